@@ -1,0 +1,65 @@
+# Thin wrapper over meson. `make run` installs what is missing, builds and
+# runs the main job; `make test` and `make sanitize` are what CI runs.
+#
+# The main job is `drivegraph $(RUN_ARGS)`; change RUN_GRAPH / RUN_SCENARIO
+# here or on the command line (make run RUN_GRAPH=graphs/x.json ...).
+
+BUILD_DIR      ?= build
+ASAN_BUILD_DIR ?= build-asan
+MESON          ?= meson
+NINJA          ?= ninja
+
+RUN_GRAPH    ?= graphs/open_diff_axle.json
+RUN_SCENARIO ?= graphs/scenarios/open_diff_spinup.json
+RUN_CSV      ?= out/$(basename $(notdir $(RUN_GRAPH))).csv
+RUN_ARGS     ?= sim $(RUN_GRAPH) --scenario $(RUN_SCENARIO) --csv $(RUN_CSV)
+
+# Debian packages the build and the tests need.
+DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev
+
+# Any sanitizer report fails the test that triggered it.
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: all deps build run test sanitize clean
+
+all: build
+
+# Installs only what dpkg says is missing, so a ready machine (and CI on one)
+# never touches apt.
+deps:
+	@command -v dpkg-query >/dev/null 2>&1 || { \
+	  echo "deps: not a Debian system; install: $(DEB_PACKAGES)"; exit 0; }; \
+	missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  echo "deps: installing$$missing"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	@test -f $(BUILD_DIR)/build.ninja || $(MESON) setup $(BUILD_DIR)
+	$(NINJA) -C $(BUILD_DIR)
+
+run: build
+	@mkdir -p $(dir $(RUN_CSV))
+	./$(BUILD_DIR)/drivegraph $(RUN_ARGS)
+
+test: build
+	$(MESON) test -C $(BUILD_DIR) --print-errorlogs
+
+# A separate build directory, so the normal build stays fast to iterate on.
+# -Db_lundef=false: clang cannot link shared objects with sanitizers and -z defs.
+sanitize: deps
+	@test -f $(ASAN_BUILD_DIR)/build.ninja || \
+	  $(MESON) setup $(ASAN_BUILD_DIR) -Db_sanitize=address,undefined -Db_lundef=false
+	$(NINJA) -C $(ASAN_BUILD_DIR)
+	$(SAN_ENV) $(MESON) test -C $(ASAN_BUILD_DIR) --print-errorlogs
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) out

@@ -1,0 +1,303 @@
+/// drivegraph block author API.
+///
+/// A block class is a `const dg_block_class` table: its ports, parameters and
+/// signals described as data, plus hooks the solver calls. See
+/// docs/writing-blocks.md and blocks/gear.c for a complete small example.
+///
+/// The mechanical model. Connected ports turn at one speed and form a node.
+/// Every node speed is a linear combination of the degrees of freedom (DOFs)
+/// q of the current mode: x = G q. On every mode change the solver walks the
+/// blocks from the road back to the sources and each block's
+/// `state_upstream` expresses its `in` (and internal) ports in terms of its
+/// `out` ports (dg_topo_link), declares new DOFs (dg_topo_dof), ties speeds
+/// together or to ground (dg_topo_tie) and places inertia at ports
+/// (dg_topo_inertia). The solver then assembles M = Gᵀ diag(I) G, and every
+/// RK4 substep the blocks' `torque_downstream` add torques at ports; the
+/// solver solves M q̇ = Gᵀ (e ∘ τ) where e are efficiency path factors.
+///
+/// Sign conventions: a port's speed is positive in the direction of forward
+/// travel; a torque added at a port accelerates that port's node in the
+/// positive direction. Linear ports use m/s and N in the same way.
+#ifndef DRIVEGRAPH_BLOCK_H
+#define DRIVEGRAPH_BLOCK_H
+
+#include <drivegraph/drivegraph.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Bump when dg_block_class changes incompatibly; classes state the ABI they
+/// were built for in their `abi` field.
+#define DG_BLOCK_ABI 1
+
+typedef struct dg_block dg_block;
+typedef struct dg_ctx dg_ctx;
+typedef struct dg_topo dg_topo;
+typedef struct dg_init dg_init;
+typedef struct dg_check dg_check;
+
+/* ------------------------------------------------------------------------ */
+/* Ports                                                                    */
+
+typedef enum dg_port_dir {
+  DG_PORT_IN,      ///< toward the power source; connects to an `out` port
+  DG_PORT_OUT,     ///< toward the road; connects to an `in` port
+  DG_PORT_INTERNAL ///< a node inside the block (diff carrier, body mass); not connectable
+} dg_port_dir;
+
+typedef enum dg_domain {
+  DG_ROTATIONAL, ///< rad/s, N·m, kg·m²
+  DG_LINEAR      ///< m/s, N, kg
+} dg_domain;
+
+typedef struct dg_port_def {
+  const char *name; ///< NULL terminates the table
+  dg_port_dir dir;
+  dg_domain domain;
+  bool optional; ///< may be left unconnected
+  const char *doc;
+} dg_port_def;
+
+/* ------------------------------------------------------------------------ */
+/* Parameters: one table per class drives parsing, validation, docs, schema */
+
+typedef enum dg_param_kind {
+  DG_PARAM_NUMBER,  ///< double
+  DG_PARAM_INTEGER, ///< int
+  DG_PARAM_BOOL,    ///< bool
+  DG_PARAM_ENUM,    ///< int: index into `choices`, written in JSON as the string
+  DG_PARAM_ARRAY,   ///< dg_array of numbers
+  DG_PARAM_TABLE1D, ///< dg_table1d: { "<axis[0]>": [...], "<axis[1]>": [...] }
+  DG_PARAM_TABLE2D, ///< dg_table2d: { "<axis[0]>": [x...], "<axis[1]>": [y...], "<axis[2]>": [[z...] per y] }
+  DG_PARAM_OBJECT   ///< nested object described by `fields`, stored at `offset`
+} dg_param_kind;
+
+/// Range flags for dg_param_def.flags.
+enum {
+  DG_P_MIN = 1u << 0,      ///< value >= min
+  DG_P_MAX = 1u << 1,      ///< value <= max
+  DG_P_MIN_EXCL = 1u << 2, ///< value > min
+  DG_P_MAX_EXCL = 1u << 3, ///< value < max
+  DG_P_INCREASING = 1u << 4 ///< array: strictly increasing
+};
+
+typedef struct dg_array {
+  int n; ///< 0 when absent
+  const double *v;
+} dg_array;
+
+/// 1-D lookup table, strictly increasing x; linear, clamped at the ends.
+typedef struct dg_table1d {
+  int n; ///< 0 when absent
+  const double *x;
+  const double *y;
+} dg_table1d;
+
+/// 2-D lookup table: z[iy * nx + ix] at (x[ix], y[iy]); bilinear, clamped.
+typedef struct dg_table2d {
+  int nx, ny; ///< 0 when absent
+  const double *x;
+  const double *y;
+  const double *z;
+} dg_table2d;
+
+double dg_table1d_eval(const dg_table1d *t, double x);
+double dg_table2d_eval(const dg_table2d *t, double x, double y);
+
+typedef struct dg_param_def {
+  const char *key;    ///< JSON key; NULL terminates the table
+  dg_param_kind kind;
+  size_t offset;      ///< offsetof() the target in the params struct (or enclosing object)
+  const char *unit;   ///< "N*m", "kg*m^2", "rpm", "" for none
+  const char *doc;    ///< one line
+  bool required;
+  double def;         ///< default for NUMBER, INTEGER, BOOL (0/1), ENUM (index)
+  unsigned flags;     ///< DG_P_* range flags; for arrays and tables they apply to values
+  double min, max;    ///< bounds selected by flags
+  const char *const *choices;         ///< ENUM: NULL-terminated names
+  int min_len, max_len;               ///< ARRAY / table axis lengths (0 = no bound)
+  const char *axis[3];                ///< table key names (x, y[, z])
+  const struct dg_param_def *fields;  ///< OBJECT: nested table
+  size_t present;     ///< 0, or offsetof(bool member)+1: set true when the key is given
+} dg_param_def;
+
+/// `present` member helper: `.present = DG_PRESENT(my_params, has_road_load)`.
+#define DG_PRESENT(type, member) (offsetof(type, member) + 1)
+
+/* ------------------------------------------------------------------------ */
+/* Signals                                                                  */
+
+/// A signal is either the scaled speed of one of the block's ports
+/// (`port` >= 0: value = scale · speed; settable as an initial value) or
+/// computed by the class's `signal` hook (`port` = DG_SIGNAL_HOOK).
+#define DG_SIGNAL_HOOK (-1)
+typedef struct dg_signal_def {
+  const char *name; ///< NULL terminates the table
+  const char *unit;
+  const char *doc;
+  int port;
+  double scale;
+} dg_signal_def;
+
+#define DG_RPM_PER_RAD_S 9.549296585513720 /* 30/pi */
+
+/* ------------------------------------------------------------------------ */
+/* The class                                                                */
+
+/// Class flags.
+enum {
+  /// G depends on the block's state (a CVT): the solver re-runs
+  /// state_upstream and re-factors M every RK4 substep.
+  DG_CLASS_VARIABLE_KINEMATICS = 1u << 0
+};
+
+struct dg_block_class {
+  int abi;          ///< DG_BLOCK_ABI
+  const char *type; ///< JSON "type"
+  const char *doc;  ///< one paragraph for `drivegraph blocks`
+  unsigned flags;
+
+  const dg_port_def *ports;     ///< NULL-terminated by name
+  const dg_param_def *params;   ///< NULL-terminated by key
+  size_t params_size;           ///< size of the params struct the table fills
+  const dg_signal_def *signals; ///< NULL-terminated by name
+  size_t data_size;             ///< per-simulation instance data, zeroed
+  int num_states;               ///< continuous internal states integrated by RK4
+
+  /// Extra checks on parsed parameters, beyond the table (at load and
+  /// validate). Report with dg_check_error; the path is relative to the block.
+  void (*check)(const void *params, dg_check *chk);
+  /// Derives instance data (self->data) from self->params. Return 0, or
+  /// non-zero after dg_init_error.
+  int (*init)(dg_block *self, dg_init *init);
+  void (*destroy)(dg_block *self);
+
+  /// Discrete modes, so that `validate` can check every reachable one.
+  /// NULL mode_count means one mode.
+  int (*mode_count)(const dg_block *self);
+  void (*mode_set)(dg_block *self, int mode);
+  const char *(*mode_name)(const dg_block *self, int mode);
+
+  /// Before each step: discrete decisions; may call dg_ctx_request_topology.
+  void (*pre_step)(dg_block *self, dg_ctx *ctx);
+  /// On each mode change: kinematics, DOFs, ties and inertia (dg_topo_*).
+  /// NULL: every in and internal port becomes a free DOF.
+  void (*state_upstream)(dg_block *self, dg_topo *topo);
+  /// Every RK4 substep: add torques/forces at ports (dg_port_add_torque).
+  void (*torque_downstream)(dg_block *self, dg_ctx *ctx);
+
+  /// Continuous internal states (num_states values).
+  void (*get_state)(const dg_block *self, double *s);         ///< committed state out
+  void (*set_substep_state)(dg_block *self, const double *s); ///< substep state in
+  void (*get_substep_derivative)(const dg_block *self, const dg_ctx *ctx, double *ds);
+  void (*set_state)(dg_block *self, const double *s);         ///< commit after a step
+
+  /// After each step: lock/unlock decisions, using dg_ctx_tie_force.
+  void (*post_step)(dg_block *self, dg_ctx *ctx);
+  /// Value of a DG_SIGNAL_HOOK signal.
+  double (*signal)(const dg_block *self, const dg_ctx *ctx, int index);
+  /// Sets a hook signal as an initial value; return 0, or -1 if not settable.
+  int (*set_signal)(dg_block *self, int index, double value);
+};
+
+/// A block instance. Authors read the fields; the framework owns them.
+struct dg_block {
+  const dg_block_class *klass;
+  const char *id;     ///< the key in "blocks"
+  const void *params; ///< parsed parameter struct (shared by simulations, read-only)
+  void *data;         ///< instance data, klass->data_size bytes
+  const int *node;    ///< node index of each port, in port-table order
+  int index;          ///< position in the graph
+};
+
+/* ------------------------------------------------------------------------ */
+/* Step context                                                             */
+
+struct dg_ctx {
+  double t;             ///< time of this substep (s)
+  double dt;            ///< step size (s)
+  const double *speed;  ///< node speeds of this substep
+  double *torque;       ///< node torque accumulator (torque_downstream only)
+  const double *input;  ///< driver inputs (DG_INPUT_* and custom)
+  dg_sim *sim;
+};
+
+static inline double dg_port_speed(const dg_ctx *ctx, const dg_block *b, int port) {
+  return ctx->speed[b->node[port]];
+}
+static inline void dg_port_add_torque(dg_ctx *ctx, const dg_block *b, int port, double torque) {
+  ctx->torque[b->node[port]] += torque;
+}
+static inline double dg_ctx_input(const dg_ctx *ctx, int input) { return ctx->input[input]; }
+
+/// Asks for a mode change: the solver rebuilds the topology (calling every
+/// state_upstream) after the current pre_step / post_step pass and projects
+/// the speeds conserving momentum.
+void dg_ctx_request_topology(dg_ctx *ctx);
+/// In post_step: the multiplier of tie `tie` (returned by dg_topo_tie in the
+/// current mode) at the end of the step: the generalized force the tie
+/// applies along its coefficient vector. For a tie `x_a − x_b = 0` it is the
+/// torque applied at a (and its negative at b). 0 for a redundant tie.
+double dg_ctx_tie_force(dg_ctx *ctx, int tie);
+/// Stops the simulation with an error naming the block and the time.
+void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------ */
+/* Topology building (state_upstream)                                       */
+
+/// The node at `port` becomes a new DOF.
+void dg_topo_dof(dg_topo *t, const dg_block *b, int port);
+/// speed(dst) = Σ coef[i] · speed(src[i]); `efficiency` (0..1] is the power
+/// efficiency from dst to the srcs (driving power is multiplied by it,
+/// braking power divided). Sources without a speed yet become free DOFs. A
+/// dst that already has a speed becomes a tie instead.
+void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                  const double *coef, double efficiency);
+/// speed(dst) = ratio · speed(src).
+void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                   double efficiency);
+/// Adds the constraint Σ coef[i] · speed(port[i]) = 0 (one port: held at
+/// rest). Returns the tie's index for dg_ctx_tie_force.
+int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef);
+/// Adds inertia (kg·m², or kg on a linear port) at a port's node.
+void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
+
+/* ------------------------------------------------------------------------ */
+/* Load time                                                                */
+
+/// Registers (or finds) a named custom driver input and returns its index.
+int dg_init_input(dg_init *init, const char *name);
+/// Reports an init failure (the framework adds the block's path).
+void dg_init_error(dg_init *init, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/// Reports a parameter problem at `path` relative to the block
+/// ("ratios/2"; "" for the block itself).
+void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------ */
+/* Parameter-table macros                                                   */
+
+#define DG_PARAM_NUM(T, field, key_, unit_, def_, flags_, min_, max_, doc_)                      \
+  {.key = key_, .kind = DG_PARAM_NUMBER, .offset = offsetof(T, field), .unit = unit_,           \
+   .doc = doc_, .def = def_, .flags = flags_, .min = min_, .max = max_}
+#define DG_PARAM_NUM_REQ(T, field, key_, unit_, flags_, min_, max_, doc_)                        \
+  {.key = key_, .kind = DG_PARAM_NUMBER, .offset = offsetof(T, field), .unit = unit_,           \
+   .doc = doc_, .required = true, .flags = flags_, .min = min_, .max = max_}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

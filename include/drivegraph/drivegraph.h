@@ -1,0 +1,240 @@
+/// drivegraph — simulate vehicle drivetrains built as graphs of blocks.
+///
+/// This is the user API: load a graph file, create a simulation, set driver
+/// inputs, step, read signals. Block authors also include block.h.
+///
+/// Conventions
+/// - Units are SI (rad/s, N·m, kg·m², m/s, N, s) except rpm where a name says so.
+/// - Every `*_new` / `*_load_*` has a `*_free`; `*_free(NULL)` is a no-op.
+/// - Functions that can fail take a caller-provided `dg_error *` (NULL allowed)
+///   and return NULL or a non-zero `dg_code`; the library never prints or exits.
+/// - No global mutable state: distinct objects may be used from distinct
+///   threads at once. One object must not be used by two threads at once,
+///   except a `dg_graph` and a `dg_registry`, which are read-only after loading
+///   and may back simulations in several threads.
+#ifndef DRIVEGRAPH_DRIVEGRAPH_H
+#define DRIVEGRAPH_DRIVEGRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DG_VERSION_MAJOR 0
+#define DG_VERSION_MINOR 1
+#define DG_VERSION_PATCH 0
+#define DG_VERSION_STRING "0.1.0"
+
+/// Every error code, with a short description: generates `dg_code` and
+/// `dg_code_name()`.
+#define DG_CODE_MAP(X)                                                         \
+  X(OK, "ok")                                                                  \
+  X(ERR_IO, "cannot read or write a file")                                     \
+  X(ERR_SYNTAX, "syntax error")                                                \
+  X(ERR_SCHEMA, "wrong structure or type")                                     \
+  X(ERR_RANGE, "value out of range")                                           \
+  X(ERR_UNKNOWN, "unknown name")                                               \
+  X(ERR_PORT, "bad port or connection")                                        \
+  X(ERR_TOPOLOGY, "invalid graph structure")                                   \
+  X(ERR_INERTIA, "degree of freedom without inertia")                          \
+  X(ERR_OVERCONSTRAINED, "contradictory constraints")                          \
+  X(ERR_NUMERIC, "simulation diverged")                                        \
+  X(ERR_BLOCK, "block error")                                                  \
+  X(ERR_NOMEM, "out of memory")                                                \
+  X(ERR_USAGE, "invalid argument")
+
+typedef enum dg_code {
+#define DG_CODE_ENUM_(name, text) DG_##name,
+  DG_CODE_MAP(DG_CODE_ENUM_)
+#undef DG_CODE_ENUM_
+      DG_CODE_COUNT
+} dg_code;
+
+/// Short symbolic name of a code ("ERR_RANGE"); "?" for unknown codes.
+const char *dg_code_name(int code);
+
+#define DG_ERROR_FILE_LEN 256
+#define DG_ERROR_PATH_LEN 256
+#define DG_ERROR_TEXT_LEN 320
+
+/// An error, filled by the first failing call (like jansson's json_error_t).
+typedef struct dg_error {
+  int code;                     ///< a dg_code; DG_OK when nothing went wrong
+  char file[DG_ERROR_FILE_LEN]; ///< source file, "<string>" or "" if none
+  char path[DG_ERROR_PATH_LEN]; ///< JSON pointer ("/blocks/gear/ratio"), "" for the whole document
+  int line;                     ///< 1-based line for syntax errors, else 0
+  int column;                   ///< 1-based column for syntax errors, else 0
+  char text[DG_ERROR_TEXT_LEN]; ///< lowercase message without trailing period
+} dg_error;
+
+/// Formats an error as `file:line:column: text` (syntax errors) or
+/// `file: /path: text`; parts that are empty are left out. Returns the
+/// length snprintf would have written.
+int dg_error_format(const dg_error *err, char *buf, size_t size);
+
+/// Callback receiving one problem at a time (validation, see
+/// dg_graph_validate_file). The error is only valid during the call.
+typedef void (*dg_diag_fn)(const dg_error *err, void *user);
+
+typedef struct dg_block_class dg_block_class; ///< see block.h
+typedef struct dg_registry dg_registry;       ///< type name → block class
+typedef struct dg_graph dg_graph;             ///< a loaded, checked graph (read-only)
+typedef struct dg_sim dg_sim;                 ///< one running simulation
+typedef struct dg_scenario dg_scenario;       ///< a loaded scenario file
+typedef struct dg_driver dg_driver;           ///< a scenario bound to one simulation
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                 */
+
+/// A new registry holding the built-in block classes. Users add their own
+/// classes with dg_registry_add. Read-only use is thread-safe.
+dg_registry *dg_registry_new(void);
+void dg_registry_free(dg_registry *reg);
+/// Registers a block class (not copied: it must outlive the registry; classes
+/// are normally `static const`). Replaces nothing: a type that is already
+/// registered, an ABI mismatch or a malformed table is an error.
+int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err);
+/// The class for a JSON `type`, or NULL.
+const dg_block_class *dg_registry_find(const dg_registry *reg, const char *type);
+int dg_registry_count(const dg_registry *reg);
+const dg_block_class *dg_registry_at(const dg_registry *reg, int index);
+
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                   */
+
+/// Loads and checks a graph file. `reg` NULL means the built-in classes only;
+/// otherwise the registry must outlive the graph. Returns NULL and fills
+/// `err` with the first problem.
+dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err);
+/// Same from a NUL-terminated string; `name` is used as the file in errors
+/// (NULL gives "<string>").
+dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
+                               dg_error *err);
+
+/// Summary of a valid graph (see dg_graph_validate_file).
+typedef struct dg_graph_info {
+  int blocks;
+  int connections;
+  int dofs;   ///< degrees of freedom in the start mode
+  int modes;  ///< reachable mode combinations checked
+} dg_graph_info;
+
+/// Checks a graph file and reports every problem found through `fn` (which
+/// may be NULL). Returns the number of problems (0 = valid). `info`, if not
+/// NULL, is filled when the graph is valid.
+int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
+                           dg_graph_info *info);
+/// Same for a string.
+int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
+                             dg_diag_fn fn, void *user, dg_graph_info *info);
+
+/// Frees a graph. Simulations created from it keep it alive until they are
+/// freed too (reference counted, thread-safe).
+void dg_graph_free(dg_graph *graph);
+
+const char *dg_graph_name(const dg_graph *graph);  ///< the "name" field or ""
+const char *dg_graph_file(const dg_graph *graph);  ///< file it was loaded from
+int dg_graph_block_count(const dg_graph *graph);
+const char *dg_graph_block_id(const dg_graph *graph, int index);
+const char *dg_graph_block_type(const dg_graph *graph, int index);
+int dg_graph_connection_count(const dg_graph *graph);
+/// Endpoints of connection `index` as "block.port" strings (owned by graph).
+void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
+
+/* ------------------------------------------------------------------------ */
+/* Simulations                                                              */
+
+/// Standard driver inputs, always present (custom inputs follow them).
+enum {
+  DG_INPUT_THROTTLE = 0, ///< 0..1 (negative values are clamped by blocks that need it)
+  DG_INPUT_BRAKE = 1,    ///< 0..1
+  DG_INPUT_CLUTCH = 2,   ///< pedal 0 = released (engaged) .. 1 = pressed (open)
+  DG_INPUT_GEAR = 3,     ///< selected gear: -1 reverse, 0 neutral, 1.. forward
+  DG_NUM_STD_INPUTS = 4
+};
+
+/// Creates a simulation at t = 0 with all speeds zero and every block in its
+/// start mode. Allocates everything the step needs.
+dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err);
+void dg_sim_free(dg_sim *sim);
+const dg_graph *dg_sim_graph(const dg_sim *sim);
+
+/// Advances by `dt` seconds with one RK4 step (discrete events before and
+/// after). Returns DG_OK, or an error code with the details in
+/// dg_sim_last_error (the block, signal and time for a diverged state); the
+/// simulation must not be stepped again after an error. Never allocates.
+int dg_sim_step(dg_sim *sim, double dt);
+const dg_error *dg_sim_last_error(const dg_sim *sim);
+double dg_sim_time(const dg_sim *sim);
+
+int dg_sim_input_count(const dg_sim *sim);
+const char *dg_sim_input_name(const dg_sim *sim, int input);
+/// Index of a named input ("throttle", "grade", ...), or -1.
+int dg_sim_input_find(const dg_sim *sim, const char *name);
+/// Sets an input by index; out-of-range indices are ignored.
+void dg_sim_set_input(dg_sim *sim, int input, double value);
+double dg_sim_get_input(const dg_sim *sim, int input);
+
+/// Signals are named "<block>.<signal>" ("engine.rpm"); each has a unit.
+int dg_sim_signal_count(const dg_sim *sim);
+const char *dg_sim_signal_name(const dg_sim *sim, int id);
+const char *dg_sim_signal_unit(const dg_sim *sim, int id);
+/// Pre-resolves a signal name to an id for fast reads, or -1.
+int dg_sim_signal_find(const dg_sim *sim, const char *name);
+/// Value of a signal by id (no string work; NaN for a bad id).
+double dg_sim_signal(const dg_sim *sim, int id);
+/// Value by name; returns DG_OK or DG_ERR_UNKNOWN (and fills err).
+int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg_error *err);
+
+/// Sets initial values by signal id (speeds such as "engine.rpm" or
+/// "body.speed", and block states whose class allows it), then makes every
+/// speed consistent with the current constraints: the given speeds are met
+/// exactly and the remaining freedom is filled by a momentum-conserving
+/// projection of the previous speeds. Contradictory values (two speeds that
+/// a rigid connection forces apart) are an error.
+int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err);
+
+int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
+int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
+long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far
+long dg_sim_step_count(const dg_sim *sim);
+/// Kinetic energy ½ Σ I ω² over all nodes (J).
+double dg_sim_kinetic_energy(const dg_sim *sim);
+/// Generalized momentum Gᵀ·I·ω of the current DOFs (n = dg_sim_dof_count).
+void dg_sim_momentum(const dg_sim *sim, double *p);
+/// Names the shaft a DOF of the current mode belongs to ("diff.left"):
+/// the port whose speed the DOF was declared on. Returns snprintf's length.
+int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size);
+/// Coupled inertia matrix of the current mode, row-major n×n.
+void dg_sim_mass_matrix(const dg_sim *sim, double *m);
+/// Speed of the node at "block.port" (rad/s or m/s); NaN if unknown.
+double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
+
+/* ------------------------------------------------------------------------ */
+/* Scenarios: driver inputs over time, initial values, stop condition       */
+
+dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
+dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err);
+void dg_scenario_free(dg_scenario *scn);
+/// Values from the file; NaN when the file leaves them out.
+double dg_scenario_duration(const dg_scenario *scn);
+double dg_scenario_dt(const dg_scenario *scn);
+double dg_scenario_output_interval(const dg_scenario *scn);
+
+/// Binds a scenario to a simulation: resolves input and signal names (errors
+/// carry the scenario file and JSON pointer) and applies `initial`. The
+/// scenario must outlive the driver.
+dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err);
+void dg_driver_free(dg_driver *drv);
+/// Sets every scheduled input to its value at time t (no allocation, no
+/// string lookups).
+void dg_driver_apply(dg_driver *drv, double t);
+/// True once the scenario's stop condition holds.
+bool dg_driver_should_stop(const dg_driver *drv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

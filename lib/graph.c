@@ -1,0 +1,619 @@
+/* Graph files: parsing, structural checks, nodes and block order.
+ *
+ * A graph is { "drivegraph": 1, "name": ..., "blocks": { id: {type, params} },
+ * "connections": [ ["a.out", "b.in"], ... ] }. Loading checks, in order:
+ * the document, each block (type, parameters, the class's own check), each
+ * connection (endpoints, directions, domains, ports used twice), required
+ * ports, isolated blocks, directed cycles; then, when all that is clean, the
+ * modes (dg_sim_check_modes: over-constrained ties and DOFs without
+ * inertia). Every problem is reported, not only the first, so `validate`
+ * can list them all. */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dg_check {
+  dg_diag *diag;
+  const char *base; /* "/blocks/<id>" */
+};
+
+void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...) {
+  /* `path` is already a relative pointer ("ratios/2"), so it is joined as is */
+  char full[DG_ERROR_PATH_LEN];
+  size_t len = strlen(chk->base);
+  memcpy(full, chk->base, len < sizeof full ? len + 1 : sizeof full);
+  full[sizeof full - 1] = '\0';
+  if (path && path[0] && len + 1 < sizeof full) {
+    full[len] = '/';
+    full[len + 1] = '\0';
+    strncat(full, path, sizeof full - len - 2);
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  dg_diag_vadd(chk->diag, DG_ERR_RANGE, full, 0, 0, fmt, ap);
+  va_end(ap);
+}
+
+static const char *const top_keys[] = {"drivegraph", "name", "description", "blocks",
+                                       "connections"};
+#define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
+
+static int block_find(const dg_graph *g, const char *id) {
+  for (int i = 0; i < g->num_blocks; i++)
+    if (strcmp(g->blocks[i].id, id) == 0)
+      return i;
+  return -1;
+}
+
+static const char *port_dir_name(dg_port_dir d) {
+  return d == DG_PORT_IN ? "in" : d == DG_PORT_OUT ? "out" : "internal";
+}
+
+static const char *domain_name(dg_domain d) { return d == DG_LINEAR ? "linear" : "rotational"; }
+
+static void check_header(const json_t *root, dg_diag *d) {
+  const json_t *ver = json_object_get(root, "drivegraph");
+  if (!ver)
+    dg_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
+                "missing required format version (expected \"drivegraph\": 1)");
+  else if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+    dg_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
+                "unsupported format version (expected 1)");
+  const json_t *name = json_object_get(root, "name");
+  if (name && !json_is_string(name))
+    dg_diag_add(d, DG_ERR_SCHEMA, "/name", "expected a string, got %s", dg_json_type_name(name));
+  const json_t *desc = json_object_get(root, "description");
+  if (desc && !json_is_string(desc))
+    dg_diag_add(d, DG_ERR_SCHEMA, "/description", "expected a string, got %s",
+                dg_json_type_name(desc));
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)root, key, v) {
+    bool known = false;
+    for (int i = 0; i < NUM_TOP_KEYS; i++)
+      known = known || strcmp(key, top_keys[i]) == 0;
+    if (!known) {
+      char path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(path, sizeof path, "", key);
+      const char *s = dg_suggest(key, top_keys, NUM_TOP_KEYS);
+      if (s)
+        dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", s);
+      else
+        dg_diag_add(d, DG_ERR_UNKNOWN, path,
+                    "unknown key (expected drivegraph, name, description, blocks, connections)");
+    }
+  }
+}
+
+/* The types known to a registry, for "did you mean". */
+static const char *suggest_type(const dg_registry *reg, const char *type) {
+  int n = dg_class_count(reg);
+  const char *names[256];
+  if (n > 256)
+    n = 256;
+  for (int i = 0; i < n; i++)
+    names[i] = dg_class_at(reg, i)->type;
+  return dg_suggest(type, names, n);
+}
+
+static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t *obj,
+                        dg_diag *d) {
+  char path[DG_ERROR_PATH_LEN], tpath[DG_ERROR_PATH_LEN];
+  dg_pointer_append(path, sizeof path, "/blocks", id);
+  b->id = dg_arena_strdup(g->arena, id);
+  if (strchr(id, '.') || !id[0])
+    dg_diag_add(d, DG_ERR_SCHEMA, path,
+                "block id must be non-empty and contain no '.' (it is used in \"block.port\")");
+  if (!json_is_object(obj)) {
+    dg_diag_add(d, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(obj));
+    return;
+  }
+  const json_t *type = json_object_get(obj, "type");
+  dg_pointer_append(tpath, sizeof tpath, path, "type");
+  if (!type) {
+    dg_diag_add(d, DG_ERR_SCHEMA, tpath, "missing required block type");
+    return;
+  }
+  if (!json_is_string(type)) {
+    dg_diag_add(d, DG_ERR_SCHEMA, tpath, "expected a string, got %s", dg_json_type_name(type));
+    return;
+  }
+  const char *tname = json_string_value(type);
+  b->klass = dg_class_find(g->reg, tname);
+  if (!b->klass) {
+    const char *s = suggest_type(g->reg, tname);
+    if (s)
+      dg_diag_add(d, DG_ERR_UNKNOWN, tpath, "unknown block type \"%s\"; did you mean \"%s\"?",
+                  tname, s);
+    else
+      dg_diag_add(d, DG_ERR_UNKNOWN, tpath,
+                  "unknown block type \"%s\" (`drivegraph blocks` lists the types)", tname);
+    return;
+  }
+  b->num_ports = dg_class_num_ports(b->klass);
+  b->node = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(b->num_ports + 1));
+  b->params = dg_arena_alloc(g->arena, b->klass->params_size ? b->klass->params_size : 1);
+  if (!b->node || !b->params) {
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  static const char *const skip[] = {"type", "doc", NULL};
+  int before = d->count;
+  if (b->klass->params)
+    dg_params_parse(b->klass->params, obj, b->params, g->arena, path, skip, d);
+  else
+    dg_params_parse((const dg_param_def[]){{0}}, obj, b->params, g->arena, path, skip, d);
+  if (d->count == before && b->klass->check) {
+    dg_check chk = {d, path};
+    b->klass->check(b->params, &chk);
+  }
+}
+
+/* Splits "block.port" and resolves it; reports problems at `path`. */
+static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *path, int *block,
+                             int *port, dg_diag *d) {
+  if (!json_is_string(v)) {
+    dg_diag_add(d, DG_ERR_SCHEMA, path, "expected a \"block.port\" string, got %s",
+                dg_json_type_name(v));
+    return false;
+  }
+  const char *s = json_string_value(v);
+  const char *dot = strchr(s, '.');
+  if (!dot || dot == s || !dot[1]) {
+    dg_diag_add(d, DG_ERR_PORT, path, "expected \"block.port\", got \"%s\"", s);
+    return false;
+  }
+  char id[256];
+  size_t len = (size_t)(dot - s);
+  if (len >= sizeof id)
+    len = sizeof id - 1;
+  memcpy(id, s, len);
+  id[len] = '\0';
+  *block = block_find(g, id);
+  if (*block < 0) {
+    const char *names[512];
+    int n = g->num_blocks < 512 ? g->num_blocks : 512;
+    for (int i = 0; i < n; i++)
+      names[i] = g->blocks[i].id;
+    const char *sug = dg_suggest(id, names, n);
+    if (sug)
+      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?", id, sug);
+    else
+      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"", id);
+    return false;
+  }
+  const dg_gblock *b = &g->blocks[*block];
+  if (!b->klass)
+    return false; /* already reported */
+  *port = dg_class_port_find(b->klass, dot + 1);
+  if (*port < 0 || b->klass->ports[*port].dir == DG_PORT_INTERNAL) {
+    const char *names[64];
+    char list[256] = "";
+    int n = 0;
+    for (int i = 0; i < b->num_ports && n < 64; i++) {
+      if (b->klass->ports[i].dir == DG_PORT_INTERNAL)
+        continue;
+      names[n++] = b->klass->ports[i].name;
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", b->klass->ports[i].name);
+    }
+    const char *sug = dg_suggest(dot + 1, names, n);
+    if (sug)
+      dg_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\"; did you mean \"%s\"?",
+                  id, b->klass->type, dot + 1, sug);
+    else
+      dg_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\" (ports: %s)", id,
+                  b->klass->type, dot + 1, list);
+    return false;
+  }
+  return true;
+}
+
+typedef struct endpoint {
+  int block, port;
+} endpoint;
+
+static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
+  size_t n = json_array_size(arr);
+  g->conns = dg_arena_alloc(g->arena, sizeof *g->conns * (n ? n : 1));
+  /* which connection first used each (block, port) */
+  int **used = dg_arena_alloc(g->arena, sizeof *used * (size_t)(g->num_blocks + 1));
+  bool *mentioned = dg_arena_alloc(g->arena, sizeof *mentioned * (size_t)(g->num_blocks + 1));
+  if (!g->conns || !used || !mentioned) {
+    dg_diag_add(d, DG_ERR_NOMEM, "/connections", "out of memory");
+    return;
+  }
+  for (int i = 0; i < g->num_blocks; i++) {
+    used[i] = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(g->blocks[i].num_ports + 1));
+    for (int p = 0; used[i] && p < g->blocks[i].num_ports; p++)
+      used[i][p] = -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const json_t *c = json_array_get(arr, i);
+    char path[DG_ERROR_PATH_LEN], p0[DG_ERROR_PATH_LEN], p1[DG_ERROR_PATH_LEN];
+    dg_pointer_index(path, sizeof path, "/connections", i);
+    if (!json_is_array(c) || json_array_size(c) != 2) {
+      dg_diag_add(d, DG_ERR_SCHEMA, path,
+                  "expected a pair [\"block.out_port\", \"block.in_port\"], got %s",
+                  json_is_array(c) ? "an array of another length" : dg_json_type_name(c));
+      continue;
+    }
+    dg_pointer_index(p0, sizeof p0, path, 0);
+    dg_pointer_index(p1, sizeof p1, path, 1);
+    endpoint a = {-1, -1}, b = {-1, -1};
+    bool ok0 = resolve_endpoint(g, json_array_get(c, 0), p0, &a.block, &a.port, d);
+    bool ok1 = resolve_endpoint(g, json_array_get(c, 1), p1, &b.block, &b.port, d);
+    /* A block named in a faulty connection is not also "unconnected": one
+     * mistake, one message. */
+    const endpoint both[2] = {a, b};
+    for (int k = 0; k < 2; k++)
+      if (both[k].block >= 0) {
+        mentioned[both[k].block] = true;
+        if (both[k].port >= 0 && used[both[k].block][both[k].port] < 0)
+          used[both[k].block][both[k].port] = INT_MAX;
+      }
+    if (!ok0 || !ok1)
+      continue;
+    const char *s0 = json_string_value(json_array_get(c, 0));
+    const char *s1 = json_string_value(json_array_get(c, 1));
+    const dg_port_def *pa = &g->blocks[a.block].klass->ports[a.port];
+    const dg_port_def *pb = &g->blocks[b.block].klass->ports[b.port];
+    if (a.block == b.block) {
+      dg_diag_add(d, DG_ERR_PORT, path, "connects block \"%s\" to itself",
+                  g->blocks[a.block].id);
+      continue;
+    }
+    if (pa->dir == pb->dir) {
+      dg_diag_add(d, DG_ERR_PORT, path,
+                  "connects two %s ports (\"%s\" and \"%s\"); a connection joins an out port to "
+                  "an in port",
+                  port_dir_name(pa->dir), s0, s1);
+      continue;
+    }
+    if (pa->domain != pb->domain) {
+      dg_diag_add(d, DG_ERR_PORT, path, "connects %s port \"%s\" to %s port \"%s\"",
+                  domain_name(pa->domain), s0, domain_name(pb->domain), s1);
+      continue;
+    }
+    bool twice = false;
+    const endpoint ends[2] = {a, b};
+    const char *paths[2] = {p0, p1};
+    const char *names[2] = {s0, s1};
+    for (int k = 0; k < 2; k++) {
+      int prev = used[ends[k].block][ends[k].port];
+      if (prev >= 0 && prev != INT_MAX) {
+        dg_diag_add(d, DG_ERR_PORT, paths[k], "port \"%s\" is already connected by /connections/%d",
+                    names[k], prev);
+        twice = true;
+      }
+    }
+    if (twice)
+      continue;
+    used[a.block][a.port] = used[b.block][b.port] = (int)i;
+    dg_gconn *gc = &g->conns[g->num_conns++];
+    /* stored as out → in whatever the order in the file */
+    if (pa->dir == DG_PORT_OUT) {
+      *gc = (dg_gconn){a.block, a.port, b.block, b.port, dg_arena_strdup(g->arena, s0),
+                       dg_arena_strdup(g->arena, s1)};
+    } else {
+      *gc = (dg_gconn){b.block, b.port, a.block, a.port, dg_arena_strdup(g->arena, s1),
+                       dg_arena_strdup(g->arena, s0)};
+    }
+  }
+  for (int i = 0; i < g->num_blocks; i++) {
+    const dg_gblock *b = &g->blocks[i];
+    if (!b->klass)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/blocks", b->id);
+    if (!mentioned[i] && g->num_blocks > 1) {
+      dg_diag_add(d, DG_ERR_TOPOLOGY, path, "block is not connected to anything");
+      continue;
+    }
+    for (int p = 0; p < b->num_ports; p++) {
+      const dg_port_def *pd = &b->klass->ports[p];
+      if (pd->dir != DG_PORT_INTERNAL && !pd->optional && used[i][p] < 0)
+        dg_diag_add(d, DG_ERR_PORT, path, "required %s port \"%s\" is not connected",
+                    port_dir_name(pd->dir), pd->name);
+    }
+  }
+}
+
+/* Nodes: one per connection, one per unconnected or internal port. */
+static int build_nodes(dg_graph *g) {
+  int count = g->num_conns;
+  for (int i = 0; i < g->num_blocks; i++)
+    count += g->blocks[i].num_ports;
+  g->nodes = dg_arena_alloc(g->arena, sizeof *g->nodes * (size_t)(count + 1));
+  if (!g->nodes)
+    return -1;
+  for (int i = 0; i < g->num_blocks; i++)
+    for (int p = 0; p < g->blocks[i].num_ports; p++)
+      g->blocks[i].node[p] = -1;
+  for (int c = 0; c < g->num_conns; c++) {
+    const dg_gconn *gc = &g->conns[c];
+    dg_gnode *n = &g->nodes[g->num_nodes];
+    *n = (dg_gnode){g->blocks[gc->from_block].klass->ports[gc->from_port].domain, gc->from_block,
+                    gc->from_port, gc->to_block, gc->to_port};
+    g->blocks[gc->from_block].node[gc->from_port] = g->num_nodes;
+    g->blocks[gc->to_block].node[gc->to_port] = g->num_nodes;
+    g->num_nodes++;
+  }
+  for (int i = 0; i < g->num_blocks; i++) {
+    dg_gblock *b = &g->blocks[i];
+    for (int p = 0; p < b->num_ports; p++) {
+      if (b->node[p] >= 0)
+        continue;
+      const dg_port_def *pd = &b->klass->ports[p];
+      dg_gnode *n = &g->nodes[g->num_nodes];
+      *n = (dg_gnode){pd->domain, -1, -1, -1, -1};
+      if (pd->dir == DG_PORT_OUT) {
+        n->out_block = i;
+        n->out_port = p;
+      } else {
+        n->in_block = i;
+        n->in_port = p;
+      }
+      b->node[p] = g->num_nodes++;
+    }
+  }
+  return 0;
+}
+
+/* Kahn's algorithm on edges out-block → in-block gives sources first; the
+ * solver wants the road first, so the order is stored reversed. A cycle is
+ * reported with the blocks on it. */
+static void order_blocks(dg_graph *g, dg_diag *d) {
+  int nb = g->num_blocks;
+  int *indeg = calloc((size_t)nb, sizeof *indeg);
+  int *queue = malloc(sizeof *queue * (size_t)nb);
+  g->order = dg_arena_alloc(g->arena, sizeof *g->order * (size_t)(nb + 1));
+  if (!indeg || !queue || !g->order) {
+    free(indeg);
+    free(queue);
+    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    return;
+  }
+  for (int c = 0; c < g->num_conns; c++)
+    indeg[g->conns[c].to_block]++;
+  int head = 0, tail = 0;
+  for (int i = 0; i < nb; i++)
+    if (indeg[i] == 0)
+      queue[tail++] = i;
+  while (head < tail) {
+    int b = queue[head++];
+    for (int c = 0; c < g->num_conns; c++)
+      if (g->conns[c].from_block == b && --indeg[g->conns[c].to_block] == 0)
+        queue[tail++] = g->conns[c].to_block;
+  }
+  if (tail < nb) {
+    /* Every block left over has an unprocessed predecessor, so walking
+     * backwards from one must revisit a block: that closes a cycle. */
+    int *seen = calloc((size_t)nb, sizeof *seen);
+    int *path = malloc(sizeof *path * (size_t)(nb + 1));
+    int cur = 0, len = 0;
+    while (cur < nb && indeg[cur] == 0)
+      cur++;
+    while (seen && path && !seen[cur]) {
+      seen[cur] = 1;
+      path[len++] = cur;
+      for (int c = 0; c < g->num_conns; c++)
+        if (g->conns[c].to_block == cur && indeg[g->conns[c].from_block] > 0) {
+          cur = g->conns[c].from_block;
+          break;
+        }
+    }
+    /* path[k..len-1] walked backwards from cur: print it forwards */
+    char msg[DG_ERROR_TEXT_LEN] = "";
+    size_t used = 0;
+    int k = 0;
+    while (path && k < len && path[k] != cur)
+      k++;
+    for (int i = len - 1; path && i >= k && used < sizeof msg; i--)
+      used += (size_t)snprintf(msg + used, sizeof msg - used, "%s -> ", g->blocks[path[i]].id);
+    if (used < sizeof msg)
+      snprintf(msg + used, sizeof msg - used, "%s", g->blocks[path && len ? path[len - 1] : cur].id);
+    dg_diag_add(d, DG_ERR_TOPOLOGY, "/connections",
+                "directed cycle %s (power must flow from the sources out to the road)", msg);
+    free(seen);
+    free(path);
+  } else {
+    for (int i = 0; i < nb; i++)
+      g->order[i] = queue[nb - 1 - i];
+  }
+  free(indeg);
+  free(queue);
+}
+
+/* Parses and checks; returns the graph even with problems (caller decides). */
+static dg_graph *load(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
+                      dg_graph_info *info) {
+  dg_graph *g = calloc(1, sizeof *g);
+  if (!g || !(g->arena = dg_arena_new())) {
+    free(g);
+    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  atomic_init(&g->refs, 1);
+  g->reg = reg;
+  g->file = dg_arena_strdup(g->arena, file);
+  g->name = dg_arena_strdup(g->arena, "");
+  json_t *root = dg_json_parse(text, file, d);
+  if (!root)
+    return g;
+  if (!json_is_object(root)) {
+    dg_diag_add(d, DG_ERR_SCHEMA, "", "expected a graph object { \"drivegraph\": 1, ... }, got %s",
+                dg_json_type_name(root));
+    json_decref(root);
+    return g;
+  }
+  check_header(root, d);
+  const json_t *name = json_object_get(root, "name");
+  if (json_is_string(name))
+    g->name = dg_arena_strdup(g->arena, json_string_value(name));
+  json_t *blocks = json_object_get(root, "blocks");
+  const json_t *conns = json_object_get(root, "connections");
+  if (!blocks)
+    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "missing required object of blocks");
+  else if (!json_is_object(blocks))
+    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "expected an object of blocks, got %s",
+                dg_json_type_name(blocks));
+  else if (json_object_size(blocks) == 0)
+    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "must have at least one block");
+  if (!conns)
+    dg_diag_add(d, DG_ERR_SCHEMA, "/connections", "missing required array of connections");
+  else if (!json_is_array(conns))
+    dg_diag_add(d, DG_ERR_SCHEMA, "/connections", "expected an array of connections, got %s",
+                dg_json_type_name(conns));
+  if (!json_is_object(blocks) || json_object_size(blocks) == 0) {
+    json_decref(root);
+    return g;
+  }
+  size_t nb = json_object_size(blocks);
+  g->blocks = dg_arena_alloc(g->arena, sizeof *g->blocks * nb);
+  if (!g->blocks) {
+    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    json_decref(root);
+    return g;
+  }
+  const char *id;
+  json_t *bv;
+  json_object_foreach(blocks, id, bv) { parse_block(g, &g->blocks[g->num_blocks++], id, bv, d); }
+  int block_errors = d->count;
+  if (json_is_array(conns))
+    parse_connections(g, conns, d);
+  json_decref(root);
+  if (d->count > 0) {
+    (void)block_errors;
+    return g;
+  }
+  if (build_nodes(g) != 0) {
+    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    return g;
+  }
+  order_blocks(g, d);
+  if (d->count == 0)
+    dg_sim_check_modes(g, d, info);
+  if (info) {
+    info->blocks = g->num_blocks;
+    info->connections = g->num_conns;
+  }
+  return g;
+}
+
+static void graph_destroy(dg_graph *g) {
+  dg_arena_free(g->arena);
+  free(g);
+}
+
+void dg_graph_retain(const dg_graph *g) { atomic_fetch_add(&((dg_graph *)g)->refs, 1); }
+
+void dg_graph_release(const dg_graph *g) {
+  if (g && atomic_fetch_sub(&((dg_graph *)g)->refs, 1) == 1)
+    graph_destroy((dg_graph *)g);
+}
+
+void dg_graph_free(dg_graph *graph) { dg_graph_release(graph); }
+
+static dg_graph *load_checked(const dg_registry *reg, const char *text, const char *file,
+                              dg_error *err) {
+  dg_diag d;
+  dg_diag_init(&d, file, NULL, NULL);
+  dg_error_clear(err);
+  dg_graph *g = load(reg, text, file, &d, NULL);
+  if (d.count > 0) {
+    dg_diag_to_error(&d, err);
+    dg_graph_release(g);
+    return NULL;
+  }
+  return g;
+}
+
+dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
+                               dg_error *err) {
+  if (!json) {
+    dg_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
+    return NULL;
+  }
+  return load_checked(reg, json, name ? name : "<string>", err);
+}
+
+static char *read_or_report(const char *path, dg_diag *d) {
+  size_t len;
+  char *text = dg_read_file(path, &len);
+  if (!text) {
+    dg_diag_add(d, DG_ERR_IO, "", "cannot read file: %s", strerror(errno));
+    return NULL;
+  }
+  if (strlen(text) != len) {
+    dg_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err) {
+  dg_diag d;
+  dg_error_clear(err);
+  if (!path) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
+    return NULL;
+  }
+  dg_diag_init(&d, path, NULL, NULL);
+  char *text = read_or_report(path, &d);
+  if (!text) {
+    dg_diag_to_error(&d, err);
+    return NULL;
+  }
+  dg_graph *g = load_checked(reg, text, path, err);
+  free(text);
+  return g;
+}
+
+int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
+                             dg_diag_fn fn, void *user, dg_graph_info *info) {
+  dg_diag d;
+  dg_diag_init(&d, name ? name : "<string>", fn, user);
+  if (info)
+    memset(info, 0, sizeof *info);
+  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", &d, info));
+  return d.count;
+}
+
+int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
+                           dg_graph_info *info) {
+  dg_diag d;
+  dg_diag_init(&d, path ? path : "", fn, user);
+  if (info)
+    memset(info, 0, sizeof *info);
+  char *text = path ? read_or_report(path, &d) : NULL;
+  if (!text)
+    return d.count ? d.count : 1;
+  dg_graph_release(load(reg, text, path, &d, info));
+  free(text);
+  return d.count;
+}
+
+const char *dg_graph_name(const dg_graph *g) { return g ? g->name : ""; }
+const char *dg_graph_file(const dg_graph *g) { return g ? g->file : ""; }
+int dg_graph_block_count(const dg_graph *g) { return g ? g->num_blocks : 0; }
+const char *dg_graph_block_id(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_blocks ? g->blocks[i].id : NULL;
+}
+const char *dg_graph_block_type(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_blocks ? g->blocks[i].klass->type : NULL;
+}
+int dg_graph_connection_count(const dg_graph *g) { return g ? g->num_conns : 0; }
+void dg_graph_connection(const dg_graph *g, int i, const char **from, const char **to) {
+  bool ok = g && i >= 0 && i < g->num_conns;
+  if (from)
+    *from = ok ? g->conns[i].from : NULL;
+  if (to)
+    *to = ok ? g->conns[i].to : NULL;
+}

@@ -1,0 +1,147 @@
+/* Private declarations shared by lib/ files. Not installed. */
+#ifndef DG_INTERNAL_H
+#define DG_INTERNAL_H
+
+#include <drivegraph/block.h>
+#include <drivegraph/drivegraph.h>
+#include <jansson.h>
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define DG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define DG_PRINTF(a, b)
+#endif
+
+#ifdef NDEBUG
+#define DG_ASSERT(x) ((void)0)
+#else
+#include <assert.h>
+#define DG_ASSERT(x) assert(x)
+#endif
+
+/* ---- arena: many small allocations freed together (util.c) ------------- */
+typedef struct dg_arena dg_arena;
+dg_arena *dg_arena_new(void);
+/* Zeroed, aligned for double; NULL on out of memory. */
+void *dg_arena_alloc(dg_arena *a, size_t size);
+char *dg_arena_strdup(dg_arena *a, const char *s);
+void dg_arena_free(dg_arena *a);
+
+/* ---- error collection (util.c) ------------------------------------------ */
+/* Collects problems: keeps the first in `first`, counts all, and passes each
+ * to `fn` when set (validate prints every problem). */
+typedef struct dg_diag {
+  const char *file;
+  dg_diag_fn fn;
+  void *user;
+  int count;
+  dg_error first;
+} dg_diag;
+
+void dg_diag_init(dg_diag *d, const char *file, dg_diag_fn fn, void *user);
+void dg_diag_add(dg_diag *d, int code, const char *path, const char *fmt, ...) DG_PRINTF(4, 5);
+void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, const char *fmt,
+                  va_list ap);
+/* Copies d->first into err (if err and a problem was recorded). */
+void dg_diag_to_error(const dg_diag *d, dg_error *err);
+
+/* Fills an error directly (used where there is no collector). */
+void dg_error_set(dg_error *err, int code, const char *file, const char *path, const char *fmt,
+                  ...) DG_PRINTF(5, 6);
+void dg_error_clear(dg_error *err);
+
+/* JSON pointer `base` + "/" + escaped token into buf ("~" -> "~0", "/" -> "~1"). */
+void dg_pointer_append(char *buf, size_t size, const char *base, const char *token);
+void dg_pointer_index(char *buf, size_t size, const char *base, size_t index);
+
+/* Edit distance, and the closest candidate within a small distance, or NULL
+ * (for "did you mean"). */
+int dg_edit_distance(const char *a, const char *b);
+const char *dg_suggest(const char *word, const char *const *candidates, int n);
+
+/* Reads a whole file into a malloc'ed NUL-terminated buffer; NULL and
+ * errno on failure. */
+char *dg_read_file(const char *path, size_t *len);
+
+/* Loads JSON text with duplicate-key rejection and maps jansson's errors to
+ * a DG_ERR_SYNTAX with line and column. */
+json_t *dg_json_parse(const char *text, const char *file, dg_diag *diag);
+/* "number", "string", "array", ... of a json value, for messages. */
+const char *dg_json_type_name(const json_t *v);
+
+/* ---- parameter tables (params.c) ---------------------------------------- */
+/* Parses object `obj` (at JSON pointer `path`) into the struct at `out`
+ * following `defs`: defaults, required keys, types, ranges, enum names,
+ * arrays and tables (copied into `arena`), nested objects, unknown keys with
+ * "did you mean". Keys listed in `skip` (NULL-terminated, may be NULL) are
+ * ignored. Every problem goes to `diag`; returns the number found. */
+int dg_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_arena *arena,
+                    const char *path, const char *const *skip, dg_diag *diag);
+/* Fills defaults only (no JSON), e.g. for blocks built in code. */
+void dg_params_defaults(const dg_param_def *defs, void *out);
+/* Sanity check of a table when a class is registered; 0 ok, else message. */
+int dg_params_check_defs(const dg_param_def *defs, size_t params_size, char *why, size_t n);
+
+/* ---- registry (registry.c) ---------------------------------------------- */
+struct dg_registry {
+  const dg_block_class **classes;
+  int count, cap;
+};
+/* The built-in classes (one per file in blocks/), NULL-terminated. */
+extern const dg_block_class *const dg_builtin_classes[];
+/* Lookup in a registry, or in the built-ins when reg is NULL. */
+const dg_block_class *dg_class_find(const dg_registry *reg, const char *type);
+int dg_class_count(const dg_registry *reg);
+const dg_block_class *dg_class_at(const dg_registry *reg, int i);
+/* Port, param, signal counts of a class (tables are NULL-terminated). */
+int dg_class_num_ports(const dg_block_class *k);
+int dg_class_num_signals(const dg_block_class *k);
+int dg_class_port_find(const dg_block_class *k, const char *name);
+
+/* ---- graphs (graph.c) --------------------------------------------------- */
+typedef struct dg_gblock {
+  const dg_block_class *klass;
+  char *id;
+  void *params;  /* klass->params_size, in the graph's arena */
+  int num_ports;
+  int *node;     /* node index per port */
+} dg_gblock;
+
+typedef struct dg_gconn {
+  int from_block, from_port; /* an out port */
+  int to_block, to_port;     /* an in port */
+  char *from, *to;           /* "block.port" */
+} dg_gconn;
+
+typedef struct dg_gnode {
+  dg_domain domain;
+  int out_block, out_port; /* -1 if none */
+  int in_block, in_port;   /* -1 if none */
+} dg_gnode;
+
+struct dg_graph {
+  _Atomic int refs;
+  dg_arena *arena;
+  const dg_registry *reg;
+  char *file;
+  char *name;
+  int num_blocks;
+  dg_gblock *blocks;
+  int num_conns;
+  dg_gconn *conns;
+  int num_nodes;
+  dg_gnode *nodes;
+  int *order; /* blocks from the road back to the sources */
+};
+
+void dg_graph_retain(const dg_graph *g);
+void dg_graph_release(const dg_graph *g);
+
+/* ---- simulation-level checks (sim.c) ------------------------------------ */
+/* Builds a simulation of `g` and checks every reachable mode combination:
+ * over-constrained ties and DOFs without inertia. Problems go to diag;
+ * returns their number and fills info (dofs in the start mode, modes). */
+int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info);
+
+#endif

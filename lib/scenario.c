@@ -1,0 +1,622 @@
+/* Scenarios: driver inputs over time, initial values and a stop condition.
+ *
+ * A scenario file is
+ *
+ *   { "duration": s, "dt": s, "output_interval": s,
+ *     "inputs":  { "<input>": [[t0, v0], [t1, v1], ...], ... },
+ *     "initial": { "<block>.<signal>": value, ... },
+ *     "stop":    { "signal": "<block>.<signal>", "above" | "below": value } }
+ *
+ * Every key is optional. An input is piecewise linear in t between its
+ * breakpoints, holds its first value before the first breakpoint and its last
+ * value after the last one:
+ *
+ *   v(t) = v_k + (v_{k+1} - v_k) (t - t_k) / (t_{k+1} - t_k)
+ *
+ * where k is the last breakpoint with t_k <= t. Times are non-decreasing; two
+ * equal times make a step, and at the step time the later value holds (v is
+ * continuous from the right). Integer inputs ("gear") do not interpolate:
+ * v(t) = v_k.
+ *
+ * A scenario is parsed once and is read-only afterwards; a dg_driver binds it
+ * to one simulation, resolving every name once so that dg_driver_apply does
+ * no string work and allocates nothing. */
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct scn_input {
+  const char *name;
+  int n;           /* breakpoints, >= 1 */
+  const double *t; /* non-decreasing */
+  const double *v;
+  bool steps; /* integer input: hold v_k until t_{k+1} */
+} scn_input;
+
+typedef struct scn_initial {
+  const char *name;
+  double value;
+} scn_initial;
+
+typedef enum scn_stop_kind { STOP_NONE, STOP_ABOVE, STOP_BELOW } scn_stop_kind;
+
+struct dg_scenario {
+  dg_arena *arena; /* owns everything below */
+  const char *file;
+  double duration, dt, output_interval; /* NaN when absent */
+  int num_inputs;
+  scn_input *inputs;
+  int num_initial;
+  scn_initial *initial;
+  scn_stop_kind stop_kind;
+  const char *stop_signal;
+  double stop_value;
+};
+
+/* State while parsing: where errors go and where memory comes from. */
+typedef struct scn_parse {
+  dg_scenario *scn;
+  dg_diag *diag;
+} scn_parse;
+
+/* ------------------------------------------------------------------------ */
+/* Small JSON helpers                                                       */
+
+static void report_nomem(scn_parse *p, const char *path) {
+  dg_diag_add(p->diag, DG_ERR_NOMEM, path, "out of memory");
+}
+
+/* A JSON number (integer or real) into *out; reports anything else. */
+static bool get_number(scn_parse *p, const json_t *v, const char *path, double *out) {
+  if (!json_is_number(v)) {
+    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a number, got %s", dg_json_type_name(v));
+    return false;
+  }
+  *out = json_number_value(v);
+  return true;
+}
+
+static bool expect_object(scn_parse *p, const json_t *v, const char *path) {
+  if (json_is_object(v))
+    return true;
+  dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(v));
+  return false;
+}
+
+/* Reports an unknown object key with "did you mean" over `keys`. */
+static void report_unknown_key(scn_parse *p, const char *path, const char *key,
+                               const char *const *keys, int n) {
+  const char *close = dg_suggest(key, keys, n);
+  if (close) {
+    dg_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", close);
+    return;
+  }
+  char list[DG_ERROR_TEXT_LEN] = "";
+  size_t used = 0;
+  for (int i = 0; i < n && used < sizeof list; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
+  dg_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key (expected %s)", list);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Top-level numbers                                                        */
+
+/* A time step or length: finite and > 0. */
+static void parse_positive(scn_parse *p, const json_t *v, const char *path, double *out) {
+  double x;
+  if (!get_number(p, v, path, &x))
+    return;
+  if (!(x > 0) || !isfinite(x)) {
+    dg_diag_add(p->diag, DG_ERR_RANGE, path, "must be > 0 (got %g)", x);
+    return;
+  }
+  *out = x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                   */
+
+/* Integer inputs step instead of interpolating. The simulator does not say
+ * which inputs are integers, so the standard one is known by name. */
+static bool input_is_integer(const char *name) { return strcmp(name, "gear") == 0; }
+
+/* One [time, value] pair at `path` into t[i], v[i]. `prev_t` is the time of
+ * the previous breakpoint (NaN for the first). */
+static bool parse_breakpoint(scn_parse *p, const json_t *bp, const char *path, bool integer,
+                             double prev_t, double *t, double *v) {
+  if (!json_is_array(bp) || json_array_size(bp) != 2) {
+    if (json_is_array(bp))
+      dg_diag_add(p->diag, DG_ERR_SCHEMA, path,
+                  "expected a [time, value] pair, got an array of %zu", json_array_size(bp));
+    else
+      dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a [time, value] pair, got %s",
+                  dg_json_type_name(bp));
+    return false;
+  }
+  char tpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
+  dg_pointer_index(tpath, sizeof tpath, path, 0);
+  dg_pointer_index(vpath, sizeof vpath, path, 1);
+  bool ok_t = get_number(p, json_array_get(bp, 0), tpath, t);
+  bool ok_v = get_number(p, json_array_get(bp, 1), vpath, v);
+  if (ok_t && (!(*t >= 0) || !isfinite(*t))) {
+    dg_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be >= 0 (got %g)", *t);
+    ok_t = false;
+  }
+  if (ok_t && *t < prev_t) { /* false for the first breakpoint: prev_t is NaN */
+    dg_diag_add(p->diag, DG_ERR_RANGE, tpath,
+                "breakpoint times must be non-decreasing (%g after %g)", *t, prev_t);
+    ok_t = false;
+  }
+  if (ok_v && integer && *v != floor(*v)) {
+    dg_diag_add(p->diag, DG_ERR_RANGE, vpath, "must be an integer (got %g)", *v);
+    ok_v = false;
+  }
+  return ok_t && ok_v;
+}
+
+static void parse_input(scn_parse *p, const char *name, const json_t *arr, const char *path,
+                        scn_input *out) {
+  if (!json_is_array(arr)) {
+    dg_diag_add(p->diag, DG_ERR_SCHEMA, path,
+                "expected an array of [time, value] breakpoints, got %s",
+                dg_json_type_name(arr));
+    return;
+  }
+  size_t n = json_array_size(arr);
+  if (n == 0) {
+    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected at least one [time, value] breakpoint");
+    return;
+  }
+  double *t = dg_arena_alloc(p->scn->arena, n * sizeof *t);
+  double *v = dg_arena_alloc(p->scn->arena, n * sizeof *v);
+  out->name = dg_arena_strdup(p->scn->arena, name);
+  if (!t || !v || !out->name) {
+    report_nomem(p, path);
+    return;
+  }
+  out->steps = input_is_integer(name);
+  /* Once a time is bad the order check against it means nothing, so later
+   * breakpoints are compared with the last good time only. */
+  double prev_t = NAN;
+  for (size_t i = 0; i < n; i++) {
+    char bpath[DG_ERROR_PATH_LEN];
+    dg_pointer_index(bpath, sizeof bpath, path, i);
+    if (parse_breakpoint(p, json_array_get(arr, i), bpath, out->steps, prev_t, &t[i], &v[i]))
+      prev_t = t[i];
+  }
+  out->n = (int)n;
+  out->t = t;
+  out->v = v;
+}
+
+static void parse_inputs(scn_parse *p, json_t *obj, const char *path) {
+  if (!expect_object(p, obj, path))
+    return;
+  size_t n = json_object_size(obj);
+  scn_input *inputs = dg_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *inputs);
+  if (!inputs) {
+    report_nomem(p, path);
+    return;
+  }
+  const char *name;
+  json_t *arr;
+  int i = 0;
+  json_object_foreach(obj, name, arr) {
+    char ipath[DG_ERROR_PATH_LEN];
+    dg_pointer_append(ipath, sizeof ipath, path, name);
+    parse_input(p, name, arr, ipath, &inputs[i++]);
+  }
+  p->scn->inputs = inputs;
+  p->scn->num_inputs = i;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initial values and stop condition                                        */
+
+static void parse_initial(scn_parse *p, json_t *obj, const char *path) {
+  if (!expect_object(p, obj, path))
+    return;
+  size_t n = json_object_size(obj);
+  scn_initial *initial = dg_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *initial);
+  if (!initial) {
+    report_nomem(p, path);
+    return;
+  }
+  const char *name;
+  json_t *v;
+  int i = 0;
+  json_object_foreach(obj, name, v) {
+    char vpath[DG_ERROR_PATH_LEN];
+    dg_pointer_append(vpath, sizeof vpath, path, name);
+    double x;
+    if (!get_number(p, v, vpath, &x))
+      continue;
+    initial[i].name = dg_arena_strdup(p->scn->arena, name);
+    if (!initial[i].name) {
+      report_nomem(p, vpath);
+      return;
+    }
+    initial[i++].value = x;
+  }
+  p->scn->initial = initial;
+  p->scn->num_initial = i;
+}
+
+static const char *const stop_keys[] = {"signal", "above", "below"};
+
+static void parse_stop(scn_parse *p, json_t *obj, const char *path) {
+  if (!expect_object(p, obj, path))
+    return;
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    char kpath[DG_ERROR_PATH_LEN];
+    dg_pointer_append(kpath, sizeof kpath, path, key);
+    if (strcmp(key, "signal") == 0) {
+      if (!json_is_string(v))
+        dg_diag_add(p->diag, DG_ERR_SCHEMA, kpath, "expected a string, got %s",
+                    dg_json_type_name(v));
+      else if (!(p->scn->stop_signal = dg_arena_strdup(p->scn->arena, json_string_value(v))))
+        report_nomem(p, kpath);
+    } else if (strcmp(key, "above") != 0 && strcmp(key, "below") != 0) {
+      report_unknown_key(p, kpath, key, stop_keys, 3);
+    }
+  }
+  const json_t *above = json_object_get(obj, "above");
+  const json_t *below = json_object_get(obj, "below");
+  if (!json_object_get(obj, "signal"))
+    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "missing required key \"signal\"");
+  if (!above == !below) {
+    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected exactly one of \"above\" or \"below\"");
+    return;
+  }
+  char tpath[DG_ERROR_PATH_LEN];
+  dg_pointer_append(tpath, sizeof tpath, path, above ? "above" : "below");
+  double x;
+  if (!get_number(p, above ? above : below, tpath, &x))
+    return;
+  if (!isfinite(x)) {
+    dg_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be a finite number (got %g)", x);
+    return;
+  }
+  /* Any error above fails the whole load, so a half-parsed condition is
+   * never used. */
+  p->scn->stop_kind = above ? STOP_ABOVE : STOP_BELOW;
+  p->scn->stop_value = x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The document                                                             */
+
+static const char *const top_keys[] = {"duration", "dt",      "output_interval",
+                                       "inputs",   "initial", "stop"};
+enum { NUM_TOP_KEYS = sizeof top_keys / sizeof top_keys[0] };
+
+static void parse_key(scn_parse *p, const char *key, json_t *v) {
+  char path[DG_ERROR_PATH_LEN];
+  dg_pointer_append(path, sizeof path, "", key);
+  dg_scenario *s = p->scn;
+  if (strcmp(key, "duration") == 0)
+    parse_positive(p, v, path, &s->duration);
+  else if (strcmp(key, "dt") == 0)
+    parse_positive(p, v, path, &s->dt);
+  else if (strcmp(key, "output_interval") == 0)
+    parse_positive(p, v, path, &s->output_interval);
+  else if (strcmp(key, "inputs") == 0)
+    parse_inputs(p, v, path);
+  else if (strcmp(key, "initial") == 0)
+    parse_initial(p, v, path);
+  else if (strcmp(key, "stop") == 0)
+    parse_stop(p, v, path);
+  else
+    report_unknown_key(p, path, key, top_keys, NUM_TOP_KEYS);
+}
+
+static void parse_document(scn_parse *p, json_t *root) {
+  if (!expect_object(p, root, ""))
+    return;
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    parse_key(p, key, v);
+  }
+}
+
+static dg_scenario *scenario_new(const char *file) {
+  dg_scenario *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->arena = dg_arena_new();
+  s->file = s->arena ? dg_arena_strdup(s->arena, file) : NULL;
+  if (!s->file) {
+    dg_arena_free(s->arena);
+    free(s);
+    return NULL;
+  }
+  s->duration = s->dt = s->output_interval = NAN;
+  s->stop_kind = STOP_NONE;
+  return s;
+}
+
+dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err) {
+  const char *file = name ? name : "<string>";
+  if (!json) {
+    dg_error_set(err, DG_ERR_USAGE, file, "", "no scenario text");
+    return NULL;
+  }
+  dg_diag diag;
+  dg_diag_init(&diag, file, NULL, NULL);
+  json_t *root = dg_json_parse(json, file, &diag);
+  if (!root) {
+    dg_diag_to_error(&diag, err);
+    return NULL;
+  }
+  dg_scenario *scn = scenario_new(file);
+  if (!scn) {
+    json_decref(root);
+    dg_error_set(err, DG_ERR_NOMEM, file, "", "out of memory");
+    return NULL;
+  }
+  scn_parse p = {.scn = scn, .diag = &diag};
+  parse_document(&p, root);
+  json_decref(root);
+  if (diag.count > 0) {
+    dg_diag_to_error(&diag, err);
+    dg_scenario_free(scn);
+    return NULL;
+  }
+  if (err)
+    dg_error_clear(err);
+  return scn;
+}
+
+dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
+  if (!path) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "no scenario file given");
+    return NULL;
+  }
+  size_t len;
+  char *text = dg_read_file(path, &len);
+  if (!text) {
+    /* strerror is capitalised; our messages are not. */
+    char why[128];
+    snprintf(why, sizeof why, "%s", strerror(errno));
+    why[0] = (char)((why[0] >= 'A' && why[0] <= 'Z') ? why[0] - 'A' + 'a' : why[0]);
+    dg_error_set(err, DG_ERR_IO, path, "", "cannot read file: %s", why);
+    return NULL;
+  }
+  dg_scenario *scn = dg_scenario_load_string(text, path, err);
+  free(text);
+  return scn;
+}
+
+void dg_scenario_free(dg_scenario *scn) {
+  if (!scn)
+    return;
+  dg_arena_free(scn->arena);
+  free(scn);
+}
+
+double dg_scenario_duration(const dg_scenario *scn) { return scn ? scn->duration : NAN; }
+double dg_scenario_dt(const dg_scenario *scn) { return scn ? scn->dt : NAN; }
+double dg_scenario_output_interval(const dg_scenario *scn) {
+  return scn ? scn->output_interval : NAN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Driver                                                                   */
+
+typedef struct drv_input {
+  const scn_input *src;
+  int index;  /* simulation input */
+  int cursor; /* last breakpoint with t_k <= t, -1 before the first */
+} drv_input;
+
+struct dg_driver {
+  const dg_scenario *scn;
+  dg_sim *sim;
+  int num_inputs;
+  drv_input *inputs;
+  scn_stop_kind stop_kind;
+  int stop_id;
+  double stop_value;
+};
+
+/* Fills `buf` with the hint that follows "unknown input; ": "did you mean
+ * "x"?" when a name is close, else the known names, as many as fit. `kind` is
+ * singular ("input"). */
+static void name_hint(char *buf, size_t size, const char *word, const char *kind,
+                      const char *const *names, int n) {
+  const char *close = dg_suggest(word, names, n);
+  if (close) {
+    snprintf(buf, size, "did you mean \"%s\"?", close);
+    return;
+  }
+  if (n == 0) {
+    snprintf(buf, size, "there are no %ss", kind);
+    return;
+  }
+  static const char more[] = ", ...";
+  size_t used = (size_t)snprintf(buf, size, "known %ss: ", kind);
+  for (int i = 0; i < n && used < size; i++) {
+    const char *sep = i ? ", " : "";
+    size_t need = strlen(sep) + strlen(names[i]);
+    if (used + need + sizeof more > size) { /* always leave room to mark the cut */
+      snprintf(buf + used, size - used, "%s", more);
+      return;
+    }
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", sep, names[i]);
+  }
+}
+
+typedef const char *(*name_at_fn)(const dg_sim *sim, int i);
+
+/* Error for a name that `sim` does not know, with a hint from its names. */
+static void unknown_name_error(const dg_driver *drv, dg_error *err, const char *path,
+                               const char *name, const char *kind, int n, name_at_fn name_at) {
+  const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  /* Shorter than dg_error.text, which also holds "unknown <kind>; ". */
+  char hint[DG_ERROR_TEXT_LEN - 32] = "";
+  if (names) {
+    for (int i = 0; i < n; i++)
+      names[i] = name_at(drv->sim, i);
+    name_hint(hint, sizeof hint, name, kind, names, n);
+  }
+  free(names);
+  dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, path, "unknown %s; %s", kind, hint);
+}
+
+static int resolve_inputs(dg_driver *drv, dg_error *err) {
+  const dg_scenario *scn = drv->scn;
+  drv->inputs = calloc((size_t)(scn->num_inputs ? scn->num_inputs : 1), sizeof *drv->inputs);
+  if (!drv->inputs) {
+    dg_error_set(err, DG_ERR_NOMEM, scn->file, "/inputs", "out of memory");
+    return DG_ERR_NOMEM;
+  }
+  for (int i = 0; i < scn->num_inputs; i++) {
+    const scn_input *src = &scn->inputs[i];
+    int index = dg_sim_input_find(drv->sim, src->name);
+    if (index < 0) {
+      char path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(path, sizeof path, "/inputs", src->name);
+      unknown_name_error(drv, err, path, src->name, "input", dg_sim_input_count(drv->sim),
+                         dg_sim_input_name);
+      return DG_ERR_UNKNOWN;
+    }
+    drv->inputs[i] = (drv_input){.src = src, .index = index, .cursor = -1};
+  }
+  drv->num_inputs = scn->num_inputs;
+  return DG_OK;
+}
+
+/* Resolves a signal name, or fills err at `path` with a hint. */
+static int resolve_signal(const dg_driver *drv, const char *name, const char *path, dg_error *err) {
+  int id = dg_sim_signal_find(drv->sim, name);
+  if (id < 0)
+    unknown_name_error(drv, err, path, name, "signal", dg_sim_signal_count(drv->sim),
+                       dg_sim_signal_name);
+  return id;
+}
+
+/* Resolves every `initial` name first, so a typo is reported before the
+ * simulation is touched, then sets them all at once: the projection onto the
+ * constraints must see every given speed together. */
+static int apply_initial(dg_driver *drv, dg_error *err) {
+  const dg_scenario *scn = drv->scn;
+  int n = scn->num_initial;
+  if (n == 0)
+    return DG_OK;
+  int *ids = malloc((size_t)n * sizeof *ids);
+  double *values = malloc((size_t)n * sizeof *values);
+  int rc = DG_OK;
+  if (!ids || !values) {
+    dg_error_set(err, DG_ERR_NOMEM, scn->file, "/initial", "out of memory");
+    rc = DG_ERR_NOMEM;
+  }
+  for (int i = 0; rc == DG_OK && i < n; i++) {
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/initial", scn->initial[i].name);
+    ids[i] = resolve_signal(drv, scn->initial[i].name, path, err);
+    values[i] = scn->initial[i].value;
+    if (ids[i] < 0)
+      rc = DG_ERR_UNKNOWN;
+  }
+  if (rc == DG_OK) {
+    dg_error e;
+    dg_error_clear(&e);
+    rc = dg_sim_set_initial(drv->sim, n, ids, values, &e);
+    if (rc != DG_OK)
+      dg_error_set(err, rc, scn->file, "/initial", "%s", e.text);
+  }
+  free(ids);
+  free(values);
+  return rc;
+}
+
+static int resolve_stop(dg_driver *drv, dg_error *err) {
+  const dg_scenario *scn = drv->scn;
+  drv->stop_kind = scn->stop_kind;
+  drv->stop_value = scn->stop_value;
+  drv->stop_id = -1;
+  if (scn->stop_kind == STOP_NONE)
+    return DG_OK;
+  drv->stop_id = resolve_signal(drv, scn->stop_signal, "/stop/signal", err);
+  return drv->stop_id < 0 ? DG_ERR_UNKNOWN : DG_OK;
+}
+
+dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
+  if (!scn || !sim) {
+    dg_error_set(err, DG_ERR_USAGE, scn ? scn->file : "", "", "no scenario or simulation");
+    return NULL;
+  }
+  dg_driver *drv = calloc(1, sizeof *drv);
+  if (!drv) {
+    dg_error_set(err, DG_ERR_NOMEM, scn->file, "", "out of memory");
+    return NULL;
+  }
+  drv->scn = scn;
+  drv->sim = sim;
+  /* Inputs before initial values: the pedals and the gear decide which
+   * constraints the initial speeds are projected onto. */
+  int rc = resolve_inputs(drv, err);
+  if (rc == DG_OK)
+    rc = resolve_stop(drv, err);
+  if (rc == DG_OK) {
+    dg_driver_apply(drv, dg_sim_time(sim));
+    rc = apply_initial(drv, err);
+  }
+  if (rc != DG_OK) {
+    dg_driver_free(drv);
+    return NULL;
+  }
+  if (err)
+    dg_error_clear(err);
+  return drv;
+}
+
+void dg_driver_free(dg_driver *drv) {
+  if (!drv)
+    return;
+  free(drv->inputs);
+  free(drv);
+}
+
+/* Value of one input at t. The cursor moves from where the previous call
+ * left it, so a run with increasing t costs O(1) per call amortised; going
+ * back in time walks back and is still exact. */
+static double input_value(drv_input *in, double t) {
+  const scn_input *s = in->src;
+  int k = in->cursor;
+  while (k + 1 < s->n && s->t[k + 1] <= t)
+    k++;
+  while (k >= 0 && s->t[k] > t)
+    k--;
+  in->cursor = k;
+  if (k < 0)
+    return s->v[0];
+  if (k == s->n - 1 || s->steps)
+    return s->v[k];
+  /* k is the last breakpoint with t_k <= t, so t_{k+1} > t >= t_k and the
+   * division is safe even where equal times make a step. */
+  double t0 = s->t[k], t1 = s->t[k + 1];
+  return s->v[k] + (s->v[k + 1] - s->v[k]) * ((t - t0) / (t1 - t0));
+}
+
+void dg_driver_apply(dg_driver *drv, double t) {
+  if (!drv)
+    return;
+  for (int i = 0; i < drv->num_inputs; i++)
+    dg_sim_set_input(drv->sim, drv->inputs[i].index, input_value(&drv->inputs[i], t));
+}
+
+/* Strict comparisons, so a NaN signal never stops a run. */
+bool dg_driver_should_stop(const dg_driver *drv) {
+  if (!drv || drv->stop_kind == STOP_NONE)
+    return false;
+  double x = dg_sim_signal(drv->sim, drv->stop_id);
+  return drv->stop_kind == STOP_ABOVE ? x > drv->stop_value : x < drv->stop_value;
+}

@@ -1,0 +1,140 @@
+/* The simulation's private layout, shared by sim.c (API, signals, inputs)
+ * and solver.c (topology, coupled inertia, RK4). Cold data (names, graph)
+ * is kept apart from the arrays the step touches, which are allocated once
+ * in dg_sim_new at their largest size so the step never allocates. */
+#ifndef DG_SIM_H
+#define DG_SIM_H
+
+#include "internal.h"
+
+typedef void (*dg_ctx_hook)(dg_block *self, dg_ctx *ctx);
+
+typedef struct dg_hook_entry {
+  dg_ctx_hook fn;
+  dg_block *b;
+} dg_hook_entry;
+
+typedef struct dg_signal_entry {
+  char *name;       /* "block.signal" */
+  const char *unit;
+  int block;
+  int index;        /* in the class's signal table */
+  int node;         /* >= 0: scale · speed[node] */
+  double scale;
+} dg_signal_entry;
+
+/* A tie as declared in the current mode. */
+typedef struct dg_tie {
+  int block;        /* declaring block */
+  int first, n;     /* node terms in tie_node / tie_coef */
+  bool ground;      /* one term: holds a node at rest */
+  int active;       /* row in the multiplier map, or -1 when redundant */
+} dg_tie;
+
+/* Topology workspace: sizes are bounds fixed at creation. */
+typedef struct dg_topo_ws {
+  int nraw;          /* raw DOFs declared in this build */
+  double *R;         /* nn × nn: node rows over raw DOFs (row stride nn) */
+  unsigned char *has_row;
+  int *raw_owner;    /* block that declared raw DOF k */
+  int *raw_node;     /* node of raw DOF k */
+  double *T;         /* nn × nn: raw DOFs from reduced DOFs (stride nn) */
+  int *col_raw;      /* raw DOF each reduced column came from */
+  int nties, max_ties;
+  dg_tie *ties;
+  int nterms, max_terms;
+  int *tie_node;
+  double *tie_coef;
+  double *C;         /* max_ties × nn: ties over raw DOFs (stride nn) */
+  double *P;         /* max_ties × nn: multiplier map (CCᵀ)⁻¹C of active ties */
+  double *A;         /* max_ties × max_ties scratch */
+  int *active_tie;   /* active row → tie index */
+  int nactive;
+  int error;         /* first error while building (DG_ERR_*) */
+  char errmsg[DG_ERROR_TEXT_LEN];
+  int errblock;
+} dg_topo_ws;
+
+struct dg_topo {
+  dg_sim *sim;
+};
+
+struct dg_sim {
+  const dg_graph *g;
+  int nb, nn, ns;           /* blocks, nodes, continuous states */
+  dg_block *blocks;
+  dg_error err;
+  bool failed;
+  bool in_check;            /* building for validate: report, don't fail */
+
+  /* inputs */
+  int n_inputs, cap_inputs;
+  char **input_names;
+  double *input;
+
+  /* signals */
+  int n_signals;
+  dg_signal_entry *signals;
+
+  /* hook lists, built once */
+  dg_hook_entry *pre, *torque, *post;
+  int n_pre, n_torque, n_post;
+  int *state_blocks, n_state_blocks;
+  int *state_off;           /* per block: offset into the state vector */
+  bool variable_kinematics;
+
+  /* per-node data of the current mode */
+  double *inertia, *eff, *inv_eff;
+  double *x;                /* committed node speeds */
+  double *tau;              /* node torque accumulator */
+  double *xw;               /* substep node speeds */
+
+  /* current mode */
+  int ndof;
+  double *G;                /* nn × nn (stride nn) */
+  int nnz;
+  int *gs_node, *gs_dof;    /* G's non-zeros, by node */
+  double *gs_val;
+  double *M, *L;            /* ndof × ndof (stride nn) */
+  dg_topo_ws ws;
+  struct dg_topo topo;
+
+  /* state: q (ndof) then s (ns), RK4 workspaces */
+  double *q;
+  double *s;
+  double *y0, *yt, *k1, *k2, *k3, *k4;
+  double *f;                /* generalized force scratch (nn) */
+  double *w;                /* node torques after efficiency (nn) */
+  double *gvec;             /* raw generalized residual (nn) */
+  double *scratch;          /* nn scratch */
+
+  /* step bookkeeping */
+  double t;
+  long steps, topo_changes;
+  bool topo_request;
+  bool lambda_valid;
+  double *lambda;           /* per active tie at the end of the step */
+  dg_ctx ctx;
+};
+
+/* solver.c */
+int dg_solver_alloc(dg_sim *sim);
+void dg_solver_free(dg_sim *sim);
+/* Rebuilds G, M and the tie map for the blocks' current modes. Returns
+ * DG_OK or an error code with ws.errmsg / ws.errblock describing it. */
+int dg_solver_build(dg_sim *sim);
+/* Rebuild and project the committed speeds onto the new mode. */
+int dg_solver_change_topology(dg_sim *sim);
+/* One RK4 step with events; the body of dg_sim_step. */
+int dg_solver_step(dg_sim *sim, double dt);
+/* Node speeds x = G q. */
+void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
+/* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */
+int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
+                         char *why, size_t why_size);
+
+/* sim.c */
+void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
+dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag);
+
+#endif

@@ -1,0 +1,1014 @@
+/* The solver: topology build, coupled inertia matrix, RK4 and events.
+ *
+ * Topology (on every mode change). Blocks are visited from the road back to
+ * the sources; their state_upstream hooks give each node a row over "raw"
+ * DOFs: x = R q_raw. Ties Σ c·x = 0 (locked diffs, holding brakes, loops)
+ * become rows of C = c·R over the raw DOFs and are eliminated one at a time
+ * by Gaussian elimination with the largest pivot, which yields
+ * q_raw = T q with q the DOFs of the mode. Then
+ *     G = R T,   M = Gᵀ diag(I) G   (Cholesky-factored once per mode).
+ * An equality tie that leaves a node it joins with no motion at all
+ * contradicts the rigid ratios of a loop (over-constrained); a DOF whose
+ * column of M is zero has no inertia. Both are reported with the blocks.
+ *
+ * Every RK4 substep: x = G q; blocks add node torques τ; each node's torque
+ * is scaled by its efficiency path factor e (η when the torque drives its
+ * node, τ·x ≥ 0, and 1/η when it brakes it), f = Gᵀ(e∘τ), and M q̇ = f.
+ *
+ * Tie multipliers (reaction torques of locked elements): in raw DOFs
+ * R ᵀ(diag(I) ẍ − e∘τ) = Cᵀ λ, solved as λ = P g with P = (C Cᵀ)⁻¹ C of the
+ * independent ties, computed once per mode.
+ *
+ * A mode change projects the node speeds onto the new mode conserving
+ * generalized momentum: q' = M'⁻¹ G'ᵀ diag(I) x. */
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Relative size under which a pivot counts as zero: ratios in drivetrains
+ * span a few decades, so 1e-10 separates round-off from real coefficients. */
+#define PIVOT_EPS 1e-10
+/* Speeds above this (rad/s or m/s) are a blow-up, not a drivetrain. */
+#define SPEED_LIMIT 1e9
+
+static void *xcalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
+
+/* Every buffer the solver owns, for one allocation check and one free. */
+static int solver_buffers(const dg_sim *sim, void **out) {
+  const dg_topo_ws *ws = &sim->ws;
+  int n = 0;
+  out[n++] = ws->R;
+  out[n++] = ws->has_row;
+  out[n++] = ws->raw_owner;
+  out[n++] = ws->raw_node;
+  out[n++] = ws->T;
+  out[n++] = ws->col_raw;
+  out[n++] = ws->ties;
+  out[n++] = ws->tie_node;
+  out[n++] = ws->tie_coef;
+  out[n++] = ws->C;
+  out[n++] = ws->P;
+  out[n++] = ws->A;
+  out[n++] = ws->active_tie;
+  out[n++] = sim->inertia;
+  out[n++] = sim->eff;
+  out[n++] = sim->inv_eff;
+  out[n++] = sim->x;
+  out[n++] = sim->xw;
+  out[n++] = sim->tau;
+  out[n++] = sim->w;
+  out[n++] = sim->gvec;
+  out[n++] = sim->G;
+  out[n++] = sim->gs_node;
+  out[n++] = sim->gs_dof;
+  out[n++] = sim->gs_val;
+  out[n++] = sim->M;
+  out[n++] = sim->L;
+  out[n++] = sim->q;
+  out[n++] = sim->s;
+  out[n++] = sim->y0;
+  out[n++] = sim->yt;
+  out[n++] = sim->k1;
+  out[n++] = sim->k2;
+  out[n++] = sim->k3;
+  out[n++] = sim->k4;
+  out[n++] = sim->f;
+  out[n++] = sim->scratch;
+  out[n++] = sim->lambda;
+  return n;
+}
+
+int dg_solver_alloc(dg_sim *sim) {
+  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns);
+  dg_topo_ws *ws = &sim->ws;
+  ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
+  ws->max_terms = 8 * ws->max_ties;
+  size_t mt = (size_t)ws->max_ties;
+  ws->R = xcalloc(nn * nn, sizeof(double));
+  ws->has_row = xcalloc(nn, 1);
+  ws->raw_owner = xcalloc(nn, sizeof(int));
+  ws->raw_node = xcalloc(nn, sizeof(int));
+  ws->T = xcalloc(nn * nn, sizeof(double));
+  ws->col_raw = xcalloc(nn, sizeof(int));
+  ws->ties = xcalloc(mt, sizeof(dg_tie));
+  ws->tie_node = xcalloc((size_t)ws->max_terms, sizeof(int));
+  ws->tie_coef = xcalloc((size_t)ws->max_terms, sizeof(double));
+  ws->C = xcalloc(mt * nn, sizeof(double));
+  ws->P = xcalloc(mt * nn, sizeof(double));
+  ws->A = xcalloc(mt * mt, sizeof(double));
+  ws->active_tie = xcalloc(mt, sizeof(int));
+  sim->inertia = xcalloc(nn, sizeof(double));
+  sim->eff = xcalloc(nn, sizeof(double));
+  sim->inv_eff = xcalloc(nn, sizeof(double));
+  sim->x = xcalloc(nn, sizeof(double));
+  sim->xw = xcalloc(nn, sizeof(double));
+  sim->tau = xcalloc(nn, sizeof(double));
+  sim->w = xcalloc(nn, sizeof(double));
+  sim->gvec = xcalloc(nn, sizeof(double));
+  sim->G = xcalloc(nn * nn, sizeof(double));
+  sim->gs_node = xcalloc(nn * nn, sizeof(int));
+  sim->gs_dof = xcalloc(nn * nn, sizeof(int));
+  sim->gs_val = xcalloc(nn * nn, sizeof(double));
+  sim->M = xcalloc(nn * nn, sizeof(double));
+  sim->L = xcalloc(nn * nn, sizeof(double));
+  sim->q = xcalloc(nn, sizeof(double));
+  sim->s = xcalloc((size_t)sim->ns, sizeof(double));
+  sim->y0 = xcalloc(ny, sizeof(double));
+  sim->yt = xcalloc(ny, sizeof(double));
+  sim->k1 = xcalloc(ny, sizeof(double));
+  sim->k2 = xcalloc(ny, sizeof(double));
+  sim->k3 = xcalloc(ny, sizeof(double));
+  sim->k4 = xcalloc(ny, sizeof(double));
+  sim->f = xcalloc(nn, sizeof(double));
+  sim->scratch = xcalloc(nn, sizeof(double));
+  sim->lambda = xcalloc(mt, sizeof(double));
+  void *all[64];
+  int n = solver_buffers(sim, all);
+  for (int i = 0; i < n; i++)
+    if (!all[i])
+      return DG_ERR_NOMEM;
+  return DG_OK;
+}
+void dg_solver_free(dg_sim *sim) {
+  void *all[64];
+  int n = solver_buffers(sim, all);
+  for (int i = 0; i < n; i++)
+    free(all[i]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Topology building: the dg_topo_* calls of state_upstream                 */
+
+static void topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) DG_PRINTF(4, 5);
+static void topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
+  dg_topo_ws *ws = &sim->ws;
+  if (ws->error)
+    return;
+  ws->error = code;
+  ws->errblock = block;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ws->errmsg, sizeof ws->errmsg, fmt, ap);
+  va_end(ap);
+}
+
+static double *row_of(const dg_sim *sim, int node) { return sim->ws.R + (size_t)node * (size_t)sim->nn; }
+
+/* The node gets a new raw DOF of its own. */
+static void new_raw(dg_sim *sim, int node, int owner) {
+  dg_topo_ws *ws = &sim->ws;
+  int k = ws->nraw++;
+  double *r = row_of(sim, node);
+  memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  r[k] = 1.0;
+  ws->has_row[node] = 1;
+  ws->raw_owner[k] = owner;
+  ws->raw_node[k] = node;
+  sim->eff[node] = 1.0;
+}
+
+static void ensure_row(dg_sim *sim, int node, int owner) {
+  if (!sim->ws.has_row[node])
+    new_raw(sim, node, owner);
+}
+
+static bool valid_port(dg_sim *sim, const dg_block *b, int port) {
+  if (port < 0 || port >= sim->g->blocks[b->index].num_ports) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "block class %s used port index %d of %d",
+               b->klass->type, port, sim->g->blocks[b->index].num_ports);
+    return false;
+  }
+  return true;
+}
+
+void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
+  if (valid_port(t->sim, b, port))
+    ensure_row(t->sim, b->node[port], b->index);
+}
+
+static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef) {
+  dg_topo_ws *ws = &sim->ws;
+  if (ws->nties >= ws->max_ties || ws->nterms + n > ws->max_terms) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "too many ties in one mode (limit %d)", ws->max_ties);
+    return -1;
+  }
+  int id = ws->nties++;
+  dg_tie *tie = &ws->ties[id];
+  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1};
+  double *c = ws->C + (size_t)id * (size_t)sim->nn;
+  memset(c, 0, sizeof(double) * (size_t)sim->nn);
+  for (int i = 0; i < n; i++) {
+    ensure_row(sim, node[i], b->index);
+    ws->tie_node[ws->nterms] = node[i];
+    ws->tie_coef[ws->nterms] = coef[i];
+    ws->nterms++;
+    const double *r = row_of(sim, node[i]);
+    for (int k = 0; k < ws->nraw; k++)
+      c[k] += coef[i] * r[k];
+  }
+  return id;
+}
+
+void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                  const double *coef, double efficiency) {
+  dg_sim *sim = t->sim;
+  dg_topo_ws *ws = &sim->ws;
+  if (!valid_port(sim, b, dst))
+    return;
+  if (n < 1 || n > 16) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_link with %d sources (1..16)", n);
+    return;
+  }
+  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]", efficiency);
+    return;
+  }
+  int nodes[17];
+  double coefs[17];
+  for (int i = 0; i < n; i++) {
+    if (!valid_port(sim, b, src[i]))
+      return;
+    nodes[i + 1] = b->node[src[i]];
+    coefs[i + 1] = -coef[i];
+    ensure_row(sim, nodes[i + 1], b->index);
+  }
+  int dnode = b->node[dst];
+  if (ws->has_row[dnode]) {
+    /* Already determined from elsewhere (a loop): the link is a constraint. */
+    nodes[0] = dnode;
+    coefs[0] = 1.0;
+    add_tie(sim, b, n + 1, nodes, coefs);
+    return;
+  }
+  double *r = row_of(sim, dnode);
+  memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  double wsum = 0.0, esum = 0.0;
+  for (int i = 0; i < n; i++) {
+    const double *sr = row_of(sim, nodes[i + 1]);
+    for (int k = 0; k < ws->nraw; k++)
+      r[k] += coef[i] * sr[k];
+    wsum += fabs(coef[i]);
+    esum += fabs(coef[i]) * sim->eff[nodes[i + 1]];
+  }
+  ws->has_row[dnode] = 1;
+  sim->eff[dnode] = efficiency * (wsum > 0.0 ? esum / wsum : 1.0);
+}
+
+void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                   double efficiency) {
+  dg_topo_link(t, b, dst, 1, &src, &ratio, efficiency);
+}
+
+int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
+  dg_sim *sim = t->sim;
+  int nodes[16];
+  if (n < 1 || n > 16) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_tie with %d ports (1..16)", n);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!valid_port(sim, b, port[i]))
+      return -1;
+    nodes[i] = b->node[port[i]];
+  }
+  return add_tie(sim, b, n, nodes, coef);
+}
+
+void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
+  if (!valid_port(t->sim, b, port))
+    return;
+  if (!(inertia >= 0.0) || !isfinite(inertia)) {
+    topo_error(t->sim, b->index, DG_ERR_BLOCK, "inertia %g must be finite and >= 0", inertia);
+    return;
+  }
+  t->sim->inertia[b->node[port]] += inertia;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dense helpers (stride nn)                                                */
+
+/* In-place Cholesky of the leading n×n of a (lower triangle used) into l.
+ * Returns -1 - j for the first column whose pivot is not positive. */
+static int cholesky(const double *a, double *l, int n, size_t stride) {
+  double scale = 0.0;
+  for (int j = 0; j < n; j++)
+    scale = fmax(scale, a[(size_t)j * stride + (size_t)j]);
+  for (int j = 0; j < n; j++) {
+    for (int i = j; i < n; i++) {
+      double sum = a[(size_t)i * stride + (size_t)j];
+      for (int k = 0; k < j; k++)
+        sum -= l[(size_t)i * stride + (size_t)k] * l[(size_t)j * stride + (size_t)k];
+      if (i == j) {
+        if (!(sum > PIVOT_EPS * scale))
+          return -1 - j;
+        l[(size_t)j * stride + (size_t)j] = sqrt(sum);
+      } else {
+        l[(size_t)i * stride + (size_t)j] = sum / l[(size_t)j * stride + (size_t)j];
+      }
+    }
+  }
+  return 0;
+}
+
+/* Solves L Lᵀ x = b in place. */
+static void cholesky_solve(const double *l, int n, size_t stride, double *x) {
+  for (int i = 0; i < n; i++) {
+    double sum = x[i];
+    const double *li = l + (size_t)i * stride;
+    for (int k = 0; k < i; k++)
+      sum -= li[k] * x[k];
+    x[i] = sum / li[i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double sum = x[i];
+    for (int k = i + 1; k < n; k++)
+      sum -= l[(size_t)k * stride + (size_t)i] * x[k];
+    x[i] = sum / l[(size_t)i * stride + (size_t)i];
+  }
+}
+
+/* "block.port" of a node, for messages. */
+static void node_label(const dg_sim *sim, int node, char *buf, size_t size) {
+  const dg_gnode *n = &sim->g->nodes[node];
+  int b = n->out_block >= 0 ? n->out_block : n->in_block;
+  int p = n->out_block >= 0 ? n->out_port : n->in_port;
+  snprintf(buf, size, "%s.%s", sim->g->blocks[b].id, sim->g->blocks[b].klass->ports[p].name);
+}
+
+int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size) {
+  if (dof < 0 || dof >= sim->ndof) {
+    if (size)
+      buf[0] = '\0';
+    return 0;
+  }
+  char lab[128];
+  node_label(sim, sim->ws.raw_node[sim->ws.col_raw[dof]], lab, sizeof lab);
+  return snprintf(buf, size, "%s", lab);
+}
+
+/* Lists the nodes (and their blocks) for which `on(node)` holds. */
+static void describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, int), int arg,
+                           char *nodes, size_t nsize, char *blocks, size_t bsize, int *first) {
+  size_t nl = 0, bl = 0;
+  nodes[0] = blocks[0] = '\0';
+  *first = -1;
+  unsigned char *seen = calloc((size_t)sim->nb, 1);
+  for (int n = 0; n < sim->nn; n++) {
+    if (!on(sim, n, arg))
+      continue;
+    char lab[128];
+    node_label(sim, n, lab, sizeof lab);
+    if (nl < nsize)
+      nl += (size_t)snprintf(nodes + nl, nsize - nl, "%s%s", nl ? ", " : "", lab);
+    const dg_gnode *gn = &sim->g->nodes[n];
+    int bs[2] = {gn->out_block, gn->in_block};
+    for (int i = 0; i < 2; i++) {
+      if (bs[i] < 0 || (seen && seen[bs[i]]))
+        continue;
+      if (seen)
+        seen[bs[i]] = 1;
+      if (*first < 0)
+        *first = bs[i];
+      if (bl < bsize)
+        bl += (size_t)snprintf(blocks + bl, bsize - bl, "%s%s", bl ? ", " : "",
+                               sim->g->blocks[bs[i]].id);
+    }
+  }
+  free(seen);
+}
+
+/* scratch holds the node speeds of a motion without inertia */
+static bool node_moves(const dg_sim *sim, int n, int unused) {
+  (void)unused;
+  return sim->scratch[n] != 0.0;
+}
+
+/* Cholesky stopped at column j: M is singular there. The motion that costs
+ * no kinetic energy is v = [−L₁₁⁻ᵀ l_j; 1; 0…] (M v = 0); the nodes it moves
+ * are the shafts without inertia, named in the message. */
+static void report_zero_inertia(dg_sim *sim, int j) {
+  size_t st = (size_t)sim->nn;
+  double *v = sim->f;
+  for (int k = 0; k < sim->ndof; k++)
+    v[k] = 0.0;
+  for (int k = 0; k < j; k++)
+    v[k] = sim->L[(size_t)j * st + (size_t)k];
+  for (int i = j - 1; i >= 0; i--) { /* L₁₁ᵀ w = l_j */
+    double sum = v[i];
+    for (int k = i + 1; k < j; k++)
+      sum -= sim->L[(size_t)k * st + (size_t)i] * v[k];
+    v[i] = sum / sim->L[(size_t)i * st + (size_t)i];
+  }
+  for (int k = 0; k < j; k++)
+    v[k] = -v[k];
+  v[j] = 1.0;
+  double vmax = 0.0;
+  for (int n = 0; n < sim->nn; n++) {
+    double x = 0.0;
+    for (int k = 0; k <= j; k++)
+      x += sim->G[(size_t)n * st + (size_t)k] * v[k];
+    sim->scratch[n] = x;
+    vmax = fmax(vmax, fabs(x));
+  }
+  for (int n = 0; n < sim->nn; n++)
+    if (fabs(sim->scratch[n]) <= 1e-9 * vmax)
+      sim->scratch[n] = 0.0;
+  char nodes[200], blocks[160];
+  int first;
+  describe_nodes(sim, node_moves, 0, nodes, sizeof nodes, blocks, sizeof blocks, &first);
+  topo_error(sim, first, DG_ERR_INERTIA,
+             "a degree of freedom has no inertia: %s can turn without moving anything that has "
+             "inertia (blocks: %s); give one of them an inertia",
+             nodes, blocks);
+}
+
+static bool row_nonzero(const double *r, int n) {
+  for (int k = 0; k < n; k++)
+    if (r[k] != 0.0)
+      return true;
+  return false;
+}
+
+/* Node rows of G = R T restricted to one node. */
+static void reduced_row(const dg_sim *sim, int node, int nred, double *out) {
+  const double *r = row_of(sim, node);
+  const dg_topo_ws *ws = &sim->ws;
+  for (int j = 0; j < nred; j++)
+    out[j] = 0.0;
+  for (int k = 0; k < ws->nraw; k++) {
+    if (r[k] == 0.0)
+      continue;
+    const double *tk = ws->T + (size_t)k * (size_t)sim->nn;
+    for (int j = 0; j < nred; j++)
+      out[j] += r[k] * tk[j];
+  }
+}
+
+/* scratch holds 1 for the nodes check_overconstrained flagged */
+static bool node_zeroed(const dg_sim *sim, int n, int unused) {
+  (void)unused;
+  return sim->scratch[n] != 0.0;
+}
+
+/* After the equality ties: a node they join that had motion and has none
+ * left means the ties contradict the kinematics (a loop of unequal ratios). */
+static void check_overconstrained(dg_sim *sim, int nred) {
+  dg_topo_ws *ws = &sim->ws;
+  double *red = sim->f;
+  for (int t = 0; t < ws->nties && !ws->error; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    if (tie->ground)
+      continue;
+    bool bad = false;
+    memset(sim->scratch, 0, sizeof(double) * (size_t)sim->nn);
+    for (int i = 0; i < tie->n; i++) {
+      int node = ws->tie_node[tie->first + i];
+      if (!row_nonzero(row_of(sim, node), ws->nraw))
+        continue;
+      reduced_row(sim, node, nred, red);
+      if (!row_nonzero(red, nred)) {
+        sim->scratch[node] = 1.0;
+        bad = true;
+      }
+    }
+    if (!bad)
+      continue;
+    char nodes[160], blocks[160];
+    int first;
+    describe_nodes(sim, node_zeroed, nred, nodes, sizeof nodes, blocks, sizeof blocks, &first);
+    topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
+               "over-constrained: a constraint of block \"%s\" contradicts the ratios of a loop "
+               "(it would hold %s at rest; blocks involved: %s)",
+               sim->g->blocks[tie->block].id, nodes, blocks);
+  }
+}
+
+/* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred. */
+static int eliminate_ties(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  int nraw = ws->nraw, nred = nraw;
+  for (int k = 0; k < nraw; k++) {
+    double *tk = ws->T + (size_t)k * st;
+    memset(tk, 0, sizeof(double) * st);
+    tk[k] = 1.0;
+    ws->col_raw[k] = k;
+  }
+  ws->nactive = 0;
+  double *c = sim->gvec;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int t = 0; t < ws->nties; t++) {
+      dg_tie *tie = &ws->ties[t];
+      if (tie->ground != (pass == 1))
+        continue;
+      tie->active = -1;
+      const double *crow = ws->C + (size_t)t * st;
+      double scale = 0.0;
+      for (int k = 0; k < nraw; k++)
+        scale = fmax(scale, fabs(crow[k]));
+      if (scale == 0.0)
+        continue;
+      int jp = -1;
+      double best = 0.0;
+      for (int j = 0; j < nred; j++) {
+        double v = 0.0;
+        for (int k = 0; k < nraw; k++)
+          v += crow[k] * ws->T[(size_t)k * st + (size_t)j];
+        c[j] = v;
+        if (fabs(v) > best) {
+          best = fabs(v);
+          jp = j;
+        }
+      }
+      if (jp < 0 || best <= PIVOT_EPS * scale)
+        continue; /* redundant: already implied by earlier ties */
+      for (int k = 0; k < nraw; k++) {
+        double *tk = ws->T + (size_t)k * st;
+        double pivot = tk[jp];
+        if (pivot != 0.0)
+          for (int j = 0; j < nred; j++)
+            if (j != jp)
+              tk[j] -= c[j] / c[jp] * pivot;
+        for (int j = jp; j < nred - 1; j++)
+          tk[j] = tk[j + 1];
+        tk[nred - 1] = 0.0;
+      }
+      for (int j = jp; j < nred - 1; j++)
+        ws->col_raw[j] = ws->col_raw[j + 1];
+      nred--;
+      tie->active = ws->nactive++;
+    }
+    if (pass == 0)
+      check_overconstrained(sim, nred);
+  }
+  return nred;
+}
+
+/* P = (C Cᵀ)⁻¹ C over the active ties. */
+static void build_multiplier_map(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn, ma = (size_t)ws->max_ties;
+  int na = ws->nactive, nraw = ws->nraw;
+  if (na == 0)
+    return;
+  /* active-row → tie index */
+  int *idx = ws->active_tie;
+  for (int t = 0; t < ws->nties; t++)
+    if (ws->ties[t].active >= 0)
+      idx[ws->ties[t].active] = t;
+  double *a = ws->A;
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j <= i; j++) {
+      const double *ci = ws->C + (size_t)idx[i] * st, *cj = ws->C + (size_t)idx[j] * st;
+      double v = 0.0;
+      for (int k = 0; k < nraw; k++)
+        v += ci[k] * cj[k];
+      a[(size_t)i * ma + (size_t)j] = a[(size_t)j * ma + (size_t)i] = v;
+    }
+  /* factor in place: a's lower triangle becomes L */
+  if (cholesky(a, a, na, ma) != 0) {
+    topo_error(sim, ws->ties[idx[0]].block, DG_ERR_OVERCONSTRAINED,
+               "constraints are numerically dependent");
+    return;
+  }
+  double *col = sim->f;
+  for (int k = 0; k < nraw; k++) {
+    for (int i = 0; i < na; i++)
+      col[i] = ws->C[(size_t)idx[i] * st + (size_t)k];
+    cholesky_solve(a, na, ma, col);
+    for (int i = 0; i < na; i++)
+      ws->P[(size_t)i * st + (size_t)k] = col[i];
+  }
+}
+
+int dg_solver_build(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  ws->error = 0;
+  ws->errmsg[0] = '\0';
+  ws->errblock = -1;
+  ws->nraw = ws->nties = ws->nterms = 0;
+  memset(ws->has_row, 0, st);
+  memset(sim->inertia, 0, sizeof(double) * st);
+  for (size_t n = 0; n < st; n++)
+    sim->eff[n] = 1.0;
+  sim->topo.sim = sim;
+  const dg_graph *g = sim->g;
+  for (int i = 0; i < sim->nb && !ws->error; i++) {
+    dg_block *b = &sim->blocks[g->order[i]];
+    if (b->klass->state_upstream) {
+      b->klass->state_upstream(b, &sim->topo);
+      continue;
+    }
+    int np = g->blocks[b->index].num_ports;
+    for (int p = 0; p < np; p++)
+      if (b->klass->ports[p].dir != DG_PORT_OUT)
+        ensure_row(sim, b->node[p], b->index);
+  }
+  for (int n = 0; n < sim->nn; n++) {
+    const dg_gnode *gn = &g->nodes[n];
+    ensure_row(sim, n, gn->in_block >= 0 ? gn->in_block : gn->out_block);
+  }
+  if (ws->error)
+    return ws->error;
+  int nred = eliminate_ties(sim);
+  if (ws->error)
+    return ws->error;
+  sim->ndof = nred;
+  /* G = R T and its non-zeros by node */
+  sim->nnz = 0;
+  for (int n = 0; n < sim->nn; n++) {
+    double *gr = sim->G + (size_t)n * st;
+    reduced_row(sim, n, nred, gr);
+    for (int j = 0; j < nred; j++) {
+      if (fabs(gr[j]) < 1e-15)
+        gr[j] = 0.0; /* exact zeros keep the sparsity of eliminated rows */
+    }
+  }
+  build_multiplier_map(sim);
+  for (int n = 0; n < sim->nn; n++) {
+    const double *gr = sim->G + (size_t)n * st;
+    for (int j = 0; j < nred; j++)
+      if (gr[j] != 0.0) {
+        sim->gs_node[sim->nnz] = n;
+        sim->gs_dof[sim->nnz] = j;
+        sim->gs_val[sim->nnz] = gr[j];
+        sim->nnz++;
+      }
+    sim->inv_eff[n] = 1.0 / sim->eff[n];
+  }
+  if (ws->error)
+    return ws->error;
+  /* M = Gᵀ diag(I) G, accumulated node by node over the non-zeros */
+  for (int j = 0; j < nred; j++)
+    memset(sim->M + (size_t)j * st, 0, sizeof(double) * (size_t)nred);
+  for (int a = 0; a < sim->nnz;) {
+    int n = sim->gs_node[a], b = a;
+    while (b < sim->nnz && sim->gs_node[b] == n)
+      b++;
+    double in = sim->inertia[n];
+    if (in != 0.0)
+      for (int i = a; i < b; i++)
+        for (int k = a; k < b; k++)
+          sim->M[(size_t)sim->gs_dof[i] * st + (size_t)sim->gs_dof[k]] +=
+              in * sim->gs_val[i] * sim->gs_val[k];
+    a = b;
+  }
+  int rc = cholesky(sim->M, sim->L, nred, st);
+  if (rc != 0) {
+    report_zero_inertia(sim, -1 - rc);
+    return ws->error;
+  }
+  return DG_OK;
+}
+
+void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
+  memset(x, 0, sizeof(double) * (size_t)sim->nn);
+  for (int a = 0; a < sim->nnz; a++)
+    x[sim->gs_node[a]] += sim->gs_val[a] * q[sim->gs_dof[a]];
+}
+
+/* Projection: q = M⁻¹ Gᵀ diag(I) x. */
+static void project(dg_sim *sim, const double *x, double *q) {
+  for (int j = 0; j < sim->ndof; j++)
+    q[j] = 0.0;
+  for (int a = 0; a < sim->nnz; a++) {
+    int n = sim->gs_node[a];
+    q[sim->gs_dof[a]] += sim->gs_val[a] * sim->inertia[n] * x[n];
+  }
+  cholesky_solve(sim->L, sim->ndof, (size_t)sim->nn, q);
+}
+
+static void fail_topology(dg_sim *sim, int rc) {
+  const dg_topo_ws *ws = &sim->ws;
+  char path[DG_ERROR_PATH_LEN] = "";
+  if (ws->errblock >= 0)
+    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[ws->errblock].id);
+  dg_error_set(&sim->err, rc, sim->g->file, path, "at t = %.6g s: %s", sim->t, ws->errmsg);
+  sim->failed = true;
+}
+
+int dg_solver_change_topology(dg_sim *sim) {
+  memcpy(sim->scratch, sim->x, sizeof(double) * (size_t)sim->nn);
+  int rc = dg_solver_build(sim);
+  if (rc != DG_OK) {
+    fail_topology(sim, rc);
+    return rc;
+  }
+  double *xold = sim->xw;
+  memcpy(xold, sim->scratch, sizeof(double) * (size_t)sim->nn);
+  project(sim, xold, sim->q);
+  dg_solver_speeds(sim, sim->q, sim->x);
+  sim->topo_changes++;
+  sim->lambda_valid = false;
+  return DG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* RK4                                                                      */
+
+/* ẏ at (t, y): y = [q; s]. Leaves node torques in tau and w. */
+static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
+  int nd = sim->ndof;
+  const double *s = y + nd;
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    b->klass->set_substep_state(b, s + sim->state_off[b->index]);
+  }
+  if (sim->variable_kinematics) {
+    int rc = dg_solver_build(sim);
+    if (rc != DG_OK && !sim->failed)
+      fail_topology(sim, rc);
+  }
+  double *x = sim->xw, *tau = sim->tau, *w = sim->w;
+  dg_solver_speeds(sim, y, x);
+  memset(tau, 0, sizeof(double) * (size_t)sim->nn);
+  dg_ctx *ctx = &sim->ctx;
+  ctx->t = t;
+  ctx->speed = x;
+  ctx->torque = tau;
+  for (int i = 0; i < sim->n_torque; i++)
+    sim->torque[i].fn(sim->torque[i].b, ctx);
+  for (int n = 0; n < sim->nn; n++)
+    w[n] = tau[n] * (tau[n] * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
+  for (int j = 0; j < nd; j++)
+    dy[j] = 0.0;
+  for (int a = 0; a < sim->nnz; a++)
+    dy[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
+  cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    int off = nd + sim->state_off[b->index];
+    b->klass->get_substep_derivative(b, ctx, dy + off);
+  }
+}
+
+static void gather_state(dg_sim *sim, double *y) {
+  memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    b->klass->get_state(b, y + sim->ndof + sim->state_off[b->index]);
+  }
+}
+
+/* The block and port behind a non-finite or runaway value, for the error. */
+static bool check_finite(dg_sim *sim, const double *y) {
+  int nd = sim->ndof;
+  for (int j = 0; j < nd; j++) {
+    if (isfinite(y[j]) && fabs(y[j]) < SPEED_LIMIT)
+      continue;
+    int raw = sim->ws.col_raw[j];
+    int node = sim->ws.raw_node[raw], owner = sim->ws.raw_owner[raw];
+    char lab[128], path[DG_ERROR_PATH_LEN];
+    node_label(sim, node, lab, sizeof lab);
+    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[owner].id);
+    dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+                 "simulation diverged at t = %.6g s: speed of %s became %g (block \"%s\"); "
+                 "reduce dt or check the parameters",
+                 sim->t, lab, y[j], sim->g->blocks[owner].id);
+    sim->failed = true;
+    return false;
+  }
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    const dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    int off = sim->state_off[b->index];
+    for (int k = 0; k < b->klass->num_states; k++) {
+      double v = y[nd + off + k];
+      if (isfinite(v))
+        continue;
+      char path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(path, sizeof path, "/blocks", b->id);
+      dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+                   "simulation diverged at t = %.6g s: internal state %d of block \"%s\" (%s) "
+                   "became %g; reduce dt or check the parameters",
+                   sim->t, k, b->id, b->klass->type, v);
+      sim->failed = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+  for (int i = 0; i < n && !sim->failed; i++)
+    list[i].fn(list[i].b, &sim->ctx);
+}
+
+int dg_solver_step(dg_sim *sim, double dt) {
+  dg_ctx *ctx = &sim->ctx;
+  ctx->dt = dt;
+  ctx->t = sim->t;
+  ctx->speed = sim->x;
+  ctx->torque = sim->tau;
+  sim->topo_request = false;
+  sim->lambda_valid = false;
+  run_hooks(sim, sim->pre, sim->n_pre);
+  if (!sim->failed && sim->topo_request)
+    dg_solver_change_topology(sim);
+  if (sim->failed)
+    return sim->err.code;
+
+  int nd = sim->ndof, ny = sim->ndof + sim->ns;
+  double *y0 = sim->y0, *yt = sim->yt, *k1 = sim->k1, *k2 = sim->k2, *k3 = sim->k3,
+         *k4 = sim->k4;
+  double t = sim->t, h = dt;
+  gather_state(sim, y0);
+  derivative(sim, t, y0, k1);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + 0.5 * h * k1[i];
+  derivative(sim, t + 0.5 * h, yt, k2);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + 0.5 * h * k2[i];
+  derivative(sim, t + 0.5 * h, yt, k3);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + h * k3[i];
+  derivative(sim, t + h, yt, k4);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+  if (sim->failed)
+    return sim->err.code;
+  if (!check_finite(sim, yt))
+    return sim->err.code;
+
+  memcpy(sim->q, yt, sizeof(double) * (size_t)nd);
+  memcpy(sim->s, yt + nd, sizeof(double) * (size_t)sim->ns);
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    b->klass->set_state(b, sim->s + sim->state_off[b->index]);
+  }
+  sim->steps++;
+  sim->t = t + h;
+  dg_solver_speeds(sim, sim->q, sim->x);
+
+  ctx->t = sim->t;
+  ctx->speed = sim->x;
+  sim->topo_request = false;
+  run_hooks(sim, sim->post, sim->n_post);
+  if (!sim->failed && sim->topo_request)
+    dg_solver_change_topology(sim);
+  ctx->speed = sim->x;
+  return sim->failed ? sim->err.code : DG_OK;
+}
+
+/* Multipliers at the committed state (one extra torque pass, only when a
+ * block asks). */
+static void compute_lambda(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  dg_ctx saved = sim->ctx;
+  gather_state(sim, sim->y0);
+  derivative(sim, sim->t, sim->y0, sim->k1);
+  sim->ctx = saved;
+  /* r = I ẍ − e∘τ per node, then g = Rᵀ r over raw DOFs, λ = P g */
+  double *acc = sim->scratch;
+  dg_solver_speeds(sim, sim->k1, acc);
+  for (int n = 0; n < sim->nn; n++)
+    acc[n] = sim->inertia[n] * acc[n] - sim->w[n];
+  double *g = sim->gvec;
+  for (int k = 0; k < ws->nraw; k++)
+    g[k] = 0.0;
+  for (int n = 0; n < sim->nn; n++) {
+    if (acc[n] == 0.0)
+      continue;
+    const double *r = row_of(sim, n);
+    for (int k = 0; k < ws->nraw; k++)
+      g[k] += r[k] * acc[n];
+  }
+  for (int a = 0; a < ws->nactive; a++) {
+    const double *p = ws->P + (size_t)a * st;
+    double v = 0.0;
+    for (int k = 0; k < ws->nraw; k++)
+      v += p[k] * g[k];
+    sim->lambda[a] = v;
+  }
+  sim->lambda_valid = true;
+}
+
+void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
+
+double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
+  dg_sim *sim = ctx->sim;
+  if (tie < 0 || tie >= sim->ws.nties || sim->ws.ties[tie].active < 0)
+    return 0.0;
+  if (!sim->lambda_valid)
+    compute_lambda(sim);
+  return sim->lambda[sim->ws.ties[tie].active];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initial speeds                                                           */
+
+/* Meets x[node[i]] = value[i] exactly (Gaussian elimination of the affine
+ * conditions, q = T z + c) and fills the remaining freedom z by minimizing
+ * the kinetic-energy distance to the current speeds, (q − q0)ᵀ M (q − q0). */
+int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value, char *why,
+                         size_t why_size) {
+  int nd = sim->ndof;
+  size_t st = (size_t)sim->nn, snd = (size_t)(nd ? nd : 1);
+  double *T = calloc(snd * snd, sizeof(double));
+  double *c = calloc(snd, sizeof(double));
+  double *a = calloc(snd, sizeof(double));
+  double *A = calloc(snd * snd, sizeof(double));
+  double *rhs = calloc(snd, sizeof(double));
+  double *tmp = calloc(snd, sizeof(double));
+  int rc = DG_OK;
+  if (!T || !c || !a || !A || !rhs || !tmp) {
+    rc = DG_ERR_NOMEM;
+    snprintf(why, why_size, "out of memory");
+    goto done;
+  }
+  for (int j = 0; j < nd; j++)
+    T[(size_t)j * snd + (size_t)j] = 1.0;
+  int nz = nd;
+  for (int i = 0; i < n; i++) {
+    const double *gr = sim->G + (size_t)node[i] * st;
+    double b = value[i], scale = 0.0;
+    for (int j = 0; j < nd; j++) {
+      b -= gr[j] * c[j];
+      scale = fmax(scale, fabs(gr[j]));
+    }
+    int jp = -1;
+    double best = 0.0;
+    for (int k = 0; k < nz; k++) {
+      double v = 0.0;
+      for (int j = 0; j < nd; j++)
+        v += gr[j] * T[(size_t)j * snd + (size_t)k];
+      a[k] = v;
+      if (fabs(v) > best) {
+        best = fabs(v);
+        jp = k;
+      }
+    }
+    if (jp < 0 || best <= PIVOT_EPS * fmax(scale, 1e-300)) {
+      if (fabs(b) > 1e-9 * (fabs(value[i]) + 1.0)) {
+        char lab[128];
+        node_label(sim, node[i], lab, sizeof lab);
+        snprintf(why, why_size,
+                 "initial speed of %s (%g) contradicts the other initial values: the current "
+                 "mode connects them rigidly (it would have to be %g)",
+                 lab, value[i], value[i] - b);
+        rc = DG_ERR_RANGE;
+        goto done;
+      }
+      continue;
+    }
+    for (int j = 0; j < nd; j++) {
+      double *tj = T + (size_t)j * snd;
+      double pv = tj[jp];
+      c[j] += pv * b / a[jp];
+      for (int k = 0; k < nz; k++)
+        if (k != jp)
+          tj[k] -= pv * a[k] / a[jp];
+      for (int k = jp; k < nz - 1; k++)
+        tj[k] = tj[k + 1];
+    }
+    nz--;
+  }
+  /* (TᵀMT) z = TᵀM(q0 − c) */
+  for (int j = 0; j < nd; j++)
+    tmp[j] = sim->q[j] - c[j];
+  for (int k = 0; k < nz; k++) {
+    double v = 0.0;
+    for (int i = 0; i < nd; i++) {
+      double mi = 0.0;
+      for (int j = 0; j < nd; j++)
+        mi += sim->M[(size_t)i * st + (size_t)j] * tmp[j];
+      v += T[(size_t)i * snd + (size_t)k] * mi;
+    }
+    rhs[k] = v;
+    for (int l = 0; l < nz; l++) {
+      double m = 0.0;
+      for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++)
+          m += T[(size_t)i * snd + (size_t)k] * sim->M[(size_t)i * st + (size_t)j] *
+               T[(size_t)j * snd + (size_t)l];
+      A[(size_t)k * snd + (size_t)l] = m;
+    }
+  }
+  if (nz > 0 && cholesky(A, A, nz, snd) != 0) {
+    rc = DG_ERR_INERTIA;
+    snprintf(why, why_size, "initial speeds leave a degree of freedom without inertia");
+    goto done;
+  }
+  if (nz > 0)
+    cholesky_solve(A, nz, snd, rhs);
+  for (int j = 0; j < nd; j++) {
+    double v = c[j];
+    for (int k = 0; k < nz; k++)
+      v += T[(size_t)j * snd + (size_t)k] * rhs[k];
+    sim->q[j] = v;
+  }
+  dg_solver_speeds(sim, sim->q, sim->x);
+  sim->lambda_valid = false;
+done:
+  free(T);
+  free(c);
+  free(a);
+  free(A);
+  free(rhs);
+  free(tmp);
+  return rc;
+}

@@ -1,0 +1,611 @@
+/* Small shared services of the library: an arena for data that lives as long
+ * as a graph, error values and the collector that reports every problem,
+ * JSON pointers, "did you mean" suggestions, and JSON loading with errors
+ * mapped to line and column. Nothing here keeps global state. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Codes and error values                                                   */
+
+const char *dg_code_name(int code) {
+  static const char *const names[] = {
+#define DG_CODE_NAME_(name, text) #name,
+      DG_CODE_MAP(DG_CODE_NAME_)
+#undef DG_CODE_NAME_
+  };
+  if (code < 0 || code >= DG_CODE_COUNT)
+    return "?";
+  return names[code];
+}
+
+/* The one-line description of a code, used when an error carries no text. */
+static const char *code_text(int code) {
+  static const char *const texts[] = {
+#define DG_CODE_TEXT_(name, text) text,
+      DG_CODE_MAP(DG_CODE_TEXT_)
+#undef DG_CODE_TEXT_
+  };
+  if (code < 0 || code >= DG_CODE_COUNT)
+    return "unknown error";
+  return texts[code];
+}
+
+int dg_error_format(const dg_error *err, char *buf, size_t size) {
+  if (!err)
+    return snprintf(buf, size, "%s", "");
+  const char *text = err->text[0] ? err->text : code_text(err->code);
+  const char *file = err->file;
+  const char *sep = file[0] ? ":" : "";
+  if (err->line > 0) {
+    /* The compiler style: editors jump to `file:line:column`. */
+    if (err->column > 0)
+      return snprintf(buf, size, "%s%s%d:%d: %s", file, sep, err->line, err->column, text);
+    return snprintf(buf, size, "%s%s%d: %s", file, sep, err->line, text);
+  }
+  return snprintf(buf, size, "%s%s%s%s%s", file, file[0] ? ": " : "", err->path,
+                  err->path[0] ? ": " : "", text);
+}
+
+void dg_error_clear(dg_error *err) {
+  if (err)
+    memset(err, 0, sizeof *err);
+}
+
+/* Copies into a fixed-size field, truncating and always terminating. */
+static void copy_field(char *dst, size_t size, const char *src) {
+  snprintf(dst, size, "%s", src ? src : "");
+}
+
+static void error_vfill(dg_error *err, int code, const char *file, const char *path, int line,
+                        int column, const char *fmt, va_list ap) {
+  memset(err, 0, sizeof *err);
+  err->code = code;
+  copy_field(err->file, sizeof err->file, file);
+  copy_field(err->path, sizeof err->path, path);
+  err->line = line > 0 ? line : 0;
+  err->column = line > 0 && column > 0 ? column : 0;
+  if (fmt)
+    vsnprintf(err->text, sizeof err->text, fmt, ap);
+}
+
+/* Overwrites: public entry points clear `err` first and stop at the first
+ * failure, so the first error is the one that is kept. */
+void dg_error_set(dg_error *err, int code, const char *file, const char *path, const char *fmt,
+                  ...) {
+  if (!err)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  error_vfill(err, code, file, path, 0, 0, fmt, ap);
+  va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Error collection                                                         */
+
+void dg_diag_init(dg_diag *d, const char *file, dg_diag_fn fn, void *user) {
+  memset(d, 0, sizeof *d);
+  d->file = file ? file : "";
+  d->fn = fn;
+  d->user = user;
+}
+
+void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, const char *fmt,
+                  va_list ap) {
+  if (!d)
+    return;
+  dg_error e;
+  error_vfill(&e, code, d->file, path, line, column, fmt, ap);
+  if (d->count == 0)
+    d->first = e;
+  if (d->count < INT_MAX)
+    d->count++;
+  if (d->fn)
+    d->fn(&e, d->user);
+}
+
+void dg_diag_add(dg_diag *d, int code, const char *path, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dg_diag_vadd(d, code, path, 0, 0, fmt, ap);
+  va_end(ap);
+}
+
+/* Like dg_diag_add, with a position in the text (syntax errors). */
+static void diag_at(dg_diag *d, int code, int line, int column, const char *fmt, ...)
+    DG_PRINTF(5, 6);
+static void diag_at(dg_diag *d, int code, int line, int column, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dg_diag_vadd(d, code, "", line, column, fmt, ap);
+  va_end(ap);
+}
+
+void dg_diag_to_error(const dg_diag *d, dg_error *err) {
+  if (d && err && d->count > 0)
+    *err = d->first;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arena                                                                    */
+
+/* Chunks are calloc'ed and never reused, so every allocation is zeroed
+ * without a memset. Alignment is computed on addresses, so it holds even
+ * where malloc only guarantees 8 bytes. */
+#define ARENA_ALIGN ((size_t)16)
+#define ARENA_CHUNK ((size_t)16384)
+
+typedef struct arena_chunk {
+  struct arena_chunk *next;
+  unsigned char *cur; /* next free byte */
+  unsigned char *end;
+} arena_chunk;
+
+struct dg_arena {
+  arena_chunk *head; /* the chunk being filled; large blocks are linked behind it */
+};
+
+static arena_chunk *chunk_new(size_t capacity) {
+  if (capacity > SIZE_MAX - sizeof(arena_chunk) - ARENA_ALIGN)
+    return NULL;
+  arena_chunk *c = calloc(1, sizeof(arena_chunk) + ARENA_ALIGN + capacity);
+  if (!c)
+    return NULL;
+  c->cur = (unsigned char *)(c + 1);
+  c->end = c->cur + ARENA_ALIGN + capacity;
+  return c;
+}
+
+/* Address of the first aligned byte at or after p. */
+static unsigned char *align_up(unsigned char *p) {
+  uintptr_t mis = (uintptr_t)p % ARENA_ALIGN;
+  return mis ? p + (ARENA_ALIGN - mis) : p;
+}
+
+dg_arena *dg_arena_new(void) { return calloc(1, sizeof(dg_arena)); }
+
+void *dg_arena_alloc(dg_arena *a, size_t size) {
+  DG_ASSERT(a);
+  if (!a)
+    return NULL;
+  if (size == 0)
+    size = 1; /* distinct pointers for distinct calls */
+  arena_chunk *c = a->head;
+  if (c) {
+    unsigned char *p = align_up(c->cur);
+    if (p <= c->end && size <= (size_t)(c->end - p)) {
+      c->cur = p + size;
+      return p;
+    }
+  }
+  if (size > ARENA_CHUNK / 4) {
+    /* A large block gets a chunk of its own, linked behind the current one
+     * so the free space left there is still used by later small requests. */
+    arena_chunk *big = chunk_new(size);
+    if (!big)
+      return NULL;
+    unsigned char *p = align_up(big->cur);
+    big->cur = p + size;
+    if (c) {
+      big->next = c->next;
+      c->next = big;
+    } else {
+      a->head = big;
+    }
+    return p;
+  }
+  arena_chunk *fresh = chunk_new(ARENA_CHUNK);
+  if (!fresh)
+    return NULL;
+  fresh->next = c;
+  a->head = fresh;
+  unsigned char *p = align_up(fresh->cur);
+  fresh->cur = p + size;
+  return p;
+}
+
+char *dg_arena_strdup(dg_arena *a, const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = dg_arena_alloc(a, n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+void dg_arena_free(dg_arena *a) {
+  if (!a)
+    return;
+  arena_chunk *c = a->head;
+  while (c) {
+    arena_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  free(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON pointers (RFC 6901)                                                 */
+
+void dg_pointer_append(char *buf, size_t size, const char *base, const char *token) {
+  if (!buf || size == 0)
+    return;
+  if (!base)
+    base = "";
+  if (!token)
+    token = "";
+  /* `base` may be `buf` itself (appending in place). */
+  size_t len = strlen(base);
+  if (len > size - 1)
+    len = size - 1;
+  if (base != buf)
+    memmove(buf, base, len);
+  buf[len] = '\0';
+  if (len + 1 >= size)
+    return;
+  buf[len++] = '/';
+  for (const char *t = token; *t; t++) {
+    const char *esc = *t == '~' ? "~0" : *t == '/' ? "~1" : NULL;
+    size_t need = esc ? 2 : 1;
+    /* Stop rather than split an escape: a truncated path stays valid. */
+    if (len + need >= size)
+      break;
+    if (esc) {
+      buf[len++] = esc[0];
+      buf[len++] = esc[1];
+    } else {
+      buf[len++] = *t;
+    }
+  }
+  buf[len] = '\0';
+}
+
+void dg_pointer_index(char *buf, size_t size, const char *base, size_t index) {
+  char token[32];
+  snprintf(token, sizeof token, "%zu", index);
+  dg_pointer_append(buf, size, base, token);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Suggestions                                                              */
+
+/* Optimal string alignment distance (Levenshtein plus adjacent
+ * transpositions), ASCII case-insensitive: "ratoi" is one edit from "ratio",
+ * as a typist would count it. Three rolling rows of the DP table, on the
+ * stack for names of ordinary length. */
+#define EDIT_STACK_LEN 64
+
+static int clamp_int(size_t v) { return v < (size_t)INT_MAX ? (int)v : INT_MAX; }
+
+int dg_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la == 0 || lb == 0)
+    return clamp_int(la + lb);
+  if (la >= (size_t)INT_MAX / 2 || lb >= (size_t)INT_MAX / 2)
+    return INT_MAX;
+  int small[3 * (EDIT_STACK_LEN + 1)];
+  int *rows = small;
+  if (lb > EDIT_STACK_LEN) {
+    rows = malloc(3 * (lb + 1) * sizeof *rows);
+    if (!rows)
+      return INT_MAX;
+  }
+  int *prev2 = rows, *prev = rows + (lb + 1), *cur = rows + 2 * (lb + 1);
+  for (size_t j = 0; j <= lb; j++)
+    prev[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = (int)i;
+    int ca = tolower((unsigned char)a[i - 1]);
+    for (size_t j = 1; j <= lb; j++) {
+      int cb = tolower((unsigned char)b[j - 1]);
+      int best = prev[j - 1] + (ca != cb);
+      if (prev[j] + 1 < best)
+        best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best)
+        best = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < best)
+        best = prev2[j - 2] + 1;
+      cur[j] = best;
+    }
+    int *t = prev2;
+    prev2 = prev;
+    prev = cur;
+    cur = t;
+  }
+  int d = prev[lb];
+  if (rows != small)
+    free(rows);
+  return d;
+}
+
+/* Whether `part` is `whole` up to a "_" boundary: "redline" of
+ * "redline_rpm", a key written without its unit suffix. */
+static bool is_word_prefix(const char *part, const char *whole) {
+  size_t n = strlen(part);
+  return n >= 3 && strncmp(part, whole, n) == 0 && whole[n] == '_';
+}
+
+/* A suggestion must be close relative to the word (a third of its letters,
+ * at least one edit) and must not be a complete rewrite of a short name
+ * ("x" is not a typo of "k"). Ties go to the earlier candidate. Failing
+ * that, a name that differs by a whole "_" suffix (a unit) is offered. */
+const char *dg_suggest(const char *word, const char *const *candidates, int n) {
+  if (!word || !candidates)
+    return NULL;
+  size_t lw = strlen(word);
+  size_t limit = lw / 3 > 1 ? lw / 3 : 1;
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (int i = 0; i < n; i++) {
+    const char *c = candidates[i];
+    if (!c)
+      continue;
+    size_t lc = strlen(c);
+    size_t longest = lc > lw ? lc : lw;
+    if (longest - (lc < lw ? lc : lw) > limit)
+      continue; /* the length difference alone is too large */
+    size_t d = (size_t)dg_edit_distance(word, c);
+    if (d <= limit && d < longest && d < best_d) {
+      best = c;
+      best_d = d;
+    }
+  }
+  for (int i = 0; !best && i < n; i++) {
+    const char *c = candidates[i];
+    if (c && (is_word_prefix(word, c) || is_word_prefix(c, word)))
+      best = c;
+  }
+  return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files and JSON                                                           */
+
+char *dg_read_file(const char *path, size_t *len) {
+  if (!path) {
+    errno = EINVAL;
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  /* Read in growing blocks rather than trusting a file size: pipes and
+   * /dev/stdin have none. */
+  size_t cap = 8192, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    errno = ENOMEM;
+    return NULL;
+  }
+  for (;;) {
+    if (cap - n < 2) {
+      if (cap > SIZE_MAX / 2) {
+        free(buf);
+        fclose(f);
+        errno = EFBIG;
+        return NULL;
+      }
+      char *bigger = realloc(buf, cap * 2);
+      if (!bigger) {
+        free(buf);
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) {
+      if (ferror(f)) {
+        int saved = errno ? errno : EIO;
+        free(buf);
+        fclose(f);
+        errno = saved;
+        return NULL;
+      }
+      break;
+    }
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (len)
+    *len = n;
+  return buf;
+}
+
+const char *dg_json_type_name(const json_t *v) {
+  if (!v)
+    return "nothing";
+  switch (json_typeof(v)) {
+  case JSON_OBJECT:
+    return "object";
+  case JSON_ARRAY:
+    return "array";
+  case JSON_STRING:
+    return "string";
+  case JSON_INTEGER:
+  case JSON_REAL:
+    return "number";
+  case JSON_TRUE:
+  case JSON_FALSE:
+    return "boolean";
+  case JSON_NULL:
+    return "null";
+  }
+  return "value";
+}
+
+/* Number of UTF-8 code points in s[0..n): jansson counts columns that way. */
+static int utf8_length(const char *s, size_t n) {
+  int count = 0;
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80)
+      count++;
+  return count;
+}
+
+/* jansson quotes the offending token as "... near '<token>'" (only when it is
+ * at most 20 bytes). Copies the token into tok and returns the message part
+ * before it, or returns the whole message with tok empty. */
+static void split_near(const char *msg, char *head, size_t head_size, char *tok, size_t tok_size) {
+  const char *near = strstr(msg, " near '");
+  size_t mlen = strlen(msg);
+  tok[0] = '\0';
+  if (!near || mlen < 1 || msg[mlen - 1] != '\'') {
+    snprintf(head, head_size, "%s", msg);
+    return;
+  }
+  const char *t = near + 7;
+  size_t tlen = (size_t)(msg + mlen - 1 - t);
+  snprintf(head, head_size, "%.*s", (int)(near - msg), msg);
+  snprintf(tok, tok_size, "%.*s", (int)tlen, t);
+}
+
+/* The JSON string literal that ends just before byte `end` of text (the
+ * duplicate key jansson has just read), or false. */
+static bool key_literal_before(const char *text, size_t end, size_t *start) {
+  if (end < 2 || text[end - 1] != '"')
+    return false;
+  for (size_t i = end - 1; i-- > 0;) {
+    if (text[i] != '"')
+      continue;
+    size_t slashes = 0;
+    while (slashes < i && text[i - 1 - slashes] == '\\')
+      slashes++;
+    if (slashes % 2 == 0) {
+      *start = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool is_blank(const char *s) {
+  for (; *s; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+      return false;
+  return true;
+}
+
+static bool is_non_finite_word(const char *tok) {
+  static const char *const words[] = {"nan",  "-nan",     "+nan",      "inf",      "-inf",
+                                      "+inf", "infinity", "-infinity", "+infinity"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    size_t k = 0;
+    while (words[i][k] && tolower((unsigned char)tok[k]) == words[i][k])
+      k++;
+    if (!words[i][k] && !tok[k])
+      return true;
+  }
+  return false;
+}
+
+/* Whether the token that ends at byte `end` (of length `toklen`) starts a
+ * NaN or Infinity literal. The word is read from the text because jansson
+ * gives up at the first character it cannot use: "-" of "-Infinity". */
+static bool non_finite_at(const char *text, int end, size_t toklen, char *word, size_t size) {
+  if (end < 0 || (size_t)end < toklen || (size_t)end > strlen(text))
+    return false;
+  const char *p = text + ((size_t)end - toklen);
+  size_t n = 0;
+  while (n + 1 < size && (isalpha((unsigned char)p[n]) || (n == 0 && (p[0] == '-' || p[0] == '+'))))
+    n++;
+  memcpy(word, p, n);
+  word[n] = '\0';
+  return is_non_finite_word(word);
+}
+
+/* Turns jansson's error into ours: a clear lowercase text, and the column of
+ * the start of the offending token (jansson reports its last character). */
+static void report_json_error(const char *text, const json_error_t *je, dg_diag *diag) {
+  int line = je->line > 0 ? je->line : 1;
+  int column = je->column;
+  char head[JSON_ERROR_TEXT_LENGTH], tok[JSON_ERROR_TEXT_LENGTH];
+  split_near(je->text, head, sizeof head, tok, sizeof tok);
+  if (tok[0] && !strchr(tok, '\n')) {
+    int back = utf8_length(tok, strlen(tok)) - 1;
+    if (column - back >= 1)
+      column -= back;
+  }
+  if (column < 1)
+    column = 1;
+  if (head[0] >= 'A' && head[0] <= 'Z')
+    head[0] = (char)(head[0] - 'A' + 'a');
+
+  switch (json_error_code(je)) {
+  case json_error_duplicate_key: {
+    /* The token may be missing (long keys), so take the key from the text:
+     * jansson stops right after its closing quote. */
+    size_t end = je->position > 0 ? (size_t)je->position : 0, start;
+    if (end <= strlen(text) && key_literal_before(text, end, &start)) {
+      int key_column = je->column - utf8_length(text + start, end - start) + 1;
+      diag_at(diag, DG_ERR_SYNTAX, line, key_column >= 1 ? key_column : 1,
+              "duplicate object key %.*s", (int)(end - start), text + start);
+    } else {
+      diag_at(diag, DG_ERR_SYNTAX, line, column, "duplicate object key%s%s", tok[0] ? " " : "",
+              tok);
+    }
+    return;
+  }
+  case json_error_end_of_input_expected:
+    diag_at(diag, DG_ERR_SYNTAX, line, column,
+            "unexpected text after the end of the JSON document near '%s'", tok);
+    return;
+  default:
+    break;
+  }
+  char word[16];
+  if (tok[0] && non_finite_at(text, je->position, strlen(tok), word, sizeof word)) {
+    diag_at(diag, DG_ERR_SYNTAX, line, column,
+            "invalid number '%s': NaN and Infinity are not allowed in JSON", word);
+    return;
+  }
+  if (strncmp(head, "'[' or '{' expected", 19) == 0) {
+    if (tok[0])
+      diag_at(diag, DG_ERR_SYNTAX, line, column, "expected a JSON object, got '%s'", tok);
+    else
+      diag_at(diag, DG_ERR_SYNTAX, line, column, "expected a JSON object");
+    return;
+  }
+  if (tok[0])
+    diag_at(diag, DG_ERR_SYNTAX, line, column, "%s near '%s'", head, tok);
+  else
+    diag_at(diag, DG_ERR_SYNTAX, line, column, "%s", head);
+}
+
+json_t *dg_json_parse(const char *text, const char *file, dg_diag *diag) {
+  (void)file; /* the collector already names the file */
+  if (!text)
+    text = "";
+  /* A UTF-8 byte order mark, as some editors write, is not an error
+   * (RFC 8259 lets parsers ignore it); it is invisible, so columns are
+   * counted after it. */
+  if ((unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+      (unsigned char)text[2] == 0xBF)
+    text += 3;
+  if (is_blank(text)) {
+    diag_at(diag, DG_ERR_SYNTAX, 1, 1, "empty file, expected a JSON object");
+    return NULL;
+  }
+  json_error_t je;
+  /* Defaults on purpose: the top level must be an object or array, trailing
+   * text is an error, NUL escapes are refused. */
+  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  if (!root)
+    report_json_error(text, &je, diag);
+  return root;
+}

@@ -1,0 +1,205 @@
+/* Graph loading and checks: the invalid corpus (every problem, in order,
+ * with path and message), the good example graphs, and the API. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct collected {
+  char text[8192];
+  size_t len;
+  int count;
+} collected;
+
+static void collect(const dg_error *err, void *user) {
+  collected *c = user;
+  char line[1024];
+  dg_error_format(err, line, sizeof line);
+  c->len += (size_t)snprintf(c->text + c->len, sizeof c->text - c->len, "%s\n", line);
+  c->count++;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *buf = calloc(1, 1 << 16);
+  size_t n = fread(buf, 1, (1 << 16) - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static int cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every tests/data/invalid/NAME.json reports exactly NAME.expected. */
+START_TEST(test_invalid_corpus) {
+  char dir[1024];
+  dg_test_path(dir, sizeof dir, "tests/data/invalid");
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "no %s", dir);
+  char *names[256];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 256) {
+    size_t len = strlen(e->d_name);
+    if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
+      names[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof names[0], cmp);
+  ck_assert_int_ge(n, 24);
+  dg_registry *reg = dg_test_registry();
+  for (int i = 0; i < n; i++) {
+    char path[1200], expath[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    snprintf(expath, sizeof expath, "%s/%.*s.expected", dir, (int)strlen(names[i]) - 5, names[i]);
+    char *text = slurp(path), *expected = slurp(expath);
+    collected got = {.len = 0};
+    dg_graph_info info;
+    int count = dg_graph_validate_string(reg, text, names[i], collect, &got, &info);
+    ck_assert_msg(count > 0, "%s validated", names[i]);
+    ck_assert_int_eq(count, got.count);
+    ck_assert_msg(strcmp(got.text, expected) == 0, "%s:\n--- got\n%s--- expected\n%s", names[i],
+                  got.text, expected);
+    /* loading reports the first of them */
+    dg_error err;
+    ck_assert_ptr_null(dg_graph_load_string(reg, text, names[i], &err));
+    char first[1024];
+    dg_error_format(&err, first, sizeof first);
+    ck_assert_msg(strncmp(expected, first, strlen(first)) == 0, "%s: first error %s", names[i],
+                  first);
+    free(text);
+    free(expected);
+    free(names[i]);
+  }
+  dg_registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_error_codes_and_fields) {
+  dg_error err = dg_test_graph_error("{\"drivegraph\":1,\"blocks\":{\"g\":{\"type\":\"gear\","
+                                     "\"ratio\":-2}},\"connections\":[]}");
+  ck_assert_int_eq(err.code, DG_ERR_RANGE);
+  ck_assert_str_eq(err.file, "test.json");
+  ck_assert_str_eq(err.path, "/blocks/g/ratio");
+  ck_assert_str_eq(err.text, "must be > 0 (got -2)");
+  ck_assert_int_eq(err.line, 0);
+  ck_assert_str_eq(dg_code_name(err.code), "ERR_RANGE");
+
+  err = dg_test_graph_error("{\"drivegraph\":1,\n \"blocks\": }");
+  ck_assert_int_eq(err.code, DG_ERR_SYNTAX);
+  ck_assert_int_eq(err.line, 2);
+  ck_assert_int_gt(err.column, 0);
+
+  err = dg_test_graph_error("{\"drivegraph\":1,\"blocks\":{\"g\":{\"type\":\"gear\",\"ratio\":2},"
+                            "\"h\":{\"type\":\"gear\",\"ratio\":2}},"
+                            "\"connections\":[[\"g.in\",\"h.in\"]]}");
+  ck_assert_int_eq(err.code, DG_ERR_PORT);
+  ck_assert_str_eq(err.path, "/connections/0");
+
+  dg_graph *g = dg_graph_load_file(NULL, "/nonexistent/graph.json", &err);
+  ck_assert_ptr_null(g);
+  ck_assert_int_eq(err.code, DG_ERR_IO);
+  ck_assert_str_eq(err.file, "/nonexistent/graph.json");
+  ck_assert_str_eq(err.text, "cannot read file: No such file or directory");
+}
+END_TEST
+
+/* Connections may be written in either order; they are stored out → in. */
+START_TEST(test_connection_order_and_accessors) {
+  dg_graph *g = dg_test_graph("{\"drivegraph\":1,\"name\":\"rig\",\"blocks\":{"
+                              "\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+                              "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+                              "\"connections\":[[\"ld.in\",\"src.out\"]]}");
+  ck_assert_str_eq(dg_graph_name(g), "rig");
+  ck_assert_int_eq(dg_graph_block_count(g), 2);
+  ck_assert_str_eq(dg_graph_block_id(g, 1), "ld");
+  ck_assert_str_eq(dg_graph_block_type(g, 1), "load");
+  ck_assert_int_eq(dg_graph_connection_count(g), 1);
+  const char *from, *to;
+  dg_graph_connection(g, 0, &from, &to);
+  ck_assert_str_eq(from, "src.out");
+  ck_assert_str_eq(to, "ld.in");
+  dg_graph_free(g);
+  dg_graph_free(NULL);
+}
+END_TEST
+
+/* The example graphs validate, with their DOF counts. */
+START_TEST(test_example_graphs) {
+  static const struct {
+    const char *file;
+    int blocks, connections, dofs;
+  } cases[] = {
+      {"graphs/gear_train.json", 5, 4, 1},
+      {"graphs/open_diff_axle.json", 5, 4, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[1024];
+    dg_test_path(path, sizeof path, cases[i].file);
+    dg_graph_info info;
+    int n = dg_graph_validate_file(NULL, path, NULL, NULL, &info);
+    ck_assert_msg(n == 0, "%s: %d problems", cases[i].file, n);
+    ck_assert_int_eq(info.blocks, cases[i].blocks);
+    ck_assert_int_eq(info.connections, cases[i].connections);
+    ck_assert_int_eq(info.dofs, cases[i].dofs);
+    ck_assert_int_eq(info.modes, 1);
+  }
+}
+END_TEST
+
+/* validate checks every mode: 2 couplers give 4 combinations. */
+START_TEST(test_modes_enumerated) {
+  dg_registry *reg = dg_test_registry();
+  const char *json = "{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+                     "\"c1\":{\"type\":\"test_coupler\"},"
+                     "\"mid\":{\"type\":\"inertia\",\"inertia\":0.5},"
+                     "\"c2\":{\"type\":\"test_coupler\"},"
+                     "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+                     "\"connections\":[[\"src.out\",\"c1.in\"],[\"c1.out\",\"mid.in\"],"
+                     "[\"mid.out\",\"c2.in\"],[\"c2.out\",\"ld.in\"]]}";
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(reg, json, "m.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 4);
+  ck_assert_int_eq(info.dofs, 1);
+  dg_registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_registry) {
+  dg_registry *reg = dg_registry_new();
+  ck_assert_int_ge(dg_registry_count(reg), 5);
+  ck_assert_ptr_nonnull(dg_registry_find(reg, "gear"));
+  ck_assert_ptr_null(dg_registry_find(reg, "nope"));
+  dg_error err;
+  ck_assert_int_eq(dg_registry_add(reg, dg_registry_find(reg, "gear"), &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "block type \"gear\" is already registered");
+  static const dg_block_class old_abi = {.abi = 0, .type = "old"};
+  ck_assert_int_eq(dg_registry_add(reg, &old_abi, &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "block class old: built for block ABI 0, this library has 1");
+  dg_registry_free(reg);
+  dg_registry_free(NULL);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("graph");
+  TCase *tc = tcase_create("errors");
+  tcase_add_test(tc, test_invalid_corpus);
+  tcase_add_test(tc, test_error_codes_and_fields);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("load");
+  tcase_add_test(tc, test_connection_order_and_accessors);
+  tcase_add_test(tc, test_example_graphs);
+  tcase_add_test(tc, test_modes_enumerated);
+  tcase_add_test(tc, test_registry);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }

@@ -1,0 +1,425 @@
+/* Solver: coupled inertia, RK4, efficiency, projection, multipliers,
+ * initial values, threads. Every expectation is a closed form. */
+#include "testutil.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Constant accelerations are integrated exactly by RK4, so what remains is
+ * round-off: ~1e-16 per operation over ~1e4 operations. */
+#define TOL_EXACT 1e-10
+
+static void step_n(dg_sim *sim, int n, double dt) {
+  for (int i = 0; i < n; i++) {
+    int rc = dg_sim_step(sim, dt);
+    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
+  }
+}
+
+static void set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
+  int ids[8];
+  for (int i = 0; i < n; i++) {
+    ids[i] = dg_sim_signal_find(sim, names[i]);
+    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
+  }
+  dg_error err;
+  int rc = dg_sim_set_initial(sim, n, ids, values, &err);
+  ck_assert_msg(rc == DG_OK, "set_initial: %s", err.text);
+}
+
+static dg_graph *gear_rig(double torque, double eff) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{"
+           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":%.17g},"
+           "\"g\":{\"type\":\"gear\",\"ratio\":3,\"efficiency\":%.17g},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1.0}},"
+           "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
+           torque, eff);
+  return dg_test_graph(json);
+}
+
+/* T·k / (I_load + I_src·k²) */
+START_TEST(test_gear_acceleration) {
+  dg_graph *g = gear_rig(10.0, 1.0);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  double m;
+  dg_sim_mass_matrix(sim, &m);
+  ck_assert_double_eq_tol(m, 1.0 + 0.1 * 9.0, 1e-15);
+  step_n(sim, 1000, 1e-3);
+  double alpha = 10.0 * 3.0 / (1.0 + 0.1 * 9.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), alpha * 1.0, TOL_EXACT * alpha);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 3.0 * alpha, TOL_EXACT * alpha);
+  ck_assert_double_eq_tol(dg_sim_time(sim), 1.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Driving torque reaches the load × η; braking torque × 1/η. */
+START_TEST(test_efficiency_driving_and_braking) {
+  const double eta = 0.9, J = 1.0 + 0.1 * 9.0;
+  dg_graph *g = gear_rig(10.0, eta);
+  dg_sim *sim = dg_test_sim(g);
+  step_n(sim, 1000, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), eta * 30.0 / J, TOL_EXACT);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  g = gear_rig(-10.0, eta);
+  sim = dg_test_sim(g);
+  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){100.0});
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 300.0, 1e-12);
+  step_n(sim, 1000, 1e-3); /* the load keeps turning forward: braking all along */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 100.0 - 30.0 / eta / J, TOL_EXACT * 100);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+static dg_graph *axle(const char *kind, double il, double ir, double torque, double c1) {
+  char json[1400];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{"
+           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":%.17g},"
+           "\"final\":{\"type\":\"gear\",\"ratio\":4.1},"
+           "\"diff\":{\"type\":\"differential\",\"kind\":\"%s\"},"
+           "\"l\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g},"
+           "\"r\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g}},"
+           "\"connections\":[[\"src.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
+           "[\"diff.left\",\"l.in\"],[\"diff.right\",\"r.in\"]]}",
+           torque, kind, il, c1, ir, c1);
+  return dg_test_graph(json);
+}
+
+#define IE (0.2 * 4.1 * 4.1)
+
+/* [[I_L + I_e/4, I_e/4], [I_e/4, I_R + I_e/4]] */
+START_TEST(test_open_diff_mass_matrix) {
+  dg_graph *g = axle("open", 1.2, 0.9, 0.0, 0.0);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  double m[4];
+  dg_sim_mass_matrix(sim, m);
+  char name[64];
+  dg_sim_dof_describe(sim, 0, name, sizeof name);
+  if (strcmp(name, "diff.left") != 0) { /* put the left wheel first */
+    ck_assert_str_eq(name, "diff.right");
+    double t = m[0];
+    m[0] = m[3];
+    m[3] = t;
+  }
+  ck_assert_double_eq_tol(m[0], 1.2 + IE / 4, 1e-14);
+  ck_assert_double_eq_tol(m[1], IE / 4, 1e-14);
+  ck_assert_double_eq_tol(m[2], IE / 4, 1e-14);
+  ck_assert_double_eq_tol(m[3], 0.9 + IE / 4, 1e-14);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Symmetric acceleration feels I_e: a = (T k / 2) / (I + I_e / 2). */
+START_TEST(test_open_diff_symmetric_feels_engine) {
+  const double I = 1.0, T = 50.0;
+  dg_graph *g = axle("open", I, I, T, 0.0);
+  dg_sim *sim = dg_test_sim(g);
+  step_n(sim, 500, 1e-3);
+  double a = T * 4.1 / 2.0 / (I + IE / 2.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), a * 0.5, TOL_EXACT * a);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "r.omega"), a * 0.5, TOL_EXACT * a);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A speed difference does not feel the engine: with equal wheels the
+ * difference mode has inertia I alone, so viscous drag c1 decays it as
+ * exp(-c1 t / I) and the engine stays at rest. RK4 at dt = 1 ms on a rate of
+ * 0.5/s has a relative error ~ (h λ)^5 / 120 per step: far below 1e-9. */
+START_TEST(test_open_diff_difference_ignores_engine) {
+  const double I = 1.0, c1 = 0.5;
+  dg_graph *g = axle("open", I, I, 0.0, c1);
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, -10.0});
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 0.0, 1e-12);
+  step_n(sim, 2000, 1e-3);
+  double expect = 10.0 * exp(-c1 * 2.0 / I);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), expect, 1e-9 * 10.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "r.omega"), -expect, 1e-9 * 10.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 0.0, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "diff.speed_diff"), 2 * expect, 2e-9 * 10.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Locked: one DOF with I_L + I_R + I_e (I_e/2 per wheel), and the locking
+ * torque λ = T k (I_L − I_R) / (2 ΣI) from the wheels' equations. */
+START_TEST(test_locked_diff) {
+  const double il = 1.2, ir = 0.9, T = 80.0, k = 4.1;
+  dg_graph *g = axle("locked", il, ir, T, 0.0);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  double m;
+  dg_sim_mass_matrix(sim, &m);
+  ck_assert_double_eq_tol(m, il + ir + IE, 1e-13);
+  step_n(sim, 100, 1e-3);
+  double sum = il + ir + IE;
+  double a = T * k / sum;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), a * 0.1, TOL_EXACT * a);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "r.omega"), a * 0.1, TOL_EXACT * a);
+  double lambda = T * k * (il - ir) / (2.0 * sum);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "diff.locking_torque"), lambda, 1e-9 * T * k);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* No sources, no losses: kinetic energy constant to 1e-9 over 10 s. */
+START_TEST(test_energy_conserved_without_sources) {
+  dg_graph *g = axle("open", 1.2, 0.9, 0.0, 0.0);
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, 30.0});
+  double e0 = dg_sim_kinetic_energy(sim);
+  ck_assert(e0 > 0);
+  step_n(sim, 10000, 1e-3);
+  ck_assert_double_eq_tol(dg_sim_kinetic_energy(sim), e0, 1e-9 * e0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Loads only: energy never increases (to round-off) and does decrease. */
+START_TEST(test_energy_decreases_with_loads) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+      "\"final\":{\"type\":\"gear\",\"ratio\":4.1,\"efficiency\":0.95},"
+      "\"diff\":{\"type\":\"differential\"},"
+      "\"l\":{\"type\":\"load\",\"inertia\":1.2,\"c0\":3,\"c1\":0.4,\"c2\":0.01},"
+      "\"r\":{\"type\":\"load\",\"inertia\":0.9,\"c1\":1.5}},"
+      "\"connections\":[[\"src.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
+      "[\"diff.left\",\"l.in\"],[\"diff.right\",\"r.in\"]]}";
+  dg_graph *g = dg_test_graph(json);
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){40.0, 25.0});
+  double e0 = dg_sim_kinetic_energy(sim), prev = e0;
+  for (int i = 0; i < 5000; i++) {
+    step_n(sim, 1, 1e-3);
+    double e = dg_sim_kinetic_energy(sim);
+    ck_assert_msg(e <= prev + 1e-12 * e0, "energy rose at step %d: %.17g > %.17g", i, e, prev);
+    prev = e;
+  }
+  ck_assert(prev < 0.5 * e0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Work-energy: a constant torque T on a lossless line: KE(t) = T·θ_src(t)
+ * with θ_src = ½ α_src t². */
+START_TEST(test_work_equals_kinetic_energy) {
+  dg_graph *g = gear_rig(10.0, 1.0);
+  dg_sim *sim = dg_test_sim(g);
+  step_n(sim, 2000, 1e-3);
+  double alpha_src = 3.0 * 30.0 / 1.9, t = 2.0;
+  double work = 10.0 * 0.5 * alpha_src * t * t;
+  ck_assert_double_eq_tol(dg_sim_kinetic_energy(sim), work, TOL_EXACT * work);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* RK4 is fourth order: on J ω' = −c2 ω² (ω = ω0 / (1 + c2 ω0 t / J)) the
+ * error at t = 1 falls by 2⁴ = 16 when dt halves (14..18 allows for the
+ * higher-order terms at these step sizes). */
+static double quad_drag_error(double dt) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\"},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1.0,\"c2\":0.5}},"
+      "\"connections\":[[\"src.out\",\"ld.in\"]]}";
+  dg_graph *g = dg_test_graph(json);
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){10.0});
+  int n = (int)lround(1.0 / dt);
+  step_n(sim, n, dt);
+  double err = fabs(dg_test_signal(sim, "ld.omega") - 10.0 / (1.0 + 0.5 * 10.0 * 1.0));
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  return err;
+}
+
+START_TEST(test_rk4_fourth_order) {
+  double e1 = quad_drag_error(0.02), e2 = quad_drag_error(0.01), e3 = quad_drag_error(0.005);
+  ck_assert_msg(e1 / e2 > 14.0 && e1 / e2 < 18.0, "ratio %g (errors %g %g)", e1 / e2, e1, e2);
+  ck_assert_msg(e2 / e3 > 14.0 && e2 / e3 < 18.0, "ratio %g (errors %g %g)", e2 / e3, e2, e3);
+}
+END_TEST
+
+static const char *coupler_graph =
+    "{\"drivegraph\":1,\"blocks\":{"
+    "\"src\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+    "\"c\":{\"type\":\"test_coupler\",\"ratio\":2,\"start_coupled\":false},"
+    "\"ld\":{\"type\":\"load\",\"inertia\":2.0}},"
+    "\"connections\":[[\"src.out\",\"c.in\"],[\"c.out\",\"ld.in\"]]}";
+
+/* Engaging conserves generalized momentum: p = I2 ω2 + k I1 ω1 on the new
+ * DOF, so ω' = p / (I2 + k² I1): a plastic impact that loses energy. */
+START_TEST(test_topology_change_conserves_momentum) {
+  dg_registry *reg = dg_test_registry();
+  dg_graph *g = dg_test_graph_reg(reg, coupler_graph);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100.0, 10.0});
+  double e0 = dg_sim_kinetic_energy(sim);
+  int couple = dg_sim_input_find(sim, "couple");
+  ck_assert_int_ge(couple, DG_NUM_STD_INPUTS);
+  dg_sim_set_input(sim, couple, 1.0);
+  step_n(sim, 1, 1e-3);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 1);
+  double p = 2.0 * 10.0 + 2.0 * 0.5 * 100.0, J = 2.0 + 4.0 * 0.5;
+  double momentum;
+  dg_sim_momentum(sim, &momentum);
+  ck_assert_double_eq_tol(momentum, p, 1e-12 * p);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), p / J, 1e-12 * p);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * p / J, 1e-12 * p);
+  ck_assert(dg_sim_kinetic_energy(sim) < e0);
+  /* decoupling keeps every speed (the new mode is less constrained) */
+  dg_sim_set_input(sim, couple, 0.0);
+  step_n(sim, 1, 1e-3);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), p / J, 1e-12 * p);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * p / J, 1e-12 * p);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_initial_contradiction) {
+  dg_registry *reg = dg_test_registry();
+  dg_graph *g = dg_test_graph_reg(reg,
+                                  "{\"drivegraph\":1,\"blocks\":{"
+                                  "\"src\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+                                  "\"c\":{\"type\":\"test_coupler\",\"ratio\":2},"
+                                  "\"ld\":{\"type\":\"load\",\"inertia\":2.0}},"
+                                  "\"connections\":[[\"src.out\",\"c.in\"],[\"c.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  int ids[2] = {dg_sim_signal_find(sim, "src.omega"), dg_sim_signal_find(sim, "ld.omega")};
+  dg_error err;
+  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, (double[]){100.0, 10.0}, &err), DG_ERR_RANGE);
+  ck_assert_str_eq(err.text, "initial speed of c.out (10) contradicts the other initial values: "
+                             "the current mode connects them rigidly (it would have to be 50)");
+  /* consistent values are met exactly */
+  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, (double[]){100.0, 50.0}, &err), DG_OK);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 50.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Two simulations of one graph in two threads give the serial result. */
+typedef struct job {
+  dg_sim *sim;
+  double omega;
+} job;
+
+static void *run_job(void *arg) {
+  job *j = arg;
+  for (int i = 0; i < 20000; i++)
+    dg_sim_step(j->sim, 1e-3);
+  j->omega = dg_sim_signal(j->sim, dg_sim_signal_find(j->sim, "left.omega"));
+  dg_sim_free(j->sim);
+  return NULL;
+}
+
+START_TEST(test_two_threads) {
+  char path[1024];
+  dg_test_path(path, sizeof path, "graphs/open_diff_axle.json");
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(NULL, path, &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  job serial = {dg_test_sim(g), 0}, a = {dg_test_sim(g), 0}, b = {dg_test_sim(g), 0};
+  run_job(&serial);
+  dg_graph_free(g); /* the simulations keep it alive */
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, run_job, &a);
+  pthread_create(&tb, NULL, run_job, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  ck_assert(serial.omega > 10.0);
+  ck_assert(a.omega == serial.omega && b.omega == serial.omega); /* bit-identical */
+}
+END_TEST
+
+/* Run twice, compare bit for bit (determinism). */
+START_TEST(test_deterministic) {
+  dg_graph *g = axle("open", 1.2, 0.9, 35.0, 0.7);
+  double out[2][3];
+  for (int r = 0; r < 2; r++) {
+    dg_sim *sim = dg_test_sim(g);
+    step_n(sim, 3000, 1e-3);
+    out[r][0] = dg_test_signal(sim, "l.omega");
+    out[r][1] = dg_test_signal(sim, "r.omega");
+    out[r][2] = dg_test_signal(sim, "src.omega");
+    dg_sim_free(sim);
+  }
+  for (int i = 0; i < 3; i++)
+    ck_assert(out[0][i] == out[1][i]);
+  dg_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_bad_step_and_signal) {
+  dg_graph *g = gear_rig(1.0, 1.0);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_step(sim, 0.0), DG_ERR_USAGE);
+  ck_assert_str_eq(dg_sim_last_error(sim)->text, "step size must be > 0 (got 0)");
+  ck_assert(isnan(dg_sim_signal(sim, -1)));
+  ck_assert_int_eq(dg_sim_signal_find(sim, "ld.omgea"), -1);
+  dg_error err;
+  double v;
+  ck_assert_int_eq(dg_sim_signal_by_name(sim, "ld.omgea", &v, &err), DG_ERR_UNKNOWN);
+  ck_assert_str_eq(err.text, "unknown signal \"ld.omgea\"; did you mean \"ld.omega\"?");
+  ck_assert_int_eq(dg_sim_input_find(sim, "throttle"), DG_INPUT_THROTTLE);
+  ck_assert_int_eq(dg_sim_input_find(sim, "gear"), DG_INPUT_GEAR);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("solver");
+  TCase *inertia = tcase_create("coupled_inertia");
+  tcase_add_test(inertia, test_gear_acceleration);
+  tcase_add_test(inertia, test_open_diff_mass_matrix);
+  tcase_add_test(inertia, test_open_diff_symmetric_feels_engine);
+  tcase_add_test(inertia, test_open_diff_difference_ignores_engine);
+  tcase_add_test(inertia, test_locked_diff);
+  suite_add_tcase(s, inertia);
+  TCase *energy = tcase_create("energy");
+  tcase_add_test(energy, test_efficiency_driving_and_braking);
+  tcase_add_test(energy, test_energy_conserved_without_sources);
+  tcase_add_test(energy, test_energy_decreases_with_loads);
+  tcase_add_test(energy, test_work_equals_kinetic_energy);
+  suite_add_tcase(s, energy);
+  TCase *num = tcase_create("integration");
+  tcase_add_test(num, test_rk4_fourth_order);
+  tcase_add_test(num, test_deterministic);
+  tcase_add_test(num, test_two_threads);
+  suite_add_tcase(s, num);
+  TCase *topo = tcase_create("topology");
+  tcase_add_test(topo, test_topology_change_conserves_momentum);
+  tcase_add_test(topo, test_initial_contradiction);
+  tcase_add_test(topo, test_bad_step_and_signal);
+  suite_add_tcase(s, topo);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }

@@ -1,0 +1,468 @@
+/* Shared services (lib/util.c): codes, error values and formatting, the
+ * problem collector, the arena, JSON pointers, suggestions, reading files
+ * and JSON syntax errors with line and column. */
+#include "internal.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- codes and errors ---------------------------------------------------- */
+
+START_TEST(code_names) {
+  ck_assert_str_eq(dg_code_name(DG_OK), "OK");
+  ck_assert_str_eq(dg_code_name(DG_ERR_SYNTAX), "ERR_SYNTAX");
+  ck_assert_str_eq(dg_code_name(DG_ERR_RANGE), "ERR_RANGE");
+  ck_assert_str_eq(dg_code_name(DG_ERR_USAGE), "ERR_USAGE");
+  ck_assert_str_eq(dg_code_name(-1), "?");
+  ck_assert_str_eq(dg_code_name(DG_CODE_COUNT), "?");
+}
+END_TEST
+
+static dg_error make_error(const char *file, const char *path, int line, int column,
+                           const char *text) {
+  dg_error e;
+  dg_error_clear(&e);
+  e.code = line ? DG_ERR_SYNTAX : DG_ERR_RANGE;
+  snprintf(e.file, sizeof e.file, "%s", file);
+  snprintf(e.path, sizeof e.path, "%s", path);
+  e.line = line;
+  e.column = column;
+  snprintf(e.text, sizeof e.text, "%s", text);
+  return e;
+}
+
+static const struct {
+  const char *file, *path;
+  int line, column;
+  const char *text, *out;
+} formats[] = {
+    {"g.json", "", 3, 7, "duplicate object key \"a\"", "g.json:3:7: duplicate object key \"a\""},
+    {"", "", 3, 7, "x", "3:7: x"},
+    {"g.json", "", 3, 0, "x", "g.json:3: x"},
+    {"g.json", "/blocks/clutch/max_torque", 0, 0, "must be > 0 (got -5)",
+     "g.json: /blocks/clutch/max_torque: must be > 0 (got -5)"},
+    {"g.json", "", 0, 0, "cannot read file", "g.json: cannot read file"},
+    {"", "/blocks/a", 0, 0, "unknown parameter", "/blocks/a: unknown parameter"},
+    {"", "", 0, 0, "no JSON text given", "no JSON text given"},
+};
+
+START_TEST(error_format) {
+  dg_error e = make_error(formats[_i].file, formats[_i].path, formats[_i].line, formats[_i].column,
+                          formats[_i].text);
+  char buf[512];
+  int n = dg_error_format(&e, buf, sizeof buf);
+  ck_assert_str_eq(buf, formats[_i].out);
+  ck_assert_int_eq(n, (int)strlen(formats[_i].out));
+}
+END_TEST
+
+START_TEST(error_format_truncates_like_snprintf) {
+  dg_error e = make_error("g.json", "/a", 0, 0, "text");
+  char small[5];
+  ck_assert_int_eq(dg_error_format(&e, small, sizeof small), 16);
+  ck_assert_str_eq(small, "g.js");
+  ck_assert_int_eq(dg_error_format(&e, NULL, 0), 16);
+  /* An error without text still says something. */
+  dg_error bare;
+  dg_error_clear(&bare);
+  bare.code = DG_ERR_NOMEM;
+  char buf[64];
+  dg_error_format(&bare, buf, sizeof buf);
+  ck_assert_str_eq(buf, "out of memory");
+}
+END_TEST
+
+START_TEST(error_set_and_clear) {
+  dg_error e;
+  dg_error_set(&e, DG_ERR_USAGE, "f.json", "/x", "bad %s %d", "thing", 3);
+  ck_assert_int_eq(e.code, DG_ERR_USAGE);
+  ck_assert_str_eq(e.file, "f.json");
+  ck_assert_str_eq(e.path, "/x");
+  ck_assert_str_eq(e.text, "bad thing 3");
+  ck_assert_int_eq(e.line, 0);
+  /* The latest call wins: callers clear once and stop at the first failure. */
+  dg_error_set(&e, DG_ERR_IO, NULL, NULL, "second");
+  ck_assert_int_eq(e.code, DG_ERR_IO);
+  ck_assert_str_eq(e.file, "");
+  ck_assert_str_eq(e.path, "");
+  dg_error_clear(&e);
+  ck_assert_int_eq(e.code, DG_OK);
+  ck_assert_str_eq(e.text, "");
+  dg_error_set(NULL, DG_ERR_IO, "", "", "ignored");
+  dg_error_clear(NULL);
+  /* Long texts are cut, never overflow. */
+  char long_text[1000];
+  memset(long_text, 'x', sizeof long_text - 1);
+  long_text[sizeof long_text - 1] = '\0';
+  dg_error_set(&e, DG_ERR_IO, long_text, long_text, "%s", long_text);
+  ck_assert_uint_eq(strlen(e.text), DG_ERROR_TEXT_LEN - 1);
+  ck_assert_uint_eq(strlen(e.file), DG_ERROR_FILE_LEN - 1);
+  ck_assert_uint_eq(strlen(e.path), DG_ERROR_PATH_LEN - 1);
+}
+END_TEST
+
+/* ---- collector ------------------------------------------------------------ */
+
+typedef struct seen {
+  int n;
+  dg_error e[8];
+} seen;
+
+static void collect(const dg_error *err, void *user) {
+  seen *s = user;
+  if (s->n < 8)
+    s->e[s->n++] = *err;
+}
+
+START_TEST(diag_collects_every_problem) {
+  seen s = {0};
+  dg_diag d;
+  dg_diag_init(&d, "sedan.json", collect, &s);
+  ck_assert_int_eq(d.count, 0);
+  dg_diag_add(&d, DG_ERR_RANGE, "/blocks/gear/ratio", "must be > %d (got %g)", 0, -1.0);
+  dg_diag_add(&d, DG_ERR_UNKNOWN, "", "second");
+  dg_diag_add(&d, DG_ERR_PORT, NULL, "third");
+  ck_assert_int_eq(d.count, 3);
+  ck_assert_int_eq(s.n, 3);
+  ck_assert_str_eq(d.first.path, "/blocks/gear/ratio");
+  ck_assert_str_eq(d.first.text, "must be > 0 (got -1)");
+  ck_assert_int_eq(d.first.code, DG_ERR_RANGE);
+  for (int i = 0; i < 3; i++)
+    ck_assert_str_eq(s.e[i].file, "sedan.json");
+  ck_assert_str_eq(s.e[1].text, "second");
+  ck_assert_str_eq(s.e[2].path, "");
+
+  dg_error err;
+  dg_error_clear(&err);
+  dg_diag_to_error(&d, &err);
+  ck_assert_str_eq(err.text, "must be > 0 (got -1)");
+  dg_diag_to_error(&d, NULL);
+}
+END_TEST
+
+START_TEST(diag_without_callback_or_problems) {
+  dg_diag d;
+  dg_diag_init(&d, NULL, NULL, NULL);
+  dg_error err = make_error("keep", "", 0, 0, "unchanged");
+  dg_diag_to_error(&d, &err);
+  ck_assert_str_eq(err.text, "unchanged");
+  dg_diag_add(&d, DG_ERR_IO, "", "x");
+  ck_assert_int_eq(d.count, 1);
+  ck_assert_str_eq(d.first.file, "");
+  dg_diag_add(NULL, DG_ERR_IO, "", "no collector: ignored");
+}
+END_TEST
+
+/* ---- arena ---------------------------------------------------------------- */
+
+START_TEST(arena_aligned_zeroed_and_large) {
+  dg_arena *a = dg_arena_new();
+  ck_assert_ptr_nonnull(a);
+  unsigned char *prev = NULL;
+  for (size_t size = 0; size < 3000; size += 7) {
+    unsigned char *p = dg_arena_alloc(a, size);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq((uintptr_t)p % 16, 0);
+    ck_assert_ptr_ne(p, prev);
+    for (size_t i = 0; i < size; i++)
+      ck_assert_uint_eq(p[i], 0);
+    memset(p, 0xFF, size); /* must not touch any other allocation */
+    prev = p;
+  }
+  /* A large block gets its own chunk; small ones continue around it. */
+  size_t big = 1u << 20;
+  unsigned char *b = dg_arena_alloc(a, big);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq((uintptr_t)b % 16, 0);
+  ck_assert_uint_eq(b[0], 0);
+  ck_assert_uint_eq(b[big - 1], 0);
+  double *d = dg_arena_alloc(a, 3 * sizeof(double));
+  ck_assert_ptr_nonnull(d);
+  ck_assert(d[0] == 0.0 && d[2] == 0.0);
+  char *s = dg_arena_strdup(a, "gearbox");
+  ck_assert_str_eq(s, "gearbox");
+  ck_assert_ptr_null(dg_arena_strdup(a, NULL));
+  ck_assert_ptr_null(dg_arena_alloc(a, SIZE_MAX));
+  dg_arena_free(a);
+  dg_arena_free(NULL);
+}
+END_TEST
+
+/* ---- JSON pointers -------------------------------------------------------- */
+
+START_TEST(pointer_escapes) {
+  char buf[DG_ERROR_PATH_LEN];
+  dg_pointer_append(buf, sizeof buf, "", "blocks");
+  ck_assert_str_eq(buf, "/blocks");
+  dg_pointer_append(buf, sizeof buf, buf, "a/b~c"); /* in place */
+  ck_assert_str_eq(buf, "/blocks/a~1b~0c");
+  dg_pointer_append(buf, sizeof buf, "/blocks", "");
+  ck_assert_str_eq(buf, "/blocks/");
+  dg_pointer_index(buf, sizeof buf, "/connections", 3);
+  ck_assert_str_eq(buf, "/connections/3");
+  dg_pointer_index(buf, sizeof buf, buf, 0);
+  ck_assert_str_eq(buf, "/connections/3/0");
+}
+END_TEST
+
+START_TEST(pointer_truncates_whole_escapes) {
+  char buf[8];
+  dg_pointer_append(buf, sizeof buf, "/abc", "de/f");
+  ck_assert_str_eq(buf, "/abc/de"); /* "~1" would not fit whole */
+  dg_pointer_append(buf, sizeof buf, "/abcdefghijk", "x");
+  ck_assert_str_eq(buf, "/abcdef");
+  char one[1];
+  dg_pointer_append(one, sizeof one, "/a", "b");
+  ck_assert_str_eq(one, "");
+}
+END_TEST
+
+/* ---- suggestions ---------------------------------------------------------- */
+
+static const struct {
+  const char *a, *b;
+  int d;
+} distances[] = {
+    {"", "", 0},
+    {"", "abc", 3},
+    {"abc", "", 3},
+    {"abc", "abc", 0},
+    {"kitten", "sitting", 3},
+    {"ratoi", "ratio", 1}, /* a transposition is one edit */
+    {"Ratio", "ratio", 0}, /* case-insensitive */
+    {"efficency", "efficiency", 1},
+    {"inertai", "inertia", 1},
+    {"mass", "max", 2},
+};
+
+START_TEST(edit_distance) {
+  ck_assert_int_eq(dg_edit_distance(distances[_i].a, distances[_i].b), distances[_i].d);
+}
+END_TEST
+
+START_TEST(edit_distance_long_words) {
+  char a[201], b[201];
+  memset(a, 'a', 200);
+  a[200] = '\0';
+  memcpy(b, a, sizeof b);
+  b[100] = 'b';
+  ck_assert_int_eq(dg_edit_distance(a, b), 1);
+  b[199] = '\0';
+  ck_assert_int_eq(dg_edit_distance(a, b), 2);
+}
+END_TEST
+
+static const char *const params[] = {"inertia",    "ratio",    "efficiency",
+                                     "max_torque", "idle_rpm", "redline_rpm"};
+#define NPARAMS ((int)(sizeof params / sizeof params[0]))
+
+static const struct {
+  const char *word, *expect;
+} suggestions[] = {
+    {"ratoi", "ratio"},
+    {"inertai", "inertia"},
+    {"efficency", "efficiency"},
+    {"Inertia", "inertia"},
+    {"max_torq", "max_torque"},
+    {"idle_rmp", "idle_rpm"},
+    {"redline", "redline_rpm"}, /* the unit suffix left out */
+    {"idle", "idle_rpm"},
+    {"max_torque_nm", "max_torque"},
+    {"red", NULL}, /* a prefix, but not a whole word of the key */
+    {"redline_", NULL},
+    {"colour", NULL},
+    {"mass", NULL},
+    {"x", NULL},
+    {"", NULL},
+};
+
+START_TEST(suggest) {
+  const char *got = dg_suggest(suggestions[_i].word, params, NPARAMS);
+  if (suggestions[_i].expect)
+    ck_assert_pstr_eq(got, suggestions[_i].expect);
+  else
+    ck_assert_msg(got == NULL, "\"%s\" suggested \"%s\"", suggestions[_i].word, got);
+}
+END_TEST
+
+START_TEST(suggest_edge_cases) {
+  static const char *const one_letter[] = {"k"};
+  ck_assert_ptr_null(dg_suggest("x", one_letter, 1)); /* not a typo: a rewrite */
+  static const char *const with_null[] = {NULL, "ratio"};
+  ck_assert_pstr_eq(dg_suggest("rati", with_null, 2), "ratio");
+  ck_assert_ptr_null(dg_suggest("ratio", params, 0));
+  ck_assert_ptr_null(dg_suggest(NULL, params, NPARAMS));
+  ck_assert_ptr_null(dg_suggest("ratio", NULL, 3));
+  static const char *const tie[] = {"cat", "bat"};
+  ck_assert_pstr_eq(dg_suggest("hat", tie, 2), "cat"); /* ties: the first */
+}
+END_TEST
+
+/* ---- files ---------------------------------------------------------------- */
+
+static void temp_file(char *path, size_t size, const char *data, size_t len) {
+  snprintf(path, size, "/tmp/dg_test_util_XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq((int)write(fd, data, len), (int)len);
+  close(fd);
+}
+
+START_TEST(read_file) {
+  char path[64];
+  static const char data[] = "{\"a\": 1}\n\0tail";
+  temp_file(path, sizeof path, data, sizeof data - 1);
+  size_t len = 0;
+  char *text = dg_read_file(path, &len);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(len, sizeof data - 1); /* an embedded NUL is kept and counted */
+  ck_assert_int_eq(memcmp(text, data, len), 0);
+  ck_assert_int_eq(text[len], '\0');
+  free(text);
+  unlink(path);
+
+  temp_file(path, sizeof path, "", 0);
+  text = dg_read_file(path, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_str_eq(text, "");
+  free(text);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(read_file_large) {
+  /* Larger than the first read block: the buffer grows. */
+  size_t n = 100000;
+  char *big = malloc(n);
+  ck_assert_ptr_nonnull(big);
+  for (size_t i = 0; i < n; i++)
+    big[i] = (char)('a' + i % 26);
+  char path[64];
+  temp_file(path, sizeof path, big, n);
+  size_t len;
+  char *text = dg_read_file(path, &len);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(len, n);
+  ck_assert_int_eq(memcmp(text, big, n), 0);
+  free(text);
+  free(big);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(read_file_errors) {
+  errno = 0;
+  ck_assert_ptr_null(dg_read_file("/nonexistent/dir/graph.json", NULL));
+  ck_assert_int_eq(errno, ENOENT);
+  errno = 0;
+  ck_assert_ptr_null(dg_read_file("/tmp", NULL));
+  ck_assert_int_eq(errno, EISDIR);
+  ck_assert_ptr_null(dg_read_file(NULL, NULL));
+}
+END_TEST
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+START_TEST(json_type_names) {
+  json_t *v[] = {json_object(),  json_array(), json_string("s"), json_integer(1),
+                 json_real(1.5), json_true(),  json_false(),     json_null()};
+  static const char *const names[] = {"object", "array",   "string",  "number",
+                                      "number", "boolean", "boolean", "null"};
+  for (int i = 0; i < 8; i++) {
+    ck_assert_str_eq(dg_json_type_name(v[i]), names[i]);
+    json_decref(v[i]);
+  }
+  ck_assert_str_eq(dg_json_type_name(NULL), "nothing");
+}
+END_TEST
+
+START_TEST(json_parse_ok) {
+  dg_diag d;
+  dg_diag_init(&d, "g.json", NULL, NULL);
+  json_t *j = dg_json_parse("{\"a\": [1, 2.5], \"b\": {}}", "g.json", &d);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_int_eq(d.count, 0);
+  json_decref(j);
+  /* A byte order mark is skipped. */
+  j = dg_json_parse("\xEF\xBB\xBF{\"a\": 1}", "g.json", &d);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_int_eq(d.count, 0);
+  json_decref(j);
+}
+END_TEST
+
+static const struct {
+  const char *json;
+  int line, column;
+  const char *text;
+} syntax[] = {
+    {"", 1, 1, "empty file, expected a JSON object"},
+    {"  \n\t\r\n", 1, 1, "empty file, expected a JSON object"},
+    {"{\"a\":1,\"a\":2}", 1, 8, "duplicate object key \"a\""},
+    {"{\n  \"b\": 1,\n  \"b\": 2\n}", 3, 3, "duplicate object key \"b\""},
+    {"{\"ab\\\"c\": 1, \"ab\\\"c\": 2}", 1, 14, "duplicate object key \"ab\\\"c\""},
+    {"{\"a\": 1} x", 1, 10, "unexpected text after the end of the JSON document near 'x'"},
+    {"{\"a\": NaN}", 1, 7, "invalid number 'NaN': NaN and Infinity are not allowed in JSON"},
+    {"{\"a\": -Infinity}", 1, 7,
+     "invalid number '-Infinity': NaN and Infinity are not allowed in JSON"},
+    {"\"engine\"", 1, 1, "expected a JSON object, got '\"engine\"'"},
+    {"[1, 2", 1, 5, "']' expected near end of file"},
+    {"{\n  \"a\": tru}", 2, 8, "invalid token near 'tru'"},
+    {"{\"a\": 1,}", 1, 9, "string or '}' expected near '}'"},
+    {"{\"a\": 1e999}", 1, 7, "real number overflow near '1e999'"},
+    {"\xff", 1, 1, "unable to decode byte 0xff"},
+};
+
+START_TEST(json_syntax_errors) {
+  seen s = {0};
+  dg_diag d;
+  dg_diag_init(&d, "g.json", collect, &s);
+  ck_assert_ptr_null(dg_json_parse(syntax[_i].json, "g.json", &d));
+  ck_assert_int_eq(d.count, 1);
+  ck_assert_str_eq(d.first.text, syntax[_i].text);
+  ck_assert_int_eq(d.first.code, DG_ERR_SYNTAX);
+  ck_assert_int_eq(d.first.line, syntax[_i].line);
+  ck_assert_int_eq(d.first.column, syntax[_i].column);
+  ck_assert_str_eq(d.first.file, "g.json");
+  ck_assert_str_eq(d.first.path, "");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("util");
+  TCase *e = tcase_create("errors");
+  tcase_add_test(e, code_names);
+  tcase_add_loop_test(e, error_format, 0, (int)(sizeof formats / sizeof formats[0]));
+  tcase_add_test(e, error_format_truncates_like_snprintf);
+  tcase_add_test(e, error_set_and_clear);
+  tcase_add_test(e, diag_collects_every_problem);
+  tcase_add_test(e, diag_without_callback_or_problems);
+  suite_add_tcase(s, e);
+  TCase *m = tcase_create("memory");
+  tcase_add_test(m, arena_aligned_zeroed_and_large);
+  suite_add_tcase(s, m);
+  TCase *p = tcase_create("names");
+  tcase_add_test(p, pointer_escapes);
+  tcase_add_test(p, pointer_truncates_whole_escapes);
+  tcase_add_loop_test(p, edit_distance, 0, (int)(sizeof distances / sizeof distances[0]));
+  tcase_add_test(p, edit_distance_long_words);
+  tcase_add_loop_test(p, suggest, 0, (int)(sizeof suggestions / sizeof suggestions[0]));
+  tcase_add_test(p, suggest_edge_cases);
+  suite_add_tcase(s, p);
+  TCase *j = tcase_create("json");
+  tcase_add_test(j, read_file);
+  tcase_add_test(j, read_file_large);
+  tcase_add_test(j, read_file_errors);
+  tcase_add_test(j, json_type_names);
+  tcase_add_test(j, json_parse_ok);
+  tcase_add_loop_test(j, json_syntax_errors, 0, (int)(sizeof syntax / sizeof syntax[0]));
+  suite_add_tcase(s, j);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }

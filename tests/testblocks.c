@@ -1,0 +1,175 @@
+/* Test-only block classes (see testutil.h). They use block.h only, like an
+ * out-of-tree block would. */
+#include "testutil.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- test_coupler ---- */
+enum { CPL_IN, CPL_OUT };
+typedef struct coupler_params {
+  double ratio;
+  bool start_coupled;
+} coupler_params;
+typedef struct coupler_data {
+  int mode; /* 0 coupled, 1 free */
+  int input;
+} coupler_data;
+
+static const dg_port_def coupler_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static const dg_param_def coupler_params_table[] = {
+    DG_PARAM_NUM(coupler_params, ratio, "ratio", "", 1.0, DG_P_MIN_EXCL, 0, 0, "ratio when coupled"),
+    {.key = "start_coupled", .kind = DG_PARAM_BOOL, .offset = offsetof(coupler_params, start_coupled),
+     .def = 1, .doc = "coupled at t = 0"},
+    {0},
+};
+static const dg_signal_def coupler_signals[] = {
+    {.name = "omega", .unit = "rad/s", .port = CPL_IN, .scale = 1},
+    {0},
+};
+static int coupler_init(dg_block *self, dg_init *init) {
+  coupler_data *d = self->data;
+  const coupler_params *p = self->params;
+  d->mode = p->start_coupled ? 0 : 1;
+  d->input = dg_init_input(init, "couple");
+  return 0;
+}
+static int coupler_modes(const dg_block *self) {
+  (void)self;
+  return 2;
+}
+static void coupler_mode_set(dg_block *self, int mode) { ((coupler_data *)self->data)->mode = mode; }
+static const char *coupler_mode_name(const dg_block *self, int mode) {
+  (void)self;
+  return mode == 0 ? "coupled" : "free";
+}
+static void coupler_pre_step(dg_block *self, dg_ctx *ctx) {
+  coupler_data *d = self->data;
+  int want = dg_ctx_input(ctx, d->input) >= 0.5 ? 0 : 1;
+  if (want != d->mode) {
+    d->mode = want;
+    dg_ctx_request_topology(ctx);
+  }
+}
+static void coupler_state_upstream(dg_block *self, dg_topo *topo) {
+  const coupler_data *d = self->data;
+  const coupler_params *p = self->params;
+  if (d->mode == 0)
+    dg_topo_ratio(topo, self, CPL_IN, CPL_OUT, p->ratio, 1.0);
+  else
+    dg_topo_dof(topo, self, CPL_IN);
+}
+static const dg_block_class test_coupler = {
+    .abi = DG_BLOCK_ABI, .type = "test_coupler", .doc = "test: switchable coupling",
+    .ports = coupler_ports, .params = coupler_params_table,
+    .params_size = sizeof(coupler_params), .signals = coupler_signals,
+    .data_size = sizeof(coupler_data), .init = coupler_init, .mode_count = coupler_modes,
+    .mode_set = coupler_mode_set, .mode_name = coupler_mode_name,
+    .pre_step = coupler_pre_step, .state_upstream = coupler_state_upstream,
+};
+
+/* ---- test_merge ---- */
+enum { MRG_A, MRG_B, MRG_OUT };
+typedef struct merge_params {
+  double ratio_a, ratio_b;
+} merge_params;
+static const dg_port_def merge_ports[] = {
+    {.name = "in_a", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "in_b", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static const dg_param_def merge_params_table[] = {
+    DG_PARAM_NUM(merge_params, ratio_a, "ratio_a", "", 1.0, DG_P_MIN_EXCL, 0, 0, "in_a/out"),
+    DG_PARAM_NUM(merge_params, ratio_b, "ratio_b", "", 1.0, DG_P_MIN_EXCL, 0, 0, "in_b/out"),
+    {0},
+};
+static void merge_state_upstream(dg_block *self, dg_topo *topo) {
+  const merge_params *p = self->params;
+  dg_topo_ratio(topo, self, MRG_A, MRG_OUT, p->ratio_a, 1.0);
+  dg_topo_ratio(topo, self, MRG_B, MRG_OUT, p->ratio_b, 1.0);
+}
+static const dg_block_class test_merge = {
+    .abi = DG_BLOCK_ABI, .type = "test_merge", .doc = "test: two inputs geared to one output",
+    .ports = merge_ports, .params = merge_params_table, .params_size = sizeof(merge_params),
+    .state_upstream = merge_state_upstream,
+};
+
+/* ---- test_mass ---- */
+typedef struct mass_params {
+  double mass;
+} mass_params;
+static const dg_port_def mass_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_LINEAR},
+    {0},
+};
+static const dg_param_def mass_params_table[] = {
+    DG_PARAM_NUM(mass_params, mass, "mass", "kg", 1000, DG_P_MIN_EXCL, 0, 0, "mass"),
+    {0},
+};
+static const dg_signal_def mass_signals[] = {
+    {.name = "speed", .unit = "m/s", .port = 0, .scale = 1},
+    {0},
+};
+static void mass_state_upstream(dg_block *self, dg_topo *topo) {
+  const mass_params *p = self->params;
+  dg_topo_dof(topo, self, 0);
+  dg_topo_inertia(topo, self, 0, p->mass);
+}
+static const dg_block_class test_mass = {
+    .abi = DG_BLOCK_ABI, .type = "test_mass", .doc = "test: linear mass", .ports = mass_ports,
+    .params = mass_params_table, .params_size = sizeof(mass_params), .signals = mass_signals,
+    .state_upstream = mass_state_upstream,
+};
+
+/* ---- test_wheel ---- */
+typedef struct wheel_params {
+  double radius;
+} wheel_params;
+static const dg_port_def wheel_ports[] = {
+    {.name = "hub", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "ground", .dir = DG_PORT_OUT, .domain = DG_LINEAR},
+    {0},
+};
+static const dg_param_def wheel_params_table[] = {
+    DG_PARAM_NUM(wheel_params, radius, "radius", "m", 0.3, DG_P_MIN_EXCL, 0, 0, "radius"),
+    {0},
+};
+static void wheel_state_upstream(dg_block *self, dg_topo *topo) {
+  const wheel_params *p = self->params;
+  dg_topo_ratio(topo, self, 0, 1, 1.0 / p->radius, 1.0);
+}
+static const dg_block_class test_wheel = {
+    .abi = DG_BLOCK_ABI, .type = "test_wheel", .doc = "test: rolling wheel", .ports = wheel_ports,
+    .params = wheel_params_table, .params_size = sizeof(wheel_params),
+    .state_upstream = wheel_state_upstream,
+};
+
+dg_registry *dg_test_registry(void) {
+  dg_registry *reg = dg_registry_new();
+  const dg_block_class *extra[] = {&test_coupler, &test_merge, &test_mass, &test_wheel};
+  for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+    dg_error err;
+    if (dg_registry_add(reg, extra[i], &err) != DG_OK) {
+      fprintf(stderr, "registering %s: %s\n", extra[i]->type, err.text);
+      abort();
+    }
+  }
+  return reg;
+}
+
+dg_graph *dg_test_graph_reg(const dg_registry *reg, const char *json) {
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(reg, json, "test.json", &err);
+  if (!g) {
+    char msg[1024];
+    dg_error_format(&err, msg, sizeof msg);
+    ck_abort_msg("graph did not load: %s", msg);
+  }
+  return g;
+}
