@@ -45,7 +45,7 @@ static const dg_signal_def load_signals[] = {
 
 static double load_torque(const load_params *p, double w) {
   double sign = (w > 0.0) - (w < 0.0);
-  return -(p->c0 * sign + p->c1 * w + p->c2 * w * fabs(w));
+  return 0.0 - (p->c0 * sign + p->c1 * w + p->c2 * w * fabs(w)); /* 0.0 - x: +0 at rest */
 }
 
 static void load_state_upstream(dg_block *self, dg_topo *topo) {

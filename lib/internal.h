@@ -46,7 +46,8 @@ void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, 
 /* Copies d->first into err (if err and a problem was recorded). */
 void dg_diag_to_error(const dg_diag *d, dg_error *err);
 
-/* Fills an error directly (used where there is no collector). */
+/* Fills an error directly (used where there is no collector); overwrites
+ * whatever err held. */
 void dg_error_set(dg_error *err, int code, const char *file, const char *path, const char *fmt,
                   ...) DG_PRINTF(5, 6);
 void dg_error_clear(dg_error *err);
