@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const dg_block_class dg_block_gear;
-extern const dg_block_class dg_block_differential;
-extern const dg_block_class dg_block_inertia;
-extern const dg_block_class dg_block_load;
-extern const dg_block_class dg_block_torque_source;
+#define DG_BUILTIN(name) extern const dg_block_class dg_block_##name;
+#include "builtin_classes.h"
+#undef DG_BUILTIN
 
 const dg_block_class *const dg_builtin_classes[] = {
-    &dg_block_gear, &dg_block_differential, &dg_block_inertia, &dg_block_load,
-    &dg_block_torque_source, NULL,
+#define DG_BUILTIN(name) &dg_block_##name,
+#include "builtin_classes.h"
+#undef DG_BUILTIN
+    NULL,
 };
 
 static int builtin_count(void) {
