@@ -47,32 +47,43 @@ void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...) {
 
 static const char *const std_inputs[DG_NUM_STD_INPUTS] = {"throttle", "brake", "clutch", "gear"};
 
-static int input_add(dg_sim *sim, const char *name) {
-  for (int i = 0; i < sim->n_inputs; i++)
-    if (strcmp(sim->input_names[i], name) == 0)
+/* Finds or appends `name` in a growing list of names with values. */
+static int named_add(char ***names, double **values, int *n, int *cap, const char *name) {
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*names)[i], name) == 0)
       return i;
-  if (sim->n_inputs == sim->cap_inputs) {
-    int cap = sim->cap_inputs ? 2 * sim->cap_inputs : 8;
-    char **names = realloc(sim->input_names, sizeof *names * (size_t)cap);
-    if (!names)
+  if (*n == *cap) {
+    int c = *cap ? 2 * *cap : 8;
+    char **nn = realloc(*names, sizeof *nn * (size_t)c);
+    if (!nn)
       return -1;
-    sim->input_names = names;
-    double *vals = realloc(sim->input, sizeof *vals * (size_t)cap);
-    if (!vals)
+    *names = nn;
+    double *vv = realloc(*values, sizeof *vv * (size_t)c);
+    if (!vv)
       return -1;
-    sim->input = vals;
-    sim->cap_inputs = cap;
+    *values = vv;
+    *cap = c;
   }
   char *copy = strdup(name);
   if (!copy)
     return -1;
-  sim->input_names[sim->n_inputs] = copy;
-  sim->input[sim->n_inputs] = 0.0;
-  return sim->n_inputs++;
+  (*names)[*n] = copy;
+  (*values)[*n] = 0.0;
+  return (*n)++;
+}
+
+int dg_init_channel(dg_init *init, const char *name) {
+  dg_sim *sim = init->sim;
+  int id = named_add(&sim->channel_names, &sim->channel, &sim->n_channels, &sim->cap_channels,
+                     name);
+  if (id < 0)
+    dg_init_error(init, "out of memory registering channel \"%s\"", name);
+  return id;
 }
 
 int dg_init_input(dg_init *init, const char *name) {
-  int id = input_add(init->sim, name);
+  dg_sim *sim = init->sim;
+  int id = named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs, name);
   if (id < 0)
     dg_init_error(init, "out of memory registering input \"%s\"", name);
   return id;
@@ -183,7 +194,8 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->blocks = calloc((size_t)sim->nb, sizeof *sim->blocks);
   bool ok = sim->blocks != NULL;
   for (int i = 0; ok && i < DG_NUM_STD_INPUTS; i++)
-    ok = input_add(sim, std_inputs[i]) == i;
+    ok = named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs,
+                   std_inputs[i]) == i;
   for (int i = 0; ok && i < sim->nb; i++) {
     const dg_gblock *gb = &g->blocks[i];
     dg_block *b = &sim->blocks[i];
@@ -218,6 +230,8 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     return NULL;
   }
   sim->ctx.input = sim->input;
+  sim->ctx.channel = sim->channel;
+  sim->ctx.normal_load = sim->normal_load;
   return sim;
 }
 
@@ -267,6 +281,10 @@ void dg_sim_free(dg_sim *sim) {
   }
   for (int i = 0; i < sim->n_inputs; i++)
     free(sim->input_names[i]);
+  for (int i = 0; i < sim->n_channels; i++)
+    free(sim->channel_names[i]);
+  free(sim->channel_names);
+  free(sim->channel);
   for (int i = 0; i < sim->n_signals; i++)
     free(sim->signals[i].name);
   free(sim->input_names);
@@ -473,6 +491,13 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
   return DG_OK;
 }
 
+/* The energy audit starts again from the current state. */
+static void reset_audit(dg_sim *sim) {
+  memset(sim->work, 0, sizeof(double) * (size_t)sim->nb);
+  sim->eff_loss = sim->impact_loss = 0.0;
+  sim->ke_start = dg_sim_kinetic_energy(sim);
+}
+
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err) {
   dg_error_clear(err);
   int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
@@ -512,6 +537,8 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     rc = dg_solver_set_speeds(sim, ns, nodes, speeds, why, sizeof why);
     if (rc != DG_OK)
       dg_error_set(err, rc, sim->g->file, "", "%s", why);
+    else
+      reset_audit(sim);
   }
   free(nodes);
   free(speeds);
@@ -528,6 +555,33 @@ double dg_sim_kinetic_energy(const dg_sim *sim) {
   for (int n = 0; n < sim->nn; n++)
     e += 0.5 * sim->inertia[n] * sim->x[n] * sim->x[n];
   return e;
+}
+
+void dg_sim_energy(const dg_sim *sim, dg_energy *e) {
+  memset(e, 0, sizeof *e);
+  e->kinetic = dg_sim_kinetic_energy(sim);
+  e->kinetic_start = sim->ke_start;
+  for (int i = 0; i < sim->nb; i++) {
+    if (sim->work[i] > 0.0)
+      e->work_in += sim->work[i];
+    else
+      e->work_out += sim->work[i];
+  }
+  e->efficiency_loss = sim->eff_loss;
+  e->impact_loss = sim->impact_loss;
+  e->balance_error = e->kinetic - e->kinetic_start -
+                     (e->work_in + e->work_out + e->efficiency_loss + e->impact_loss);
+}
+
+double dg_sim_block_work(const dg_sim *sim, int index) {
+  return index >= 0 && index < sim->nb ? sim->work[index] : NAN;
+}
+
+dg_block *dg_sim_block(dg_sim *sim, const char *id) {
+  for (int i = 0; id && i < sim->nb; i++)
+    if (strcmp(sim->blocks[i].id, id) == 0)
+      return &sim->blocks[i];
+  return NULL;
 }
 
 void dg_sim_momentum(const dg_sim *sim, double *p) {

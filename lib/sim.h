@@ -72,6 +72,16 @@ struct dg_sim {
   char **input_names;
   double *input;
 
+  /* block-to-block channels */
+  int n_channels, cap_channels;
+  char **channel_names;
+  double *channel;
+
+  /* energy audit: net work per block, booked by dg_port_add_torque */
+  double *work;             /* per block */
+  double eff_loss, impact_loss, ke_start;
+  int ne;                   /* energy states: one per torque hook + efficiency */
+
   /* signals */
   int n_signals;
   dg_signal_entry *signals;
@@ -86,6 +96,7 @@ struct dg_sim {
   /* per-node data of the current mode */
   double *inertia, *eff, *inv_eff;
   double *x;                /* committed node speeds */
+  double *normal_load;      /* per node, published by bodies */
   double *tau;              /* node torque accumulator */
   double *xw;               /* substep node speeds */
 

@@ -57,6 +57,8 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->eff;
   out[n++] = sim->inv_eff;
   out[n++] = sim->x;
+  out[n++] = sim->normal_load;
+  out[n++] = sim->work;
   out[n++] = sim->xw;
   out[n++] = sim->tau;
   out[n++] = sim->w;
@@ -82,7 +84,8 @@ static int solver_buffers(const dg_sim *sim, void **out) {
 }
 
 int dg_solver_alloc(dg_sim *sim) {
-  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns);
+  sim->ne = sim->n_torque + 1;
+  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns + sim->ne);
   dg_topo_ws *ws = &sim->ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
   ws->max_terms = 8 * ws->max_ties;
@@ -104,6 +107,8 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->eff = xcalloc(nn, sizeof(double));
   sim->inv_eff = xcalloc(nn, sizeof(double));
   sim->x = xcalloc(nn, sizeof(double));
+  sim->normal_load = xcalloc(nn, sizeof(double));
+  sim->work = xcalloc((size_t)sim->nb, sizeof(double));
   sim->xw = xcalloc(nn, sizeof(double));
   sim->tau = xcalloc(nn, sizeof(double));
   sim->w = xcalloc(nn, sizeof(double));
@@ -692,6 +697,7 @@ static void fail_topology(dg_sim *sim, int rc) {
 }
 
 int dg_solver_change_topology(dg_sim *sim) {
+  double ke_before = dg_sim_kinetic_energy(sim);
   memcpy(sim->scratch, sim->x, sizeof(double) * (size_t)sim->nn);
   int rc = dg_solver_build(sim);
   if (rc != DG_OK) {
@@ -702,6 +708,7 @@ int dg_solver_change_topology(dg_sim *sim) {
   memcpy(xold, sim->scratch, sizeof(double) * (size_t)sim->nn);
   project(sim, xold, sim->q);
   dg_solver_speeds(sim, sim->q, sim->x);
+  sim->impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;
   sim->lambda_valid = false;
   return DG_OK;
@@ -730,10 +737,18 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->t = t;
   ctx->speed = x;
   ctx->torque = tau;
-  for (int i = 0; i < sim->n_torque; i++)
+  double *de = dy + nd + sim->ns; /* energy audit rates */
+  for (int i = 0; i < sim->n_torque; i++) {
+    ctx->power = 0.0;
     sim->torque[i].fn(sim->torque[i].b, ctx);
-  for (int n = 0; n < sim->nn; n++)
+    de[i] = ctx->power;
+  }
+  double p_eff = 0.0;
+  for (int n = 0; n < sim->nn; n++) {
     w[n] = tau[n] * (tau[n] * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
+    p_eff += (w[n] - tau[n]) * x[n];
+  }
+  de[sim->n_torque] = p_eff;
   for (int j = 0; j < nd; j++)
     dy[j] = 0.0;
   for (int a = 0; a < sim->nnz; a++)
@@ -746,8 +761,10 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
 }
 
+/* y = [q; s; energy increments from 0] */
 static void gather_state(dg_sim *sim, double *y) {
   memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
+  memset(y + sim->ndof + sim->ns, 0, sizeof(double) * (size_t)sim->ne);
   for (int i = 0; i < sim->n_state_blocks; i++) {
     dg_block *b = &sim->blocks[sim->state_blocks[i]];
     b->klass->get_state(b, y + sim->ndof + sim->state_off[b->index]);
@@ -811,7 +828,7 @@ int dg_solver_step(dg_sim *sim, double dt) {
   if (sim->failed)
     return sim->err.code;
 
-  int nd = sim->ndof, ny = sim->ndof + sim->ns;
+  int nd = sim->ndof, ny = sim->ndof + sim->ns + sim->ne;
   double *y0 = sim->y0, *yt = sim->yt, *k1 = sim->k1, *k2 = sim->k2, *k3 = sim->k3,
          *k4 = sim->k4;
   double t = sim->t, h = dt;
@@ -839,6 +856,10 @@ int dg_solver_step(dg_sim *sim, double dt) {
     dg_block *b = &sim->blocks[sim->state_blocks[i]];
     b->klass->set_state(b, sim->s + sim->state_off[b->index]);
   }
+  const double *de = yt + nd + sim->ns;
+  for (int i = 0; i < sim->n_torque; i++)
+    sim->work[sim->torque[i].b->index] += de[i];
+  sim->eff_loss += de[sim->n_torque];
   sim->steps++;
   sim->t = t + h;
   dg_solver_speeds(sim, sim->q, sim->x);

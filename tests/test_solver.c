@@ -234,6 +234,36 @@ START_TEST(test_work_equals_kinetic_energy) {
 }
 END_TEST
 
+/* Energy audit: work in − drag − efficiency loss = ΔKE, and the efficiency
+ * loss is exactly (1 − η) of the driving work. RK4 integrates the work as
+ * states beside the speeds, so the balance closes to the integration error
+ * (~1e-12 of the work here: smooth, h·λ ≈ 1e-3). */
+START_TEST(test_energy_audit_closes) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":10},"
+      "\"g\":{\"type\":\"gear\",\"ratio\":3,\"efficiency\":0.9},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1.0,\"c1\":0.3,\"c2\":0.01}},"
+      "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}";
+  dg_graph *g = dg_test_graph(json);
+  dg_sim *sim = dg_test_sim(g);
+  step_n(sim, 5000, 1e-3);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert(e.work_in > 1000.0);
+  ck_assert_double_eq_tol(e.work_in, dg_sim_block_work(sim, 0), 1e-9);
+  ck_assert_double_eq_tol(e.work_out, dg_sim_block_work(sim, 2), 1e-9);
+  ck_assert(e.work_out < 0.0);
+  ck_assert_double_eq_tol(e.efficiency_loss, -(1.0 - 0.9) * e.work_in, 1e-12 * e.work_in);
+  ck_assert_double_eq(e.impact_loss, 0.0);
+  ck_assert_double_eq_tol(e.kinetic_start, 0.0, 0.0 + 1e-300);
+  ck_assert_msg(fabs(e.balance_error) < 1e-9 * e.work_in, "balance error %g of %g",
+                e.balance_error, e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* RK4 is fourth order: on J ω' = −c2 ω² (ω = ω0 / (1 + c2 ω0 t / J)) the
  * error at t = 1 falls by 2⁴ = 16 when dt halves (14..18 allows for the
  * higher-order terms at these step sizes). */
@@ -289,6 +319,10 @@ START_TEST(test_topology_change_conserves_momentum) {
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), p / J, 1e-12 * p);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * p / J, 1e-12 * p);
   ck_assert(dg_sim_kinetic_energy(sim) < e0);
+  dg_energy e;
+  dg_sim_energy(sim, &e); /* the impact is booked as a loss: the balance closes */
+  ck_assert_double_eq_tol(e.impact_loss, dg_sim_kinetic_energy(sim) - e0, 1e-9 * e0);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e0);
   /* decoupling keeps every speed (the new mode is less constrained) */
   dg_sim_set_input(sim, couple, 0.0);
   step_n(sim, 1, 1e-3);
@@ -408,6 +442,7 @@ static Suite *suite(void) {
   tcase_add_test(energy, test_energy_conserved_without_sources);
   tcase_add_test(energy, test_energy_decreases_with_loads);
   tcase_add_test(energy, test_work_equals_kinetic_energy);
+  tcase_add_test(energy, test_energy_audit_closes);
   suite_add_tcase(s, energy);
   TCase *num = tcase_create("integration");
   tcase_add_test(num, test_rk4_fourth_order);

@@ -220,17 +220,34 @@ struct dg_ctx {
   double dt;            ///< step size (s)
   const double *speed;  ///< node speeds of this substep
   double *torque;       ///< node torque accumulator (torque_downstream only)
+  double power;         ///< power of the torques added by the current block (energy audit)
   const double *input;  ///< driver inputs (DG_INPUT_* and custom)
+  double *channel;      ///< block-to-block values (dg_init_channel)
+  double *normal_load;  ///< per node: normal force on a ground contact (N)
   dg_sim *sim;
 };
 
 static inline double dg_port_speed(const dg_ctx *ctx, const dg_block *b, int port) {
   return ctx->speed[b->node[port]];
 }
+/// Adds a torque (or force) at a port. The energy audit books its power
+/// torque · speed to the calling block, so every block's net work is known
+/// without the block computing it: sources come out positive, friction,
+/// slip, brakes and drag negative.
 static inline void dg_port_add_torque(dg_ctx *ctx, const dg_block *b, int port, double torque) {
-  ctx->torque[b->node[port]] += torque;
+  int n = b->node[port];
+  ctx->torque[n] += torque;
+  ctx->power += torque * ctx->speed[n];
 }
 static inline double dg_ctx_input(const dg_ctx *ctx, int input) { return ctx->input[input]; }
+/// Normal load on a linear ground port's node, published by the body
+/// (dg_port_set_normal_load, typically in pre_step) and read by the wheel.
+static inline double dg_port_normal_load(const dg_ctx *ctx, const dg_block *b, int port) {
+  return ctx->normal_load[b->node[port]];
+}
+static inline void dg_port_set_normal_load(dg_ctx *ctx, const dg_block *b, int port, double fz) {
+  ctx->normal_load[b->node[port]] = fz;
+}
 
 /// Asks for a mode change: the solver rebuilds the topology (calling every
 /// state_upstream) after the current pre_step / post_step pass and projects
@@ -247,6 +264,10 @@ void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/// A block of a simulation by id (for block-specific public APIs such as a
+/// gearbox's shift callback), or NULL.
+dg_block *dg_sim_block(dg_sim *sim, const char *id);
 
 /* ------------------------------------------------------------------------ */
 /* Topology building (state_upstream)                                       */
@@ -273,6 +294,10 @@ void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
 
 /// Registers (or finds) a named custom driver input and returns its index.
 int dg_init_input(dg_init *init, const char *name);
+/// Registers (or finds) a named block-to-block channel (a double in
+/// ctx->channel, 0 at start): for example the gearbox writes
+/// "throttle_cut" during a shift and the engine reads it.
+int dg_init_channel(dg_init *init, const char *name);
 /// Reports an init failure (the framework adds the block's path).
 void dg_init_error(dg_init *init, const char *fmt, ...)
 #if defined(__GNUC__)

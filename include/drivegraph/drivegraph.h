@@ -209,8 +209,51 @@ void dg_sim_momentum(const dg_sim *sim, double *p);
 int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size);
 /// Coupled inertia matrix of the current mode, row-major n×n.
 void dg_sim_mass_matrix(const dg_sim *sim, double *m);
+/// Energy audit since t = 0 (or since the last dg_sim_set_initial), in J.
+/// Every block's net work is the integral of the power of the torques it
+/// applies (RK4, alongside the speeds): positive for sources, negative for
+/// friction, slip, brakes and drag. Efficiency losses of lossy gears and
+/// the plastic-impact losses of mode changes are booked separately, so
+///   kinetic − kinetic_start = work_in + work_out + efficiency_loss + impact_loss
+/// up to the integration error, which is reported as balance_error.
+typedef struct dg_energy {
+  double kinetic;          ///< now
+  double kinetic_start;    ///< at the start of the audit
+  double work_in;          ///< sum of the blocks' net work where positive
+  double work_out;         ///< sum of the blocks' net work where negative (<= 0)
+  double efficiency_loss;  ///< lost in lossy gears (<= 0)
+  double impact_loss;      ///< lost in momentum-conserving mode changes (<= 0)
+  double balance_error;    ///< kinetic − kinetic_start − (the four above)
+} dg_energy;
+void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
+/// Net work (J) done by block `index` (graph order) since the audit started.
+double dg_sim_block_work(const dg_sim *sim, int index);
+
 /// Speed of the node at "block.port" (rad/s or m/s); NaN if unknown.
 double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
+
+/* ------------------------------------------------------------------------ */
+/* Gearbox shift policy callback                                            */
+
+/// What a shift policy sees, once per step (not during a shift's lock-out).
+typedef struct dg_shift_context {
+  double time;          ///< s
+  double engine_rpm;    ///< gearbox input speed in rpm
+  double output_rpm;    ///< gearbox output speed in rpm
+  int current_gear;     ///< -1 reverse, 0 neutral, 1..num_gears
+  int num_gears;        ///< forward gears
+  double vehicle_speed; ///< m/s, from the vehicle block (0 without one)
+  double throttle;      ///< driver input 0..1
+  double brake;         ///< driver input 0..1
+} dg_shift_context;
+
+/// Returns the gear wanted (-1 .. num_gears); returning current_gear keeps it.
+typedef int (*dg_shift_policy)(const dg_shift_context *ctx, void *user);
+
+/// Installs a shift policy on the gearbox block `gearbox_id`, overriding its
+/// declarative mode (NULL restores it). `user` is passed back unchanged.
+int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
+                            void *user, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Scenarios: driver inputs over time, initial values, stop condition       */
