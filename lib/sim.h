@@ -35,6 +35,7 @@ typedef struct dg_tie {
 typedef struct dg_topo_ws {
   int nraw;          /* raw DOFs declared in this build */
   double *R;         /* nn × nn: node rows over raw DOFs (row stride nn) */
+  double *Rd;        /* nn × nn: their time derivatives (variable kinematics) */
   unsigned char *has_row;
   int *raw_owner;    /* block that declared raw DOF k */
   int *raw_node;     /* node of raw DOF k */
@@ -103,6 +104,7 @@ struct dg_sim {
   /* current mode */
   int ndof;
   double *G;                /* nn × nn (stride nn) */
+  double *Gd;               /* Ġ, only with variable kinematics */
   int nnz;
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;

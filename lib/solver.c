@@ -41,6 +41,8 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   const dg_topo_ws *ws = &sim->ws;
   int n = 0;
   out[n++] = ws->R;
+  out[n++] = ws->Rd;
+  out[n++] = sim->Gd;
   out[n++] = ws->has_row;
   out[n++] = ws->raw_owner;
   out[n++] = ws->raw_node;
@@ -91,6 +93,8 @@ int dg_solver_alloc(dg_sim *sim) {
   ws->max_terms = 8 * ws->max_ties;
   size_t mt = (size_t)ws->max_ties;
   ws->R = xcalloc(nn * nn, sizeof(double));
+  ws->Rd = xcalloc(nn * nn, sizeof(double));
+  sim->Gd = xcalloc(nn * nn, sizeof(double));
   ws->has_row = xcalloc(nn, 1);
   ws->raw_owner = xcalloc(nn, sizeof(int));
   ws->raw_node = xcalloc(nn, sizeof(int));
@@ -168,6 +172,7 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   int k = ws->nraw++;
   double *r = row_of(sim, node);
   memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  memset(ws->Rd + (size_t)node * (size_t)sim->nn, 0, sizeof(double) * (size_t)sim->nn);
   r[k] = 1.0;
   ws->has_row[node] = 1;
   ws->raw_owner[k] = owner;
@@ -219,6 +224,11 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
 
 void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                   const double *coef, double efficiency) {
+  dg_topo_link_rate(t, b, dst, n, src, coef, NULL, efficiency);
+}
+
+void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                       const double *coef, const double *coef_rate, double efficiency) {
   dg_sim *sim = t->sim;
   dg_topo_ws *ws = &sim->ws;
   if (!valid_port(sim, b, dst))
@@ -248,13 +258,18 @@ void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
     add_tie(sim, b, n + 1, nodes, coefs);
     return;
   }
-  double *r = row_of(sim, dnode);
+  double *r = row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * (size_t)sim->nn;
   memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  memset(rd, 0, sizeof(double) * (size_t)sim->nn);
   double wsum = 0.0, esum = 0.0;
   for (int i = 0; i < n; i++) {
     const double *sr = row_of(sim, nodes[i + 1]);
-    for (int k = 0; k < ws->nraw; k++)
+    const double *srd = ws->Rd + (size_t)nodes[i + 1] * (size_t)sim->nn;
+    for (int k = 0; k < ws->nraw; k++) {
       r[k] += coef[i] * sr[k];
+      /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
+      rd[k] += coef[i] * srd[k] + (coef_rate ? coef_rate[i] * sr[k] : 0.0);
+    }
     wsum += fabs(coef[i]);
     esum += fabs(coef[i]) * sim->eff[nodes[i + 1]];
   }
@@ -633,6 +648,17 @@ int dg_solver_build(dg_sim *sim) {
         gr[j] = 0.0; /* exact zeros keep the sparsity of eliminated rows */
     }
   }
+  if (sim->variable_kinematics) /* Ġ = Ṙ T (ties are constant) */
+    for (int n = 0; n < sim->nn; n++) {
+      double *gd = sim->Gd + (size_t)n * st;
+      const double *rd = ws->Rd + (size_t)n * st;
+      for (int j = 0; j < nred; j++) {
+        double v = 0.0;
+        for (int k = 0; k < ws->nraw; k++)
+          v += rd[k] * ws->T[(size_t)k * st + (size_t)j];
+        gd[j] = v;
+      }
+    }
   build_multiplier_map(sim);
   for (int n = 0; n < sim->nn; n++) {
     const double *gr = sim->G + (size_t)n * st;
@@ -749,6 +775,20 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     p_eff += (w[n] - tau[n]) * x[n];
   }
   de[sim->n_torque] = p_eff;
+  if (sim->variable_kinematics) {
+    /* Kane / d'Alembert with x = G(t) q: the nodes also accelerate by Ġ q,
+     * whose inertial force −I Ġ q joins the applied torques. It keeps
+     * d(KE)/dt equal to the applied power when a ratio changes. */
+    for (int n = 0; n < sim->nn; n++) {
+      if (sim->inertia[n] == 0.0)
+        continue;
+      const double *gd = sim->Gd + (size_t)n * (size_t)sim->nn;
+      double bias = 0.0;
+      for (int j = 0; j < nd; j++)
+        bias += gd[j] * y[j];
+      w[n] -= sim->inertia[n] * bias;
+    }
+  }
   for (int j = 0; j < nd; j++)
     dy[j] = 0.0;
   for (int a = 0; a < sim->nnz; a++)

@@ -428,6 +428,35 @@ START_TEST(test_bad_step_and_signal) {
 }
 END_TEST
 
+/* A CVT changing its ratio between two free inertias: no torque acts, so by
+ * d'Alembert M(t) ω̇ = −r ṙ I1 ω and the kinetic energy stays constant:
+ * ω_load(t) = ω0 √(M(0)/M(t)), M = I2 + r² I1. Without the −I Ġ q term the
+ * load speed would not change and the energy would grow with r². RK4 error
+ * here ~1e-12 (smooth, slow). */
+START_TEST(test_variable_ratio_conserves_energy) {
+  dg_registry *reg = dg_test_registry();
+  dg_graph *g = dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{"
+                                       "\"src\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+                                       "\"cvt\":{\"type\":\"test_cvt\",\"ratio\":1,\"rate\":0.5},"
+                                       "\"ld\":{\"type\":\"load\",\"inertia\":2.0}},"
+                                       "\"connections\":[[\"src.out\",\"cvt.in\"],[\"cvt.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){10.0});
+  double e0 = dg_sim_kinetic_energy(sim);
+  step_n(sim, 2000, 1e-3); /* r goes 1 → 2 */
+  double m0 = 2.0 + 1.0 * 0.5, m1 = 2.0 + 4.0 * 0.5;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 10.0 * sqrt(m0 / m1), 1e-10);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * 10.0 * sqrt(m0 / m1), 1e-10);
+  ck_assert_double_eq_tol(dg_sim_kinetic_energy(sim), e0, 1e-10 * e0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-10 * e0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("solver");
   TCase *inertia = tcase_create("coupled_inertia");
@@ -453,6 +482,7 @@ static Suite *suite(void) {
   tcase_add_test(topo, test_topology_change_conserves_momentum);
   tcase_add_test(topo, test_initial_contradiction);
   tcase_add_test(topo, test_bad_step_and_signal);
+  tcase_add_test(topo, test_variable_ratio_conserves_energy);
   suite_add_tcase(s, topo);
   return s;
 }

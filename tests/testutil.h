@@ -34,6 +34,8 @@ int dg_test_run(Suite *suite);
  *   pre_step. Params: ratio (default 1), start_coupled (bool, default true).
  * - "test_merge" (in_a, in_b, out): in_a = ratio_a·out, in_b = ratio_b·out.
  * - "test_mass" (in, linear): a linear body of mass `mass` (kg).
- * - "test_wheel" (hub rotational in, ground linear out): hub = ground/radius. */
+ * - "test_wheel" (hub rotational in, ground linear out): hub = ground/radius.
+ * - "test_cvt" (in, out): in = r(t)·out with r a state, ṙ = `rate`
+ *   (variable kinematics). */
 dg_registry *dg_test_registry(void);
 dg_graph *dg_test_graph_reg(const dg_registry *reg, const char *json);

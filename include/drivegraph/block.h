@@ -280,6 +280,12 @@ void dg_topo_dof(dg_topo *t, const dg_block *b, int port);
 /// dst that already has a speed becomes a tie instead.
 void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                   const double *coef, double efficiency);
+/// As dg_topo_link, for classes with DG_CLASS_VARIABLE_KINEMATICS whose
+/// coefficients change with their state (a CVT): `coef_rate` gives d(coef)/dt
+/// at this substep, so the solver can add the inertial force −I·Ġ·q of the
+/// changing ratio (without it a CVT would create or destroy kinetic energy).
+void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                       const double *coef, const double *coef_rate, double efficiency);
 /// speed(dst) = ratio · speed(src).
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency);
