@@ -108,7 +108,7 @@ struct dg_sim {
   int nnz;
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;
-  double *M, *L;            /* ndof × ndof (stride nn) */
+  double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
   dg_topo_ws ws;
   struct dg_topo topo;
 

@@ -70,6 +70,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->gs_dof;
   out[n++] = sim->gs_val;
   out[n++] = sim->M;
+  out[n++] = sim->Minv;
   out[n++] = sim->L;
   out[n++] = sim->q;
   out[n++] = sim->s;
@@ -122,6 +123,7 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->gs_dof = xcalloc(nn * nn, sizeof(int));
   sim->gs_val = xcalloc(nn * nn, sizeof(double));
   sim->M = xcalloc(nn * nn, sizeof(double));
+  sim->Minv = xcalloc(nn * nn, sizeof(double));
   sim->L = xcalloc(nn * nn, sizeof(double));
   sim->q = xcalloc(nn, sizeof(double));
   sim->s = xcalloc((size_t)sim->ns, sizeof(double));
@@ -693,6 +695,17 @@ int dg_solver_build(dg_sim *sim) {
     report_zero_inertia(sim, -1 - rc);
     return ws->error;
   }
+  /* M⁻¹ once per mode: each substep is then one matrix-vector product with
+   * no divisions (as cheap as two triangular solves, and faster for the
+   * small n of drivetrains). */
+  for (int c = 0; c < nred; c++) {
+    double *col = sim->f;
+    for (int i = 0; i < nred; i++)
+      col[i] = i == c ? 1.0 : 0.0;
+    cholesky_solve(sim->L, nred, st, col);
+    for (int i = 0; i < nred; i++)
+      sim->Minv[(size_t)i * st + (size_t)c] = col[i];
+  }
   return DG_OK;
 }
 
@@ -789,11 +802,18 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
       w[n] -= sim->inertia[n] * bias;
     }
   }
+  double *f = sim->f;
   for (int j = 0; j < nd; j++)
-    dy[j] = 0.0;
+    f[j] = 0.0;
   for (int a = 0; a < sim->nnz; a++)
-    dy[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
-  cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
+    f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
+  for (int i = 0; i < nd; i++) {
+    const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
+    double v = 0.0;
+    for (int j = 0; j < nd; j++)
+      v += mi[j] * f[j];
+    dy[i] = v;
+  }
   for (int i = 0; i < sim->n_state_blocks; i++) {
     dg_block *b = &sim->blocks[sim->state_blocks[i]];
     int off = nd + sim->state_off[b->index];
