@@ -21,7 +21,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev chec
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build run test sanitize clean
+.PHONY: all deps build run test sanitize docs clean
 
 all: build
 
@@ -60,6 +60,10 @@ sanitize: deps
 	  $(MESON) setup $(ASAN_BUILD_DIR) -Db_sanitize=address,undefined -Db_lundef=false
 	$(NINJA) -C $(ASAN_BUILD_DIR)
 	$(SAN_ENV) $(MESON) test -C $(ASAN_BUILD_DIR) --print-errorlogs
+
+# docs/blocks.md is generated from the parameter tables (a test checks it).
+docs: build
+	./$(BUILD_DIR)/drivegraph blocks --markdown > docs/blocks.md
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) out

@@ -338,5 +338,22 @@ check "sim diverging: the library's error follows" has "$ERR" "^$(re "$TMP")/div
 check "sim diverging: no CSV" no_file "$TMP/div.csv"
 check "sim diverging: no temporary file" no_file "$TMP/div.csv.tmp"
 
+# blocks: the reference comes from the parameter tables; docs/blocks.md is
+# exactly its Markdown form (regenerate with `make docs`).
+run "$DG" blocks gear
+check "blocks gear: exit 0" rc_is 0
+check "blocks gear: the required ratio" has "$OUT" '^  ratio +number; required; > 0$'
+check "blocks gear: efficiency default and range" has "$OUT" '^  efficiency +number; default 1; > 0, <= 1$'
+check "blocks gear: a signal" has "$OUT" '^  omega_out +rad/s +output shaft speed$'
+run "$DG" blocks gera
+check "blocks unknown type: exit 1" rc_is 1
+check "blocks unknown type: did you mean" has "$ERR" "unknown block type 'gera'; did you mean 'gear'\\?"
+run "$DG" blocks gear load
+check "blocks two types: exit 2" rc_is 2
+run "$DG" blocks --markdown
+check "blocks --markdown: exit 0" rc_is 0
+"$DG" blocks --markdown > "$TMP/blocks.md"
+check "docs/blocks.md is up to date (make docs)" cmp -s "$TMP/blocks.md" "$ROOT/docs/blocks.md"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
