@@ -38,6 +38,10 @@ static void default_text(const dg_param_def *d, char *buf, size_t n) {
     snprintf(buf, n, "required");
     return;
   }
+  if (d->present && (d->kind == DG_PARAM_NUMBER || d->kind == DG_PARAM_INTEGER)) {
+    snprintf(buf, n, "optional"); /* given or not: the block's doc says what absence means */
+    return;
+  }
   switch (d->kind) {
   case DG_PARAM_NUMBER:
   case DG_PARAM_INTEGER: snprintf(buf, n, "default %g", d->def); break;

@@ -1,0 +1,279 @@
+/* engine — an internal-combustion engine: a torque source on the crankshaft.
+ *
+ * Port `out` is the crankshaft/flywheel; the engine's inertia sits there.
+ * Speeds and torques are positive in the direction of normal rotation.
+ *
+ * Torque characteristic, one of two forms (exactly one must be given):
+ *   torque_map       T_map(rpm, θ): a 2-D table, one row per throttle
+ *                    breakpoint, bilinear and clamped to the table at both
+ *                    axes. The lowest throttle row is the closed-throttle
+ *                    (engine braking) torque, normally negative.
+ *   full_load        T_full(rpm) with an optional closed_throttle T_closed(rpm):
+ *                    T_map = T_closed + θ · (T_full − T_closed).
+ *                    Without closed_throttle, T_closed = 0 (no engine braking
+ *                    beyond the friction curve).
+ * The optional `friction` curve F(rpm) >= 0 is subtracted, opposing rotation.
+ *
+ * Effective throttle θ, from the driver throttle θ_d (input clamped to
+ * [0, 1]; treated as 0 while the channel "throttle_cut" is >= 0.5, which a
+ * gearbox raises during a shift) and the proportional idle controller:
+ *   θ = clamp(max(θ_d, g · (idle_rpm − rpm)), 0, 1),   g = idle_gain (1/rpm).
+ * A declutched engine settles where T_map(rpm, g·Δ) = F + load, i.e. Δ below
+ * idle_rpm with Δ ≈ (−T_closed + F + load) / (g · ∂T/∂θ): a few rpm with the
+ * default g = 0.02/rpm (full throttle 50 rpm below idle). idle_gain = 0
+ * turns idle control off. The controller acts continuously (every RK4
+ * substep), its stiffness g · ∂T/∂θ · 30/π / J must stay below ~2.7/dt.
+ *
+ * Rev limiter (discrete, pre_step): when rpm > redline_rpm the throttle is
+ * cut to 0 (the torque falls to the closed-throttle value) until rpm drops
+ * below redline_rpm − limiter_hysteresis_rpm. Since the decision is taken
+ * once per step, rpm overshoots redline by at most one step of acceleration.
+ *
+ * Stall (discrete, pre_step; stall_rpm = 0 disables it): once the engine has
+ * run at or above stall_rpm, falling below it stalls the engine for good
+ * (restarting is out of scope): no combustion torque, no idle control, only
+ * the friction curve remains; the signal `stalled` is 1. An engine that
+ * starts below stall_rpm (a simulation starts at rest) is not stalled: the
+ * idle controller cranks it up like a starter, and the stall check arms when
+ * it first reaches stall_rpm.
+ *
+ * Net torque at `out`: T = T_map(rpm, θ) − F(rpm) (or −F(rpm) stalled).
+ * A negative net torque is drag and must not drive the engine backwards:
+ * within ±DRAG_FADE_RPM of standstill it is faded linearly to zero and it
+ * changes sign with the rotation, T = T · clamp(rpm / DRAG_FADE_RPM, −1, 1),
+ * so a closed-throttle or stalled engine comes to rest and stays there.
+ * Tables are evaluated at max(rpm, 0).
+ *
+ * Signals: omega, rpm (settable initial speed), torque (net, N·m), throttle
+ * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter. */
+#include <drivegraph/block.h>
+#include <math.h>
+#include <stdio.h>
+
+enum { PORT_OUT };
+enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_THROTTLE, SIG_STALLED, SIG_LIMITER };
+
+/* Speed (rpm) within which negative (drag) torque fades to zero at rest. */
+#define DRAG_FADE_RPM 10.0
+
+typedef struct engine_params {
+  double inertia;
+  double idle_rpm, redline_rpm;
+  dg_table2d torque_map;
+  dg_table1d full_load, closed_throttle, friction;
+  double limiter_hysteresis_rpm;
+  double idle_gain;
+  double stall_rpm;
+} engine_params;
+
+typedef struct engine_data {
+  int cut_channel; /* index of "throttle_cut" */
+  bool limiter;    /* rev limiter cutting */
+  bool stalled;
+  bool armed; /* has run at or above stall_rpm */
+} engine_data;
+
+static const dg_port_def engine_ports[] = {
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL,
+     .doc = "crankshaft / flywheel (the engine's inertia)"},
+    {0},
+};
+
+static const dg_param_def engine_params_table[] = {
+    DG_PARAM_NUM_REQ(engine_params, inertia, "inertia", "kg*m^2", DG_P_MIN_EXCL, 0, 0,
+                     "crankshaft and flywheel inertia"),
+    DG_PARAM_NUM_REQ(engine_params, idle_rpm, "idle_rpm", "rpm", DG_P_MIN_EXCL, 0, 0,
+                     "speed the idle controller holds"),
+    DG_PARAM_NUM_REQ(engine_params, redline_rpm, "redline_rpm", "rpm", DG_P_MIN_EXCL, 0, 0,
+                     "rev limiter cuts the throttle above this speed"),
+    {.key = "torque_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, torque_map),
+     .unit = "N*m",
+     .doc = "torque over rpm and throttle, one row per throttle breakpoint (lowest row: closed "
+            "throttle, negative for engine braking)",
+     .axis = {"rpm", "throttle", "torque"}},
+    {.key = "full_load", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, full_load),
+     .unit = "N*m", .doc = "full-throttle torque over rpm (instead of torque_map)",
+     .axis = {"rpm", "torque"}},
+    {.key = "closed_throttle", .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, closed_throttle), .unit = "N*m",
+     .doc = "closed-throttle torque over rpm, with full_load (default 0)",
+     .axis = {"rpm", "torque"}},
+    {.key = "friction", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, friction),
+     .unit = "N*m", .doc = "friction torque over rpm, subtracted (opposes rotation)",
+     .flags = DG_P_MIN, .min = 0, .axis = {"rpm", "torque"}},
+    DG_PARAM_NUM(engine_params, limiter_hysteresis_rpm, "limiter_hysteresis_rpm", "rpm", 100.0,
+                 DG_P_MIN, 0, 0, "rev limiter releases below redline_rpm minus this"),
+    DG_PARAM_NUM(engine_params, idle_gain, "idle_gain", "1/rpm", 0.02, DG_P_MIN, 0, 0,
+                 "idle controller throttle per rpm below idle_rpm (0: off)"),
+    DG_PARAM_NUM(engine_params, stall_rpm, "stall_rpm", "rpm", 0.0, DG_P_MIN, 0, 0,
+                 "the engine stalls for good below this speed (0: never)"),
+    {0},
+};
+
+static const dg_signal_def engine_signals[] = {
+    {.name = "omega", .unit = "rad/s", .doc = "crankshaft speed", .port = PORT_OUT, .scale = 1},
+    {.name = "rpm", .unit = "rpm", .doc = "crankshaft speed", .port = PORT_OUT,
+     .scale = DG_RPM_PER_RAD_S},
+    {.name = "torque", .unit = "N*m", .doc = "net torque delivered at out",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "throttle", .unit = "", .doc = "effective throttle (driver, idle control, cuts)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
+    {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+/* Every element of an rpm axis must be >= 0. */
+static void check_rpm_axis(dg_check *chk, const char *name, int n, const double *x) {
+  char path[64];
+  for (int i = 0; i < n; i++) {
+    if (x[i] >= 0.0)
+      continue;
+    snprintf(path, sizeof path, "%s/rpm/%d", name, i);
+    dg_check_error(chk, path, "must be >= 0 (got %g)", x[i]);
+  }
+}
+
+static void engine_check(const void *params, dg_check *chk) {
+  const engine_params *p = params;
+  bool map = p->torque_map.nx > 0, full = p->full_load.n > 0;
+  if (map && full)
+    dg_check_error(chk, "", "give only one of torque_map, full_load");
+  else if (!map && !full)
+    dg_check_error(chk, "", "give one of torque_map, full_load");
+  if (p->closed_throttle.n > 0 && !full)
+    dg_check_error(chk, "closed_throttle",
+                   "only valid with full_load (torque_map has its own closed-throttle row)");
+  if (!(p->redline_rpm > p->idle_rpm))
+    dg_check_error(chk, "redline_rpm", "must be > idle_rpm (%g) (got %g)", p->idle_rpm,
+                   p->redline_rpm);
+  else if (!(p->limiter_hysteresis_rpm < p->redline_rpm - p->idle_rpm))
+    dg_check_error(chk, "limiter_hysteresis_rpm", "must be < redline_rpm - idle_rpm (%g) (got %g)",
+                   p->redline_rpm - p->idle_rpm, p->limiter_hysteresis_rpm);
+  if (!(p->stall_rpm < p->idle_rpm))
+    dg_check_error(chk, "stall_rpm", "must be < idle_rpm (%g) (got %g)", p->idle_rpm, p->stall_rpm);
+  if (map) {
+    char path[64];
+    for (int i = 0; i < p->torque_map.ny; i++) {
+      double th = p->torque_map.y[i];
+      snprintf(path, sizeof path, "torque_map/throttle/%d", i);
+      if (th < 0.0)
+        dg_check_error(chk, path, "must be >= 0 (got %g)", th);
+      else if (th > 1.0)
+        dg_check_error(chk, path, "must be <= 1 (got %g)", th);
+    }
+    check_rpm_axis(chk, "torque_map", p->torque_map.nx, p->torque_map.x);
+  }
+  check_rpm_axis(chk, "full_load", p->full_load.n, p->full_load.x);
+  check_rpm_axis(chk, "closed_throttle", p->closed_throttle.n, p->closed_throttle.x);
+  check_rpm_axis(chk, "friction", p->friction.n, p->friction.x);
+}
+
+static int engine_init(dg_block *self, dg_init *init) {
+  engine_data *d = self->data;
+  d->cut_channel = dg_init_channel(init, "throttle_cut");
+  d->limiter = d->stalled = d->armed = false;
+  return d->cut_channel < 0 ? -1 : 0;
+}
+
+static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Effective throttle at `rpm` (0 while stalled or the limiter cuts). */
+static double engine_throttle(const dg_block *self, const dg_ctx *ctx, double rpm) {
+  const engine_params *p = self->params;
+  const engine_data *d = self->data;
+  if (d->stalled || d->limiter)
+    return 0.0;
+  double driver = clamp(dg_ctx_input(ctx, DG_INPUT_THROTTLE), 0.0, 1.0);
+  if (ctx->channel[d->cut_channel] >= 0.5)
+    driver = 0.0;
+  double idle = p->idle_gain * (p->idle_rpm - rpm);
+  return clamp(driver > idle ? driver : idle, 0.0, 1.0);
+}
+
+/* Combustion torque (friction not included) at rpm >= 0 and throttle th. */
+static double engine_map(const engine_params *p, double rpm, double th) {
+  if (p->torque_map.nx > 0)
+    return dg_table2d_eval(&p->torque_map, rpm, th);
+  double closed = dg_table1d_eval(&p->closed_throttle, rpm); /* 0 when absent */
+  return closed + th * (dg_table1d_eval(&p->full_load, rpm) - closed);
+}
+
+/* Net torque at `out` for crankshaft speed w. */
+static double engine_torque(const dg_block *self, const dg_ctx *ctx, double w) {
+  const engine_params *p = self->params;
+  const engine_data *d = self->data;
+  double rpm = w * DG_RPM_PER_RAD_S;
+  double r = rpm > 0.0 ? rpm : 0.0;
+  double t = -dg_table1d_eval(&p->friction, r);
+  if (!d->stalled)
+    t += engine_map(p, r, engine_throttle(self, ctx, rpm));
+  if (t < 0.0 && fabs(rpm) < DRAG_FADE_RPM)
+    t *= rpm / DRAG_FADE_RPM;
+  else if (t < 0.0 && rpm < 0.0)
+    t = -t;
+  return t;
+}
+
+static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
+  const engine_params *p = self->params;
+  engine_data *d = self->data;
+  double rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S;
+  if (d->limiter && rpm < p->redline_rpm - p->limiter_hysteresis_rpm)
+    d->limiter = false;
+  else if (!d->limiter && rpm > p->redline_rpm)
+    d->limiter = true;
+  if (p->stall_rpm > 0.0 && !d->stalled) {
+    if (rpm >= p->stall_rpm)
+      d->armed = true;
+    else if (d->armed)
+      d->stalled = true;
+  }
+  if (d->stalled)
+    d->limiter = false;
+}
+
+static void engine_state_upstream(dg_block *self, dg_topo *topo) {
+  const engine_params *p = self->params;
+  dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
+}
+
+static void engine_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  double w = dg_port_speed(ctx, self, PORT_OUT);
+  dg_port_add_torque(ctx, self, PORT_OUT, engine_torque(self, ctx, w));
+}
+
+static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const engine_data *d = self->data;
+  double w = dg_port_speed(ctx, self, PORT_OUT);
+  switch (index) {
+  case SIG_TORQUE:
+    return engine_torque(self, ctx, w);
+  case SIG_THROTTLE:
+    return engine_throttle(self, ctx, w * DG_RPM_PER_RAD_S);
+  case SIG_STALLED:
+    return d->stalled ? 1.0 : 0.0;
+  case SIG_LIMITER:
+    return d->limiter ? 1.0 : 0.0;
+  default:
+    return 0.0;
+  }
+}
+
+const dg_block_class dg_block_engine = {
+    .abi = DG_BLOCK_ABI,
+    .type = "engine",
+    .doc = "Combustion engine: torque map (or full-load and closed-throttle curves) over rpm and "
+           "throttle, friction, idle control, rev limiter with hysteresis, optional stall.",
+    .ports = engine_ports,
+    .params = engine_params_table,
+    .params_size = sizeof(engine_params),
+    .signals = engine_signals,
+    .data_size = sizeof(engine_data),
+    .check = engine_check,
+    .init = engine_init,
+    .pre_step = engine_pre_step,
+    .state_upstream = engine_state_upstream,
+    .torque_downstream = engine_torque_downstream,
+    .signal = engine_signal,
+};

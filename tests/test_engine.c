@@ -1,0 +1,534 @@
+/* engine: torque map and curves, rev limiter, idle control, engine braking,
+ * stall, throttle cut, energy audit; parameter errors. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RPM 9.549296585513720 /* rpm per rad/s */
+
+/* Table lookups are a handful of multiply-adds on exact decimal data: a few
+ * ulps of 300 N·m. */
+#define TOL_LOOKUP 1e-12
+
+/* engine "eng" → load "ld"; `engine` and `load` are the parameter lists. */
+static dg_graph *rig(const char *engine, const char *load) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
+           "\"ld\":{\"type\":\"load\"%s%s}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
+           engine, load[0] ? "," : "", load);
+  return dg_test_graph(json);
+}
+
+static void set_rpm(dg_sim *sim, double rpm) {
+  int id = dg_sim_signal_find(sim, "eng.rpm");
+  dg_error err;
+  ck_assert_int_ge(id, 0);
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &rpm, &err), DG_OK);
+}
+
+static void run(dg_sim *sim, int steps, double dt) {
+  for (int i = 0; i < steps; i++)
+    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
+}
+
+static int block_index(const dg_graph *g, const char *id) {
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_id(g, i), id) == 0)
+      return i;
+  ck_abort_msg("no block %s", id);
+  return -1;
+}
+
+/* Net torque and effective throttle at a given speed and driver throttle
+ * (no step: the signal hook evaluates the characteristic at the current
+ * state). */
+static double torque_at(dg_sim *sim, double rpm, double throttle) {
+  set_rpm(sim, rpm);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, throttle);
+  return dg_test_signal(sim, "eng.torque");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Characteristic                                                           */
+
+#define BASE "\"inertia\":0.2,\"idle_rpm\":800,"
+
+/* rows = throttle 0.2, 0.6, 1.0; columns = 1000, 3000, 5000 rpm */
+static const char map_engine[] =
+    BASE "\"redline_rpm\":7000,\"torque_map\":{\"rpm\":[1000,3000,5000],"
+         "\"throttle\":[0.2,0.6,1.0],\"torque\":[[-10,-20,-30],[100,140,120],[180,260,220]]}";
+
+START_TEST(test_map_bilinear) {
+  dg_graph *g = rig(map_engine, "\"inertia\":0.05");
+  dg_sim *sim = dg_test_sim(g);
+  /* a breakpoint returns the stored value */
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.6), 140.0, TOL_LOOKUP);
+  /* a cell centre is the mean of its four corners */
+  ck_assert_double_eq_tol(torque_at(sim, 2000, 0.4), (-10 - 20 + 100 + 140) / 4.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 4000, 0.8), (140 + 120 + 260 + 220) / 4.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.throttle"), 0.8, 1e-15);
+  /* along one axis: linear (2500 rpm is 3/4 of the way at throttle 1) */
+  ck_assert_double_eq_tol(torque_at(sim, 2500, 1.0), 180 + 0.75 * 80, TOL_LOOKUP);
+  /* above the last rpm breakpoint the last column holds */
+  ck_assert_double_eq_tol(torque_at(sim, 6000, 1.0), 220.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 6500, 0.8), (120 + 220) / 2.0, TOL_LOOKUP);
+  /* below the first throttle breakpoint the first row holds */
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.1), -20.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 4000, 0.0), -25.0, TOL_LOOKUP);
+  /* between idle and the first rpm breakpoint the first column holds */
+  ck_assert_double_eq_tol(torque_at(sim, 900, 1.0), 180.0, TOL_LOOKUP);
+  /* the driver throttle is clamped to [0, 1] */
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 1.7), 260.0, TOL_LOOKUP);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, -0.5), -20.0, TOL_LOOKUP);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_curves) {
+  dg_graph *g = rig(BASE "\"redline_rpm\":7500,"
+                         "\"full_load\":{\"rpm\":[1000,4000],\"torque\":[150,240]},"
+                         "\"closed_throttle\":{\"rpm\":[0,2000,6000],\"torque\":[0,-20,-40]}",
+                    "\"inertia\":0.05");
+  dg_sim *sim = dg_test_sim(g);
+  /* 3000 rpm: full = 150 + 90·2/3 = 210, closed = −20 − 20·1/4 = −25,
+   * T = closed + θ (full − closed) = −25 + 0.25·235 */
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.25), -25 + 0.25 * 235, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.0), -25.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 1.0), 210.0, TOL_LOOKUP);
+  /* each curve clamps on its own axis: full 240 above 4000, closed −40 at 7000 */
+  ck_assert_double_eq_tol(torque_at(sim, 7000, 0.5), -40 + 0.5 * 280, TOL_LOOKUP);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* without closed_throttle the closed curve is 0: T = θ · full */
+  g = rig(BASE "\"redline_rpm\":7500,\"full_load\":{\"rpm\":[1000,4000],\"torque\":[150,240]}",
+          "\"inertia\":0.05");
+  sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.5), 105.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.0), 0.0, TOL_LOOKUP);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The friction curve is subtracted; a stalled engine keeps only friction. */
+START_TEST(test_friction) {
+  dg_graph *g = rig(BASE "\"redline_rpm\":7000,\"stall_rpm\":500,"
+                         "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
+                         "\"torque\":[[-10,-10],[200,200]]},"
+                         "\"friction\":{\"rpm\":[0,6000],\"torque\":[5,35]}",
+                    "\"inertia\":0.05");
+  dg_sim *sim = dg_test_sim(g);
+  /* F(3000) = 20 */
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 1.0), 200.0 - 20.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.0), -10.0 - 20.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, 3000, 0.5), 95.0 - 20.0, TOL_LOOKUP);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Dynamics                                                                 */
+
+/* Flat map: closed −30 N·m, full 200 N·m at every rpm. */
+#define FLAT_MAP \
+  "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[-30,-30],[200,200]]}"
+
+/* A free engine (J = 0.19 + 0.01) at full throttle: up at 200/0.2 = 1000
+ * rad/s² (9.549 rpm per 1 ms step) to the redline, then down at 30/0.2 =
+ * 150 rad/s² (1.432 rpm per step) to redline − hysteresis, and so on. The
+ * limiter decides at the start of a step from the speed then, so the speed
+ * stays within [5900 − 1.432, 6000 + 9.549] rpm (bounds exact up to
+ * rounding: the torque is constant over each step). */
+START_TEST(test_rev_limiter) {
+  const double up = 200.0 / 0.2 * 1e-3 * RPM, down = 30.0 / 0.2 * 1e-3 * RPM;
+  dg_graph *g = rig("\"inertia\":0.19,\"idle_rpm\":800,\"redline_rpm\":6000,"
+                    "\"limiter_hysteresis_rpm\":100," FLAT_MAP,
+                    "\"inertia\":0.01");
+  dg_sim *sim = dg_test_sim(g);
+  set_rpm(sim, 5000);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  double lo = 1e9, hi = -1e9;
+  int on_steps = 0, n = 0, cuts = 0, seen = 0;
+  double prev_limiter = 0;
+  for (int i = 0; i < 4000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    double rpm = dg_test_signal(sim, "eng.rpm");
+    double lim = dg_test_signal(sim, "eng.limiter");
+    if (lim == 1.0 && prev_limiter == 0.0)
+      cuts++;
+    prev_limiter = lim;
+    if (!seen && lim == 1.0)
+      seen = 1;
+    if (!seen) {
+      ck_assert_double_le(rpm, 6000 + up + 1e-9);
+      continue;
+    }
+    lo = fmin(lo, rpm);
+    hi = fmax(hi, rpm);
+    n++;
+    on_steps += lim == 1.0;
+    /* the torque is the closed-throttle value while cut, full otherwise
+     * (state as the next step will see it: decided in its pre_step) */
+    double tq = dg_test_signal(sim, "eng.torque");
+    ck_assert(tq == -30.0 || tq == 200.0);
+    ck_assert_double_eq(tq, lim == 1.0 ? -30.0 : 200.0);
+  }
+  ck_assert_double_le(hi, 6000 + up + 1e-9);
+  ck_assert_double_gt(hi, 6000);
+  ck_assert_double_ge(lo, 5900 - down - 1e-9);
+  ck_assert_double_lt(lo, 5900);
+  /* Each cycle rises and falls through the same span, so the share of
+   * steps spent cut is up/(up + down) = 1000/1150; the ends of the window
+   * differ by at most the span (~111 rpm), i.e. 111/(up + down)/n ≈ 0.0055
+   * of the share. */
+  ck_assert_double_eq_tol((double)on_steps / n, up / (up + down), 111.0 / (up + down) / n);
+  /* The first cut comes after 1000 rpm of rise; then a cycle spans 100 to
+   * 100 + up + down rpm, taking span (1/up + 1/down) steps each. */
+  double rest = 4000 - 1000 / up;
+  double p_min = 100 * (1 / up + 1 / down), p_max = (100 + up + down) * (1 / up + 1 / down);
+  ck_assert_int_ge(cuts, (int)floor(rest / p_max));
+  ck_assert_int_le(cuts, (int)ceil(rest / p_min) + 1);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Idle hold, declutched: engine → load with viscous drag c1 = 0.01. With the
+ * flat map T = −20 + 220 θ and θ = g (800 − n), g = 0.02/rpm, the balance
+ * −20 + 220 g (800 − n) = c1 n / RPM gives n = (220 g 800 − 20) / (220 g +
+ * c1 / RPM) = 795.27 rpm. The loop's rate (220 g RPM + c1)/J ≈ 200 /s
+ * settles in 3 s to round-off (e^-400), hence 1e-6 rpm. */
+START_TEST(test_idle_hold) {
+  const double gain = 0.02, c1 = 0.01;
+  const double expect = (220 * gain * 800 - 20) / (220 * gain + c1 / RPM);
+  for (int from_rest = 0; from_rest < 2; from_rest++) {
+    dg_graph *g = rig("\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000,\"stall_rpm\":400,"
+                      "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
+                      "\"torque\":[[-20,-20],[200,200]]}",
+                      "\"inertia\":0.01,\"c1\":0.01");
+    dg_sim *sim = dg_test_sim(g);
+    /* from 1500 rpm it coasts down to idle; from rest the idle controller
+     * cranks it (the stall check arms only once 400 rpm is reached) */
+    if (!from_rest)
+      set_rpm(sim, 1500);
+    for (int i = 0; i < 3000; i++) {
+      ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+      ck_assert_double_eq(dg_test_signal(sim, "eng.stalled"), 0.0);
+    }
+    double rpm = dg_test_signal(sim, "eng.rpm");
+    ck_assert_double_eq_tol(rpm, expect, 1e-6);
+    ck_assert_double_eq_tol(rpm, 800.0, 5.0);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "eng.throttle"), gain * (800 - rpm), 1e-12);
+    dg_sim_free(sim);
+    dg_graph_free(g);
+  }
+}
+END_TEST
+
+/* Closed-throttle coast: T(n) = −10 − 25 (n − 1000)/5000 = a + b ω with
+ * a = −5, b = −0.005 RPM, on J = 0.25 (no load drag, above idle so idle
+ * control is off). At 5000 rpm T = −30, so ω̇ = −120 rad/s²; over time
+ * ω(t) = (ω0 + a/b) e^{b t / J} − a/b. RK4 at h b/J = 2e-4 is exact to
+ * round-off; 1e-9 rad/s. */
+START_TEST(test_engine_braking) {
+  const double J = 0.25, a = -5.0, b = -0.005 * RPM, w0 = 5000 / RPM;
+  dg_graph *g = rig("\"inertia\":0.24,\"idle_rpm\":800,\"redline_rpm\":6500,"
+                    "\"torque_map\":{\"rpm\":[1000,6000],\"throttle\":[0,1],"
+                    "\"torque\":[[-10,-35],[200,300]]}",
+                    "\"inertia\":0.01");
+  dg_sim *sim = dg_test_sim(g);
+  set_rpm(sim, 5000);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), -30.0, TOL_LOOKUP);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 0.0);
+  /* one short step: (ω1 − ω0)/h = T/J · (e^{λh} − 1)/(λh), λh = b h/J ≈ −1.9e-5,
+   * so −120 to 1e-5 relative */
+  ck_assert_int_eq(dg_sim_step(sim, 1e-4), DG_OK);
+  double accel = (dg_test_signal(sim, "eng.omega") - w0) / 1e-4;
+  ck_assert_double_eq_tol(accel, -30.0 / J, 120 * 2e-5);
+  set_rpm(sim, 5000);
+  run(sim, 1000, 1e-3);
+  double expect = (w0 + a / b) * exp(b * 1.0 / J) - a / b;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.omega"), expect, 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Without idle control a closed-throttle engine coasts to rest and stays
+ * there: the drag fades out within 10 rpm of standstill instead of driving
+ * it backwards. */
+START_TEST(test_coast_to_rest) {
+  dg_graph *g = rig("\"inertia\":0.24,\"idle_rpm\":800,\"redline_rpm\":6500,\"idle_gain\":0,"
+                    "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
+                    "\"torque\":[[-10,-10],[200,200]]}",
+                    "\"inertia\":0.01");
+  dg_sim *sim = dg_test_sim(g);
+  set_rpm(sim, 300);
+  for (int i = 0; i < 3000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    ck_assert_double_ge(dg_test_signal(sim, "eng.rpm"), 0.0);
+  }
+  /* 300 → 10 rpm at −40 rad/s² takes 0.76 s; then e^{−t/26 ms} */
+  ck_assert_double_lt(dg_test_signal(sim, "eng.rpm"), 1e-9);
+  /* at 5 rpm half of the drag, backwards the drag pushes forwards */
+  ck_assert_double_eq_tol(torque_at(sim, 5, 0), -5.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, -5, 0), 5.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(torque_at(sim, -100, 0), 10.0, TOL_LOOKUP);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A Coulomb load of 150 N·m beats the 100 N·m full-throttle torque: from
+ * 1000 rpm the engine slows at (100 − 150)/0.25 = 200 rad/s² (1.9 rpm per
+ * step), stalls at the first step starting below 500 rpm and stays stalled
+ * with zero torque (no friction curve). */
+START_TEST(test_stall) {
+  dg_graph *g = rig("\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000,\"stall_rpm\":500,"
+                    "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
+                    "\"torque\":[[-20,-20],[100,100]]}",
+                    "\"inertia\":0.05,\"c0\":150");
+  dg_sim *sim = dg_test_sim(g);
+  set_rpm(sim, 1000);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  double before = 1000, before2 = 1000;
+  int stalled_at = -1;
+  for (int i = 0; i < 2000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    double st = dg_test_signal(sim, "eng.stalled");
+    if (stalled_at < 0 && st == 1.0) {
+      stalled_at = i;
+      /* decided in this step's pre_step, from the speed the last step left */
+      ck_assert_double_lt(before, 500.0);
+      ck_assert_double_ge(before2, 500.0);
+    }
+    if (stalled_at >= 0) {
+      ck_assert_double_eq(st, 1.0);
+      ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), 0.0);
+      ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 0.0);
+    } else {
+      ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), 100.0, TOL_LOOKUP);
+    }
+    before2 = before;
+    before = dg_test_signal(sim, "eng.rpm");
+  }
+  /* 500 rpm lost at 200 rad/s²: 0.262 s */
+  ck_assert_int_ge(stalled_at, 261);
+  ck_assert_int_le(stalled_at, 263);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* stalled with a friction curve: only the friction remains */
+  g = rig("\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000,\"stall_rpm\":500,"
+          "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[-20,-20],[100,100]]},"
+          "\"friction\":{\"rpm\":[0,1000],\"torque\":[4,8]}",
+          "\"inertia\":0.05,\"c0\":150");
+  sim = dg_test_sim(g);
+  set_rpm(sim, 600);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  run(sim, 100, 1e-3);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.stalled"), 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 250, 1.0), -5.0, TOL_LOOKUP);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ---- throttle cut via a test-only block writing the channel ---- */
+
+/* "test_cut" (in → out, ratio 1, no inertia): writes the custom input "cut"
+ * to the channel "throttle_cut" in pre_step, like a shifting gearbox. */
+enum { CUT_IN, CUT_OUT };
+typedef struct cut_data {
+  int input, channel;
+} cut_data;
+static const dg_port_def cut_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static int cut_init(dg_block *self, dg_init *init) {
+  cut_data *d = self->data;
+  d->input = dg_init_input(init, "cut");
+  d->channel = dg_init_channel(init, "throttle_cut");
+  return 0;
+}
+static void cut_pre_step(dg_block *self, dg_ctx *ctx) {
+  const cut_data *d = self->data;
+  ctx->channel[d->channel] = dg_ctx_input(ctx, d->input);
+}
+static void cut_state_upstream(dg_block *self, dg_topo *topo) {
+  dg_topo_ratio(topo, self, CUT_IN, CUT_OUT, 1.0, 1.0);
+}
+static const dg_block_class test_cut = {
+    .abi = DG_BLOCK_ABI, .type = "test_cut", .doc = "test: writes throttle_cut from input cut",
+    .ports = cut_ports, .data_size = sizeof(cut_data), .init = cut_init,
+    .pre_step = cut_pre_step, .state_upstream = cut_state_upstream,
+};
+
+START_TEST(test_throttle_cut) {
+  dg_registry *reg = dg_registry_new();
+  dg_error err;
+  ck_assert_int_eq(dg_registry_add(reg, &test_cut, &err), DG_OK);
+  dg_graph *g = dg_test_graph_reg(
+      reg, "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",\"inertia\":0.2,"
+           "\"idle_rpm\":800,\"redline_rpm\":6000," FLAT_MAP "},"
+           "\"cut\":{\"type\":\"test_cut\"},\"ld\":{\"type\":\"load\",\"inertia\":0.05}},"
+           "\"connections\":[[\"eng.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  int cut = dg_sim_input_find(sim, "cut");
+  ck_assert_int_ge(cut, 0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  /* steps of 1 µs move the speed by < 0.01 rpm; signals are read at the
+   * state after the step, so they are compared with its own rpm */
+  set_rpm(sim, 3000);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), 200.0);
+  dg_sim_set_input(sim, cut, 1.0);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), -30.0);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 0.0);
+  dg_sim_set_input(sim, cut, 0.4); /* below 0.5: no cut */
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), 200.0);
+  /* cut below idle: the idle controller still acts, θ = 0.02 (800 − n) */
+  dg_sim_set_input(sim, cut, 1.0);
+  set_rpm(sim, 790);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  double rpm = dg_test_signal(sim, "eng.rpm");
+  double th = 0.02 * (800 - rpm);
+  ck_assert_double_eq_tol(th, 0.2, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.throttle"), th, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), -30 + 230 * th, 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Energy audit at constant torque: 150 N·m on J = 0.5 from 1000 rpm for
+ * 0.5 s (to 2432 rpm, below the redline, above idle). The angle turned is
+ * ω0 t + T t²/(2J), the work T·angle, and equals the kinetic energy gained.
+ * RK4 integrates polynomials of this degree exactly: 1e-9 relative. */
+START_TEST(test_energy) {
+  const double T = 150, J = 0.5, w0 = 1000 / RPM, t = 0.5;
+  dg_graph *g = rig("\"inertia\":0.4,\"idle_rpm\":800,\"redline_rpm\":6000,"
+                    "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
+                    "\"torque\":[[-30,-30],[150,150]]}",
+                    "\"inertia\":0.1");
+  dg_sim *sim = dg_test_sim(g);
+  set_rpm(sim, 1000);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  run(sim, 500, 1e-3);
+  double angle = w0 * t + T * t * t / (2 * J);
+  double work = dg_sim_block_work(sim, block_index(g, "eng"));
+  ck_assert_double_eq_tol(work, T * angle, 1e-9 * T * angle);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.omega"), w0 + T / J * t, 1e-9);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.kinetic - e.kinetic_start, work, 1e-9 * work);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * work);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Parameter errors                                                         */
+
+#define MAP2 "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[-10,-10],[100,100]]}"
+#define FULL "\"full_load\":{\"rpm\":[0,8000],\"torque\":[100,100]}"
+#define ENG(extra) "\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000," extra
+
+static const struct {
+  const char *params, *path, *text;
+} bad[] = {
+    {ENG("\"stall_rpm\":0"), "/blocks/eng", "give one of torque_map, full_load"},
+    {ENG(MAP2 "," FULL), "/blocks/eng", "give only one of torque_map, full_load"},
+    {ENG(MAP2 ",\"closed_throttle\":{\"rpm\":[0,1],\"torque\":[0,0]}"),
+     "/blocks/eng/closed_throttle",
+     "only valid with full_load (torque_map has its own closed-throttle row)"},
+    {"\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":700," MAP2, "/blocks/eng/redline_rpm",
+     "must be > idle_rpm (800) (got 700)"},
+    {"\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":1000,\"limiter_hysteresis_rpm\":300," MAP2,
+     "/blocks/eng/limiter_hysteresis_rpm", "must be < redline_rpm - idle_rpm (200) (got 300)"},
+    {ENG("\"stall_rpm\":900," MAP2), "/blocks/eng/stall_rpm", "must be < idle_rpm (800) (got 900)"},
+    {ENG("\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[-0.5,1],\"torque\":[[0,0],[1,1]]}"),
+     "/blocks/eng/torque_map/throttle/0", "must be >= 0 (got -0.5)"},
+    {ENG("\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1.5],\"torque\":[[0,0],[1,1]]}"),
+     "/blocks/eng/torque_map/throttle/1", "must be <= 1 (got 1.5)"},
+    {ENG("\"torque_map\":{\"rpm\":[-100,8000],\"throttle\":[0,1],\"torque\":[[0,0],[1,1]]}"),
+     "/blocks/eng/torque_map/rpm/0", "must be >= 0 (got -100)"},
+    {ENG("\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[1,0],\"torque\":[[0,0],[1,1]]}"),
+     "/blocks/eng/torque_map/throttle/1", "must be strictly increasing (0 after 1)"},
+    {ENG("\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[0,0]]}"),
+     "/blocks/eng/torque_map/torque", "must have 2 rows like \"throttle\" (got 1)"},
+    {ENG("\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[0,0],[1,1,1]]}"),
+     "/blocks/eng/torque_map/torque/1", "must have 2 values like \"rpm\" (got 3)"},
+    {ENG("\"full_load\":{\"rpm\":[-5,8000],\"torque\":[1,1]}"), "/blocks/eng/full_load/rpm/0",
+     "must be >= 0 (got -5)"},
+    {ENG(FULL ",\"closed_throttle\":{\"rpm\":[-5,1],\"torque\":[0,0]}"),
+     "/blocks/eng/closed_throttle/rpm/0", "must be >= 0 (got -5)"},
+    {ENG(MAP2 ",\"friction\":{\"rpm\":[-5,1],\"torque\":[0,0]}"), "/blocks/eng/friction/rpm/0",
+     "must be >= 0 (got -5)"},
+    {ENG(MAP2 ",\"friction\":{\"rpm\":[0,1],\"torque\":[5,-1]}"), "/blocks/eng/friction/torque/1",
+     "must be >= 0 (got -1)"},
+    {"\"inertia\":0,\"idle_rpm\":800,\"redline_rpm\":6000," MAP2, "/blocks/eng/inertia",
+     "must be > 0 (got 0)"},
+    {"\"idle_rpm\":800,\"redline_rpm\":6000," MAP2, "/blocks/eng/inertia",
+     "missing required number (kg*m^2)"},
+    {"\"inertia\":0.2,\"redline_rpm\":6000," MAP2, "/blocks/eng/idle_rpm",
+     "missing required number (rpm)"},
+    {"\"inertia\":0.2,\"idle_rpm\":800," MAP2, "/blocks/eng/redline_rpm",
+     "missing required number (rpm)"},
+    {ENG(MAP2 ",\"idle_gain\":-1"), "/blocks/eng/idle_gain", "must be >= 0 (got -1)"},
+    {ENG(MAP2 ",\"stall_rpm\":-1"), "/blocks/eng/stall_rpm", "must be >= 0 (got -1)"},
+    {ENG(MAP2 ",\"limiter_hysteresis_rpm\":-1"), "/blocks/eng/limiter_hysteresis_rpm",
+     "must be >= 0 (got -1)"},
+    {ENG(MAP2 ",\"idle_rmp\":800"), "/blocks/eng/idle_rmp",
+     "unknown parameter; did you mean \"idle_rpm\"?"},
+};
+
+START_TEST(test_bad_params) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
+           bad[_i].params);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, bad[_i].path);
+  ck_assert_str_eq(err.text, bad[_i].text);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("engine");
+  TCase *tc = tcase_create("characteristic");
+  tcase_add_test(tc, test_map_bilinear);
+  tcase_add_test(tc, test_curves);
+  tcase_add_test(tc, test_friction);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("dynamics");
+  tcase_add_test(tc, test_rev_limiter);
+  tcase_add_test(tc, test_idle_hold);
+  tcase_add_test(tc, test_engine_braking);
+  tcase_add_test(tc, test_coast_to_rest);
+  tcase_add_test(tc, test_stall);
+  tcase_add_test(tc, test_throttle_cut);
+  tcase_add_test(tc, test_energy);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("params");
+  tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }

@@ -1,0 +1,370 @@
+/* motor: constant-torque and constant-power regions, max_rpm fade, regen,
+ * reverse, throttle cut, energy audit; parameter errors. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RPM 9.549296585513720 /* rpm per rad/s */
+
+/* The torque envelope is one division or multiply-add: a few ulps. */
+#define TOL_TORQUE 1e-9
+
+/* J = 0.04 + 0.01 = 0.05; base speed P/T = 100000/250 = 400 rad/s (3820 rpm);
+ * the drive fade starts at 0.95 · 12000 = 11400 rpm. */
+#define MOTOR "\"inertia\":0.04,\"max_torque\":250,\"max_power\":100000,\"max_rpm\":12000"
+
+/* motor "mot" → load "ld" (inertia 0.01, no drag) */
+static dg_graph *rig(const char *motor) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
+           "\"connections\":[[\"mot.out\",\"ld.in\"]]}",
+           motor);
+  return dg_test_graph(json);
+}
+
+static void set_rpm(dg_sim *sim, double rpm) {
+  int id = dg_sim_signal_find(sim, "mot.rpm");
+  dg_error err;
+  ck_assert_int_ge(id, 0);
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &rpm, &err), DG_OK);
+}
+
+static void run(dg_sim *sim, int steps, double dt) {
+  for (int i = 0; i < steps; i++)
+    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
+}
+
+static double torque_at(dg_sim *sim, double rpm) {
+  set_rpm(sim, rpm);
+  return dg_test_signal(sim, "mot.torque");
+}
+
+static int block_index(const dg_graph *g, const char *id) {
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_id(g, i), id) == 0)
+      return i;
+  ck_abort_msg("no block %s", id);
+  return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Drive                                                                    */
+
+/* Below the base speed: ω = T/J · t (constant torque: exact for RK4), and
+ * the work is T · angle = T · ½ (T/J) t². */
+START_TEST(test_constant_torque) {
+  dg_graph *g = rig(MOTOR);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 250.0, TOL_TORQUE);
+  run(sim, 50, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), 250.0 / 0.05 * 0.05, 1e-9);
+  double angle = 0.5 * 250.0 / 0.05 * 0.05 * 0.05;
+  double work = dg_sim_block_work(sim, block_index(g, "mot"));
+  ck_assert_double_eq_tol(work, 250.0 * angle, 1e-9 * work);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.power"), 250.0 * 250.0, 1e-6);
+  /* partial throttle scales the envelope */
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.4);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), 100.0, TOL_TORQUE);
+  /* throttle is clamped to [0, 1] */
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 3.0);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Above the base speed T = P/ω, so J ω ω̇ = P: ω² = ω0² + 2 P t / J and the
+ * work is P t. From 500 rad/s for 0.2 s: ω = √(250000 + 800000) = 1024.7
+ * rad/s (9785 rpm, below the fade). RK4's local error on this smooth ODE is
+ * ~h⁵ ω⁽⁵⁾ ≈ 1e-15 rad/s per step: 1e-8 rad/s. */
+START_TEST(test_constant_power) {
+  const double P = 100000, J = 0.05, w0 = 500;
+  dg_graph *g = rig(MOTOR);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 8000), P / (8000 / RPM), TOL_TORQUE);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.power"), P, 1e-9);
+  /* the corner: both limits meet at 400 rad/s */
+  ck_assert_double_eq_tol(torque_at(sim, 400 * RPM), 250.0, TOL_TORQUE);
+  set_rpm(sim, w0 * RPM);
+  run(sim, 200, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), sqrt(w0 * w0 + 2 * P * 0.2 / J), 1e-8);
+  ck_assert_double_eq_tol(dg_sim_block_work(sim, block_index(g, "mot")), P * 0.2, 1e-9 * P);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* base_rpm instead of max_power: P = 250 · 3000/RPM = 78540 W */
+  g = rig("\"inertia\":0.04,\"max_torque\":250,\"base_rpm\":3000,\"max_rpm\":12000");
+  sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 6000), 125.0, TOL_TORQUE);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* neither: no power limit */
+  g = rig("\"inertia\":0.04,\"max_torque\":250,\"max_rpm\":12000");
+  sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 10000), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Fade over the last 5 % of max_rpm, 0 at and above max_rpm; a free motor
+ * at full throttle creeps up to max_rpm and never passes it: near the end
+ * ω̇ ≈ −(ω − ω_max) / τ with τ = 0.05 J ω_max² / P = 40 ms, which RK4 at
+ * h/τ = 0.025 follows without overshoot. */
+START_TEST(test_max_rpm) {
+  dg_graph *g = rig(MOTOR);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 11400), 100000 / (11400 / RPM), TOL_TORQUE);
+  ck_assert_double_eq_tol(torque_at(sim, 11700), 0.5 * 100000 / (11700 / RPM), TOL_TORQUE);
+  ck_assert_double_eq(torque_at(sim, 12000), 0.0);
+  ck_assert_double_eq(torque_at(sim, 13000), 0.0);
+  set_rpm(sim, 0);
+  for (int i = 0; i < 2000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    ck_assert_double_le(dg_test_signal(sim, "mot.rpm"), 12000.0);
+  }
+  /* 11400 rpm after ~0.4 s, then 40 τ: 600 rpm · e^-40 */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.rpm"), 12000.0, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Gear −1 reverses the drive torque (unless reverse is off). */
+START_TEST(test_reverse) {
+  dg_graph *g = rig(MOTOR);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
+  run(sim, 40, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), -250.0 / 0.05 * 0.04, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -250.0, TOL_TORQUE);
+  /* the power limit and the fade use |ω| */
+  ck_assert_double_eq_tol(torque_at(sim, -8000), -100000 / (8000 / RPM), TOL_TORQUE);
+  ck_assert_double_eq(torque_at(sim, -12000), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 0); /* any other gear: forward */
+  ck_assert_double_eq_tol(torque_at(sim, 1000), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  g = rig(MOTOR ",\"reverse\":false");
+  sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
+  ck_assert_double_eq_tol(torque_at(sim, 1000), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Regen                                                                    */
+
+/* regen_fraction 0.5, limits 200 N·m and 60 kW (corner at 300 rad/s =
+ * 2865 rpm), fade below 100 rpm. */
+#define REGEN MOTOR ",\"regen_fraction\":0.5,\"max_regen_torque\":200,\"max_regen_power\":60000"
+
+START_TEST(test_regen) {
+  dg_graph *g = rig(REGEN);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  /* below the corner: 0.5 · 200, opposing rotation */
+  ck_assert_double_eq_tol(torque_at(sim, 2000), -100.0, TOL_TORQUE);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.power"), -100.0 * 2000 / RPM, 1e-9);
+  ck_assert_double_eq_tol(torque_at(sim, -2000), 100.0, TOL_TORQUE);
+  /* above: 0.5 · P/ω */
+  ck_assert_double_eq_tol(torque_at(sim, 6000), -0.5 * 60000 / (6000 / RPM), TOL_TORQUE);
+  /* fade: half of it at 50 rpm, none at rest */
+  ck_assert_double_eq_tol(torque_at(sim, 50), -50.0, TOL_TORQUE);
+  ck_assert_double_eq(torque_at(sim, 0), 0.0);
+  /* half the pedal, half the torque */
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.5);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), -50.0, TOL_TORQUE);
+  /* a negative throttle is a regen command of its own (full: the limits) */
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, -1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), -200.0, TOL_TORQUE);
+  ck_assert_double_eq_tol(torque_at(sim, 6000), -60000 / (6000 / RPM), TOL_TORQUE);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.power"), -60000.0, 1e-9);
+
+  /* decelerating at −100/0.05 = −2000 rad/s² (constant torque: exact) */
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.0);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  set_rpm(sim, 2000);
+  run(sim, 50, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), 2000 / RPM - 2000 * 0.05, 1e-9);
+  /* the energy recovered is the work of the motor: −T·angle */
+  double angle = (2000 / RPM) * 0.05 - 0.5 * 2000 * 0.05 * 0.05;
+  ck_assert_double_eq_tol(dg_sim_block_work(sim, block_index(g, "mot")), -100.0 * angle, 1e-9);
+  /* and it comes to rest without reversing (fade: rate 100/100·RPM/J = 191 /s) */
+  for (int i = 0; i < 1000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    ck_assert_double_ge(dg_test_signal(sim, "mot.omega"), 0.0);
+  }
+  ck_assert_double_lt(dg_test_signal(sim, "mot.rpm"), 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* default: the brake pedal does not regenerate; limits default to the drive ones */
+  g = rig(MOTOR);
+  sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  ck_assert_double_eq(torque_at(sim, 2000), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, -1.0);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), -250.0, TOL_TORQUE);
+  ck_assert_double_eq_tol(torque_at(sim, 8000), -100000 / (8000 / RPM), TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* regen_fraction above 1 saturates at the limit */
+  g = rig(MOTOR ",\"regen_fraction\":2");
+  sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.8);
+  ck_assert_double_eq_tol(torque_at(sim, 2000), -250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ---- throttle cut via a test-only block writing the channel ---- */
+
+/* "test_cut" (in → out, ratio 1, no inertia): writes the custom input "cut"
+ * to the channel "throttle_cut" in pre_step, like a shifting gearbox. */
+enum { CUT_IN, CUT_OUT };
+typedef struct cut_data {
+  int input, channel;
+} cut_data;
+static const dg_port_def cut_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static int cut_init(dg_block *self, dg_init *init) {
+  cut_data *d = self->data;
+  d->input = dg_init_input(init, "cut");
+  d->channel = dg_init_channel(init, "throttle_cut");
+  return 0;
+}
+static void cut_pre_step(dg_block *self, dg_ctx *ctx) {
+  const cut_data *d = self->data;
+  ctx->channel[d->channel] = dg_ctx_input(ctx, d->input);
+}
+static void cut_state_upstream(dg_block *self, dg_topo *topo) {
+  dg_topo_ratio(topo, self, CUT_IN, CUT_OUT, 1.0, 1.0);
+}
+static const dg_block_class test_cut = {
+    .abi = DG_BLOCK_ABI, .type = "test_cut", .doc = "test: writes throttle_cut from input cut",
+    .ports = cut_ports, .data_size = sizeof(cut_data), .init = cut_init,
+    .pre_step = cut_pre_step, .state_upstream = cut_state_upstream,
+};
+
+/* While cut the throttle (either sign) counts as 0; brake regen stays. */
+START_TEST(test_throttle_cut) {
+  dg_registry *reg = dg_registry_new();
+  dg_error err;
+  ck_assert_int_eq(dg_registry_add(reg, &test_cut, &err), DG_OK);
+  dg_graph *g = dg_test_graph_reg(
+      reg, "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," REGEN "},"
+           "\"cut\":{\"type\":\"test_cut\"},\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
+           "\"connections\":[[\"mot.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  int cut = dg_sim_input_find(sim, "cut");
+  ck_assert_int_ge(cut, 0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_sim_set_input(sim, cut, 1.0);
+  set_rpm(sim, 2000);
+  run(sim, 10, 1e-3); /* nothing drives: the speed holds exactly */
+  ck_assert_double_eq(dg_test_signal(sim, "mot.torque"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.rpm"), 2000.0, 1e-9);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, -1.0);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "mot.torque"), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -100.0, TOL_TORQUE);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_sim_set_input(sim, cut, 0.0);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Parameter errors                                                         */
+
+static const struct {
+  const char *params, *path, *text;
+} bad[] = {
+    {MOTOR ",\"base_rpm\":3000", "/blocks/mot", "give only one of max_power, base_rpm"},
+    {"\"inertia\":0.04,\"max_torque\":250,\"base_rpm\":13000,\"max_rpm\":12000",
+     "/blocks/mot/base_rpm", "must be < max_rpm (12000) (got 13000)"},
+    {"\"inertia\":0,\"max_torque\":250,\"max_rpm\":12000", "/blocks/mot/inertia",
+     "must be > 0 (got 0)"},
+    {"\"max_torque\":250,\"max_rpm\":12000", "/blocks/mot/inertia",
+     "missing required number (kg*m^2)"},
+    {"\"inertia\":0.04,\"max_rpm\":12000", "/blocks/mot/max_torque",
+     "missing required number (N*m)"},
+    {"\"inertia\":0.04,\"max_torque\":250", "/blocks/mot/max_rpm", "missing required number (rpm)"},
+    {"\"inertia\":0.04,\"max_torque\":-250,\"max_rpm\":12000", "/blocks/mot/max_torque",
+     "must be > 0 (got -250)"},
+    {"\"inertia\":0.04,\"max_torque\":250,\"max_rpm\":0", "/blocks/mot/max_rpm",
+     "must be > 0 (got 0)"},
+    {"\"inertia\":0.04,\"max_torque\":250,\"max_power\":-1,\"max_rpm\":12000",
+     "/blocks/mot/max_power", "must be > 0 (got -1)"},
+    {"\"inertia\":0.04,\"max_torque\":250,\"base_rpm\":0,\"max_rpm\":12000", "/blocks/mot/base_rpm",
+     "must be > 0 (got 0)"},
+    {MOTOR ",\"regen_fraction\":-0.1", "/blocks/mot/regen_fraction", "must be >= 0 (got -0.1)"},
+    {MOTOR ",\"max_regen_torque\":0", "/blocks/mot/max_regen_torque", "must be > 0 (got 0)"},
+    {MOTOR ",\"max_regen_power\":-5", "/blocks/mot/max_regen_power", "must be > 0 (got -5)"},
+    {MOTOR ",\"regen_fade_rpm\":0", "/blocks/mot/regen_fade_rpm", "must be > 0 (got 0)"},
+    {MOTOR ",\"reverse\":\"yes\"", "/blocks/mot/reverse", "expected true or false, got string"},
+    {MOTOR ",\"max_trque\":1", "/blocks/mot/max_trque",
+     "unknown parameter; did you mean \"max_torque\"?"},
+};
+
+START_TEST(test_bad_params) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"mot.out\",\"ld.in\"]]}",
+           bad[_i].params);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, bad[_i].path);
+  ck_assert_str_eq(err.text, bad[_i].text);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("motor");
+  TCase *tc = tcase_create("drive");
+  tcase_add_test(tc, test_constant_torque);
+  tcase_add_test(tc, test_constant_power);
+  tcase_add_test(tc, test_max_rpm);
+  tcase_add_test(tc, test_reverse);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("regen");
+  tcase_add_test(tc, test_regen);
+  tcase_add_test(tc, test_throttle_cut);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("params");
+  tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
