@@ -737,15 +737,14 @@ static void fail_topology(dg_sim *sim, int rc) {
 
 int dg_solver_change_topology(dg_sim *sim) {
   double ke_before = dg_sim_kinetic_energy(sim);
-  memcpy(sim->scratch, sim->x, sizeof(double) * (size_t)sim->nn);
+  /* The build leaves sim->x (the committed speeds) alone, while it uses the
+   * scratch arrays: project from x itself. */
   int rc = dg_solver_build(sim);
   if (rc != DG_OK) {
     fail_topology(sim, rc);
     return rc;
   }
-  double *xold = sim->xw;
-  memcpy(xold, sim->scratch, sizeof(double) * (size_t)sim->nn);
-  project(sim, xold, sim->q);
+  project(sim, sim->x, sim->q);
   dg_solver_speeds(sim, sim->q, sim->x);
   sim->impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;

@@ -11,6 +11,7 @@ enum { CPL_IN, CPL_OUT };
 typedef struct coupler_params {
   double ratio;
   bool start_coupled;
+  bool use_tie;
 } coupler_params;
 typedef struct coupler_data {
   int mode; /* 0 coupled, 1 free */
@@ -26,6 +27,8 @@ static const dg_param_def coupler_params_table[] = {
     DG_PARAM_NUM(coupler_params, ratio, "ratio", "", 1.0, DG_P_MIN_EXCL, 0, 0, "ratio when coupled"),
     {.key = "start_coupled", .kind = DG_PARAM_BOOL, .offset = offsetof(coupler_params, start_coupled),
      .def = 1, .doc = "coupled at t = 0"},
+    {.key = "use_tie", .kind = DG_PARAM_BOOL, .offset = offsetof(coupler_params, use_tie),
+     .def = 0, .doc = "couple with a DOF plus a tie (as locks do) instead of a ratio link"},
     {0},
 };
 static const dg_signal_def coupler_signals[] = {
@@ -59,7 +62,12 @@ static void coupler_pre_step(dg_block *self, dg_ctx *ctx) {
 static void coupler_state_upstream(dg_block *self, dg_topo *topo) {
   const coupler_data *d = self->data;
   const coupler_params *p = self->params;
-  if (d->mode == 0)
+  if (d->mode == 0 && p->use_tie) {
+    const int ports[2] = {CPL_IN, CPL_OUT};
+    const double coef[2] = {1.0, -p->ratio};
+    dg_topo_dof(topo, self, CPL_IN);
+    dg_topo_tie(topo, self, 2, ports, coef);
+  } else if (d->mode == 0)
     dg_topo_ratio(topo, self, CPL_IN, CPL_OUT, p->ratio, 1.0);
   else
     dg_topo_dof(topo, self, CPL_IN);
