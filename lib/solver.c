@@ -926,6 +926,7 @@ int dg_solver_step(dg_sim *sim, double dt) {
   ctx->t = sim->t;
   ctx->speed = sim->x;
   sim->topo_request = false;
+  sim->lambda_valid = false; /* a pre_step query cached the old state's */
   run_hooks(sim, sim->post, sim->n_post);
   if (!sim->failed && sim->topo_request)
     dg_solver_change_topology(sim);

@@ -1,0 +1,343 @@
+/* clutch — dry friction clutch with stick–slip, engaged by the pedal or
+ * automatically with engine speed.
+ *
+ * Ports: `in` is the engine side, `out` the gearbox side; the driven plate's
+ * inertia `inertia` sits on `out` (so a slipping clutch in front of a gearbox
+ * in neutral still has inertia on both sides).
+ *
+ * Sign conventions: slip Δω = ω_in − ω_out; T is the torque transmitted
+ * from `in` to `out`: −T is applied at `in`, +T at `out` (T > 0 when the
+ * engine drives the load).
+ *
+ * Capacity. T_cap = max_torque · e with the engagement e in [0, 1]:
+ *   pedal = DG_INPUT_CLUTCH clamped to [0, 1] (0 released, 1 pressed);
+ *   e_pedal = E(pedal), the `engagement` curve {"pedal": [...],
+ *             "engagement": [...]}, or 1 − pedal without one;
+ *   mode "pedal": e = e_pedal;
+ *   mode "auto":  e = S(x) · e_pedal, x = (rpm_in − idle_rpm)/(launch_rpm −
+ *             idle_rpm) clamped to [0, 1], S(x) = x²(3 − 2x) (smoothstep:
+ *             0 at idle_rpm, 1 at launch_rpm, C¹), so the engine is not
+ *             loaded below idle and a launch slips with the engine held
+ *             where its torque equals T_cap(rpm). The pedal can still open
+ *             an automatic clutch (the default pedal input 0 leaves e = S).
+ * Static capacity T_s = static_factor · T_cap, static_factor >= 1.
+ *
+ * Modes (index 0 is the start mode):
+ *   0 slipping: `in` and `out` are separate DOFs (dg_topo_dof(in)); the
+ *     friction torque is T = T_cap · s, with s the slip direction, a
+ *     discrete state fixed in pre_step for the whole step: s = sign(Δω) at
+ *     the start of the step, or, when Δω is exactly 0 just after a lock let
+ *     go, the direction the lock was pushing. Freezing s keeps the RK4
+ *     right-hand side smooth within a step: with sign(Δω) evaluated per
+ *     substep the four substeps disagree about a zero crossing and can
+ *     leave Δω hovering at a value that never crosses, so the lock would be
+ *     missed. No regularization of sign() is used, so a slipping clutch
+ *     transmits exactly T_cap, and locking is by the event below.
+ *   1 locked: dg_topo_dof(in) plus the tie ω_in − ω_out = 0. Its multiplier
+ *     λ (dg_ctx_tie_force) is the torque the lock applies at `in`, so the
+ *     transmitted torque is T = −λ (the `torque` signal shows the last
+ *     slipping torque until the first post_step of a new lock).
+ *
+ * Transitions:
+ *   slipping → locked (post_step): the slip reached or crossed zero during
+ *     the step (Δω · s <= 0 at its end) and T_cap > 0. The topology change
+ *     projects the speeds conserving momentum: a plastic impact on the
+ *     overshoot, which is at most one step of slip deceleration. Also in
+ *     pre_step when Δω is zero with no slip direction known (both shafts
+ *     at rest at t = 0, or equal initial speeds) and T_cap > 0. "Zero"
+ *     means within 1e-10 of the shaft speeds: a mode change's projection
+ *     leaves round-off between shafts that turned together, and its sign
+ *     must not choose a friction direction.
+ *   locked → slipping (post_step): |λ| > T_s, or T_cap = 0; the slip
+ *     direction becomes −sign(λ) (the side the lock was holding back runs
+ *     ahead). The same test runs in pre_step with the λ of the previous
+ *     post_step (same state) and the capacity of the new inputs, so a pedal
+ *     pressed at time t opens the clutch for the step starting at t.
+ *   A lock whose torque turns out to exceed T_s is only seen at the next
+ *   post_step, so it holds for one step; it then slips away from zero in the
+ *   direction of λ, so with T_s >= T_cap the clutch does not chatter.
+ *
+ * Start mode: slipping, so that initial values may give the two sides
+ * different speeds (an idling engine and a car at rest); with equal speeds
+ * it locks at the first pre_step (see above). */
+#include <drivegraph/block.h>
+#include <math.h>
+#include <stdio.h>
+
+enum { PORT_IN, PORT_OUT };
+enum { MODE_SLIPPING, MODE_LOCKED, NUM_MODES };
+enum { ENGAGE_PEDAL, ENGAGE_AUTO };
+/* Slip treated as zero (see clutch_slip_tol): relative to the shaft speeds,
+ * plus an absolute floor in rad/s for shafts at rest. */
+#define SLIP_REL_TOL 1e-10
+#define SLIP_ABS_TOL 1e-12
+
+enum { SIG_OMEGA, SIG_OMEGA_OUT, SIG_SLIP_RPM, SIG_TORQUE, SIG_LOCKED, SIG_ENGAGEMENT };
+
+typedef struct clutch_params {
+  double max_torque;
+  double static_factor;
+  double inertia;
+  int mode;
+  dg_table1d engagement;
+  double idle_rpm;
+  double launch_rpm;
+  bool has_idle_rpm;
+  bool has_launch_rpm;
+} clutch_params;
+
+typedef struct clutch_data {
+  int mode;           /* MODE_* */
+  int dir;            /* slip direction s for the step: -1, 0, +1 */
+  bool just_released; /* unlocked in the last post_step: Δω = 0, dir from λ */
+  bool have_lambda;   /* lambda holds a post_step value of the current lock */
+  double lambda;      /* tie multiplier: torque the lock applies at `in` */
+  int tie;            /* tie id in the locked mode, -1 otherwise */
+} clutch_data;
+
+static const char *const clutch_modes_enum[] = {"pedal", "auto", NULL};
+static const char *const clutch_mode_names[NUM_MODES] = {"slipping", "locked"};
+
+static const dg_port_def clutch_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .doc = "engine side (flywheel)"},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL,
+     .doc = "gearbox side (driven plate)"},
+    {0},
+};
+
+static const dg_param_def clutch_params_table[] = {
+    DG_PARAM_NUM_REQ(clutch_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL, 0, 0,
+                     "kinetic (slipping) torque capacity at full engagement"),
+    DG_PARAM_NUM(clutch_params, static_factor, "static_factor", "", 1.1, DG_P_MIN, 1, 0,
+                 "static / kinetic capacity: a lock holds up to static_factor times the "
+                 "slipping capacity"),
+    DG_PARAM_NUM(clutch_params, inertia, "inertia", "kg*m^2", 0.01, DG_P_MIN, 0, 0,
+                 "driven plate inertia, on `out`"),
+    {.key = "mode", .kind = DG_PARAM_ENUM, .offset = offsetof(clutch_params, mode), .unit = "",
+     .doc = "pedal: engagement from the clutch pedal; auto: also rises with engine rpm from "
+            "idle_rpm to launch_rpm",
+     .def = ENGAGE_PEDAL, .choices = clutch_modes_enum},
+    {.key = "engagement", .kind = DG_PARAM_TABLE1D, .offset = offsetof(clutch_params, engagement),
+     .unit = "", .doc = "engagement over pedal position (default 1 - pedal)",
+     .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1, .axis = {"pedal", "engagement"}},
+    {.key = "idle_rpm", .kind = DG_PARAM_NUMBER, .offset = offsetof(clutch_params, idle_rpm),
+     .unit = "rpm", .doc = "auto mode: engine speed below which the clutch is open", .def = 1000,
+     .flags = DG_P_MIN, .min = 0, .present = DG_PRESENT(clutch_params, has_idle_rpm)},
+    {.key = "launch_rpm", .kind = DG_PARAM_NUMBER, .offset = offsetof(clutch_params, launch_rpm),
+     .unit = "rpm", .doc = "auto mode: engine speed from which the clutch is fully engaged",
+     .def = 2000, .flags = DG_P_MIN_EXCL, .min = 0,
+     .present = DG_PRESENT(clutch_params, has_launch_rpm)},
+    {0},
+};
+
+static const dg_signal_def clutch_signals[] = {
+    {.name = "omega", .unit = "rad/s", .doc = "engine-side speed", .port = PORT_IN, .scale = 1},
+    {.name = "omega_out", .unit = "rad/s", .doc = "gearbox-side speed", .port = PORT_OUT,
+     .scale = 1},
+    {.name = "slip_rpm", .unit = "rpm", .doc = "engine side minus gearbox side",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "torque", .unit = "N*m",
+     .doc = "torque transmitted from in to out (locked: from the lock's multiplier)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "locked", .unit = "", .doc = "1 when locked, 0 when slipping", .port = DG_SIGNAL_HOOK},
+    {.name = "engagement", .unit = "", .doc = "engagement 0..1 (capacity / max_torque)",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
+
+static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
+
+static void clutch_check(const void *params, dg_check *chk) {
+  const clutch_params *p = params;
+  for (int i = 0; i < p->engagement.n; i++) {
+    double v = p->engagement.x[i];
+    char path[64];
+    snprintf(path, sizeof path, "engagement/pedal/%d", i);
+    if (v < 0.0)
+      dg_check_error(chk, path, "must be >= 0 (got %g)", v);
+    else if (v > 1.0)
+      dg_check_error(chk, path, "must be <= 1 (got %g)", v);
+  }
+  if (p->mode == ENGAGE_AUTO && !(p->launch_rpm > p->idle_rpm))
+    dg_check_error(chk, "launch_rpm", "must be > idle_rpm (%g) (got %g)", p->idle_rpm,
+                   p->launch_rpm);
+  if (p->mode != ENGAGE_AUTO && p->has_idle_rpm)
+    dg_check_error(chk, "idle_rpm", "only used with mode \"auto\"");
+  if (p->mode != ENGAGE_AUTO && p->has_launch_rpm)
+    dg_check_error(chk, "launch_rpm", "only used with mode \"auto\"");
+}
+
+/* e in [0, 1] for a pedal position and an engine-side speed (rad/s). */
+static double clutch_engagement(const clutch_params *p, double pedal, double w_in) {
+  pedal = clamp01(pedal);
+  double e = p->engagement.n > 0 ? dg_table1d_eval(&p->engagement, pedal) : 1.0 - pedal;
+  if (p->mode == ENGAGE_AUTO) {
+    double x = clamp01((w_in * DG_RPM_PER_RAD_S - p->idle_rpm) / (p->launch_rpm - p->idle_rpm));
+    e *= x * x * (3.0 - 2.0 * x);
+  }
+  return clamp01(e);
+}
+
+/* Kinetic capacity T_cap (N·m) at the context's inputs and speeds. */
+static double clutch_capacity(const dg_block *self, const dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  return p->max_torque * clutch_engagement(p, dg_ctx_input(ctx, DG_INPUT_CLUTCH),
+                                           dg_port_speed(ctx, self, PORT_IN));
+}
+
+static double clutch_slip(const dg_block *self, const dg_ctx *ctx) {
+  return dg_port_speed(ctx, self, PORT_IN) - dg_port_speed(ctx, self, PORT_OUT);
+}
+
+/* A slip this small is zero: the momentum projection of a mode change
+ * leaves round-off of ~1e-16 relative between two shafts that turn
+ * together, whose sign must not pick a friction direction. */
+static double clutch_slip_tol(const dg_block *self, const dg_ctx *ctx) {
+  return SLIP_REL_TOL * (fabs(dg_port_speed(ctx, self, PORT_IN)) +
+                         fabs(dg_port_speed(ctx, self, PORT_OUT))) +
+         SLIP_ABS_TOL;
+}
+
+static int clutch_init(dg_block *self, dg_init *init) {
+  (void)init;
+  clutch_data *d = self->data;
+  d->mode = MODE_SLIPPING;
+  d->tie = -1;
+  return 0;
+}
+
+static int clutch_mode_count(const dg_block *self) {
+  (void)self;
+  return NUM_MODES;
+}
+
+static void clutch_mode_set(dg_block *self, int mode) {
+  clutch_data *d = self->data;
+  d->mode = mode == MODE_LOCKED ? MODE_LOCKED : MODE_SLIPPING;
+}
+
+static const char *clutch_mode_name(const dg_block *self, int mode) {
+  (void)self;
+  return mode >= 0 && mode < NUM_MODES ? clutch_mode_names[mode] : NULL;
+}
+
+static void clutch_state_upstream(dg_block *self, dg_topo *topo) {
+  const clutch_params *p = self->params;
+  clutch_data *d = self->data;
+  dg_topo_dof(topo, self, PORT_IN);
+  dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
+  d->tie = -1;
+  if (d->mode == MODE_LOCKED) {
+    static const int ports[2] = {PORT_IN, PORT_OUT};
+    static const double coef[2] = {1.0, -1.0};
+    d->tie = dg_topo_tie(topo, self, 2, ports, coef);
+  }
+}
+
+/* `torque`: the transmitted torque until the lock's first multiplier. */
+static void clutch_lock(clutch_data *d, dg_ctx *ctx, double torque) {
+  d->mode = MODE_LOCKED;
+  d->have_lambda = false;
+  d->lambda = -torque;
+  d->just_released = false;
+  dg_ctx_request_topology(ctx);
+}
+
+static void clutch_release(clutch_data *d, dg_ctx *ctx, bool in_post_step) {
+  d->mode = MODE_SLIPPING;
+  d->dir = -sign_of(d->lambda);
+  d->just_released = in_post_step;
+  dg_ctx_request_topology(ctx);
+}
+
+static void clutch_pre_step(dg_block *self, dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  clutch_data *d = self->data;
+  double cap = clutch_capacity(self, ctx);
+  if (d->mode == MODE_LOCKED) {
+    /* New inputs, same state: the last post_step's λ against the new capacity. */
+    if (!(cap > 0.0) || (d->have_lambda && fabs(d->lambda) > p->static_factor * cap))
+      clutch_release(d, ctx, false);
+    return;
+  }
+  double slip = clutch_slip(self, ctx);
+  if (fabs(slip) > clutch_slip_tol(self, ctx))
+    d->dir = sign_of(slip);
+  else if (!d->just_released && cap > 0.0)
+    clutch_lock(d, ctx, 0.0);
+  else if (!d->just_released)
+    d->dir = 0;
+  d->just_released = false;
+}
+
+static void clutch_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const clutch_data *d = self->data;
+  if (d->mode == MODE_LOCKED || d->dir == 0)
+    return;
+  double t = clutch_capacity(self, ctx) * d->dir;
+  dg_port_add_torque(ctx, self, PORT_IN, -t);
+  dg_port_add_torque(ctx, self, PORT_OUT, t);
+}
+
+static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  clutch_data *d = self->data;
+  double cap = clutch_capacity(self, ctx);
+  if (d->mode == MODE_LOCKED) {
+    d->lambda = dg_ctx_tie_force(ctx, d->tie);
+    d->have_lambda = true;
+    if (!(cap > 0.0) || fabs(d->lambda) > p->static_factor * cap)
+      clutch_release(d, ctx, true);
+    return;
+  }
+  if (cap > 0.0 && d->dir != 0 && clutch_slip(self, ctx) * d->dir <= clutch_slip_tol(self, ctx))
+    clutch_lock(d, ctx, cap * d->dir);
+}
+
+static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const clutch_data *d = self->data;
+  const clutch_params *p = self->params;
+  double slip = clutch_slip(self, ctx);
+  switch (index) {
+  case SIG_SLIP_RPM:
+    return slip * DG_RPM_PER_RAD_S;
+  case SIG_TORQUE: {
+    if (d->mode == MODE_LOCKED)
+      return -d->lambda;
+    int s = fabs(slip) > clutch_slip_tol(self, ctx) ? sign_of(slip) : d->dir;
+    return clutch_capacity(self, ctx) * s;
+  }
+  case SIG_LOCKED:
+    return d->mode == MODE_LOCKED ? 1.0 : 0.0;
+  case SIG_ENGAGEMENT:
+    return clutch_engagement(p, dg_ctx_input(ctx, DG_INPUT_CLUTCH),
+                             dg_port_speed(ctx, self, PORT_IN));
+  default:
+    return NAN;
+  }
+}
+
+const dg_block_class dg_block_clutch = {
+    .abi = DG_BLOCK_ABI,
+    .type = "clutch",
+    .doc = "Friction clutch with stick-slip: capacity max_torque x engagement, engagement from "
+           "the clutch pedal (optional curve) or automatic with engine rpm; locks when the slip "
+           "crosses zero, unlocks when the lock torque exceeds static_factor x capacity.",
+    .ports = clutch_ports,
+    .params = clutch_params_table,
+    .params_size = sizeof(clutch_params),
+    .signals = clutch_signals,
+    .data_size = sizeof(clutch_data),
+    .check = clutch_check,
+    .init = clutch_init,
+    .mode_count = clutch_mode_count,
+    .mode_set = clutch_mode_set,
+    .mode_name = clutch_mode_name,
+    .pre_step = clutch_pre_step,
+    .state_upstream = clutch_state_upstream,
+    .torque_downstream = clutch_torque_downstream,
+    .post_step = clutch_post_step,
+    .signal = clutch_signal,
+};

@@ -1,0 +1,1067 @@
+/* gearbox: neutral, ratios, reverse, efficiency, timed shifts with torque
+ * interrupt and throttle cut, lock-out, momentum-conserving re-engagement,
+ * auto_rpm / shift_map / auto_reverse policies, the C callback, modes for
+ * validate, and every parameter error.
+ *
+ * Rig: source → gearbox → load. With constant torques (the load's Coulomb
+ * term c0 at a speed that keeps its sign) every acceleration is constant,
+ * which RK4 integrates exactly: the closed forms below hold to round-off. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Constant accelerations: what remains is round-off, ~1e-16 per operation
+ * over ~1e4 operations, relative to the speeds (~1..100 rad/s). */
+#define TOL_EXACT 1e-10
+#define DT 1e-3
+#define RPM DG_RPM_PER_RAD_S
+
+/* ------------------------------------------------------------------------ */
+/* Test-only classes                                                        */
+
+/* "test_engine": a torque source that honours "throttle_cut" (as the engine
+ * does: no torque while the channel is >= 0.5) and exposes the channel as
+ * the signal "cut". */
+enum { ENG_OUT };
+typedef struct eng_params {
+  double inertia, torque;
+} eng_params;
+typedef struct eng_data {
+  int cut;
+} eng_data;
+static const dg_port_def eng_ports[] = {
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static const dg_param_def eng_params_table[] = {
+    DG_PARAM_NUM(eng_params, inertia, "inertia", "kg*m^2", 0.2, DG_P_MIN, 0, 0, "inertia"),
+    DG_PARAM_NUM(eng_params, torque, "torque", "N*m", 0.0, 0, 0, 0, "torque unless cut"),
+    {0},
+};
+static const dg_signal_def eng_signals[] = {
+    {.name = "omega", .unit = "rad/s", .port = ENG_OUT, .scale = 1},
+    {.name = "cut", .unit = "", .port = DG_SIGNAL_HOOK},
+    {0},
+};
+static int eng_init(dg_block *self, dg_init *init) {
+  eng_data *d = self->data;
+  d->cut = dg_init_channel(init, "throttle_cut");
+  return d->cut < 0;
+}
+static void eng_state_upstream(dg_block *self, dg_topo *topo) {
+  const eng_params *p = self->params;
+  dg_topo_inertia(topo, self, ENG_OUT, p->inertia);
+}
+static void eng_torque(dg_block *self, dg_ctx *ctx) {
+  const eng_params *p = self->params;
+  const eng_data *d = self->data;
+  dg_port_add_torque(ctx, self, ENG_OUT, ctx->channel[d->cut] >= 0.5 ? 0.0 : p->torque);
+}
+static double eng_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  (void)index;
+  const eng_data *d = self->data;
+  return ctx->channel[d->cut];
+}
+static const dg_block_class test_engine = {
+    .abi = DG_BLOCK_ABI, .type = "test_engine", .doc = "test: torque source cut by throttle_cut",
+    .ports = eng_ports, .params = eng_params_table, .params_size = sizeof(eng_params),
+    .signals = eng_signals, .data_size = sizeof(eng_data), .init = eng_init,
+    .state_upstream = eng_state_upstream, .torque_downstream = eng_torque, .signal = eng_signal,
+};
+
+/* "test_speedo": a massless shaft (in = out) that publishes
+ * "vehicle_speed" = radius · ω_out in pre_step, as the vehicle does. */
+enum { SPD_IN, SPD_OUT };
+typedef struct speedo_params {
+  double radius;
+} speedo_params;
+typedef struct speedo_data {
+  int channel;
+} speedo_data;
+static const dg_port_def speedo_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static const dg_param_def speedo_params_table[] = {
+    DG_PARAM_NUM(speedo_params, radius, "radius", "m", 0.5, DG_P_MIN_EXCL, 0, 0, "radius"),
+    {0},
+};
+static int speedo_init(dg_block *self, dg_init *init) {
+  speedo_data *d = self->data;
+  d->channel = dg_init_channel(init, "vehicle_speed");
+  return d->channel < 0;
+}
+static void speedo_pre_step(dg_block *self, dg_ctx *ctx) {
+  const speedo_params *p = self->params;
+  const speedo_data *d = self->data;
+  ctx->channel[d->channel] = p->radius * dg_port_speed(ctx, self, SPD_OUT);
+}
+static void speedo_state_upstream(dg_block *self, dg_topo *topo) {
+  dg_topo_ratio(topo, self, SPD_IN, SPD_OUT, 1.0, 1.0);
+}
+static const dg_block_class test_speedo = {
+    .abi = DG_BLOCK_ABI, .type = "test_speedo", .doc = "test: publishes vehicle_speed",
+    .ports = speedo_ports, .params = speedo_params_table, .params_size = sizeof(speedo_params),
+    .data_size = sizeof(speedo_data), .init = speedo_init, .pre_step = speedo_pre_step,
+    .state_upstream = speedo_state_upstream,
+};
+
+static dg_registry *registry(void) {
+  dg_registry *reg = dg_registry_new();
+  dg_error err;
+  ck_assert_msg(dg_registry_add(reg, &test_engine, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dg_registry_add(reg, &test_speedo, &err) == DG_OK, "%s", err.text);
+  return reg;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+/* src → gb → ld; each argument is the inside of the block's object. */
+static dg_graph *rig(const dg_registry *reg, const char *src, const char *gb, const char *ld) {
+  char json[4096];
+  int n = snprintf(json, sizeof json,
+                   "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
+                   "\"ld\":{\"type\":\"load\",%s}},"
+                   "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
+                   src, gb, ld);
+  ck_assert_int_lt(n, (int)sizeof json);
+  return dg_test_graph_reg(reg, json);
+}
+
+static void step_n(dg_sim *sim, int n) {
+  for (int i = 0; i < n; i++) {
+    int rc = dg_sim_step(sim, DT);
+    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
+  }
+}
+
+static void set_initial(dg_sim *sim, const char *name, double value) {
+  int id = dg_sim_signal_find(sim, name);
+  ck_assert_msg(id >= 0, "no signal %s", name);
+  dg_error err;
+  ck_assert_msg(dg_sim_set_initial(sim, 1, &id, &value, &err) == DG_OK, "%s", err.text);
+}
+
+static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(sim, name); }
+
+/* ------------------------------------------------------------------------ */
+/* Kinematics and torque                                                    */
+
+/* Neutral: the input spins up on its own inertia (source + input shaft),
+ * T/(I_s + I_gb), while the load coasts on its Coulomb drag, ω0 − c0/I_L·t,
+ * exactly as if the source were not there. */
+START_TEST(test_neutral_decouples) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":10",
+                    "\"ratios\":[3,2,1],\"reverse\":3,\"inertia\":0.02,\"start_gear\":0",
+                    "\"inertia\":2,\"c0\":4");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  set_initial(sim, "ld.omega", 50.0);
+  ck_assert_double_eq(sig(sim, "gb.omega"), 0.0); /* the projection leaves the input alone */
+  step_n(sim, 1000);
+  ck_assert_double_eq_tol(sig(sim, "gb.omega"), 10.0 / 0.32 * 1.0, TOL_EXACT * 31.25);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), 50.0 - 4.0 / 2.0 * 1.0, TOL_EXACT * 50);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Each gear, with the manual box taking the gear input at the first step:
+ *   M = I_L + (I_s + I_gb) r²,   ω_L(t) = r η T / M · t,   ω_in = r ω_L,
+ * r = ratios[g−1], or −reverse for R (the output turns backwards). The
+ * source drives in every case (τ·ω_in ≥ 0), so the path factor is η. */
+static const int gears[] = {1, 2, 3, -1};
+static const double gear_r[] = {3.5, 2.0, 1.25, -3.2};
+
+START_TEST(test_each_gear_ratio) {
+  const double T = 12.0, eta = 0.9, Iin = 0.3 + 0.05, IL = 2.0;
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":12",
+                    "\"ratios\":[3.5,2.0,1.25],\"reverse\":3.2,\"efficiency\":0.9,"
+                    "\"inertia\":0.05",
+                    "\"inertia\":2");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 0.0); /* neutral until the first step */
+  dg_sim_set_input(sim, DG_INPUT_GEAR, gears[_i]);
+  step_n(sim, 1000);
+  double r = gear_r[_i], M = IL + Iin * r * r, m;
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 1); /* engaged directly, no shift */
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_sim_mass_matrix(sim, &m);
+  ck_assert_double_eq_tol(m, M, 1e-14 * M);
+  double w = r * eta * T / M * 1.0;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * fabs(w));
+  ck_assert_double_eq_tol(sig(sim, "gb.omega"), r * w, TOL_EXACT * fabs(r * w));
+  ck_assert_double_eq_tol(sig(sim, "gb.omega_out"), w, TOL_EXACT * fabs(w));
+  ck_assert_double_eq_tol(sig(sim, "gb.rpm"), r * w * RPM, TOL_EXACT * fabs(r * w * RPM));
+  ck_assert_double_eq(sig(sim, "gb.gear"), gears[_i]);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), r);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  if (gears[_i] < 0) /* reverse drives the output backwards, the input forwards */
+    ck_assert(sig(sim, "ld.omega") < 0.0 && sig(sim, "gb.omega") > 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Braking through the box: a negative source torque against a forward
+ * spinning load arrives divided by η: ω_L = ω0 − r T / (η M) · t. */
+START_TEST(test_efficiency_braking) {
+  const double T = 12.0, eta = 0.8, r = 2.0, M = 2.0 + 0.35 * 4.0;
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":-12",
+                    "\"ratios\":[3.5,2.0],\"efficiency\":0.8,\"inertia\":0.05,\"start_gear\":2",
+                    "\"inertia\":2");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2); /* keeps the start gear */
+  set_initial(sim, "ld.omega", 100.0);
+  ck_assert_double_eq_tol(sig(sim, "gb.omega"), 200.0, 1e-12);
+  step_n(sim, 1000);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 0);
+  double w = 100.0 - r * T / eta / M;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * 100);
+  /* and the loss is booked: kinetic change = work of the source + loss */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert(e.efficiency_loss < 0.0);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.kinetic_start);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Shifts                                                                   */
+
+/* test_engine 40 N·m, I_E = 0.2; gearbox I_gb = 0.05; load I_L = 2, c0 = 3
+ * (the load starts at 5 rad/s so the Coulomb term is on from the start). */
+#define SHIFT_SRC "\"type\":\"test_engine\",\"inertia\":0.2,\"torque\":40"
+#define SHIFT_GB                                                                               \
+  "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0.2,\"start_gear\":1"
+#define SHIFT_LD "\"inertia\":2,\"c0\":3"
+static const double IE = 0.25, IL = 2.0, C0 = 3.0, TQ = 40.0;
+
+/* Runs 0.5 s in first gear and checks it against the closed form. */
+static void first_gear(dg_sim *sim, double *wl, double *we) {
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  set_initial(sim, "ld.omega", 5.0);
+  step_n(sim, 500);
+  double M1 = IL + IE * 9.0;
+  *wl = 5.0 + (3.0 * TQ - C0) / M1 * 0.5;
+  *we = 3.0 * *wl;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), *wl, TOL_EXACT * *wl);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+}
+
+/* A manual shift 1 → 2: for shift_time = 0.2 s (200 steps) the box is
+ * decoupled and "throttle_cut" is 1, so the engine side keeps its speed
+ * exactly (no torque on I_E) and the load coasts exactly, ω_L0 − c0/I_L·t.
+ * At the end of the 200th step gear 2 engages conserving momentum:
+ *   ω_L' = (I_L ω_L + r2 I_E ω_E) / (I_L + r2² I_E)
+ * and the next step accelerates at (r2 T − c0)/(I_L + r2² I_E). */
+static double engage(double wl, double we, double r) {
+  return (IL * wl + r * IE * we) / (IL + IE * r * r);
+}
+
+START_TEST(test_manual_shift_interrupt) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, SHIFT_SRC, SHIFT_GB, SHIFT_LD);
+  dg_sim *sim = dg_test_sim(g);
+  double wl0, we0;
+  first_gear(sim, &wl0, &we0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2.2); /* rounds to 2 */
+  for (int k = 1; k < 200; k++) {
+    step_n(sim, 1);
+    ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+    ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+    ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
+    ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+    ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+    ck_assert_double_eq_tol(sig(sim, "src.omega"), we0, TOL_EXACT * we0);
+    ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl0 - C0 / IL * k * DT, TOL_EXACT * wl0);
+  }
+  step_n(sim, 1); /* the 200th decoupled step, then engagement */
+  double wl = engage(wl0 - C0 / IL * 0.2, we0, 2.0);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl, TOL_EXACT * wl);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), 2.0 * wl, TOL_EXACT * wl);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  step_n(sim, 1);
+  double w = wl + (2.0 * TQ - C0) / (IL + IE * 4.0) * DT;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 2); /* decouple, engage */
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* A request during the lock-out (3, made half-way through the 1 → 2 shift)
+ * is deferred: the first shift completes (gear 2 engages at the end of its
+ * 200th step), the policy sees the 3 at the next step and shifts again,
+ * for another 200 steps in which the load coasts exactly. */
+START_TEST(test_lockout_defers_request) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, SHIFT_SRC, SHIFT_GB, SHIFT_LD);
+  dg_sim *sim = dg_test_sim(g);
+  double wl0, we0;
+  first_gear(sim, &wl0, &we0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  step_n(sim, 100);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 3);
+  step_n(sim, 99);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 2.0); /* still the first shift */
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+  step_n(sim, 1);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 2.0); /* completed */
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
+  double wl1 = engage(wl0 - C0 / IL * 0.2, we0, 2.0);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl1, TOL_EXACT * wl1);
+  for (int k = 1; k < 200; k++) {
+    step_n(sim, 1); /* the deferred request */
+    ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);
+    ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+    ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+    ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl1 - C0 / IL * k * DT, TOL_EXACT * wl1);
+    ck_assert_double_eq_tol(sig(sim, "src.omega"), 2.0 * wl1, TOL_EXACT * wl1);
+  }
+  step_n(sim, 1);
+  double wl2 = engage(wl1 - C0 / IL * 0.2, 2.0 * wl1, 1.4);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl2, TOL_EXACT * wl2);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 1.4);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 4);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* shift_time 0: the new ratio engages within the step, no cut, no lock-out. */
+START_TEST(test_instant_shift) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, SHIFT_SRC,
+                    "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0,\"start_gear\":1",
+                    SHIFT_LD);
+  dg_sim *sim = dg_test_sim(g);
+  double wl0, we0;
+  first_gear(sim, &wl0, &we0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  step_n(sim, 1);
+  double w = engage(wl0, we0, 2.0) + (2.0 * TQ - C0) / (IL + IE * 4.0) * DT;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 3);
+  step_n(sim, 1);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 1.4);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 2);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Re-engagement is a plastic impact that conserves generalized momentum:
+ * torque-free source I_s = 0.5 plus input shaft 0.1 (I_in = 0.6) at
+ * 4 · 10 rad/s, load I_L = 3 at 10 rad/s, shift 4 → 2:
+ *   p = I_L ω_L + r2 I_in ω_in = 30 + 2·0.6·40 = 78,
+ *   ω_L' = p / (I_L + r2² I_in) = 78 / 5.4,
+ * and the energy lost is booked as impact loss, so the audit closes. */
+START_TEST(test_reengagement_conserves_momentum) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.5",
+                    "\"ratios\":[4,2],\"inertia\":0.1,\"shift_time\":0.05,\"start_gear\":1",
+                    "\"inertia\":3");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  set_initial(sim, "ld.omega", 10.0);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), 40.0, 1e-12);
+  double e0 = dg_sim_kinetic_energy(sim);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  step_n(sim, 49); /* decoupled: nothing acts, the speeds stay */
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), 40.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), 10.0, 1e-12);
+  step_n(sim, 1); /* the 50th: 0.05 s are over, gear 2 engages */
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  double p = 3.0 * 10.0 + 2.0 * 0.6 * 40.0, J = 3.0 + 4.0 * 0.6, momentum;
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_sim_momentum(sim, &momentum);
+  ck_assert_double_eq_tol(momentum, p, 1e-12 * p);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), p / J, 1e-12 * p);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), 2.0 * p / J, 1e-12 * p);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  double e1 = dg_sim_kinetic_energy(sim);
+  ck_assert(e1 < e0);
+  ck_assert_double_eq_tol(e.impact_loss, e1 - e0, 1e-12 * e0);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-12 * e0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------------ */
+/* Automatic policies                                                       */
+
+/* Full throttle through a source whose torque falls with speed
+ * (200 N·m to 3000 rpm, 150 at 6000, 0 at 7000; I = 0.2) into a load with
+ * quadratic drag (I_L = 10, c2 = 5e-4): the drag balances the fifth gear
+ * below its upshift speed, so the box climbs 1 → 5 and stays there. The
+ * source ignores "throttle_cut", so it flares during each 0.1 s shift. */
+#define AUTO_SRC                                                                               \
+  "\"type\":\"torque_source\",\"inertia\":0.2,"                                                \
+  "\"torque_vs_rpm\":{\"rpm\":[0,3000,6000,7000],\"torque\":[200,200,150,0]}"
+#define AUTO_GB "\"ratios\":[3.5,2.3,1.6,1.2,0.95],\"reverse\":3.2,\"shift_time\":0.1,"
+#define AUTO_LD "\"inertia\":10,\"c2\":5e-4"
+
+/* Engaged, the input accelerates at most r1² T_max / (I_L + r1² I_in)
+ * = 12.25·200/12.7 = 193 rad/s², 1.84 rpm per 1 ms step: the speed seen by
+ * the policy exceeds a threshold by less than that when it acts. */
+#define RPM_PER_STEP 2.0
+
+typedef struct shift_log {
+  int n;
+  int from[16], to[16];
+  double rpm[16];          /* input speed the policy saw */
+  double min_rpm, max_rpm; /* engaged, after the first shift */
+} shift_log;
+
+static void run_logged(dg_sim *sim, int steps, shift_log *log) {
+  memset(log, 0, sizeof *log);
+  log->min_rpm = INFINITY;
+  log->max_rpm = -INFINITY;
+  int gear_id = dg_sim_signal_find(sim, "gb.gear"), rpm_id = dg_sim_signal_find(sim, "gb.rpm");
+  int shifting_id = dg_sim_signal_find(sim, "gb.shifting");
+  for (int i = 0; i < steps; i++) {
+    double g0 = dg_sim_signal(sim, gear_id), rpm0 = dg_sim_signal(sim, rpm_id);
+    step_n(sim, 1);
+    double g1 = dg_sim_signal(sim, gear_id), rpm1 = dg_sim_signal(sim, rpm_id);
+    if (g1 != g0 && log->n < 16) {
+      log->from[log->n] = (int)g0;
+      log->to[log->n] = (int)g1;
+      log->rpm[log->n++] = rpm0;
+    }
+    if (log->n > 0 && dg_sim_signal(sim, shifting_id) == 0.0) {
+      log->min_rpm = fmin(log->min_rpm, rpm1);
+      log->max_rpm = fmax(log->max_rpm, rpm1);
+    }
+  }
+}
+
+/* auto_rpm 5500/2500: upshifts 1→2→3→4→5, each when the input reaches
+ * 5500 rpm (within one step), no downshift, and once shifting has begun the
+ * engaged input speed stays in a sawtooth between the speed after the
+ * largest ratio step, 5500·2.3/3.5 = 3614 rpm (less 5 % for the drag
+ * during the shift; the flare only raises it), and 5500 rpm + one step. */
+START_TEST(test_auto_rpm_upshift_sequence) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, AUTO_SRC,
+                    AUTO_GB "\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5500,"
+                            "\"downshift_rpm\":2500}",
+                    AUTO_LD);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0); /* automatic modes start in first */
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  shift_log log;
+  run_logged(sim, 30000, &log);
+  ck_assert_int_eq(log.n, 4);
+  for (int i = 0; i < log.n; i++) {
+    ck_assert_int_eq(log.from[i], i + 1);
+    ck_assert_int_eq(log.to[i], i + 2);
+    ck_assert_double_ge(log.rpm[i], 5500.0);
+    ck_assert_double_lt(log.rpm[i], 5500.0 + RPM_PER_STEP);
+  }
+  ck_assert_double_ge(log.min_rpm, 0.95 * 5500.0 * 2.3 / 3.5);
+  ck_assert_double_gt(log.min_rpm, 2500.0);
+  ck_assert_double_lt(log.max_rpm, 5500.0 + RPM_PER_STEP);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 5.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.95);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* shift_map with per-gear arrays: gear g shifts up at upshift_map[g−1]. */
+START_TEST(test_shift_map_per_gear) {
+  static const double up[] = {4000, 4500, 5000, 5500};
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, AUTO_SRC,
+                    AUTO_GB "\"shift\":{\"mode\":\"shift_map\","
+                            "\"upshift_map\":[4000,4500,5000,5500,0],"
+                            "\"downshift_map\":[0,1500,1800,2000,2200]}",
+                    AUTO_LD);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  shift_log log;
+  run_logged(sim, 30000, &log);
+  ck_assert_int_eq(log.n, 4);
+  for (int i = 0; i < log.n; i++) {
+    ck_assert_int_eq(log.to[i], i + 2);
+    ck_assert_double_ge(log.rpm[i], up[i]);
+    ck_assert_double_lt(log.rpm[i], up[i] + RPM_PER_STEP);
+  }
+  ck_assert_double_gt(log.min_rpm, 1500.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* shift_map by throttle: rows at throttle 0 and 1, so at throttle 0.5 the
+ * upshift speeds are the means 3000, 3300, 3600, 3900 rpm. */
+START_TEST(test_shift_map_by_throttle) {
+  static const double up[] = {3000, 3300, 3600, 3900};
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, AUTO_SRC,
+                    AUTO_GB "\"shift\":{\"mode\":\"shift_map\",\"upshift_table\":{"
+                            "\"gear\":[1,2,3,4,5],\"throttle\":[0,1],"
+                            "\"rpm\":[[2000,2200,2400,2600,0],[4000,4400,4800,5200,0]]},"
+                            "\"downshift_map\":[0,1000,1100,1200,1300]}",
+                    AUTO_LD);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.5);
+  shift_log log;
+  run_logged(sim, 20000, &log);
+  ck_assert_int_eq(log.n, 4);
+  for (int i = 0; i < log.n; i++) {
+    ck_assert_int_eq(log.to[i], i + 2);
+    ck_assert_double_ge(log.rpm[i], up[i]);
+    ck_assert_double_lt(log.rpm[i], up[i] + RPM_PER_STEP);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Coasting down from fifth against Coulomb drag, without torque:
+ * downshifts 5→4→3→2→1, each when the input falls to 2500 rpm (each
+ * downshift raises it by r_{g−1}/r_g first), never an upshift. */
+START_TEST(test_auto_rpm_downshifts) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
+                    AUTO_GB "\"start_gear\":5,\"shift\":{\"mode\":\"auto_rpm\","
+                            "\"upshift_rpm\":5500,\"downshift_rpm\":2500}",
+                    "\"inertia\":10,\"c0\":300");
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, "gb.rpm", 5000.0);
+  shift_log log;
+  run_logged(sim, 30000, &log);
+  ck_assert_int_eq(log.n, 4);
+  for (int i = 0; i < log.n; i++) {
+    ck_assert_int_eq(log.from[i], 5 - i);
+    ck_assert_int_eq(log.to[i], 4 - i);
+    ck_assert_double_le(log.rpm[i], 2500.0);
+    /* c0/I_L ≈ 30 rad/s² at the output, ≤ 105 rad/s² at the input: 1 rpm/step */
+    ck_assert_double_gt(log.rpm[i], 2500.0 - RPM_PER_STEP);
+  }
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+
+/* src → gb → spd (test_speedo, radius 0.3) → ld */
+static dg_graph *rig_speedo(const dg_registry *reg, const char *src, const char *gb,
+                            const char *ld) {
+  char json[4096];
+  int n = snprintf(json, sizeof json,
+                   "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
+                   "\"spd\":{\"type\":\"test_speedo\",\"radius\":0.3},"
+                   "\"ld\":{\"type\":\"load\",%s}},"
+                   "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"spd.in\"],"
+                   "[\"spd.out\",\"ld.in\"]]}",
+                   src, gb, ld);
+  ck_assert_int_lt(n, (int)sizeof json);
+  return dg_test_graph_reg(reg, json);
+}
+
+/* In the automatic modes a gear input of −1 selects R while it is held;
+ * anything else means drive. */
+START_TEST(test_auto_selector_reverse) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
+                    AUTO_GB "\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5500,"
+                            "\"downshift_rpm\":2500}",
+                    AUTO_LD);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
+  step_n(sim, 100); /* 0.1 s shift */
+  ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), -3.2);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 0);
+  step_n(sim, 100);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 3.5);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* auto_reverse (delay 0.3 s, shift 0.1 s): at standstill, brake held and
+ * throttle released, the 300th step selects R; R engages 100 steps later;
+ * throttle at standstill selects first again. Rolling at 3 m/s the brake
+ * selects nothing. */
+#define AREV_GB                                                                                \
+  "\"ratios\":[3,2],\"reverse\":3,\"shift_time\":0.1,\"shift\":{\"mode\":\"auto_rpm\","      \
+  "\"upshift_rpm\":5000,\"downshift_rpm\":2000,\"auto_reverse\":true,"                        \
+  "\"auto_reverse_delay\":0.3}"
+
+START_TEST(test_auto_reverse) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig_speedo(reg, "\"type\":\"test_engine\",\"inertia\":0.2", AREV_GB,
+                           "\"inertia\":2");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  step_n(sim, 299);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  step_n(sim, 1);
+  ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+  step_n(sim, 99);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), -3.0);
+  step_n(sim, 500); /* R holds while the brake is on */
+  ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.0);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.5);
+  step_n(sim, 1);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  step_n(sim, 99);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 3.0);
+  /* rolling: not at standstill, the brake selects nothing */
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.0);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
+  set_initial(sim, "ld.omega", 10.0);
+  step_n(sim, 1000);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The callback                                                             */
+
+typedef struct policy_log {
+  int calls;
+  int want;
+  dg_shift_context last;
+} policy_log;
+
+static int policy_fixed(const dg_shift_context *c, void *user) {
+  policy_log *l = user;
+  l->calls++;
+  l->last = *c;
+  return l->want;
+}
+
+/* A callback wanting gear 3 overrides auto_rpm: one shift 1 → 3, called at
+ * every step except the 49 pre_steps inside the 50-step shift; its context
+ * carries what the box sees at the start of the step. The speedometer
+ * publishes in its pre_step, after the gearbox's, so vehicle_speed is
+ * 0.3·ω_out from the start of the previous step. */
+START_TEST(test_callback_overrides_mode) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig_speedo(reg, "\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":50",
+                           "\"ratios\":[3.5,2.3,1.6,1.2,0.95],\"reverse\":3.2,"
+                           "\"shift_time\":0.05,\"shift\":{\"mode\":\"auto_rpm\","
+                           "\"upshift_rpm\":5500,\"downshift_rpm\":2500}",
+                           "\"inertia\":10");
+  dg_sim *sim = dg_test_sim(g);
+  policy_log log = {.want = 3};
+  dg_error err;
+  ck_assert_int_eq(dg_sim_set_shift_policy(sim, "gb", policy_fixed, &log, &err), DG_OK);
+  ck_assert_int_eq(err.code, DG_OK);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.7);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.2);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1); /* ignored: the callback decides */
+  double prev_out = 0.0;
+  for (int i = 0; i < 500; i++) {
+    double t = dg_sim_time(sim), rpm = sig(sim, "gb.rpm"), out = sig(sim, "gb.omega_out");
+    int calls = log.calls, gear = (int)sig(sim, "gb.gear");
+    step_n(sim, 1);
+    if (log.calls == calls) {
+      prev_out = out;
+      continue;
+    }
+    ck_assert_double_eq(log.last.time, t);
+    ck_assert_double_eq(log.last.engine_rpm, rpm);
+    ck_assert_double_eq_tol(log.last.output_rpm, out * RPM, 1e-12 * (1 + out));
+    ck_assert_double_eq_tol(log.last.vehicle_speed, 0.3 * prev_out, 1e-12 * (1 + out));
+    ck_assert_int_eq(log.last.current_gear, gear);
+    ck_assert_int_eq(log.last.num_gears, 5);
+    ck_assert_double_eq(log.last.throttle, 0.7);
+    ck_assert_double_eq(log.last.brake, 0.2);
+    prev_out = out;
+  }
+  ck_assert_int_eq(log.calls, 500 - 49);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 1.6);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 2);
+  /* out of range: clamped to −1..5 */
+  log.want = 99;
+  step_n(sim, 50);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 5.0);
+  log.want = -7;
+  step_n(sim, 50);
+  ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), -3.2);
+  /* NULL restores auto_rpm, which drives forward again */
+  ck_assert_int_eq(dg_sim_set_shift_policy(sim, "gb", NULL, NULL, &err), DG_OK);
+  int calls = log.calls;
+  step_n(sim, 50);
+  ck_assert_int_eq(log.calls, calls);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+static const struct {
+  const char *id;
+  int code;
+  const char *path, *text;
+} policy_bad[] = {
+    {"gbx", DG_ERR_UNKNOWN, "", "no block \"gbx\" in the graph"},
+    {"ld", DG_ERR_USAGE, "/blocks/ld", "block \"ld\" (type \"load\") is not a gearbox"},
+    {NULL, DG_ERR_USAGE, "", "no gearbox id given"},
+};
+
+START_TEST(test_set_policy_errors) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2", "\"ratios\":[2]",
+                    "\"inertia\":1");
+  dg_sim *sim = dg_test_sim(g);
+  policy_log log = {.want = 1};
+  dg_error err;
+  int rc = dg_sim_set_shift_policy(sim, policy_bad[_i].id, policy_fixed, &log, &err);
+  ck_assert_int_eq(rc, policy_bad[_i].code);
+  ck_assert_int_eq(err.code, policy_bad[_i].code);
+  ck_assert_str_eq(err.path, policy_bad[_i].path);
+  ck_assert_str_eq(err.text, policy_bad[_i].text);
+  ck_assert_str_eq(err.file, "test.json");
+  ck_assert_int_eq(dg_sim_set_shift_policy(sim, policy_bad[_i].id, NULL, NULL, NULL),
+                   policy_bad[_i].code); /* err may be NULL */
+  step_n(sim, 10);
+  ck_assert_int_eq(log.calls, 0);
+  dg_sim_free(sim);
+  ck_assert_int_eq(dg_sim_set_shift_policy(NULL, "gb", NULL, NULL, &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "no simulation given");
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Manual clamping, modes                                                   */
+
+/* Out-of-range gear inputs are clamped: 7 → 3 (top), −1 → neutral without
+ * a reverse gear; NaN keeps the gear. */
+START_TEST(test_manual_clamps) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
+                    "\"ratios\":[3,2,1.4],\"shift_time\":0.01", "\"inertia\":1");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 7);
+  step_n(sim, 1); /* taken at the first step without a shift */
+  ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
+  step_n(sim, 10);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 0.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1.5); /* halves round away from zero */
+  step_n(sim, 10);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, NAN);
+  step_n(sim, 10);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* validate enumerates every gear, start gear first. */
+START_TEST(test_modes) {
+  static const char *const names0[] = {"neutral", "R", "1", "2", "3"};
+  static const char *const names2[] = {"2", "R", "neutral", "1", "3"};
+  dg_registry *reg = registry();
+  const char *json = "{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+                     "\"gb\":{\"type\":\"gearbox\",\"ratios\":[3,2,1],\"reverse\":3},"
+                     "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+                     "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}";
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(reg, json, "m.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 5);
+  ck_assert_int_eq(info.dofs, 2); /* manual without start_gear: neutral */
+  dg_graph *g = dg_test_graph_reg(reg, json);
+  dg_sim *sim = dg_test_sim(g);
+  dg_block *b = dg_sim_block(sim, "gb");
+  ck_assert_int_eq(b->klass->mode_count(b), 5);
+  for (int m = 0; m < 5; m++)
+    ck_assert_str_eq(b->klass->mode_name(b, m), names0[m]);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
+          "\"ratios\":[3,2,1],\"reverse\":3,\"start_gear\":2", "\"inertia\":1");
+  sim = dg_test_sim(g);
+  b = dg_sim_block(sim, "gb");
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  for (int m = 0; m < 5; m++)
+    ck_assert_str_eq(b->klass->mode_name(b, m), names2[m]);
+  b->klass->mode_set(b, 2); /* neutral */
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+  b->klass->mode_set(b, 1); /* R */
+  ck_assert_double_eq(sig(sim, "gb.ratio"), -3.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Neutral needs inertia on the input side: the default input-shaft inertia
+ * provides it; with none, validate names the mode. */
+START_TEST(test_neutral_needs_inertia) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\"", "\"ratios\":[3,2],\"start_gear\":1",
+                    "\"inertia\":1");
+  dg_graph_free(g);
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\"},"
+           "\"gb\":{\"type\":\"gearbox\",\"ratios\":[3,2],\"start_gear\":1,\"inertia\":0},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+           "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}");
+  dg_error err;
+  g = dg_graph_load_string(reg, json, "test.json", &err);
+  ck_assert_ptr_null(g);
+  ck_assert_int_eq(err.code, DG_ERR_INERTIA);
+  ck_assert_str_eq(err.path, "/blocks/src");
+  ck_assert_str_eq(err.text,
+                   "a degree of freedom has no inertia: src.out can turn without moving anything "
+                   "that has inertia (blocks: src, gb); give one of them an inertia (in mode "
+                   "gb=neutral)");
+  dg_registry_free(reg);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------------ */
+/* Parameter errors: exact path and message                                 */
+
+static const struct {
+  const char *params, *path, *text;
+} bad[] = {
+    {"\"ratios\":[]",
+     "/blocks/gb/ratios",
+     "must have at least 1 element (got 0)"},
+    {"\"ratios\":[3,-1]",
+     "/blocks/gb/ratios/1",
+     "must be > 0 (got -1)"},
+    {"\"reverse\":3",
+     "/blocks/gb/ratios",
+     "missing required array of numbers"},
+    {"\"ratios\":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]",
+     "/blocks/gb/ratios",
+     "must have at most 24 elements (got 25)"},
+    {"\"ratios\":[3,2],\"reverse\":0",
+     "/blocks/gb/reverse",
+     "must be > 0 (got 0)"},
+    {"\"ratios\":[3,2],\"efficiency\":1.2",
+     "/blocks/gb/efficiency",
+     "must be <= 1 (got 1.2)"},
+    {"\"ratios\":[3,2],\"shift_time\":-0.1",
+     "/blocks/gb/shift_time",
+     "must be >= 0 (got -0.1)"},
+    {"\"ratios\":[3,2],\"inertia\":-1",
+     "/blocks/gb/inertia",
+     "must be >= 0 (got -1)"},
+    {"\"ratios\":[3,2,1],\"reverse\":3,\"start_gear\":4",
+     "/blocks/gb/start_gear",
+     "must be between -1 and 3 (got 4)"},
+    {"\"ratios\":[3,2,1],\"start_gear\":-1",
+     "/blocks/gb/start_gear",
+     "must be between 0 and 3 without a reverse ratio (got -1)"},
+    {"\"ratios\":[3,2,1],\"start_gear\":-2",
+     "/blocks/gb/start_gear",
+     "must be >= -1 (got -2)"},
+    {"\"ratios\":[3,2,1],\"start_gear\":1.5",
+     "/blocks/gb/start_gear",
+     "expected an integer, got 1.5"},
+    {"\"ratios\":[3,2],\"shift\":\"auto_rpm\"",
+     "/blocks/gb/shift",
+     "expected an object, got string"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto\"}",
+     "/blocks/gb/shift/mode",
+     "must be one of \"manual\", \"auto_rpm\", \"shift_map\" (got \"auto\"); did you mean "
+     "\"auto_rpm\"?"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"downshift_rpm\":2000}",
+     "/blocks/gb/shift/upshift_rpm",
+     "missing required number (rpm) for mode \"auto_rpm\""},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5000}",
+     "/blocks/gb/shift/downshift_rpm",
+     "missing required number (rpm) for mode \"auto_rpm\""},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":3000,"
+     "\"downshift_rpm\":3500}",
+     "/blocks/gb/shift/downshift_rpm",
+     "must be < upshift_rpm (3000) (got 3500)"},
+    {"\"ratios\":[3,2,1.5],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":4100}",
+     "/blocks/gb/shift/downshift_rpm",
+     "must be < 4000 (upshift_rpm 6000 x 2/3, the step from gear 1 to 2) so that an upshift does "
+     "not shift straight back down (got 4100)"},
+    {"\"ratios\":[3,3.5],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":2000}",
+     "/blocks/gb/ratios/1",
+     "must be < ratios/0 (3) for automatic shifting (got 3.5)"},
+    {"\"ratios\":[3,2],\"shift\":{\"upshift_rpm\":6000}",
+     "/blocks/gb/shift/upshift_rpm",
+     "only used by mode \"auto_rpm\" (mode is \"manual\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":2000,\"upshift_map\":[1,2]}",
+     "/blocks/gb/shift/upshift_map",
+     "only used by mode \"shift_map\" (mode is \"auto_rpm\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"shift_map\"}",
+     "/blocks/gb/shift",
+     "mode \"shift_map\" needs upshift_map or upshift_table"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"shift_map\",\"upshift_map\":[5000,0],"
+     "\"downshift_map\":[0,2000],\"upshift_table\":{\"gear\":[1,2],\"throttle\":[0,1],\"rpm\":[[1,"
+     "2],[3,4]]}}",
+     "/blocks/gb/shift/upshift_table",
+     "give only one of upshift_map and upshift_table"},
+    {"\"ratios\":[3,2,1],\"shift\":{\"mode\":\"shift_map\",\"upshift_map\":[5000,0],"
+     "\"downshift_map\":[0,2000,2000]}",
+     "/blocks/gb/shift/upshift_map",
+     "must have 3 elements, one per forward gear (got 2)"},
+    {"\"ratios\":[3,2,1],\"shift\":{\"mode\":\"shift_map\",\"upshift_table\":{\"gear\":[1,3,4],"
+     "\"throttle\":[0,1],\"rpm\":[[1,2,3],[3,4,5]]},\"downshift_map\":[0,0,0]}",
+     "/blocks/gb/shift/upshift_table/gear/1",
+     "must be 2 (the forward gears 1..3 in order) (got 3)"},
+    {"\"ratios\":[3,2,1],\"shift\":{\"mode\":\"shift_map\",\"upshift_table\":{\"gear\":[1,2],"
+     "\"throttle\":[0,1],\"rpm\":[[1,2],[3,4]]},\"downshift_map\":[0,0,0]}",
+     "/blocks/gb/shift/upshift_table/gear",
+     "must list the 3 forward gears 1..3 (got 2 values)"},
+    {"\"ratios\":[3,2,1],\"shift\":{\"mode\":\"shift_map\",\"upshift_map\":[5000,5000,0],"
+     "\"downshift_map\":[0,2000,2600]}",
+     "/blocks/gb/shift/downshift_map/2",
+     "must be < 2500 (gear 2's upshift 5000 rpm x 1/2) so that gear 3 does not shift straight "
+     "back down (got 2600)"},
+    {"\"ratios\":[3,2,1],\"shift\":{\"mode\":\"shift_map\",\"upshift_map\":[5000,5000,0],"
+     "\"downshift_table\":{\"gear\":[1,2,3],\"throttle\":[0,1],\"rpm\":[[0,1000,1000],[0,3400,"
+     "2000]]}}",
+     "/blocks/gb/shift/downshift_table",
+     "at throttle 1: gear 2's downshift speed 3400 rpm must be < 3333.33 (gear 1's upshift 5000 "
+     "rpm x 2/3) so that it does not shift straight back down"},
+    {"\"ratios\":[3,2],\"shift\":{\"auto_reverse\":true}",
+     "/blocks/gb/shift/auto_reverse",
+     "only used by modes \"auto_rpm\" and \"shift_map\" (mode is \"manual\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":2000,\"auto_reverse\":true}",
+     "/blocks/gb/shift/auto_reverse",
+     "needs a reverse gear (give \"reverse\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"upshft_rpm\":6000}",
+     "/blocks/gb/shift/upshft_rpm",
+     "unknown parameter; did you mean \"upshift_rpm\"?"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"shift_map\",\"upshift_table\":{\"gear\":[1,2],"
+     "\"throttle\":[0,1],\"rpm\":[[1,-5],[3,4]]},\"downshift_map\":[0,0]}",
+     "/blocks/gb/shift/upshift_table/rpm/0/1",
+     "must be >= 0 (got -5)"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":0,\"downshift_rpm\":2000}",
+     "/blocks/gb/shift/upshift_rpm",
+     "must be > 0 (got 0)"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":2000,\"auto_reverse_delay\":-1},\"reverse\":3",
+     "/blocks/gb/shift/auto_reverse_delay",
+     "must be >= 0 (got -1)"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"shift_map\",\"upshift_map\":[],\"downshift_map\":[0,"
+     "0]}",
+     "/blocks/gb/shift/upshift_map",
+     "must have at least 1 element (got 0)"},
+    {"\"ratio\":[3,2]",
+     "/blocks/gb/ratio",
+     "unknown parameter; did you mean \"ratios\"?"},
+};
+
+START_TEST(test_bad_params) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+           "\"gb\":{\"type\":\"gearbox\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+           "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
+           bad[_i].params);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, bad[_i].path);
+  ck_assert_str_eq(err.text, bad[_i].text);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("gearbox");
+  TCase *tc = tcase_create("dynamics");
+  tcase_add_test(tc, test_neutral_decouples);
+  tcase_add_loop_test(tc, test_each_gear_ratio, 0, (int)(sizeof gears / sizeof gears[0]));
+  tcase_add_test(tc, test_efficiency_braking);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("shifts");
+  tcase_add_test(tc, test_manual_shift_interrupt);
+  tcase_add_test(tc, test_lockout_defers_request);
+  tcase_add_test(tc, test_instant_shift);
+  tcase_add_test(tc, test_reengagement_conserves_momentum);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("policies");
+  tcase_add_test(tc, test_auto_rpm_upshift_sequence);
+  tcase_add_test(tc, test_shift_map_per_gear);
+  tcase_add_test(tc, test_shift_map_by_throttle);
+  tcase_add_test(tc, test_auto_rpm_downshifts);
+  tcase_add_test(tc, test_auto_selector_reverse);
+  tcase_add_test(tc, test_auto_reverse);
+  tcase_add_test(tc, test_manual_clamps);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("callback");
+  tcase_add_test(tc, test_callback_overrides_mode);
+  tcase_add_loop_test(tc, test_set_policy_errors, 0,
+                      (int)(sizeof policy_bad / sizeof policy_bad[0]));
+  suite_add_tcase(s, tc);
+  tc = tcase_create("modes");
+  tcase_add_test(tc, test_modes);
+  tcase_add_test(tc, test_neutral_needs_inertia);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
