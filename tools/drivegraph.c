@@ -452,6 +452,26 @@ static int sim_loop(sim_run *r) {
   return EXIT_OK;
 }
 
+/* The energy audit: each block's net work, the losses, and how well
+ * ΔKE = work in + work out + losses closes (relative to the work in). */
+static void print_energy(const dg_sim *sim, const dg_graph *g) {
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  printf("energy:      kinetic %.6g J (start %.6g J)\n", e.kinetic, e.kinetic_start);
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    double w = dg_sim_block_work(sim, i);
+    if (w != 0.0)
+      printf("  %-24s %12.6g J\n", dg_graph_block_id(g, i), w);
+  }
+  if (e.efficiency_loss != 0.0)
+    printf("  %-24s %12.6g J\n", "(gear efficiency)", e.efficiency_loss);
+  if (e.impact_loss != 0.0)
+    printf("  %-24s %12.6g J\n", "(mode-change impacts)", e.impact_loss);
+  double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
+  printf("  balance error            %12.3g J (%.2g of the work in)\n", e.balance_error,
+         fabs(e.balance_error) / scale);
+}
+
 static void print_summary(const sim_run *r) {
   printf("graph:       %s (%d blocks, %d DOFs)\n", r->o->graph, dg_graph_block_count(r->graph),
          dg_sim_dof_count(r->sim));
@@ -470,6 +490,7 @@ static void print_summary(const sim_run *r) {
   }
   if (r->ncols > n)
     printf("  ... and %d more signals\n", r->ncols - n);
+  print_energy(r->sim, r->graph);
   double ns = r->steps > 0 ? 1e9 * r->step_seconds / (double)r->steps : 0;
   printf("wall time:   %.3f s (%.0f ns per step)\n", r->wall, ns);
   if (r->o->csv)
