@@ -1,0 +1,435 @@
+/* vehicle — the car body: a point mass moving along the road, with axle
+ * loads, road load and grade.
+ *
+ * Ports (all `in`, linear, optional): the ground ports front_left,
+ * front_right, rear_left, rear_right (four-wheel models) and front, rear
+ * (single-track models: the port carries the whole axle). Connect each
+ * wheel's `ground` to one of them, and use either the corner ports or the
+ * single-track port of an axle, not both (both would be handed the load).
+ * The internal port `mass` is the body's DOF with the inertia `mass`; every
+ * ground port moves with it (ratio 1). Speed v > 0 is forward travel.
+ *
+ * Forces on the body (at `mass`), θ = atan(grade), grade = custom input
+ * "grade" (rise/run, 0.2 = 20 %, positive uphill):
+ *   grade:      −m·g·sin θ
+ *   road load:  −(F_c·s + f1·v + f2·v·|v|)
+ *     physical:   F_c = rolling_resistance·m·g·cos θ, f1 = 0,
+ *                 f2 = ½·air_density·cda
+ *     road_load:  F_c = f0, f1, f2 (coast-down coefficients)
+ * The Coulomb part F_c is stick–slip, so road load never pushes a car
+ * that is at rest: while moving, s is the direction of travel frozen at
+ * the start of each step (a smooth RK4 right-hand side); when v reaches or
+ * crosses zero during a step, or is exactly at rest, and F_c > 0, the body
+ * stops: a one-port tie v = 0 on `mass` whose multiplier λ is the force
+ * needed to hold it. It moves off when |λ| > F_c (it then starts in the
+ * direction it was pushed, −sign λ, and is not stopped again while at rest
+ * until F_c exceeds the force that moved it). Wheel brakes hold the car
+ * through their own ties (see wheel.c).
+ *
+ * Normal loads, published in pre_step on every ground port's node with
+ * dg_port_set_normal_load, for the wheels' tyres (N). With L = wheelbase,
+ * a_f = cg_to_front, b = L − a_f, h = cg_height, W = m·g·cos θ:
+ *   F_front = (W·b − m·(a + g·sin θ)·h) / L,  F_rear = W − F_front
+ * (longitudinal transfer m·a·h/L, plus the grade's share: facing uphill
+ * the rear axle carries more). Aerodynamic drag is taken to act at
+ * contact height (no pitch moment from it) and there is no aero lift.
+ * Lateral transfer from the custom input "lateral_accel" a_y (m/s²,
+ * positive toward the left: a left-hand turn, the load moves to the right,
+ * outer, wheels), shared between the axles in proportion to their static
+ * load:
+ *   ΔF_front = m·a_y·h·(b/L) / track_front,  ΔF_rear = m·a_y·h·(a_f/L) / track_rear
+ *   left = axle/2 − ΔF, right = axle/2 + ΔF;  front/rear ports get the axle.
+ * Every load is clamped at 0 (a lifted wheel); the load it cannot take is
+ * not moved elsewhere.
+ *
+ * The acceleration a is the previous step's (Δv/dt, stored in post_step).
+ * Load transfer is an algebraic loop: the loads set the tyre forces, the
+ * tyre forces set a, and a sets the loads. Using the last step's a breaks
+ * the loop with a lag of one step (an error of order dt·da/dt) instead of
+ * iterating every step to a fixed point; with constant acceleration the
+ * loads are exact from the second step on.
+ *
+ * Also: the channel "vehicle_speed" (m/s) is written in pre_step (the
+ * gearbox's shift context reads it); the position x (m) is a continuous
+ * state integrated with the speeds, dx/dt = v.
+ *
+ * Modes (index 0 is the start mode): 0 moving, 1 stopped. */
+#include <drivegraph/block.h>
+#include <math.h>
+
+enum { PORT_FL, PORT_FR, PORT_RL, PORT_RR, PORT_FRONT, PORT_REAR, PORT_MASS, NUM_GROUND = 6 };
+enum { MODE_MOVING, MODE_STOPPED, NUM_MODES };
+enum { SIG_SPEED, SIG_ACCEL, SIG_X, SIG_LOAD_FRONT, SIG_LOAD_REAR, SIG_ROAD_LOAD, SIG_STOPPED };
+
+/* Speeds this small are rest (m/s); see wheel.c. */
+#define REST_TOL 1e-12
+
+typedef struct road_load_params {
+  double f0, f1, f2;
+} road_load_params;
+
+typedef struct vehicle_params {
+  double mass;
+  double wheelbase;
+  double cg_to_front;
+  double cg_height;
+  double track_front, track_rear;
+  double cda;
+  double air_density;
+  double rolling_resistance;
+  road_load_params road_load;
+  double gravity;
+  bool has_cg_to_front;
+  bool has_cda;
+  bool has_rolling_resistance;
+  bool has_road_load;
+} vehicle_params;
+
+typedef struct vehicle_data {
+  int mode;        /* MODE_* */
+  int stop_tie;    /* v = 0 while stopped, or -1 */
+  int dir;         /* frozen direction of travel for the Coulomb road load */
+  double x, x_sub; /* position: committed, substep */
+  double v_start;  /* speed at the start of the step */
+  double accel;    /* Δv/dt of the last step */
+  double sin_t, cos_t; /* grade angle of this step */
+  double f_c;      /* Coulomb road load of this step (N) */
+  double hold;     /* last multiplier of the stop tie (N) */
+  bool have_hold;
+  double inhibit;  /* force that moved the stopped car off (0: none) */
+  double load_front, load_rear;
+  double a_f;      /* cg_to_front resolved */
+  int in_grade, in_lateral, ch_speed;
+} vehicle_data;
+
+static const char *const vehicle_mode_names[NUM_MODES] = {"moving", "stopped"};
+
+static const dg_port_def vehicle_ports[] = {
+    {.name = "front_left", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "front left wheel contact"},
+    {.name = "front_right", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "front right wheel contact"},
+    {.name = "rear_left", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "rear left wheel contact"},
+    {.name = "rear_right", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "rear right wheel contact"},
+    {.name = "front", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "front axle contact (single-track model: the whole axle load)"},
+    {.name = "rear", .dir = DG_PORT_IN, .domain = DG_LINEAR, .optional = true,
+     .doc = "rear axle contact (single-track model: the whole axle load)"},
+    {.name = "mass", .dir = DG_PORT_INTERNAL, .domain = DG_LINEAR,
+     .doc = "the body's mass (its speed is the vehicle speed)"},
+    {0},
+};
+
+static const dg_param_def road_load_fields[] = {
+    DG_PARAM_NUM(road_load_params, f0, "f0", "N", 0.0, DG_P_MIN, 0, 0,
+                 "constant resistance (Coulomb: holds a car at rest up to f0)"),
+    DG_PARAM_NUM(road_load_params, f1, "f1", "N*s/m", 0.0, DG_P_MIN, 0, 0,
+                 "resistance per unit speed"),
+    DG_PARAM_NUM(road_load_params, f2, "f2", "N*s^2/m^2", 0.0, DG_P_MIN, 0, 0,
+                 "resistance per unit speed squared"),
+    {0},
+};
+
+static const dg_param_def vehicle_params_table[] = {
+    DG_PARAM_NUM_REQ(vehicle_params, mass, "mass", "kg", DG_P_MIN_EXCL, 0, 0,
+                     "total mass (wheel inertias come from the wheels)"),
+    DG_PARAM_NUM(vehicle_params, wheelbase, "wheelbase", "m", 2.7, DG_P_MIN_EXCL, 0, 0,
+                 "distance between the axles"),
+    {.key = "cg_to_front", .kind = DG_PARAM_NUMBER, .offset = offsetof(vehicle_params, cg_to_front),
+     .unit = "m", .doc = "distance from the front axle back to the centre of gravity "
+                         "(default: half the wheelbase)",
+     .flags = DG_P_MIN_EXCL, .min = 0, .present = DG_PRESENT(vehicle_params, has_cg_to_front)},
+    DG_PARAM_NUM(vehicle_params, cg_height, "cg_height", "m", 0.5, DG_P_MIN, 0, 0,
+                 "height of the centre of gravity above the road"),
+    DG_PARAM_NUM(vehicle_params, track_front, "track_front", "m", 1.55, DG_P_MIN_EXCL, 0, 0,
+                 "front track width (lateral load transfer)"),
+    DG_PARAM_NUM(vehicle_params, track_rear, "track_rear", "m", 1.55, DG_P_MIN_EXCL, 0, 0,
+                 "rear track width (lateral load transfer)"),
+    {.key = "cda", .kind = DG_PARAM_NUMBER, .offset = offsetof(vehicle_params, cda),
+     .unit = "m^2", .doc = "drag coefficient times frontal area", .flags = DG_P_MIN, .min = 0,
+     .present = DG_PRESENT(vehicle_params, has_cda)},
+    DG_PARAM_NUM(vehicle_params, air_density, "air_density", "kg/m^3", 1.225, DG_P_MIN_EXCL, 0, 0,
+                 "air density for the drag"),
+    {.key = "rolling_resistance", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(vehicle_params, rolling_resistance), .unit = "",
+     .doc = "rolling resistance coefficient (force = coefficient * m g cos(grade))",
+     .flags = DG_P_MIN, .min = 0, .present = DG_PRESENT(vehicle_params, has_rolling_resistance)},
+    {.key = "road_load", .kind = DG_PARAM_OBJECT, .offset = offsetof(vehicle_params, road_load),
+     .unit = "", .doc = "coast-down coefficients { \"f0\", \"f1\", \"f2\" }: F = f0 + f1 v + f2 "
+                        "v^2, instead of cda and rolling_resistance",
+     .fields = road_load_fields, .present = DG_PRESENT(vehicle_params, has_road_load)},
+    DG_PARAM_NUM(vehicle_params, gravity, "gravity", "m/s^2", 9.80665, DG_P_MIN_EXCL, 0, 0,
+                 "gravitational acceleration"),
+    {0},
+};
+
+static const dg_signal_def vehicle_signals[] = {
+    {.name = "speed", .unit = "m/s", .doc = "vehicle speed", .port = PORT_MASS, .scale = 1},
+    {.name = "accel", .unit = "m/s^2", .doc = "acceleration over the last step",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "x", .unit = "m", .doc = "distance travelled (position along the road)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "load_front", .unit = "N", .doc = "front axle normal load", .port = DG_SIGNAL_HOOK},
+    {.name = "load_rear", .unit = "N", .doc = "rear axle normal load", .port = DG_SIGNAL_HOOK},
+    {.name = "road_load", .unit = "N",
+     .doc = "road load force on the body (negative: resisting forward travel)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "stopped", .unit = "", .doc = "1 while the road load's static friction holds the "
+                                           "body at rest, else 0",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
+
+static void vehicle_check(const void *params, dg_check *chk) {
+  const vehicle_params *p = params;
+  if (p->has_cg_to_front && !(p->cg_to_front < p->wheelbase))
+    dg_check_error(chk, "cg_to_front", "must be < wheelbase (%g) (got %g)", p->wheelbase,
+                   p->cg_to_front);
+  if (p->has_road_load && (p->has_cda || p->has_rolling_resistance))
+    dg_check_error(chk, "road_load",
+                   "give either road_load or cda and rolling_resistance, not both");
+}
+
+static int vehicle_init(dg_block *self, dg_init *init) {
+  const vehicle_params *p = self->params;
+  vehicle_data *d = self->data;
+  d->mode = MODE_MOVING;
+  d->stop_tie = -1;
+  d->a_f = p->has_cg_to_front ? p->cg_to_front : 0.5 * p->wheelbase;
+  d->cos_t = 1.0;
+  d->in_grade = dg_init_input(init, "grade");
+  d->in_lateral = dg_init_input(init, "lateral_accel");
+  d->ch_speed = dg_init_channel(init, "vehicle_speed");
+  return 0;
+}
+
+static int vehicle_mode_count(const dg_block *self) {
+  (void)self;
+  return NUM_MODES;
+}
+
+static void vehicle_mode_set(dg_block *self, int mode) {
+  vehicle_data *d = self->data;
+  d->mode = mode == MODE_STOPPED ? MODE_STOPPED : MODE_MOVING;
+}
+
+static const char *vehicle_mode_name(const dg_block *self, int mode) {
+  (void)self;
+  return mode >= 0 && mode < NUM_MODES ? vehicle_mode_names[mode] : NULL;
+}
+
+static void vehicle_state_upstream(dg_block *self, dg_topo *topo) {
+  const vehicle_params *p = self->params;
+  vehicle_data *d = self->data;
+  dg_topo_dof(topo, self, PORT_MASS);
+  dg_topo_inertia(topo, self, PORT_MASS, p->mass);
+  for (int port = 0; port < NUM_GROUND; port++)
+    dg_topo_ratio(topo, self, port, PORT_MASS, 1.0, 1.0);
+  d->stop_tie = -1;
+  if (d->mode == MODE_STOPPED) {
+    static const int mass = PORT_MASS;
+    static const double one = 1.0;
+    d->stop_tie = dg_topo_tie(topo, self, 1, &mass, &one);
+  }
+}
+
+/* The grade angle from the input (rise/run). */
+static double vehicle_theta(const vehicle_data *d, const dg_ctx *ctx) {
+  double grade = dg_ctx_input(ctx, d->in_grade);
+  return isfinite(grade) ? atan(grade) : 0.0;
+}
+
+/* Coulomb part F_c of the road load at grade angle cos θ (N). */
+static double vehicle_coulomb(const vehicle_params *p, double cos_t) {
+  return p->has_road_load ? p->road_load.f0 : p->rolling_resistance * p->mass * p->gravity * cos_t;
+}
+
+/* Road load at speed v with Coulomb part f_c in direction s (N, on the body). */
+static double vehicle_road_load(const vehicle_params *p, double f_c, double v, int s) {
+  double f1 = 0.0, f2 = 0.5 * p->air_density * p->cda;
+  if (p->has_road_load) {
+    f1 = p->road_load.f1;
+    f2 = p->road_load.f2;
+  }
+  return 0.0 - (f_c * s + f1 * v + f2 * v * fabs(v)); /* 0.0 - x: +0 at rest */
+}
+
+/* Normal loads from the last step's acceleration; published on every port. */
+static void vehicle_publish_loads(dg_block *self, dg_ctx *ctx) {
+  const vehicle_params *p = self->params;
+  vehicle_data *d = self->data;
+  double m = p->mass, g = p->gravity, L = p->wheelbase, h = p->cg_height;
+  double af = d->a_f, b = L - af;
+  double w = m * g * d->cos_t;
+  double front = (w * b - m * (d->accel + g * d->sin_t) * h) / L;
+  double rear = w - front;
+  double ay = dg_ctx_input(ctx, d->in_lateral);
+  if (!isfinite(ay))
+    ay = 0.0;
+  double dfront = m * ay * h * (b / L) / p->track_front;
+  double drear = m * ay * h * (af / L) / p->track_rear;
+  const double load[NUM_GROUND] = {0.5 * front - dfront, 0.5 * front + dfront,
+                                   0.5 * rear - drear,   0.5 * rear + drear,
+                                   front,                rear};
+  for (int port = 0; port < NUM_GROUND; port++)
+    dg_port_set_normal_load(ctx, self, port, fmax(0.0, load[port]));
+  d->load_front = fmax(0.0, front);
+  d->load_rear = fmax(0.0, rear);
+}
+
+static void vehicle_set_mode(vehicle_data *d, dg_ctx *ctx, int mode) {
+  d->mode = mode;
+  d->have_hold = false;
+  dg_ctx_request_topology(ctx);
+}
+
+static void vehicle_move_off(vehicle_data *d, dg_ctx *ctx, bool broke) {
+  d->dir = d->have_hold ? -sign_of(d->hold) : 0;
+  d->inhibit = broke ? fabs(d->hold) : 0.0;
+  vehicle_set_mode(d, ctx, MODE_MOVING);
+}
+
+static void vehicle_stop(vehicle_data *d, dg_ctx *ctx) {
+  d->inhibit = 0.0;
+  vehicle_set_mode(d, ctx, MODE_STOPPED);
+}
+
+static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
+  const vehicle_params *p = self->params;
+  vehicle_data *d = self->data;
+  double theta = vehicle_theta(d, ctx);
+  d->sin_t = sin(theta);
+  d->cos_t = cos(theta);
+  d->f_c = vehicle_coulomb(p, d->cos_t);
+  double v = dg_port_speed(ctx, self, PORT_MASS);
+  d->v_start = v;
+  ctx->channel[d->ch_speed] = v;
+  vehicle_publish_loads(self, ctx);
+
+  if (d->mode == MODE_STOPPED) {
+    /* new inputs (grade), same state: the last multiplier against F_c */
+    if (!(d->f_c > 0.0))
+      vehicle_move_off(d, ctx, false);
+    else if (d->have_hold && fabs(d->hold) > d->f_c)
+      vehicle_move_off(d, ctx, true);
+    return;
+  }
+  if (fabs(v) > REST_TOL)
+    d->dir = sign_of(v);
+  else if (d->f_c > 0.0 && d->f_c > d->inhibit)
+    vehicle_stop(d, ctx);
+}
+
+static void vehicle_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const vehicle_params *p = self->params;
+  const vehicle_data *d = self->data;
+  double v = dg_port_speed(ctx, self, PORT_MASS);
+  int s = d->mode == MODE_MOVING ? d->dir : 0;
+  double f = vehicle_road_load(p, d->f_c, v, s) - p->mass * p->gravity * d->sin_t;
+  dg_port_add_torque(ctx, self, PORT_MASS, f);
+}
+
+static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
+  vehicle_data *d = self->data;
+  double v = dg_port_speed(ctx, self, PORT_MASS);
+  d->accel = ctx->dt > 0.0 ? (v - d->v_start) / ctx->dt : 0.0;
+  if (d->mode == MODE_STOPPED) {
+    d->hold = dg_ctx_tie_force(ctx, d->stop_tie);
+    d->have_hold = true;
+    if (fabs(d->hold) > d->f_c)
+      vehicle_move_off(d, ctx, true);
+    return;
+  }
+  bool rest = fabs(v) <= REST_TOL;
+  if (!rest)
+    d->inhibit = 0.0;
+  if (!(d->f_c > 0.0))
+    return;
+  bool crossed = d->dir != 0 && d->v_start * d->dir > REST_TOL && v * d->dir <= REST_TOL;
+  bool resting = rest && fabs(d->v_start) <= REST_TOL && d->f_c > d->inhibit;
+  if (crossed || resting)
+    vehicle_stop(d, ctx);
+}
+
+static void vehicle_get_state(const dg_block *self, double *s) {
+  s[0] = ((const vehicle_data *)self->data)->x;
+}
+
+static void vehicle_set_substep_state(dg_block *self, const double *s) {
+  ((vehicle_data *)self->data)->x_sub = s[0];
+}
+
+static void vehicle_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
+  ds[0] = dg_port_speed(ctx, self, PORT_MASS);
+}
+
+static void vehicle_set_state(dg_block *self, const double *s) {
+  ((vehicle_data *)self->data)->x = s[0];
+}
+
+static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const vehicle_params *p = self->params;
+  const vehicle_data *d = self->data;
+  switch (index) {
+  case SIG_ACCEL:
+    return d->accel;
+  case SIG_X:
+    return d->x;
+  case SIG_LOAD_FRONT:
+    return d->load_front;
+  case SIG_LOAD_REAR:
+    return d->load_rear;
+  case SIG_ROAD_LOAD: {
+    if (d->mode == MODE_STOPPED)
+      return 0.0;
+    double v = dg_port_speed(ctx, self, PORT_MASS);
+    double f_c = vehicle_coulomb(p, cos(vehicle_theta(d, ctx)));
+    return vehicle_road_load(p, f_c, v, fabs(v) > REST_TOL ? sign_of(v) : d->dir);
+  }
+  case SIG_STOPPED:
+    return d->mode == MODE_STOPPED ? 1.0 : 0.0;
+  default:
+    return NAN;
+  }
+}
+
+static int vehicle_set_signal(dg_block *self, int index, double value) {
+  vehicle_data *d = self->data;
+  if (index != SIG_X)
+    return -1;
+  d->x = d->x_sub = value;
+  return 0;
+}
+
+const dg_block_class dg_block_vehicle = {
+    .abi = DG_BLOCK_ABI,
+    .type = "vehicle",
+    .doc = "Vehicle body: mass on the road with grade, road load (physical or coast-down "
+           "coefficients, stick-slip at rest), axle loads with longitudinal and lateral load "
+           "transfer published to the wheels, and position.",
+    .ports = vehicle_ports,
+    .params = vehicle_params_table,
+    .params_size = sizeof(vehicle_params),
+    .signals = vehicle_signals,
+    .data_size = sizeof(vehicle_data),
+    .num_states = 1,
+    .check = vehicle_check,
+    .init = vehicle_init,
+    .mode_count = vehicle_mode_count,
+    .mode_set = vehicle_mode_set,
+    .mode_name = vehicle_mode_name,
+    .pre_step = vehicle_pre_step,
+    .state_upstream = vehicle_state_upstream,
+    .torque_downstream = vehicle_torque_downstream,
+    .get_state = vehicle_get_state,
+    .set_substep_state = vehicle_set_substep_state,
+    .get_substep_derivative = vehicle_get_substep_derivative,
+    .set_state = vehicle_set_state,
+    .post_step = vehicle_post_step,
+    .signal = vehicle_signal,
+    .set_signal = vehicle_set_signal,
+};

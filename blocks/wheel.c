@@ -1,0 +1,591 @@
+/* wheel — a road wheel: hub shaft, tyre contact and brake.
+ *
+ * Ports: `hub` (in, rotational, optional: a free undriven wheel leaves it
+ * unconnected) carries the wheel's inertia; `ground` (out, linear, required)
+ * is the contact patch and connects to a body port (vehicle). Speeds are
+ * positive in forward travel: ω (rad/s) at the hub, v (m/s) at the ground.
+ *
+ * Tyre models (`tyre.model`):
+ *
+ *   "rolling": no slip, the hub follows the ground,  ω = v / R
+ *     (dg_topo_ratio(hub, ground, 1/R)). The body's mass is felt at the hub
+ *     as m·R² and the wheel's inertia at the body as J/R². The contact force
+ *     is a reaction of this rigid link and is not resolved: fx reads 0.
+ *
+ *   "magic_formula": the hub is its own DOF. Longitudinal slip κ is a state
+ *     with a relaxation length σ (first-order tyre lag):
+ *         σ · dκ/dt = v_slip − |v| · κ,     v_slip = ω·R − v,
+ *     so in steady rolling κ = (ω·R − v)/|v| (SAE slip ratio: −1 for a
+ *     locked wheel, > 0 when driving) and nothing divides by v at rest. The
+ *     force on the body is Pacejka's magic formula
+ *         Fx = Fz · D · sin(C · atan(B·κ − E·(B·κ − atan(B·κ)))),
+ *     applied as +Fx at `ground` and −Fx·R at `hub`; its power
+ *     Fx·v − Fx·R·ω = −Fx·v_slip is the slip loss. D is the peak friction
+ *     coefficient μ: for C > 1 the curve peaks at Fz·D where
+ *     C·atan(φ) = π/2 (φ = B·κ − E·(B·κ − atan(B·κ)); E = 0: B·κ = tan(π/(2C))).
+ *     κ is limited to ±KAPPA_LIMIT: at standstill the steady slip is
+ *     unbounded, and a wheel spinning on the spot would otherwise wind the
+ *     state up far beyond the range the B, C, D, E fit describes.
+ *     Tread damping. At low speed the relaxation model is an undamped
+ *     spring (stiffness k_x = Fz·B·C·D/σ per metre of tread deflection
+ *     u = σ·κ) between hub and road: a wheel launched from rest rings at
+ *     tens of Hz. A damper on the deflection rate, like MF-Tyre's low-speed
+ *     damping, removes it:
+ *         Fx = Fz·MF(κ) + c·σ·dκ/dt,   c = 2·ζ·sqrt(k_x·J/R²),
+ *     ζ = `damping_ratio` (default 1: critical for the wheel's own
+ *     inertia J; 0 gives the plain model). It vanishes in steady rolling
+ *     and at rest, and Fx is kept within ±Fz·max|MF|.
+ *     Fz is the normal load the body publishes on the ground node
+ *     (dg_port_normal_load; 0 when nothing publishes it); a `normal_load`
+ *     parameter replaces it with a fixed value (test rigs, bodies that do
+ *     not publish loads).
+ *
+ * Brake. Capacity T_b = brake_torque · clamp(brake input, 0, 1) ·
+ * brake_share (N·m). Stick–slip:
+ *   sliding: −T_b·s at the hub, with s the direction of rotation frozen in
+ *     pre_step for the whole step (sign of ω at its start), so the RK4
+ *     right-hand side is smooth within a step; the wheel is held when ω
+ *     reaches or crosses zero during the step (ω·s <= 0 at its end) or is
+ *     exactly at rest, and T_b > 0.
+ *   holding: a one-port tie ω = 0 on the hub (dg_topo_tie); its multiplier
+ *     λ is the holding torque. Released when T_b drops to 0 (pre_step), or
+ *     when |λ| exceeds the capacity (post_step); the wheel then slides in
+ *     the direction the load pushed it (−sign λ). After such a breakaway
+ *     the wheel is not held again while it stays at rest until T_b exceeds
+ *     the torque that broke it, so it cannot chatter.
+ *   With a rolling tyre the hold ties the whole vehicle (ω = v/R). With a
+ *   magic-formula tyre a held wheel on a moving body skids (κ → −1); when
+ *   the body reaches rest too the tyre sticks: a second tie ω·R − v = 0
+ *   whose multiplier is the tyre's static force (Fx = −λ), limited to
+ *   Fz·max|MF| — so a parked car does not creep on the tyre's relaxation
+ *   spring, and speeds stay exactly 0. If that limit is exceeded the tyre
+ *   slides (κ starts at the peak slip, so the force is continuous).
+ *
+ * Several held wheels on one body are rigidly coupled, so the solver keeps
+ * one of their ties and reports 0 for the others (redundant). The wheels
+ * therefore pool their capacities through channels: "wheel_hold_brake"
+ * (Σ T_b/R of the held rolling and parked wheels, N at the ground, built in
+ * the pre_step pass and read in the post_step pass) and "wheel_hold_tyre"
+ * (Σ Fz·max|MF| of the stuck tyres, built in the post_step pass because
+ * the body publishes the loads after the wheels' pre_step, and read in the
+ * next pre_step pass, which releases for the same step as a post_step
+ * would); the wheel whose tie carries the load compares it with the pool.
+ * When the pool is exceeded the wheels let go one per step; a wheel that
+ * let go but is still held at rest by the others already brakes with its
+ * sliding torque, so the remaining holds carry only the rest. A skidding
+ * wheel's hub tie is its own (it does not pool).
+ *
+ * Modes (index 0 is the start mode): 0 free, 1 held (rolling: hub tied;
+ * magic formula: hub tied, tyre skidding), 2 parked (magic formula only:
+ * hub tied and tyre stuck). */
+#include <drivegraph/block.h>
+#include <math.h>
+
+enum { PORT_HUB, PORT_GROUND };
+enum { MODEL_ROLLING, MODEL_MAGIC };
+enum { MODE_FREE, MODE_HELD, MODE_PARKED, NUM_MODES };
+enum { SIG_OMEGA, SIG_SPEED, SIG_SLIP, SIG_FX, SIG_FZ, SIG_LOCKED, SIG_BRAKE };
+
+/* Bound of the slip state (see the header). */
+#define KAPPA_LIMIT 1.0
+/* Speeds this small are rest (rad/s, m/s): a held node is exactly 0; this
+ * only absorbs round-off of the momentum projection. */
+#define REST_TOL 1e-12
+#define PI 3.14159265358979323846
+
+typedef struct tyre_params {
+  int model;
+  double B, C, D, E;
+  double relaxation_length;
+  double damping_ratio;
+} tyre_params;
+
+typedef struct wheel_params {
+  double radius;
+  double inertia;
+  double brake_torque;
+  double brake_share;
+  double normal_load;
+  bool has_normal_load;
+  tyre_params tyre;
+} wheel_params;
+
+typedef struct wheel_data {
+  int mode;         /* MODE_* */
+  int hold_tie;     /* hub ω = 0, or -1 */
+  int contact_tie;  /* ω·R − v = 0 (parked), or -1 */
+  double kappa;     /* committed slip */
+  double kappa_sub; /* slip of the current RK4 substep */
+  double cap;       /* brake capacity T_b of this step (N·m) */
+  int dir;          /* frozen direction of rotation for the sliding brake */
+  int vdir;         /* frozen direction of the ground speed (held: skid) */
+  double w_start, v_start; /* speeds at the start of the step */
+  double hold;      /* last multiplier of the hold tie (N·m at the hub) */
+  double fx_stick;  /* last tyre force carried by the contact tie (N) */
+  bool have_hold;   /* hold is a multiplier of the current hold */
+  bool have_stick;  /* fx_stick is a multiplier of the current stick */
+  double inhibit;   /* hub torque that broke the last hold (0: none) */
+  double tyre_inhibit; /* tyre force that broke the last stick (0: none) */
+  double kappa_peak;   /* slip of the largest |MF| within the limit */
+  double mf_peak;      /* that |MF| (the static friction coefficient) */
+  int ch_brake_stamp, ch_brake_pool, ch_tyre_stamp, ch_tyre_pool;
+} wheel_data;
+
+static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
+static const char *const wheel_mode_names[NUM_MODES] = {"free", "held", "parked"};
+
+static const dg_port_def wheel_ports[] = {
+    {.name = "hub", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "hub shaft (drive side); leave unconnected for a free wheel"},
+    {.name = "ground", .dir = DG_PORT_OUT, .domain = DG_LINEAR,
+     .doc = "tyre contact; connects to a body port"},
+    {0},
+};
+
+static const dg_param_def tyre_fields[] = {
+    {.key = "model", .kind = DG_PARAM_ENUM, .offset = offsetof(tyre_params, model), .unit = "",
+     .doc = "rolling: no slip (omega R = v); magic_formula: Pacejka longitudinal force with "
+            "relaxation length",
+     .def = MODEL_ROLLING, .choices = tyre_models},
+    DG_PARAM_NUM(tyre_params, B, "B", "", 10.0, DG_P_MIN_EXCL, 0, 0, "stiffness factor"),
+    DG_PARAM_NUM(tyre_params, C, "C", "", 1.65, DG_P_MIN_EXCL | DG_P_MAX_EXCL, 0, 2,
+                 "shape factor"),
+    DG_PARAM_NUM(tyre_params, D, "D", "", 1.0, DG_P_MIN_EXCL, 0, 0,
+                 "peak factor: friction coefficient mu (dry asphalt ~1)"),
+    DG_PARAM_NUM(tyre_params, E, "E", "", 0.97, DG_P_MAX, 0, 1, "curvature factor"),
+    DG_PARAM_NUM(tyre_params, relaxation_length, "relaxation_length", "m", 0.15, DG_P_MIN_EXCL,
+                 0, 0, "distance rolled for the slip to settle (first-order lag)"),
+    DG_PARAM_NUM(tyre_params, damping_ratio, "damping_ratio", "", 1.0, DG_P_MIN, 0, 0,
+                 "damping of the tread deflection, as a damping ratio of the wheel on the "
+                 "tyre's stiffness (0: none)"),
+    {0},
+};
+
+static const dg_param_def wheel_params_table[] = {
+    DG_PARAM_NUM_REQ(wheel_params, radius, "radius", "m", DG_P_MIN_EXCL, 0, 0,
+                     "rolling radius"),
+    DG_PARAM_NUM(wheel_params, inertia, "inertia", "kg*m^2", 1.0, DG_P_MIN, 0, 0,
+                 "inertia of wheel, tyre and brake disc about the hub"),
+    DG_PARAM_NUM(wheel_params, brake_torque, "brake_torque", "N*m", 0.0, DG_P_MIN, 0, 0,
+                 "brake torque at full brake input and brake_share 1"),
+    DG_PARAM_NUM(wheel_params, brake_share, "brake_share", "", 1.0, DG_P_MIN | DG_P_MAX, 0, 1,
+                 "share of the brake input this wheel's brake receives"),
+    {.key = "normal_load", .kind = DG_PARAM_NUMBER, .offset = offsetof(wheel_params, normal_load),
+     .unit = "N",
+     .doc = "fixed normal load, replacing the one the body publishes (magic formula only)",
+     .flags = DG_P_MIN, .min = 0, .present = DG_PRESENT(wheel_params, has_normal_load)},
+    {.key = "tyre", .kind = DG_PARAM_OBJECT, .offset = offsetof(wheel_params, tyre), .unit = "",
+     .doc = "tyre model: { \"model\": \"rolling\" | \"magic_formula\", \"B\", \"C\", \"D\", "
+            "\"E\", \"relaxation_length\" }",
+     .fields = tyre_fields},
+    {0},
+};
+
+static const dg_signal_def wheel_signals[] = {
+    {.name = "omega", .unit = "rad/s", .doc = "hub speed", .port = PORT_HUB, .scale = 1},
+    {.name = "speed", .unit = "m/s", .doc = "ground (contact) speed", .port = PORT_GROUND,
+     .scale = 1},
+    {.name = "slip", .unit = "", .doc = "longitudinal slip kappa (0 for a rolling tyre)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "fx", .unit = "N",
+     .doc = "tyre force on the body, forward positive (0 for a rolling tyre)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "fz", .unit = "N", .doc = "normal load", .port = DG_SIGNAL_HOOK},
+    {.name = "locked", .unit = "", .doc = "1 while the brake holds the wheel, else 0",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "brake_torque", .unit = "N*m",
+     .doc = "torque the brake applies at the hub (holding: the hold's reaction)",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
+
+static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
+
+static bool is_magic(const wheel_params *p) { return p->tyre.model == MODEL_MAGIC; }
+
+/* Magic formula per unit load: Fx / Fz at slip k. */
+static double mf(const tyre_params *t, double k) {
+  double x = t->B * k;
+  return t->D * sin(t->C * atan(x - t->E * (x - atan(x))));
+}
+
+/* φ(x) = x − E (x − atan x): increasing for E <= 1. */
+static double mf_phi(const tyre_params *t, double x) { return x - t->E * (x - atan(x)); }
+
+/* Slip of the largest MF value in [0, KAPPA_LIMIT]: C·atan(φ) = π/2 when
+ * reachable (C > 1), else the limit (the curve rises monotonically). */
+static double mf_peak_slip(const tyre_params *t) {
+  double xmax = t->B * KAPPA_LIMIT;
+  if (!(t->C > 1.0))
+    return KAPPA_LIMIT;
+  double target = tan(PI / (2.0 * t->C));
+  if (mf_phi(t, xmax) <= target)
+    return KAPPA_LIMIT;
+  double lo = 0.0, hi = xmax;
+  for (int i = 0; i < 200 && hi - lo > 1e-15 * xmax; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (mf_phi(t, mid) < target)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return 0.5 * (lo + hi) / t->B;
+}
+
+/* The slip in [−κ_peak, κ_peak] at which the tyre gives `ratio` = Fx/Fz
+ * (the peak slip beyond the peak): keeps the force continuous when a stuck
+ * tyre is released. MF is increasing on [0, κ_peak]. */
+static double mf_slip_for(const wheel_data *d, const tyre_params *t, double ratio) {
+  double r = fabs(ratio);
+  if (!(r < d->mf_peak))
+    return sign_of(ratio) * d->kappa_peak;
+  double lo = 0.0, hi = d->kappa_peak;
+  for (int i = 0; i < 100; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (mf(t, mid) < r)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return sign_of(ratio) * 0.5 * (lo + hi);
+}
+
+static double wheel_fz(const dg_block *self, const dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  if (p->has_normal_load)
+    return p->normal_load;
+  double fz = dg_port_normal_load(ctx, self, PORT_GROUND);
+  return fz > 0.0 ? fz : 0.0;
+}
+
+static double wheel_capacity(const dg_block *self, const dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  return p->brake_torque * clamp01(dg_ctx_input(ctx, DG_INPUT_BRAKE)) * p->brake_share;
+}
+
+/* dκ/dt = (ωR − v − |v|·κ)/σ, held at the slip limit. */
+static double wheel_slip_rate(const wheel_params *p, double w, double v, double k) {
+  double dk = (w * p->radius - v - fabs(v) * k) / p->tyre.relaxation_length;
+  if ((k >= KAPPA_LIMIT && dk > 0.0) || (k <= -KAPPA_LIMIT && dk < 0.0))
+    dk = 0.0;
+  return dk;
+}
+
+/* Tyre force on the body at slip k and the context's speeds: the magic
+ * formula plus the tread damping c·σ·dκ/dt, within ±Fz·max|MF|. */
+static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k) {
+  const wheel_params *p = self->params;
+  const wheel_data *d = self->data;
+  const tyre_params *t = &p->tyre;
+  double fz = wheel_fz(self, ctx);
+  double fx = fz * mf(t, k);
+  if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
+    double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
+    double c = 2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius;
+    double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
+    fx += c * t->relaxation_length * wheel_slip_rate(p, w, v, k);
+    double lim = fz * d->mf_peak;
+    fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
+  }
+  return fx;
+}
+
+static int wheel_init(dg_block *self, dg_init *init) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  d->mode = MODE_FREE;
+  d->hold_tie = d->contact_tie = -1;
+  d->kappa_peak = mf_peak_slip(&p->tyre);
+  d->mf_peak = fabs(mf(&p->tyre, d->kappa_peak));
+  d->ch_brake_stamp = dg_init_channel(init, "wheel_hold_brake_step");
+  d->ch_brake_pool = dg_init_channel(init, "wheel_hold_brake");
+  d->ch_tyre_stamp = dg_init_channel(init, "wheel_hold_tyre_step");
+  d->ch_tyre_pool = dg_init_channel(init, "wheel_hold_tyre");
+  return 0;
+}
+
+static int wheel_mode_count(const dg_block *self) {
+  return is_magic(self->params) ? NUM_MODES : NUM_MODES - 1;
+}
+
+static void wheel_mode_set(dg_block *self, int mode) {
+  wheel_data *d = self->data;
+  d->mode = mode >= 0 && mode < wheel_mode_count(self) ? mode : MODE_FREE;
+}
+
+static const char *wheel_mode_name(const dg_block *self, int mode) {
+  return mode >= 0 && mode < wheel_mode_count(self) ? wheel_mode_names[mode] : NULL;
+}
+
+static void wheel_state_upstream(dg_block *self, dg_topo *topo) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  d->hold_tie = d->contact_tie = -1;
+  if (is_magic(p)) {
+    dg_topo_dof(topo, self, PORT_HUB);
+    if (d->mode == MODE_PARKED) {
+      static const int ports[2] = {PORT_HUB, PORT_GROUND};
+      const double coef[2] = {p->radius, -1.0};
+      d->contact_tie = dg_topo_tie(topo, self, 2, ports, coef);
+    }
+  } else {
+    dg_topo_ratio(topo, self, PORT_HUB, PORT_GROUND, 1.0 / p->radius, 1.0);
+  }
+  dg_topo_inertia(topo, self, PORT_HUB, p->inertia);
+  if (d->mode != MODE_FREE) {
+    static const int hub = PORT_HUB;
+    static const double one = 1.0;
+    d->hold_tie = dg_topo_tie(topo, self, 1, &hub, &one);
+  }
+}
+
+/* ---- mode changes ---- */
+
+static void wheel_set_mode(wheel_data *d, dg_ctx *ctx, int mode) {
+  if (mode == d->mode)
+    return;
+  d->mode = mode;
+  d->have_hold = d->have_stick = false;
+  dg_ctx_request_topology(ctx);
+}
+
+/* Lets go of the hub: the wheel slides the way the load pushed it. */
+static void wheel_release(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool broke) {
+  const wheel_params *p = self->params;
+  if (d->mode == MODE_PARKED) {
+    double fz = wheel_fz(self, ctx);
+    d->kappa = fz > 0.0 && d->have_stick ? mf_slip_for(d, &p->tyre, d->fx_stick / fz) : 0.0;
+  }
+  d->dir = d->have_hold ? -sign_of(d->hold) : 0;
+  d->inhibit = broke ? fabs(d->hold) : 0.0;
+  d->tyre_inhibit = 0.0;
+  wheel_set_mode(d, ctx, MODE_FREE);
+}
+
+/* Holds the hub; a magic-formula tyre also sticks if the ground is at rest. */
+static void wheel_hold(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool ground_at_rest) {
+  bool park = is_magic(self->params) && ground_at_rest;
+  if (park)
+    d->kappa = 0.0;
+  d->inhibit = 0.0;
+  wheel_set_mode(d, ctx, park ? MODE_PARKED : MODE_HELD);
+}
+
+/* The pools: a channel pair (stamp, sum) restarted by the first wheel that
+ * adds to it in a new pass. The brake pool is built in the pre_step pass
+ * (the capacities of this step's inputs) and read in the post_step pass;
+ * the tyre pool is built in the post_step pass (the loads of the step just
+ * taken: the body publishes them after the wheels' pre_step) and read in
+ * the next pre_step pass — a release decided there takes effect for the
+ * same step as one decided in post_step. The step count is the same from
+ * a post_step pass to the next pre_step pass, so the stamps tell stale
+ * sums apart. */
+static double *wheel_pool(dg_ctx *ctx, int stamp_ch, int pool_ch, long stamp) {
+  if (ctx->channel[stamp_ch] != (double)stamp) {
+    ctx->channel[stamp_ch] = (double)stamp;
+    ctx->channel[pool_ch] = 0.0;
+  }
+  return &ctx->channel[pool_ch];
+}
+
+/* Steps completed: k in the pre_step pass of step k + 1, k + 1 in its
+ * post_step pass (and still in the next pre_step pass). */
+static long wheel_steps(const dg_ctx *ctx) { return dg_sim_step_count(ctx->sim); }
+
+/* `pre`: called from pre_step (adding), else from post_step (reading). */
+static double *wheel_brake_pool(const wheel_data *d, dg_ctx *ctx, bool pre) {
+  return wheel_pool(ctx, d->ch_brake_stamp, d->ch_brake_pool, wheel_steps(ctx) + (pre ? 1 : 0));
+}
+
+/* Added to in post_step, read in the next pre_step: same stamp. */
+static double *wheel_tyre_pool(const wheel_data *d, dg_ctx *ctx) {
+  return wheel_pool(ctx, d->ch_tyre_stamp, d->ch_tyre_pool, wheel_steps(ctx));
+}
+
+static bool wheel_pooled(const dg_block *self, const wheel_data *d) {
+  return d->mode == MODE_PARKED || (d->mode == MODE_HELD && !is_magic(self->params));
+}
+
+static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
+  d->cap = wheel_capacity(self, ctx);
+  d->w_start = w;
+  d->v_start = v;
+  double *brake_pool = wheel_brake_pool(d, ctx, true);
+  bool w_rest = fabs(w) <= REST_TOL, v_rest = fabs(v) <= REST_TOL;
+
+  if (d->mode != MODE_FREE && !(d->cap > 0.0)) {
+    wheel_release(self, d, ctx, false);
+  } else if (d->mode == MODE_PARKED) {
+    /* the stuck tyres of the last step against their pooled friction */
+    if (d->have_stick && fabs(d->fx_stick) > *wheel_tyre_pool(d, ctx)) {
+      d->kappa = sign_of(d->fx_stick) * d->kappa_peak; /* lets go at the peak */
+      d->tyre_inhibit = fabs(d->fx_stick);
+      wheel_set_mode(d, ctx, MODE_HELD);
+    }
+  } else if (d->mode == MODE_HELD && is_magic(p)) {
+    /* a skidding wheel holds on its own: the last multiplier against the
+     * new capacity; the body reaching rest exactly (held elsewhere) parks */
+    if (d->have_hold && fabs(d->hold) > d->cap)
+      wheel_release(self, d, ctx, true);
+    else if (v_rest && !(d->tyre_inhibit > 0.0))
+      wheel_hold(self, d, ctx, true);
+  } else if (d->mode == MODE_FREE) {
+    if (!w_rest)
+      d->dir = sign_of(w);
+    else if (d->cap > 0.0 && d->cap > d->inhibit)
+      wheel_hold(self, d, ctx, v_rest);
+  }
+  if (d->mode == MODE_HELD || d->mode == MODE_PARKED)
+    d->vdir = v_rest ? 0 : sign_of(v);
+
+  if (wheel_pooled(self, d))
+    *brake_pool += d->cap / p->radius;
+}
+
+static void wheel_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  const wheel_data *d = self->data;
+  if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
+    dg_port_add_torque(ctx, self, PORT_HUB, -d->cap * d->dir);
+  if (is_magic(p) && d->mode != MODE_PARKED) {
+    double fx = wheel_tyre_force(self, ctx, d->kappa_sub);
+    dg_port_add_torque(ctx, self, PORT_GROUND, fx);
+    dg_port_add_torque(ctx, self, PORT_HUB, -fx * p->radius);
+  }
+}
+
+static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
+  bool w_rest = fabs(w) <= REST_TOL, v_rest = fabs(v) <= REST_TOL;
+
+  if (d->mode == MODE_FREE) {
+    if (!w_rest)
+      d->inhibit = 0.0; /* moving: a later stop is a new one */
+    if (!(d->cap > 0.0))
+      return;
+    bool crossed = d->dir != 0 && d->w_start * d->dir > REST_TOL && w * d->dir <= REST_TOL;
+    bool resting = w_rest && fabs(d->w_start) <= REST_TOL && d->cap > d->inhibit;
+    if (crossed || resting)
+      wheel_hold(self, d, ctx, v_rest);
+    return;
+  }
+
+  d->hold = dg_ctx_tie_force(ctx, d->hold_tie);
+  d->have_hold = true;
+  if (d->mode == MODE_PARKED) {
+    d->fx_stick = -dg_ctx_tie_force(ctx, d->contact_tie);
+    d->have_stick = true;
+    *wheel_tyre_pool(d, ctx) += d->mf_peak * wheel_fz(self, ctx);
+  }
+  if (d->mode == MODE_HELD && is_magic(p)) {
+    /* skidding: the hub tie is this wheel's own */
+    if (fabs(d->hold) > d->cap) {
+      wheel_release(self, d, ctx, true);
+      return;
+    }
+    if (!v_rest)
+      d->tyre_inhibit = 0.0;
+    bool crossed = d->vdir != 0 && d->v_start * d->vdir > REST_TOL && v * d->vdir <= REST_TOL;
+    bool resting = v_rest && fabs(d->v_start) <= REST_TOL && !(d->tyre_inhibit > 0.0);
+    if (crossed || resting)
+      wheel_hold(self, d, ctx, true);
+    return;
+  }
+  if (fabs(d->hold) / p->radius > *wheel_brake_pool(d, ctx, false))
+    wheel_release(self, d, ctx, true);
+}
+
+/* ---- slip state ---- */
+
+static void wheel_get_state(const dg_block *self, double *s) {
+  s[0] = ((const wheel_data *)self->data)->kappa;
+}
+
+static void wheel_set_substep_state(dg_block *self, const double *s) {
+  ((wheel_data *)self->data)->kappa_sub = s[0];
+}
+
+static void wheel_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
+  const wheel_params *p = self->params;
+  const wheel_data *d = self->data;
+  ds[0] = 0.0;
+  if (!is_magic(p) || d->mode == MODE_PARKED)
+    return;
+  double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
+  ds[0] = wheel_slip_rate(p, w, v, d->kappa_sub);
+}
+
+static void wheel_set_state(dg_block *self, const double *s) {
+  wheel_data *d = self->data;
+  d->kappa = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, s[0]));
+}
+
+/* ---- telemetry ---- */
+
+static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const wheel_params *p = self->params;
+  const wheel_data *d = self->data;
+  switch (index) {
+  case SIG_SLIP:
+    return is_magic(p) ? d->kappa : 0.0;
+  case SIG_FX:
+    if (!is_magic(p))
+      return 0.0;
+    if (d->mode == MODE_PARKED)
+      return d->have_stick ? d->fx_stick : 0.0;
+    return wheel_tyre_force(self, ctx, d->kappa);
+  case SIG_FZ:
+    return wheel_fz(self, ctx);
+  case SIG_LOCKED:
+    return d->mode == MODE_FREE ? 0.0 : 1.0;
+  case SIG_BRAKE:
+    if (d->mode != MODE_FREE)
+      return d->have_hold ? d->hold : 0.0;
+    return -d->cap * d->dir;
+  default:
+    return NAN;
+  }
+}
+
+static int wheel_set_signal(dg_block *self, int index, double value) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  if (index != SIG_SLIP || !is_magic(p) || !(fabs(value) <= KAPPA_LIMIT))
+    return -1;
+  d->kappa = d->kappa_sub = value;
+  return 0;
+}
+
+const dg_block_class dg_block_wheel = {
+    .abi = DG_BLOCK_ABI,
+    .type = "wheel",
+    .doc = "Road wheel: hub inertia, brake with stick-slip holding, and a rolling (no-slip) or "
+           "magic-formula tyre with relaxation length; the normal load comes from the body.",
+    .ports = wheel_ports,
+    .params = wheel_params_table,
+    .params_size = sizeof(wheel_params),
+    .signals = wheel_signals,
+    .data_size = sizeof(wheel_data),
+    .num_states = 1,
+    .init = wheel_init,
+    .mode_count = wheel_mode_count,
+    .mode_set = wheel_mode_set,
+    .mode_name = wheel_mode_name,
+    .pre_step = wheel_pre_step,
+    .state_upstream = wheel_state_upstream,
+    .torque_downstream = wheel_torque_downstream,
+    .get_state = wheel_get_state,
+    .set_substep_state = wheel_set_substep_state,
+    .get_substep_derivative = wheel_get_substep_derivative,
+    .set_state = wheel_set_state,
+    .post_step = wheel_post_step,
+    .signal = wheel_signal,
+    .set_signal = wheel_set_signal,
+};

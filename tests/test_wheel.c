@@ -1,0 +1,520 @@
+/* wheel: magic-formula force and slip, rolling tyre kinematics, brake
+ * stick–slip (stopping, holding on a grade, breakaway), parameter errors. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define PI 3.14159265358979323846
+#define G 9.80665
+
+static dg_graph *graphf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static dg_graph *graphf(const char *fmt, ...) {
+  char json[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(json, sizeof json, fmt, ap);
+  va_end(ap);
+  return dg_test_graph(json);
+}
+
+static void run(dg_sim *sim, double dt, int steps) {
+  for (int i = 0; i < steps; i++)
+    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
+}
+
+static void set_initial(dg_sim *sim, const char *name, double value) {
+  int id = dg_sim_signal_find(sim, name);
+  ck_assert_msg(id >= 0, "unknown signal %s", name);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &value, &err), DG_OK);
+}
+
+static void set_input(dg_sim *sim, const char *name, double value) {
+  int id = dg_sim_input_find(sim, name);
+  ck_assert_msg(id >= 0, "unknown input %s", name);
+  dg_sim_set_input(sim, id, value);
+}
+
+static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(sim, name); }
+
+/* The magic formula, written out independently of the block. */
+static double mf_ref(double B, double C, double D, double E, double k) {
+  double bk = B * k;
+  return D * sin(C * atan(bk - E * (bk - atan(bk))));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Magic formula                                                            */
+
+/* One MF wheel on a body, fixed normal load, tyre fields given. */
+static dg_graph *mf_rig(const char *tyre, double fz) {
+  return graphf("{\"drivegraph\":1,\"blocks\":{"
+                "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"normal_load\":%g,"
+                "\"tyre\":{\"model\":\"magic_formula\"%s}},"
+                "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+                fz, tyre);
+}
+
+/* E = 0: the peak is at B·κ = tan(π/(2C)) and equals D·Fz. The formula is
+ * evaluated in closed form, so only round-off separates the values. */
+START_TEST(test_peak_e0) {
+  const double B = 10, C = 1.65, D = 0.9, fz = 4000;
+  dg_graph *g = mf_rig(",\"B\":10,\"C\":1.65,\"D\":0.9,\"E\":0", fz);
+  dg_sim *sim = dg_test_sim(g);
+  double kp = tan(PI / (2.0 * C)) / B;
+  set_initial(sim, "w.slip", kp);
+  ck_assert_double_eq_tol(sig(sim, "w.fx"), D * fz, 1e-9);
+  ck_assert_double_eq(sig(sim, "w.fz"), fz);
+  set_initial(sim, "w.slip", -kp);
+  ck_assert_double_eq_tol(sig(sim, "w.fx"), -D * fz, 1e-9);
+  /* either side of the peak is lower */
+  set_initial(sim, "w.slip", kp - 0.01);
+  ck_assert_double_lt(sig(sim, "w.fx"), D * fz - 1.0);
+  set_initial(sim, "w.slip", kp + 0.01);
+  ck_assert_double_lt(sig(sim, "w.fx"), D * fz - 1.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Default (dry asphalt) coefficients, E = 0.97: the curve follows the
+ * formula, and its peak — found here by golden-section search on the
+ * reference formula — is μ·Fz = D·Fz at the slip where C·atan(φ) = π/2. */
+START_TEST(test_peak_default) {
+  const double B = 10, C = 1.65, D = 1.0, E = 0.97, fz = 3500;
+  dg_graph *g = mf_rig("", fz);
+  dg_sim *sim = dg_test_sim(g);
+  const double ks[] = {-1.0, -0.3, -0.05, 0.0, 0.02, 0.1, 0.25, 0.7, 1.0};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    set_initial(sim, "w.slip", ks[i]);
+    ck_assert_double_eq_tol(sig(sim, "w.fx"), fz * mf_ref(B, C, D, E, ks[i]), 1e-9);
+  }
+  double lo = 0.0, hi = 1.0, r = (sqrt(5.0) - 1.0) / 2.0;
+  for (int i = 0; i < 200; i++) {
+    double a = hi - r * (hi - lo), b = lo + r * (hi - lo);
+    if (mf_ref(B, C, D, E, a) < mf_ref(B, C, D, E, b))
+      lo = a;
+    else
+      hi = b;
+  }
+  double kp = 0.5 * (lo + hi);
+  /* the peak is flat: a slip error δ costs ~δ², so 1e-8 in slip is enough */
+  double bk = B * kp;
+  ck_assert_double_eq_tol(C * atan(bk - E * (bk - atan(bk))), PI / 2.0, 1e-6);
+  set_initial(sim, "w.slip", kp);
+  ck_assert_double_eq_tol(sig(sim, "w.fx"), D * fz, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The slip state: σ dκ/dt = ωR − v − |v|κ. With both speeds held nearly
+ * constant (huge masses: Fx·t/m ~ 1e-8 of the speeds), κ relaxes as
+ * κ_ss (1 − exp(−|v| t / σ)) with κ_ss = (ωR − v)/|v|. RK4 at
+ * h|v|/σ = 0.067 is accurate to ~1e-9. */
+START_TEST(test_relaxation) {
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1e9,"
+                       "\"normal_load\":1000,\"tyre\":{\"model\":\"magic_formula\"}},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":1e9}},"
+                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  int ids[2] = {dg_sim_signal_find(sim, "body.speed"), dg_sim_signal_find(sim, "w.omega")};
+  double vals[2] = {10.0, 10.5 / 0.3};
+  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, vals, NULL), DG_OK);
+  double kss = 0.05, tau = 0.15 / 10.0;
+  run(sim, 1e-3, 10);
+  ck_assert_double_eq_tol(sig(sim, "w.slip"), kss * (1.0 - exp(-0.01 / tau)), 1e-7);
+  run(sim, 1e-3, 90);
+  ck_assert_double_eq_tol(sig(sim, "w.slip"), kss * (1.0 - exp(-0.1 / tau)), 1e-7);
+  ck_assert_double_gt(sig(sim, "w.fx"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A wheel driven from rest: positive torque spins it forward, κ > 0 and
+ * the tyre pushes the body forward; negative torque the reverse. Once the
+ * slip has settled (the tread damping term c·σ·dκ/dt has died away) the
+ * force is Fz·MF(κ) of the current slip. */
+START_TEST(test_spinning) {
+  double torque = _i == 0 ? 400.0 : -400.0;
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
+                       "\"tyre\":{\"model\":\"magic_formula\"}},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
+                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                       torque);
+  dg_sim *sim = dg_test_sim(g);
+  run(sim, 1e-3, 300);
+  double s = torque > 0 ? 1.0 : -1.0;
+  double slip = sig(sim, "w.slip"), fx = sig(sim, "w.fx"), fz = sig(sim, "w.fz");
+  ck_assert_double_gt(s * slip, 0.0);
+  ck_assert_double_gt(s * fx, 0.0);
+  ck_assert_double_gt(s * sig(sim, "body.speed"), 0.0);
+  ck_assert_double_gt(s * sig(sim, "w.omega") * 0.3, s * sig(sim, "body.speed"));
+  /* rear axle load of a 1000 kg car with its CG mid-wheelbase, plus the
+   * transfer of the acceleration (±), so between 0 and m g */
+  ck_assert_double_gt(fz, 0.0);
+  ck_assert_double_lt(fz, 1000 * G);
+  ck_assert_double_eq_tol(fx, fz * mf_ref(10, 1.65, 1, 0.97, slip), 1e-3 * fabs(fx));
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The relaxation model alone (damping_ratio 0) leaves the tread a spring
+ * with no damping at low speed: a wheel launched from rest rings at
+ * ~40 Hz (here the body's acceleration swings by more than half its mean).
+ * The default tread damping (ratio 1 on the wheel's own inertia) removes
+ * it: the acceleration is steady to 1 % after 0.2 s. */
+START_TEST(test_tread_damping) {
+  double zeta = _i == 0 ? 0.0 : 1.0;
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"src\":{\"type\":\"torque_source\",\"torque\":400},"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
+                       "\"tyre\":{\"model\":\"magic_formula\",\"damping_ratio\":%g}},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
+                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                       zeta);
+  dg_sim *sim = dg_test_sim(g);
+  run(sim, 1e-3, 200);
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int k = 0; k < 100; k++) {
+    run(sim, 1e-3, 1);
+    double a = sig(sim, "body.accel");
+    lo = fmin(lo, a);
+    hi = fmax(hi, a);
+    sum += a;
+  }
+  double mean = sum / 100;
+  ck_assert_double_gt(mean, 1.0);
+  if (zeta == 0.0)
+    ck_assert_double_gt(hi - lo, 0.5 * mean);
+  else
+    ck_assert_double_lt(hi - lo, 0.01 * mean);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* At rest with no torque, a magic-formula tyre does nothing: no slip
+ * builds up, nothing moves, to the last bit (10 s). */
+START_TEST(test_rest_no_drift) {
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"src\":{\"type\":\"torque_source\",\"torque\":0,\"inertia\":0.1},"
+                       "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,"
+                       "\"tyre\":{\"model\":\"magic_formula\"}},"
+                       "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,"
+                       "\"tyre\":{\"model\":\"magic_formula\"}},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":1200,\"rolling_resistance\":0.01}},"
+                       "\"connections\":[[\"src.out\",\"wr.hub\"],[\"wr.ground\",\"body.rear\"],"
+                       "[\"wf.ground\",\"body.front\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  for (int i = 0; i < 10000; i++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+    ck_assert_double_eq_tol(sig(sim, "wr.omega"), 0.0, 1e-12);
+  }
+  ck_assert_double_eq_tol(sig(sim, "body.x"), 0.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "wf.slip"), 0.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "wr.fx"), 0.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Emergency stop with a magic-formula tyre: the brake locks the wheel,
+ * the tyre skids at κ = −1 (force Fz·MF(−1) backwards), the car stops and
+ * then stays exactly at rest with the wheel held and the tyre stuck. */
+START_TEST(test_skid_stop) {
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,"
+                       "\"brake_torque\":6000,\"tyre\":{\"model\":\"magic_formula\"}},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  int ids[2] = {dg_sim_signal_find(sim, "body.speed"), dg_sim_signal_find(sim, "w.omega")};
+  double vals[2] = {20.0, 20.0 / 0.3};
+  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, vals, NULL), DG_OK);
+  set_input(sim, "brake", 1.0);
+  run(sim, 1e-3, 500);
+  ck_assert_double_eq(sig(sim, "w.locked"), 1.0);
+  ck_assert_double_eq(sig(sim, "w.omega"), 0.0);
+  ck_assert_double_eq_tol(sig(sim, "w.slip"), -1.0, 1e-6);
+  double fz = sig(sim, "w.fz");
+  ck_assert_double_eq_tol(sig(sim, "w.fx"), fz * mf_ref(10, 1.65, 1, 0.97, -1.0), 1e-3);
+  run(sim, 1e-3, 10000);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+  double x = sig(sim, "body.x");
+  ck_assert_double_gt(x, 0.0);
+  run(sim, 1e-3, 2000);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "w.omega"), 0.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "body.x"), x, 1e-12);
+  ck_assert_double_eq(sig(sim, "w.locked"), 1.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Rolling tyre                                                             */
+
+/* torque_source → gear (i, η) → wheel (rolling) → vehicle: the body
+ * feels F = T·i·η/R and the reflected inertias,
+ *   a = (T i η / R) / (m + J_w/R² + (J_src + J_gear) i²/R²),
+ * integrated exactly by RK4 (constant acceleration). */
+START_TEST(test_rolling_drive) {
+  const double T = 150, i = 4, eta = 0.9, Js = 0.2, Jg = 0.05, R = 0.3, Jw = 1.2, m = 1200;
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g,\"inertia\":%g},"
+                       "\"fd\":{\"type\":\"gear\",\"ratio\":%g,\"efficiency\":%g,\"inertia\":%g},"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
+                       "\"connections\":[[\"src.out\",\"fd.in\"],[\"fd.out\",\"w.hub\"],"
+                       "[\"w.ground\",\"body.rear\"]]}",
+                       T, Js, i, eta, Jg, R, Jw, m);
+  dg_sim *sim = dg_test_sim(g);
+  double meff = m + Jw / (R * R) + (Js + Jg) * i * i / (R * R);
+  double a = T * i * eta / R / meff;
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  double M;
+  dg_sim_mass_matrix(sim, &M);
+  ck_assert_double_eq_tol(M, meff, 1e-10 * meff);
+  run(sim, 1e-3, 1000);
+  ck_assert_double_eq_tol(sig(sim, "body.accel"), a, 1e-10 * a);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), a * 1.0, 1e-10 * a);
+  ck_assert_double_eq_tol(sig(sim, "w.omega"), a / R, 1e-10 * a / R);
+  ck_assert_double_eq_tol(sig(sim, "body.x"), 0.5 * a, 1e-10 * a);
+  ck_assert_double_eq(sig(sim, "w.slip"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A braked car stops in v0²/(2a), a = (T_b/R)/(m + J/R²); the sliding
+ * brake is constant within each step, so the speed falls exactly
+ * linearly; the last step overshoots zero by at most a·dt² in distance
+ * before the hold takes it, hence the tolerance. Then it stays stopped. */
+START_TEST(test_brake_stop) {
+  const double m = 1000, R = 0.3, J = 0.9, Tb = 1500, share = 0.8, v0 = 20;
+  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
+                       "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g,"
+                       "\"brake_torque\":%g,\"brake_share\":%g},"
+                       "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
+                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+                       R, J, Tb, share, m);
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, "body.speed", v0);
+  set_input(sim, "brake", 0.9);
+  double a = Tb * share * 0.9 / R / (m + J / (R * R));
+  run(sim, 1e-3, 2000);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), v0 - 2.0 * a, 1e-9);
+  ck_assert_double_eq_tol(sig(sim, "w.brake_torque"), -Tb * share * 0.9, 1e-12);
+  ck_assert_double_eq(sig(sim, "w.locked"), 0.0);
+  run(sim, 1e-3, 4000);
+  ck_assert_double_eq(sig(sim, "w.locked"), 1.0);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+  double d = v0 * v0 / (2.0 * a);
+  ck_assert_double_eq_tol(sig(sim, "body.x"), d, a * 1e-6);
+  run(sim, 1e-3, 2000);
+  ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "body.x"), d, a * 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A 1500 kg car on a 20 % grade, front and rear wheels braked with shares
+ * 0.6 / 0.4 of `brake_torque`, tyre `model`, rolling resistance 0.012.
+ * Needed at the wheels: m g sin(atan 0.2) = 2885 N. */
+static dg_graph *grade_car(const char *model, double brake_torque) {
+  return graphf("{\"drivegraph\":1,\"blocks\":{"
+                "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
+                "\"brake_share\":0.6,\"tyre\":{\"model\":\"%s\"}},"
+                "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
+                "\"brake_share\":0.4,\"tyre\":{\"model\":\"%s\"}},"
+                "\"body\":{\"type\":\"vehicle\",\"mass\":1500,\"wheelbase\":2.8,"
+                "\"cg_to_front\":1.2,\"cg_height\":0.55,\"rolling_resistance\":0.012}},"
+                "\"connections\":[[\"wf.ground\",\"body.front\"],[\"wr.ground\",\"body.rear\"]]}",
+                brake_torque, model, brake_torque, model);
+}
+
+/* Brake capacity at the ground 1000/0.3 = 3333 N: neither wheel alone
+ * could hold the car (2000 N, 1333 N), both together can, so the wheels
+ * pool their holds. Nothing moves for 10 s: speeds exactly 0 (1e-12
+ * allows round-off of the projection), position unchanged. */
+START_TEST(test_hold_grade) {
+  const char *model = _i == 0 ? "rolling" : "magic_formula";
+  dg_graph *g = grade_car(model, 1000);
+  dg_sim *sim = dg_test_sim(g);
+  set_input(sim, "grade", 0.2);
+  set_input(sim, "brake", 1.0);
+  for (int k = 0; k < 10000; k++) {
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+    ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
+    ck_assert_double_eq_tol(sig(sim, "wf.omega"), 0.0, 1e-12);
+    ck_assert_double_eq_tol(sig(sim, "wr.omega"), 0.0, 1e-12);
+  }
+  ck_assert_double_eq_tol(sig(sim, "body.x"), 0.0, 1e-12);
+  ck_assert_double_eq(sig(sim, "wf.locked"), 1.0);
+  ck_assert_double_eq(sig(sim, "wr.locked"), 1.0);
+  ck_assert_double_eq_tol(sig(sim, "body.accel"), 0.0, 1e-9);
+  /* the holds carry gravity less the rolling resistance at the verge of
+   * moving: (hold torques)/R = m g sin θ − c_rr m g cos θ */
+  double th = atan(0.2), need = 1500 * G * (sin(th) - 0.012 * cos(th));
+  double held = -(sig(sim, "wf.brake_torque") + sig(sim, "wr.brake_torque")) / 0.3;
+  if (_i == 1) /* magic formula: the stuck tyres carry it to the body */
+    ck_assert_double_eq_tol(sig(sim, "wf.fx") + sig(sim, "wr.fx"), need, 1e-6);
+  ck_assert_double_eq_tol(fabs(held), need, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Too weak a brake (1667 N at the ground): the holds let go one after the
+ * other and the car rolls back at a = (−m g sin θ + F_brake + F_rr)/m_eff
+ * (brake and rolling resistance oppose the backward motion). */
+START_TEST(test_hold_too_weak) {
+  dg_graph *g = grade_car("rolling", 500);
+  dg_sim *sim = dg_test_sim(g);
+  set_input(sim, "grade", 0.2);
+  set_input(sim, "brake", 1.0);
+  run(sim, 1e-3, 1000);
+  double th = atan(0.2), m = 1500, meff = m + 2.0 / 0.09;
+  double a = (-m * G * sin(th) + 500.0 / 0.3 + 0.012 * m * G * cos(th)) / meff;
+  ck_assert_double_eq(sig(sim, "wf.locked"), 0.0);
+  ck_assert_double_eq(sig(sim, "wr.locked"), 0.0);
+  ck_assert_double_eq_tol(sig(sim, "body.accel"), a, 1e-9);
+  /* a few steps at rest while the holds let go */
+  ck_assert_double_lt(sig(sim, "body.speed"), a * 0.990);
+  ck_assert_double_gt(sig(sim, "body.speed"), a * 1.000);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Releasing the brake on the grade: the car rolls back with gravity less
+ * rolling resistance; with a magic-formula tyre the stuck tyre's force is
+ * carried over into the slip state, so the wheels start loaded. */
+START_TEST(test_release) {
+  const char *model = _i == 0 ? "rolling" : "magic_formula";
+  dg_graph *g = grade_car(model, 1000);
+  dg_sim *sim = dg_test_sim(g);
+  set_input(sim, "grade", 0.2);
+  set_input(sim, "brake", 1.0);
+  run(sim, 1e-3, 100);
+  set_input(sim, "brake", 0.0);
+  ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+  ck_assert_double_eq(sig(sim, "wf.locked"), 0.0);
+  ck_assert_double_eq(sig(sim, "wr.locked"), 0.0);
+  if (_i == 1) {
+    double th = atan(0.2), need = 1500 * G * (sin(th) - 0.012 * cos(th));
+    ck_assert_double_gt(sig(sim, "wf.fx") + sig(sim, "wr.fx"), 0.5 * need);
+  }
+  run(sim, 1e-3, 1000);
+  ck_assert_double_lt(sig(sim, "body.speed"), -0.5);
+  if (_i == 0) {
+    double th = atan(0.2), m = 1500;
+    double a = (-m * G * sin(th) + 0.012 * m * G * cos(th)) / (m + 2.0 / 0.09);
+    ck_assert_double_eq_tol(sig(sim, "body.accel"), a, 1e-9);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* validate checks every mode; a magic-formula wheel on a free hub needs
+ * its own inertia. */
+START_TEST(test_validate) {
+  dg_graph_info info;
+  int n = dg_graph_validate_string(
+      NULL,
+      "{\"drivegraph\":1,\"blocks\":{\"w\":{\"type\":\"wheel\",\"radius\":0.3,"
+      "\"brake_torque\":100,\"tyre\":{\"model\":\"magic_formula\"}},"
+      "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+      "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+      "test.json", NULL, NULL, &info);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(info.modes, 6);
+  n = dg_graph_validate_string(
+      NULL,
+      "{\"drivegraph\":1,\"blocks\":{\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0,"
+      "\"tyre\":{\"model\":\"magic_formula\"}},\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+      "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+      "test.json", NULL, NULL, NULL);
+  ck_assert_int_gt(n, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Parameter errors                                                         */
+
+static const struct {
+  const char *params, *path, *text;
+} bad[] = {
+    {"\"inertia\":1", "/blocks/w/radius", "missing required number (m)"},
+    {"\"radius\":0", "/blocks/w/radius", "must be > 0 (got 0)"},
+    {"\"radius\":0.3,\"inertia\":-1", "/blocks/w/inertia", "must be >= 0 (got -1)"},
+    {"\"radius\":0.3,\"brake_torque\":-5", "/blocks/w/brake_torque", "must be >= 0 (got -5)"},
+    {"\"radius\":0.3,\"brake_share\":1.5", "/blocks/w/brake_share", "must be <= 1 (got 1.5)"},
+    {"\"radius\":0.3,\"normal_load\":-1", "/blocks/w/normal_load", "must be >= 0 (got -1)"},
+    {"\"radius\":0.3,\"tyre\":{\"model\":\"pacejka\"}", "/blocks/w/tyre/model",
+     "must be one of \"rolling\", \"magic_formula\" (got \"pacejka\")"},
+    {"\"radius\":0.3,\"tyre\":{\"B\":0}", "/blocks/w/tyre/B", "must be > 0 (got 0)"},
+    {"\"radius\":0.3,\"tyre\":{\"C\":2}", "/blocks/w/tyre/C", "must be < 2 (got 2)"},
+    {"\"radius\":0.3,\"tyre\":{\"D\":-1}", "/blocks/w/tyre/D", "must be > 0 (got -1)"},
+    {"\"radius\":0.3,\"tyre\":{\"E\":1.2}", "/blocks/w/tyre/E", "must be <= 1 (got 1.2)"},
+    {"\"radius\":0.3,\"tyre\":{\"relaxation_length\":0}", "/blocks/w/tyre/relaxation_length",
+     "must be > 0 (got 0)"},
+    {"\"radius\":0.3,\"tyre\":{\"relaxation\":0.2}", "/blocks/w/tyre/relaxation",
+     "unknown parameter; did you mean \"relaxation_length\"?"},
+    {"\"radius\":0.3,\"tyre\":\"rolling\"", "/blocks/w/tyre", "expected an object, got string"},
+    {"\"radius\":0.3,\"brake\":100", "/blocks/w/brake",
+     "unknown parameter; did you mean \"brake_torque\"?"},
+};
+
+START_TEST(test_bad_params) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"w\":{\"type\":\"wheel\",%s},"
+           "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+           "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+           bad[_i].params);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, bad[_i].path);
+  ck_assert_str_eq(err.text, bad[_i].text);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("wheel");
+  TCase *tc = tcase_create("tyre");
+  tcase_add_test(tc, test_peak_e0);
+  tcase_add_test(tc, test_peak_default);
+  tcase_add_test(tc, test_relaxation);
+  tcase_add_loop_test(tc, test_spinning, 0, 2);
+  tcase_add_loop_test(tc, test_tread_damping, 0, 2);
+  tcase_add_test(tc, test_rest_no_drift);
+  tcase_add_test(tc, test_skid_stop);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("dynamics");
+  tcase_add_test(tc, test_rolling_drive);
+  tcase_add_test(tc, test_brake_stop);
+  tcase_add_loop_test(tc, test_hold_grade, 0, 2);
+  tcase_add_test(tc, test_hold_too_weak);
+  tcase_add_loop_test(tc, test_release, 0, 2);
+  tcase_add_test(tc, test_validate);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("params");
+  tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
