@@ -50,6 +50,7 @@ typedef struct dg_topo_ws {
   double *P;         /* max_ties × nn: multiplier map (CCᵀ)⁻¹C of active ties */
   double *A;         /* max_ties × max_ties scratch */
   int *active_tie;   /* active row → tie index */
+  double *raw_eff;   /* efficiency a raw DOF passes on through a lock */
   int nactive;
   int error;         /* first error while building (DG_ERR_*) */
   char errmsg[DG_ERROR_TEXT_LEN];

@@ -55,6 +55,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = ws->P;
   out[n++] = ws->A;
   out[n++] = ws->active_tie;
+  out[n++] = ws->raw_eff;
   out[n++] = sim->inertia;
   out[n++] = sim->eff;
   out[n++] = sim->inv_eff;
@@ -108,6 +109,7 @@ int dg_solver_alloc(dg_sim *sim) {
   ws->P = xcalloc(mt * nn, sizeof(double));
   ws->A = xcalloc(mt * mt, sizeof(double));
   ws->active_tie = xcalloc(mt, sizeof(int));
+  ws->raw_eff = xcalloc(nn, sizeof(double));
   sim->inertia = xcalloc(nn, sizeof(double));
   sim->eff = xcalloc(nn, sizeof(double));
   sim->inv_eff = xcalloc(nn, sizeof(double));
@@ -569,6 +571,66 @@ static int eliminate_ties(dg_sim *sim) {
   return nred;
 }
 
+/* Efficiency path factor of a node including what its raw DOFs pass on. */
+static double eff_through(const dg_sim *sim, int node) {
+  const double *r = row_of(sim, node);
+  double wsum = 0.0, esum = 0.0;
+  for (int k = 0; k < sim->ws.nraw; k++)
+    if (r[k] != 0.0) {
+      wsum += fabs(r[k]);
+      esum += fabs(r[k]) * sim->ws.raw_eff[k];
+    }
+  return sim->eff[node] * (wsum > 0.0 ? esum / wsum : 1.0);
+}
+
+/* A lock (a tie between the declaring block's `in` node, itself a raw DOF,
+ * and its `out` node) makes the `in` side turn with the `out` side, so
+ * power applied upstream of it passes through the gears downstream of it:
+ * the raw DOF inherits the efficiency of the `out` node. Locks can be in
+ * series (clutch, then a lock-up converter), hence the fixed point. */
+static void propagate_lock_efficiency(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  for (int k = 0; k < ws->nraw; k++)
+    ws->raw_eff[k] = 1.0;
+  for (int pass = 0; pass <= ws->nties; pass++) {
+    bool changed = false;
+    for (int t = 0; t < ws->nties; t++) {
+      const dg_tie *tie = &ws->ties[t];
+      if (tie->ground || tie->n != 2)
+        continue;
+      int in = -1, out = -1;
+      for (int i = 0; i < 2; i++) {
+        int node = ws->tie_node[tie->first + i];
+        if (sim->g->nodes[node].in_block == tie->block)
+          in = node;
+        else if (sim->g->nodes[node].out_block == tie->block)
+          out = node;
+      }
+      if (in < 0 || out < 0)
+        continue;
+      const double *r = row_of(sim, in);
+      int raw = -1, count = 0;
+      for (int k = 0; k < ws->nraw; k++)
+        if (r[k] != 0.0) {
+          raw = k;
+          count++;
+        }
+      if (count != 1 || ws->raw_node[raw] != in)
+        continue;
+      double e = eff_through(sim, out);
+      if (e != ws->raw_eff[raw]) {
+        ws->raw_eff[raw] = e;
+        changed = true;
+      }
+    }
+    if (!changed)
+      break;
+  }
+  for (int n = 0; n < sim->nn; n++)
+    sim->scratch[n] = eff_through(sim, n);
+  memcpy(sim->eff, sim->scratch, sizeof(double) * (size_t)sim->nn);
+}
+
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->ws;
@@ -662,6 +724,7 @@ int dg_solver_build(dg_sim *sim) {
       }
     }
   build_multiplier_map(sim);
+  propagate_lock_efficiency(sim);
   for (int n = 0; n < sim->nn; n++) {
     const double *gr = sim->G + (size_t)n * st;
     for (int j = 0; j < nred; j++)

@@ -81,6 +81,30 @@ START_TEST(test_efficiency_driving_and_braking) {
 }
 END_TEST
 
+/* A lock (DOF + tie, as clutches lock) passes the efficiency of the gears
+ * below it on to the torque applied above it. */
+START_TEST(test_efficiency_through_lock) {
+  dg_registry *reg = dg_test_registry();
+  dg_graph *g = dg_test_graph_reg(
+      reg, "{\"drivegraph\":1,\"blocks\":{"
+           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":10},"
+           "\"c\":{\"type\":\"test_coupler\",\"use_tie\":true},"
+           "\"g\":{\"type\":\"gear\",\"ratio\":3,\"efficiency\":0.9},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1.0}},"
+           "\"connections\":[[\"src.out\",\"c.in\"],[\"c.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, dg_sim_input_find(sim, "couple"), 1.0); /* stay coupled */
+  step_n(sim, 1000, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 0.9 * 30.0 / 1.9, TOL_EXACT);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.efficiency_loss, -0.1 * e.work_in, 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
 static dg_graph *axle(const char *kind, double il, double ir, double torque, double c1) {
   char json[1400];
   snprintf(json, sizeof json,
@@ -480,6 +504,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, inertia);
   TCase *energy = tcase_create("energy");
   tcase_add_test(energy, test_efficiency_driving_and_braking);
+  tcase_add_test(energy, test_efficiency_through_lock);
   tcase_add_test(energy, test_energy_conserved_without_sources);
   tcase_add_test(energy, test_energy_decreases_with_loads);
   tcase_add_test(energy, test_work_equals_kinetic_energy);
