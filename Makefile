@@ -9,8 +9,8 @@ ASAN_BUILD_DIR ?= build-asan
 MESON          ?= meson
 NINJA          ?= ninja
 
-RUN_GRAPH    ?= graphs/open_diff_axle.json
-RUN_SCENARIO ?= graphs/scenarios/open_diff_spinup.json
+RUN_GRAPH    ?= graphs/sedan_rwd_automatic.json
+RUN_SCENARIO ?= graphs/scenarios/launch.json
 RUN_CSV      ?= out/$(basename $(notdir $(RUN_GRAPH))).csv
 RUN_ARGS     ?= sim $(RUN_GRAPH) --scenario $(RUN_SCENARIO) --csv $(RUN_CSV)
 
