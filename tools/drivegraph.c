@@ -29,10 +29,14 @@
 /* ------------------------------------------------------------------------ */
 /* The command table and main                                               */
 
+#define DG_COMMAND(name) extern const command dg_cmd_##name;
+#include "tool_commands.h"
+#undef DG_COMMAND
+
 static const command *const commands[] = {
-    &dg_cmd_validate,
-    &dg_cmd_sim,
-    &dg_cmd_blocks,
+#define DG_COMMAND(name) &dg_cmd_##name,
+#include "tool_commands.h"
+#undef DG_COMMAND
 };enum { NUM_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void print_main_usage(FILE *out) {

@@ -20,10 +20,6 @@ typedef struct command {
   int (*run)(const struct command *cmd, int argc, char **argv);
 } command;
 
-extern const command dg_cmd_validate;
-extern const command dg_cmd_sim;
-extern const command dg_cmd_blocks;
-
 void print_usage(const command *cmd, FILE *out);
 void print_help(const command *cmd);
 /* "drivegraph CMD: message", the usage line, and exit status 2. */
