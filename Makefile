@@ -15,7 +15,8 @@ RUN_CSV      ?= out/$(basename $(notdir $(RUN_GRAPH))).csv
 RUN_ARGS     ?= sim $(RUN_GRAPH) --scenario $(RUN_SCENARIO) --csv $(RUN_CSV)
 
 # Debian packages the build and the tests need.
-DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev
+DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
+                libplplot-dev plplot-driver-cairo graphviz python3-jsonschema
 
 # Any sanitizer report fails the test that triggered it.
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \

@@ -319,6 +319,16 @@ void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...)
     ;
 
 /* ------------------------------------------------------------------------ */
+/* Plugins                                                                  */
+
+/// A plugin is a shared library exporting this one function, which registers
+/// its block classes (dg_registry_add) and returns DG_OK, or fills err.
+/// `drivegraph validate|sim --plugin LIB.so` calls it; so can any program
+/// (dlopen + dlsym(DG_PLUGIN_ENTRY)).
+typedef int (*dg_plugin_init_fn)(dg_registry *reg, dg_error *err);
+#define DG_PLUGIN_ENTRY "drivegraph_plugin_init"
+
+/* ------------------------------------------------------------------------ */
 /* Parameter-table macros                                                   */
 
 #define DG_PARAM_NUM(T, field, key_, unit_, def_, flags_, min_, max_, doc_)                      \
