@@ -39,8 +39,9 @@ void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *const top_keys[] = {"drivegraph", "name", "description", "blocks",
-                                       "connections"};
+/* "$schema" lets editors find the JSON Schema (drivegraph schema). */
+static const char *const top_keys[] = {"drivegraph", "name",        "description",
+                                       "blocks",     "connections", "$schema"};
 #define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
 static int block_find(const dg_graph *g, const char *id) {
@@ -71,6 +72,10 @@ static void check_header(const json_t *root, dg_diag *d) {
   if (desc && !json_is_string(desc))
     dg_diag_add(d, DG_ERR_SCHEMA, "/description", "expected a string, got %s",
                 dg_json_type_name(desc));
+  const json_t *schema = json_object_get(root, "$schema");
+  if (schema && !json_is_string(schema))
+    dg_diag_add(d, DG_ERR_SCHEMA, "/$schema", "expected a string (the schema's path or URI), got %s",
+                dg_json_type_name(schema));
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)root, key, v) {
@@ -85,7 +90,8 @@ static void check_header(const json_t *root, dg_diag *d) {
         dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", s);
       else
         dg_diag_add(d, DG_ERR_UNKNOWN, path,
-                    "unknown key (expected drivegraph, name, description, blocks, connections)");
+                    "unknown key (expected drivegraph, name, description, blocks, connections, "
+                    "$schema)");
     }
   }
 }
