@@ -244,6 +244,108 @@ START_TEST(test_inside_wheel_spin_up) {
 }
 END_TEST
 
+/* Reverse gear drives the car backwards: the manual hatchback in R with the
+ * clutch let in and some throttle. */
+START_TEST(test_reverse_drives_backwards) {
+  run r;
+  load(&r, "graphs/hatchback_fwd_manual.json");
+  dg_sim *sim = r.sim;
+  int rpm = dg_sim_signal_find(sim, "engine.rpm");
+  dg_error err;
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &rpm, (double[]){900.0}, &err), DG_OK);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, -1.0);
+  for (int i = 0; i < 4000; i++) {
+    double t = i * 1e-3;
+    dg_sim_set_input(sim, DG_INPUT_CLUTCH, t < 0.5 ? 1.0 : fmax(0.0, 1.0 - (t - 0.5)));
+    dg_sim_set_input(sim, DG_INPUT_THROTTLE, t < 0.5 ? 0.0 : 0.4);
+    ck_assert_msg(dg_sim_step(sim, 1e-3) == DG_OK, "%s", dg_sim_last_error(sim)->text);
+  }
+  ck_assert_double_eq(dg_test_signal(sim, "gearbox.gear"), -1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "engine.stalled"), 0.0);
+  ck_assert_msg(dg_test_signal(sim, "body.speed") < -2.0, "speed %g",
+                dg_test_signal(sim, "body.speed"));
+  ck_assert_msg(dg_test_signal(sim, "body.x") < -2.0, "x %g", dg_test_signal(sim, "body.x"));
+  /* the engine still turns forwards: ω_in = −reverse · ω_out */
+  ck_assert(dg_test_signal(sim, "engine.rpm") > 800.0);
+  finish(&r);
+}
+END_TEST
+
+/* Split μ: the left rear wheel on ice (μ 0.1), the right on asphalt.
+ * An open differential sends equal torque to both, so the ice wheel spins
+ * and the car gets about 2 × 0.1 × Fz of drive; a locked one lets the
+ * asphalt wheel pull (much more drive); a clutch LSD sits in between with
+ * its bias bounded by its capacity. */
+/* hub torque of a wheel: what the drivetrain applies = F·R + I·α */
+typedef struct split_result {
+  double fx_ice, fx_grip, accel, spin, hub_ice, hub_grip;
+} split_result;
+
+static void split_mu(const char *kind_params, split_result *res) {
+  char json[3072];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{"
+           "\"engine\":{\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":150},"
+           "\"final\":{\"type\":\"gear\",\"ratio\":10},"
+           "\"diff\":{\"type\":\"differential\",%s},"
+           "\"ice\":{\"type\":\"wheel\",\"radius\":0.32,\"inertia\":1.3,"
+           "\"tyre\":{\"model\":\"magic_formula\",\"D\":0.1}},"
+           "\"grip\":{\"type\":\"wheel\",\"radius\":0.32,\"inertia\":1.3,"
+           "\"tyre\":{\"model\":\"magic_formula\",\"D\":1.0}},"
+           "\"fl\":{\"type\":\"wheel\",\"radius\":0.32,\"inertia\":1.0,"
+           "\"tyre\":{\"model\":\"magic_formula\"}},"
+           "\"fr\":{\"type\":\"wheel\",\"radius\":0.32,\"inertia\":1.0,"
+           "\"tyre\":{\"model\":\"magic_formula\"}},"
+           "\"body\":{\"type\":\"vehicle\",\"mass\":1500,\"wheelbase\":2.8,\"cg_to_front\":1.4}},"
+           "\"connections\":[[\"engine.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
+           "[\"diff.left\",\"ice.hub\"],[\"diff.right\",\"grip.hub\"],"
+           "[\"ice.ground\",\"body.rear_left\"],[\"grip.ground\",\"body.rear_right\"],"
+           "[\"fl.ground\",\"body.front_left\"],[\"fr.ground\",\"body.front_right\"]]}",
+           kind_params);
+  dg_graph *g = dg_test_graph(json);
+  dg_sim *sim = dg_test_sim(g);
+  double w_ice = 0, w_grip = 0;
+  for (int i = 0; i < 2000; i++) {
+    w_ice = dg_test_signal(sim, "ice.omega");
+    w_grip = dg_test_signal(sim, "grip.omega");
+    ck_assert_msg(dg_sim_step(sim, 1e-3) == DG_OK, "%s", dg_sim_last_error(sim)->text);
+  }
+  res->fx_ice = dg_test_signal(sim, "ice.fx");
+  res->fx_grip = dg_test_signal(sim, "grip.fx");
+  res->accel = dg_test_signal(sim, "body.accel");
+  res->spin = dg_test_signal(sim, "ice.omega") - dg_test_signal(sim, "grip.omega");
+  res->hub_ice = res->fx_ice * 0.32 + 1.3 * (dg_test_signal(sim, "ice.omega") - w_ice) / 1e-3;
+  res->hub_grip = res->fx_grip * 0.32 + 1.3 * (dg_test_signal(sim, "grip.omega") - w_grip) / 1e-3;
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+
+START_TEST(test_split_mu) {
+  split_result open, lock, lsd;
+  split_mu("\"kind\":\"open\"", &open);
+  split_mu("\"kind\":\"locked\"", &lock);
+  split_mu("\"kind\":\"clutch_lsd\",\"preload\":100,\"power_ramp\":0.2", &lsd);
+  /* open: the ice wheel spins up, its force is ice-limited (0.1 × its
+   * ~3.7 kN load), and both hubs get the same torque (F·R + I·α; the
+   * finite-difference α is good to ~1 % over one step) */
+  ck_assert(open.spin > 50.0);
+  ck_assert(open.fx_ice > 0.0 && open.fx_ice < 0.1 * 3800.0);
+  ck_assert_double_eq_tol(open.hub_grip, open.hub_ice, 0.02 * open.hub_ice);
+  /* locked: no speed difference, the asphalt wheel pulls far harder */
+  ck_assert_double_eq_tol(lock.spin, 0.0, 1e-9);
+  ck_assert(lock.fx_grip > 5.0 * lock.fx_ice);
+  ck_assert(lock.accel > 3.0 * open.accel);
+  /* clutch LSD: more drive than open, at most as much as locked; the torque
+   * bias between the hubs is what the pack transfers, at most its capacity
+   * C = preload + ramp × input torque from each side: |ΔT| ≤ 2 C */
+  ck_assert(lsd.accel > open.accel && lsd.accel <= lock.accel * 1.001);
+  double cap = 100.0 + 0.2 * 150.0 * 10.0;
+  ck_assert_msg(fabs(lsd.hub_grip - lsd.hub_ice) <= 2.0 * cap * 1.02, "bias %g N*m, 2C %g N*m",
+                lsd.hub_grip - lsd.hub_ice, 2.0 * cap);
+  ck_assert(lsd.hub_grip > lsd.hub_ice); /* the slower (gripping) side gets more */
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sedan");
   TCase *tc = tcase_create("vehicle");
@@ -252,6 +354,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_sedan_top_speed);
   tcase_add_test(tc, test_sedan_parked_on_grade);
   tcase_add_test(tc, test_inside_wheel_spin_up);
+  tcase_add_test(tc, test_reverse_drives_backwards);
+  tcase_add_test(tc, test_split_mu);
   tcase_add_loop_test(tc, test_gallery_runs, 0, (int)(sizeof gallery / sizeof gallery[0]));
   suite_add_tcase(s, tc);
   return s;
