@@ -1,8 +1,11 @@
 # Thin wrapper over meson. `make run` installs what is missing, builds and
 # runs the main job; `make test` and `make sanitize` are what CI runs.
 #
-# The main job is `drivegraph $(RUN_ARGS)`; change RUN_GRAPH / RUN_SCENARIO
-# here or on the command line (make run RUN_GRAPH=graphs/x.json ...).
+# The main job is `drivegraph $(RUN_ARGS)`: a full-throttle launch of the
+# flagship sedan (--preset launch), summary on stdout, CSV and plot in out/.
+# Change RUN_GRAPH / RUN_PRESET (launch, coast, brake) / RUN_SCENARIO here or
+# on the command line (make run RUN_GRAPH=graphs/x.json RUN_PRESET=brake ...);
+# a RUN_SCENARIO file replaces the preset.
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
@@ -10,9 +13,15 @@ MESON          ?= meson
 NINJA          ?= ninja
 
 RUN_GRAPH    ?= graphs/sedan_rwd_automatic.json
-RUN_SCENARIO ?= graphs/scenarios/launch.json
-RUN_CSV      ?= out/$(basename $(notdir $(RUN_GRAPH))).csv
-RUN_ARGS     ?= sim $(RUN_GRAPH) --scenario $(RUN_SCENARIO) --csv $(RUN_CSV)
+RUN_PRESET   ?= launch
+RUN_SCENARIO ?=
+RUN_OUT      ?= out
+RUN_DRIVER    = $(if $(RUN_SCENARIO),--scenario $(RUN_SCENARIO),--preset $(RUN_PRESET))
+RUN_NAME     ?= $(basename $(notdir $(RUN_GRAPH)))_$(if $(RUN_SCENARIO),$(basename $(notdir $(RUN_SCENARIO))),$(RUN_PRESET))
+RUN_CSV      ?= $(RUN_OUT)/$(RUN_NAME).csv
+RUN_PLOT     ?= $(RUN_OUT)/$(RUN_NAME).png
+RUN_ARGS     ?= sim $(RUN_GRAPH) $(RUN_DRIVER) --csv $(RUN_CSV) --plot $(RUN_PLOT)
+RUN_BIN       = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/drivegraph
 
 # Debian packages the build and the tests need.
 DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
@@ -48,8 +57,11 @@ build: deps
 	$(NINJA) -C $(BUILD_DIR)
 
 run: build
-	@mkdir -p $(dir $(RUN_CSV))
-	./$(BUILD_DIR)/drivegraph $(RUN_ARGS)
+	@mkdir -p $(RUN_OUT) $(dir $(RUN_CSV)) $(dir $(RUN_PLOT))
+	$(RUN_BIN) $(RUN_ARGS)
+	@echo
+	@echo "run: the plot is $(RUN_PLOT) (engine speed, vehicle speed, gear, slip over time)"
+	@echo "run: the CSV is $(RUN_CSV)"
 
 test: build
 	$(MESON) test -C $(BUILD_DIR) --print-errorlogs

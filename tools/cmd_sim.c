@@ -1,43 +1,161 @@
-/* drivegraph sim: run a graph with a scenario, write a CSV, print a summary. */
+/* drivegraph sim: run a graph with a scenario or a preset driver, write a
+ * CSV and a plot, print a summary.
+ *
+ * Presets drive the car the graph describes without a scenario file. They
+ * find the blocks by type (the first vehicle, engine, motor, gearbox and
+ * clutch) and read the few parameters they need (idle and redline speeds,
+ * gear ratios, shift mode, clutch mode, wheel radii) from the graph file:
+ *
+ *   launch  full throttle from rest until 400 m are covered at 100 km/h or
+ *           more (or the time limit). The engine starts at idle. A manual
+ *           gearbox gets gear input 1; a pedal clutch starts pressed and is
+ *           released linearly over LAUNCH_CLUTCH_S while the throttle is
+ *           already full, so the engine is at high rpm when the clutch bites
+ *           (a slipping launch that cannot stall it). The driver then
+ *           shifts a manual box up near the redline: throttle off and clutch
+ *           in, next gear, clutch out with the throttle back on (a box
+ *           without a pedal clutch just gets the next gear input).
+ *   coast   closed throttle from --from-speed (default 100 km/h) until below
+ *           1 km/h (or the time limit). The car starts rolling in the
+ *           highest gear that keeps the engine above its idle (automatics:
+ *           above the downshift speed) — start_gear in a copy of the graph —
+ *           with every speed consistent: dg_sim_set_initial on the body's
+ *           speed and the magic-formula wheels' hubs, then on the engine at
+ *           the speed of the clutch's or converter's output. A manual car is
+ *           declutched (or put in neutral) when the engine falls to
+ *           DECLUTCH_FACTOR × idle, as a driver would, to not stall it.
+ *   brake   full brake from --from-speed until at rest (or the time limit),
+ *           started like coast; a manual car's clutch is pressed at once. */
+#include "plot.h"
+#include "plugin.h"
+#include "summary.h"
 #include "tool.h"
 
+#include <drivegraph/block.h>
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#define RPM_PER_RAD_S (30.0 / 3.14159265358979323846)
 
 /* ------------------------------------------------------------------------ */
-/* sim: options                                                             */
+/* Presets: constants                                                       */
+
+enum { PRESET_NONE, PRESET_LAUNCH, PRESET_COAST, PRESET_BRAKE, NUM_PRESETS };
+static const char *const preset_names[NUM_PRESETS] = {"", "launch", "coast", "brake"};
+static const char *const preset_what[NUM_PRESETS] = {
+    "", "full throttle from rest", "closed throttle coast-down", "full braking to rest"};
+/* Time limits (s) when --duration is not given. */
+static const double preset_limit[NUM_PRESETS] = {0, 60, 300, 30};
+
+#define DEFAULT_FROM_SPEED_KMH 100.0
+#define LAUNCH_CLUTCH_S 1.0  /* pedal released 1 → 0 over this time, throttle full */
+#define COAST_STOP (1.0 / 3.6) /* m/s: the coast-down ends below 1 km/h, */
+/* or when the speed stays within COAST_STEADY (m/s) over COAST_STEADY_S
+ * below COAST_STEADY_MAX: an automatic creeping at idle never stops. */
+#define COAST_STEADY 0.01
+#define COAST_STEADY_S 5.0
+#define COAST_STEADY_MAX (30.0 / 3.6)
+#define DECLUTCH_FACTOR 1.3  /* manual coast: clutch in at this × idle rpm */
+#define SHIFT_FRACTION 0.96  /* manual launch: upshift at this × redline ... */
+#define SHIFT_MARGIN_RPM 150 /* ... but at least this far below it */
+/* A driver's manual upshift, from its start: pedal in and throttle off over
+ * SHIFT_IN_S, the lever at SHIFT_LEVER_S, pedal out and throttle on over
+ * SHIFT_OUT_S once the box has finished (shift_time + SHIFT_WAIT_S). */
+#define SHIFT_IN_S 0.05
+#define SHIFT_LEVER_S 0.1
+#define SHIFT_WAIT_S 0.05
+#define SHIFT_OUT_S 0.3
+/* Gear choice at speed: engine at least this × idle (manual) or this ×
+ * downshift rpm (automatic). */
+#define GEAR_IDLE_FACTOR 1.5
+#define GEAR_DOWNSHIFT_FACTOR 1.05
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+
+static void out_of_memory(void) { fprintf(stderr, "drivegraph sim: out of memory\n"); }
 
 typedef struct sim_opts {
   const char *graph;
   const char *scenario; /* NULL: no inputs, duration from --duration */
+  int preset;           /* PRESET_* */
+  double from_speed;    /* km/h, NaN unless given */
   const char *csv;      /* NULL: no CSV */
+  const char *plot;     /* NULL: no plot */
+  plot_format plot_fmt;
   const char *signals;  /* NULL: every signal */
+  bool json;
   double dt, duration;  /* NaN unless given */
+  char **plugins;       /* --plugin LIB.so, n_plugins of them (malloc'd) */
+  int n_plugins;
 } sim_opts;
+
+static bool parse_positive(const char *text, double *out) { return parse_seconds(text, out); }
+
+static int parse_preset(const command *cmd, const char *name, int *out) {
+  for (int i = 1; i < NUM_PRESETS; i++)
+    if (strcmp(name, preset_names[i]) == 0) {
+      *out = i;
+      return EXIT_OK;
+    }
+  const char *close = tool_suggest(name, preset_names + 1, NUM_PRESETS - 1);
+  if (close)
+    return usage_error(cmd,
+                       "--preset: unknown preset '%s'; did you mean '%s'? (launch, coast, brake)",
+                       name, close);
+  return usage_error(cmd, "--preset: unknown preset '%s' (launch, coast, brake)", name);
+}
 
 /* Parses `sim` arguments into o: EXIT_OK, EXIT_USAGE or HELP_SHOWN. */
 static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o) {
   static const struct option longopts[] = {
-      {"scenario", required_argument, NULL, 's'}, {"csv", required_argument, NULL, 'o'},
+      {"scenario", required_argument, NULL, 's'}, {"preset", required_argument, NULL, 'p'},
+      {"from-speed", required_argument, NULL, 'v'}, {"csv", required_argument, NULL, 'o'},
+      {"plot", required_argument, NULL, 'P'},     {"json", no_argument, NULL, 'j'},
       {"dt", required_argument, NULL, 'd'},       {"duration", required_argument, NULL, 'T'},
-      {"signals", required_argument, NULL, 'S'},  {"help", no_argument, NULL, 'h'},
-      {0, 0, 0, 0}};
-  *o = (sim_opts){.dt = NAN, .duration = NAN};
-  int c;
+      {"signals", required_argument, NULL, 'S'},  {"plugin", required_argument, NULL, 'L'},
+      {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
+  *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN};
+  /* at most one plugin per argument */
+  o->plugins = malloc(sizeof *o->plugins * (size_t)(argc > 0 ? argc : 1));
+  if (!o->plugins) {
+    out_of_memory();
+    return EXIT_INVALID;
+  }
+  int c, rc;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (c) {
     case 's': o->scenario = optarg; break;
+    case 'p':
+      if ((rc = parse_preset(cmd, optarg, &o->preset)) != EXIT_OK)
+        return rc;
+      break;
+    case 'v':
+      if (!parse_positive(optarg, &o->from_speed))
+        return usage_error(cmd, "--from-speed: expected a speed in km/h > 0 (got '%s')", optarg);
+      break;
     case 'o': o->csv = optarg; break;
+    case 'P':
+      o->plot = optarg;
+      o->plot_fmt = plot_format_of(optarg);
+      if (o->plot_fmt == PLOT_UNKNOWN)
+        return usage_error(cmd, "--plot: '%s' must end in .png or .svg", optarg);
+      break;
+    case 'j': o->json = true; break;
     case 'S': o->signals = optarg; break;
+    case 'L': o->plugins[o->n_plugins++] = optarg; break;
     case 'd':
       if (!parse_seconds(optarg, &o->dt))
         return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
@@ -56,20 +174,45 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
   if (optind + 1 < argc)
     return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
   o->graph = argv[optind];
+  if (o->scenario && o->preset)
+    return usage_error(cmd, "--scenario and --preset exclude each other");
+  if (!isnan(o->from_speed) && o->preset != PRESET_COAST && o->preset != PRESET_BRAKE)
+    return usage_error(cmd, "--from-speed goes with --preset coast or --preset brake");
   return EXIT_OK;
 }
 
 /* ------------------------------------------------------------------------ */
-/* sim: the run                                                             */
+/* The run                                                                  */
 
-#define MAX_SUMMARY_SIGNALS 8
+typedef struct preset {
+  int kind;
+  json_t *json;         /* the graph file, for parameters */
+  const dg_registry *reg; /* the run's classes, for parameter defaults */
+  const char *vehicle, *engine, *gearbox, *clutch; /* block ids or NULL */
+  bool manual;          /* the gearbox follows the gear input */
+  bool pedal_clutch;    /* the clutch is worked by the pedal */
+  int ngears;
+  double idle_rpm, redline_rpm, shift_rpm, shift_time;
+  double v0;            /* m/s: coast and brake start speed */
+  int id_speed, id_x, id_rpm;
+  /* the driver */
+  int gear;             /* gear input (manual box) */
+  int shift_phase;      /* 0 none, 1 an upshift in progress */
+  double shift_start;
+  bool lever_moved;     /* the upshift in progress has moved the lever */
+  bool declutched;
+  double declutch_start;
+  double steady_t, steady_v; /* coast: last check of a steady speed */
+} preset;
 
 typedef struct sim_run {
   const sim_opts *o;
+  dg_registry *reg; /* built-in classes plus the plugins' (outlives graph) */
   dg_graph *graph;
   dg_scenario *scn;
   dg_sim *sim;
   dg_driver *drv;
+  preset ps;
 
   double dt, duration, interval; /* interval: an exact multiple of dt */
   long total_steps, steps_per_row;
@@ -81,14 +224,440 @@ typedef struct sim_run {
   char *tmp_path; /* the CSV is written here and renamed on success */
   long rows;
 
+  plot_trace *trace;
+  char *plot_tmp; /* the plot is drawn here and renamed on success */
+
+  summary sum;
+  bool have_sum;
+
   long steps;
-  bool stopped; /* by the scenario's stop condition */
+  bool stopped; /* by the scenario's stop condition or the preset's goal */
+  char stop_reason[160];
   double wall, step_seconds;
+
+  bool tty;            /* progress line on stderr */
+  bool progress_shown;
+  double last_progress;
 } sim_run;
+
+/* ------------------------------------------------------------------------ */
+/* Presets: the graph's blocks and parameters                               */
+
+static int find_type(const dg_graph *g, const char *type) {
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_type(g, i), type) == 0)
+      return i;
+  return -1;
+}
+
+static const char *first_id(const dg_graph *g, const char *type) {
+  int i = find_type(g, type);
+  return i >= 0 ? dg_graph_block_id(g, i) : NULL;
+}
+
+/* The definition of a parameter "key" or "object.key" in a table. */
+static const dg_param_def *param_def(const dg_param_def *defs, const char *key) {
+  const char *dot = strchr(key, '.');
+  size_t len = dot ? (size_t)(dot - key) : strlen(key);
+  for (; defs && defs->key; defs++) {
+    if (strlen(defs->key) != len || strncmp(defs->key, key, len) != 0)
+      continue;
+    if (!dot)
+      return defs;
+    return defs->kind == DG_PARAM_OBJECT ? param_def(defs->fields, dot + 1) : NULL;
+  }
+  return NULL;
+}
+
+/* The JSON value of a block parameter "key" or "object.key", or NULL. */
+static json_t *param_json(const preset *ps, const char *block, const char *key) {
+  json_t *v = json_object_get(json_object_get(ps->json, "blocks"), block);
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", key);
+  for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && v;
+       tok = strtok_r(NULL, ".", &save))
+    v = json_object_get(v, tok);
+  return v;
+}
+
+static const dg_param_def *class_param(const preset *ps, const char *type, const char *key) {
+  const dg_block_class *k = dg_registry_find(ps->reg, type);
+  return k ? param_def(k->params, key) : NULL;
+}
+
+/* A number parameter: the file's value, else the class default (NaN for a
+ * parameter without one). */
+static double param_number(const preset *ps, const char *block, const char *type, const char *key) {
+  json_t *v = param_json(ps, block, key);
+  if (json_is_number(v))
+    return json_number_value(v);
+  const dg_param_def *d = class_param(ps, type, key);
+  return d && !d->required && (d->kind == DG_PARAM_NUMBER || d->kind == DG_PARAM_INTEGER) &&
+                 !d->present
+             ? d->def
+             : NAN;
+}
+
+/* An enum parameter's value name: the file's, else the class default. */
+static const char *param_enum(const preset *ps, const char *block, const char *type,
+                              const char *key) {
+  json_t *v = param_json(ps, block, key);
+  if (json_is_string(v))
+    return json_string_value(v);
+  const dg_param_def *d = class_param(ps, type, key);
+  return d && d->kind == DG_PARAM_ENUM && d->choices ? d->choices[(int)d->def] : "";
+}
+
+/* The blocks a preset drives: the first of each type (ids owned by g). */
+static void preset_find_blocks(preset *ps, const dg_graph *g) {
+  ps->vehicle = first_id(g, "vehicle");
+  ps->engine = first_id(g, "engine");
+  ps->gearbox = first_id(g, "gearbox");
+  ps->clutch = first_id(g, "clutch");
+}
+
+/* Finds the blocks, reads the parameters. EXIT_OK or EXIT_INVALID. */
+static int preset_setup(sim_run *r) {
+  preset *ps = &r->ps;
+  const dg_graph *g = r->graph;
+  const char *name = preset_names[r->o->preset];
+  ps->kind = r->o->preset;
+  preset_find_blocks(ps, g);
+  if (!ps->vehicle) {
+    fprintf(stderr,
+            "drivegraph sim: --preset %s: %s has no vehicle block (type \"vehicle\"); presets "
+            "drive a vehicle: use --scenario for a test rig\n",
+            name, r->o->graph);
+    return EXIT_INVALID;
+  }
+  /* The graph loaded, so the file is valid JSON (unless it changed since). */
+  json_error_t jerr;
+  ps->json = json_load_file(r->o->graph, JSON_REJECT_DUPLICATES, &jerr);
+  if (!ps->json) {
+    fprintf(stderr, "%s:%d:%d: %s\n", r->o->graph, jerr.line, jerr.column, jerr.text);
+    return EXIT_INVALID;
+  }
+  ps->reg = r->reg;
+  if (ps->engine) {
+    ps->idle_rpm = param_number(ps, ps->engine, "engine", "idle_rpm");
+    ps->redline_rpm = param_number(ps, ps->engine, "engine", "redline_rpm");
+    ps->shift_rpm = fmin(SHIFT_FRACTION * ps->redline_rpm, ps->redline_rpm - SHIFT_MARGIN_RPM);
+  }
+  if (ps->gearbox) {
+    ps->manual = strcmp(param_enum(ps, ps->gearbox, "gearbox", "shift.mode"), "manual") == 0;
+    ps->ngears = (int)json_array_size(param_json(ps, ps->gearbox, "ratios"));
+    ps->shift_time = param_number(ps, ps->gearbox, "gearbox", "shift_time");
+    if (isnan(ps->shift_time))
+      ps->shift_time = 0.0;
+  }
+  if (ps->clutch)
+    ps->pedal_clutch = strcmp(param_enum(ps, ps->clutch, "clutch", "mode"), "pedal") == 0;
+  double kmh = !isnan(r->o->from_speed) ? r->o->from_speed : DEFAULT_FROM_SPEED_KMH;
+  ps->v0 = kmh / 3.6;
+  ps->gear = 1;
+  return EXIT_OK;
+}
+
+/* The clutch or torque converter the engine drives directly (its id), or
+ * NULL when the engine is rigidly connected or there is no engine. */
+static const char *slipping_element(const preset *ps, const dg_graph *g) {
+  if (!ps->engine)
+    return NULL;
+  size_t len = strlen(ps->engine);
+  for (int i = 0; i < dg_graph_connection_count(g); i++) {
+    const char *from, *to;
+    dg_graph_connection(g, i, &from, &to);
+    if (strncmp(from, ps->engine, len) != 0 || from[len] != '.')
+      continue;
+    for (int b = 0; b < dg_graph_block_count(g); b++) {
+      const char *id = dg_graph_block_id(g, b), *type = dg_graph_block_type(g, b);
+      size_t n = strlen(id);
+      if (strncmp(to, id, n) == 0 && to[n] == '.' &&
+          (strcmp(type, "clutch") == 0 || strcmp(type, "torque_converter") == 0))
+        return id;
+    }
+  }
+  return NULL;
+}
+
+/* Sets the body's speed and every magic-formula wheel's hub speed to v
+ * (rolling tyres follow the body by their own constraint), then, when
+ * `engine_too`, the engine to the speed of what it drives through a clutch
+ * or converter. Returns EXIT_OK or EXIT_INVALID. */
+static int set_rolling(sim_run *r, dg_sim *sim, double v, bool engine_too) {
+  preset *ps = &r->ps;
+  const dg_graph *g = dg_sim_graph(sim);
+  int n = dg_graph_block_count(g);
+  int *ids = malloc((size_t)(n + 2) * sizeof *ids);
+  double *vals = malloc((size_t)(n + 2) * sizeof *vals);
+  if (!ids || !vals) {
+    free(ids);
+    free(vals);
+    out_of_memory();
+    return EXIT_INVALID;
+  }
+  int k = 0;
+  char name[256];
+  snprintf(name, sizeof name, "%s.speed", ps->vehicle);
+  ids[k] = dg_sim_signal_find(sim, name);
+  vals[k++] = v;
+  for (int i = 0; i < n; i++) {
+    const char *id = dg_graph_block_id(g, i);
+    if (strcmp(dg_graph_block_type(g, i), "wheel") != 0 ||
+        strcmp(param_enum(ps, id, "wheel", "tyre.model"), "magic_formula") != 0)
+      continue;
+    double radius = param_number(ps, id, "wheel", "radius"); /* required: in the file */
+    snprintf(name, sizeof name, "%s.omega", id);
+    ids[k] = dg_sim_signal_find(sim, name);
+    vals[k++] = v / radius;
+  }
+  dg_error err;
+  int rc = dg_sim_set_initial(sim, k, ids, vals, &err);
+  const char *slipper = engine_too ? slipping_element(ps, g) : NULL;
+  if (rc == DG_OK && slipper) {
+    /* A second pass: the speeds above are kept and the engine joins the
+     * shaft behind its clutch or converter. */
+    snprintf(name, sizeof name, "%s.out", slipper);
+    double w = dg_sim_port_speed(sim, name);
+    snprintf(name, sizeof name, "%s.rpm", ps->engine);
+    ids[k] = dg_sim_signal_find(sim, name);
+    vals[k++] = w * RPM_PER_RAD_S;
+    if (ids[k - 1] >= 0 && isfinite(w))
+      rc = dg_sim_set_initial(sim, k, ids, vals, &err);
+  }
+  free(ids);
+  free(vals);
+  if (rc != DG_OK) {
+    fprintf(stderr, "drivegraph sim: --preset %s: cannot start at %g km/h:\n",
+            preset_names[ps->kind], 3.6 * v);
+    print_error(stderr, &err, r->o->graph);
+    return EXIT_INVALID;
+  }
+  return EXIT_OK;
+}
+
+/* The gear a driver would be in at speed v0 with the throttle closed: the
+ * highest one that keeps the engine above GEAR_IDLE_FACTOR × idle (manual)
+ * or above the downshift speed (auto_rpm), and below the redline; 1 when
+ * none does. The gearbox output speed comes from a trial simulation. */
+static int choose_gear(sim_run *r) {
+  preset *ps = &r->ps;
+  dg_error err;
+  dg_sim *trial = dg_sim_new(r->graph, &err);
+  if (!trial) {
+    print_error(stderr, &err, r->o->graph);
+    return -1;
+  }
+  int gear = 1;
+  if (set_rolling(r, trial, ps->v0, false) != EXIT_OK) {
+    dg_sim_free(trial);
+    return -1;
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s.omega_out", ps->gearbox);
+  double w_out = dg_sim_signal(trial, dg_sim_signal_find(trial, name));
+  dg_sim_free(trial);
+  double floor = GEAR_IDLE_FACTOR * (isnan(ps->idle_rpm) ? 800.0 : ps->idle_rpm);
+  double ceiling = isnan(ps->redline_rpm) ? INFINITY : ps->redline_rpm - SHIFT_MARGIN_RPM;
+  if (!ps->manual) {
+    double down = param_number(ps, ps->gearbox, "gearbox", "shift.downshift_rpm");
+    double up = param_number(ps, ps->gearbox, "gearbox", "shift.upshift_rpm");
+    if (!isnan(down))
+      floor = fmax(floor, GEAR_DOWNSHIFT_FACTOR * down);
+    if (!isnan(up))
+      ceiling = fmin(ceiling, up);
+  }
+  json_t *ratios = param_json(ps, ps->gearbox, "ratios");
+  for (int g = ps->ngears; g >= 1; g--) {
+    double rpm = w_out * json_number_value(json_array_get(ratios, (size_t)(g - 1))) * RPM_PER_RAD_S;
+    if (rpm >= floor && rpm <= ceiling) {
+      gear = g;
+      break;
+    }
+  }
+  return gear;
+}
+
+/* Coast and brake start in gear: a copy of the graph with that start_gear. */
+static int preset_start_gear(sim_run *r) {
+  preset *ps = &r->ps;
+  if (!ps->gearbox || ps->ngears < 1)
+    return EXIT_OK;
+  int gear = choose_gear(r);
+  if (gear < 0)
+    return EXIT_INVALID;
+  ps->gear = gear;
+  json_t *blk = json_object_get(json_object_get(ps->json, "blocks"), ps->gearbox);
+  if (json_object_set_new(blk, "start_gear", json_integer(gear)) != 0) {
+    out_of_memory();
+    return EXIT_INVALID;
+  }
+  char *text = json_dumps(ps->json, JSON_REAL_PRECISION(17));
+  if (!text) {
+    out_of_memory();
+    return EXIT_INVALID;
+  }
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(r->reg, text, r->o->graph, &err);
+  free(text);
+  if (!g) {
+    print_error(stderr, &err, r->o->graph);
+    return EXIT_INVALID;
+  }
+  dg_graph_free(r->graph);
+  r->graph = g;
+  preset_find_blocks(ps, g); /* the ids belonged to the graph just freed */
+  return EXIT_OK;
+}
+
+static int preset_start(sim_run *r) {
+  preset *ps = &r->ps;
+  char name[256];
+  snprintf(name, sizeof name, "%s.speed", ps->vehicle);
+  ps->id_speed = dg_sim_signal_find(r->sim, name);
+  snprintf(name, sizeof name, "%s.x", ps->vehicle);
+  ps->id_x = dg_sim_signal_find(r->sim, name);
+  ps->id_rpm = -1;
+  if (ps->engine) {
+    snprintf(name, sizeof name, "%s.rpm", ps->engine);
+    ps->id_rpm = dg_sim_signal_find(r->sim, name);
+  }
+  if (ps->kind == PRESET_LAUNCH) {
+    if (ps->id_rpm >= 0 && isfinite(ps->idle_rpm)) {
+      dg_error err;
+      if (dg_sim_set_initial(r->sim, 1, &ps->id_rpm, &ps->idle_rpm, &err) != DG_OK) {
+        print_error(stderr, &err, r->o->graph);
+        return EXIT_INVALID;
+      }
+    }
+    return EXIT_OK;
+  }
+  return set_rolling(r, r->sim, ps->v0, true);
+}
+
+static double ramp(double t, double t0, double t1, double a, double b) {
+  if (t <= t0)
+    return a;
+  if (t >= t1)
+    return b;
+  return a + (b - a) * (t - t0) / (t1 - t0);
+}
+
+/* The preset driver's inputs for the step starting at t. */
+static void preset_apply(sim_run *r, double t) {
+  preset *ps = &r->ps;
+  dg_sim *sim = r->sim;
+  double rpm = ps->id_rpm >= 0 ? dg_sim_signal(sim, ps->id_rpm) : NAN;
+  double throttle = 0.0, brake = 0.0, pedal = 0.0;
+  switch (ps->kind) {
+  case PRESET_LAUNCH:
+    throttle = 1.0;
+    if (ps->pedal_clutch)
+      pedal = ramp(t, 0.0, LAUNCH_CLUTCH_S, 1.0, 0.0);
+    if (ps->manual && ps->shift_phase == 0 && ps->gear < ps->ngears && rpm >= ps->shift_rpm &&
+        t >= LAUNCH_CLUTCH_S) {
+      if (ps->pedal_clutch) {
+        ps->shift_phase = 1;
+        ps->shift_start = t;
+        ps->lever_moved = false;
+      } else {
+        ps->gear++; /* the box cuts the throttle itself */
+      }
+    }
+    if (ps->shift_phase == 1) {
+      double s = t - ps->shift_start;
+      double out0 = SHIFT_LEVER_S + ps->shift_time + SHIFT_WAIT_S;
+      if (s < out0) {
+        pedal = ramp(s, 0.0, SHIFT_IN_S, 0.0, 1.0);
+        throttle = ramp(s, 0.0, SHIFT_IN_S, 1.0, 0.0);
+      } else {
+        pedal = ramp(s, out0, out0 + SHIFT_OUT_S, 1.0, 0.0);
+        throttle = ramp(s, out0, out0 + SHIFT_OUT_S, 0.0, 1.0);
+      }
+      if (s >= SHIFT_LEVER_S && !ps->lever_moved) {
+        ps->gear++;
+        ps->lever_moved = true;
+      }
+      if (s >= out0 + SHIFT_OUT_S)
+        ps->shift_phase = 0;
+    }
+    break;
+  case PRESET_COAST:
+  case PRESET_BRAKE:
+    brake = ps->kind == PRESET_BRAKE ? 1.0 : 0.0;
+    if ((ps->manual || ps->pedal_clutch) && !ps->declutched &&
+        (ps->kind == PRESET_BRAKE || (!isnan(rpm) && rpm <= DECLUTCH_FACTOR * ps->idle_rpm))) {
+      ps->declutched = true;
+      ps->declutch_start = t;
+    }
+    if (ps->declutched) {
+      if (ps->pedal_clutch)
+        pedal = ps->kind == PRESET_BRAKE ? 1.0 : ramp(t, ps->declutch_start,
+                                                      ps->declutch_start + 0.2, 0.0, 1.0);
+      else
+        ps->gear = 0; /* a manual box without a pedal clutch: neutral */
+    }
+    break;
+  default: break;
+  }
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, throttle);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, brake);
+  dg_sim_set_input(sim, DG_INPUT_CLUTCH, pedal);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, ps->manual ? (double)ps->gear : 1.0);
+}
+
+/* True when the preset's goal is met (after a step). */
+static bool preset_done(sim_run *r) {
+  preset *ps = &r->ps;
+  double v = dg_sim_signal(r->sim, ps->id_speed);
+  switch (ps->kind) {
+  case PRESET_LAUNCH:
+    if (dg_sim_signal(r->sim, ps->id_x) >= SUMMARY_X400 && v >= SUMMARY_V100) {
+      snprintf(r->stop_reason, sizeof r->stop_reason,
+               "preset launch: 400 m covered and 100 km/h reached");
+      return true;
+    }
+    return false;
+  case PRESET_COAST: {
+    if (v <= COAST_STOP) {
+      snprintf(r->stop_reason, sizeof r->stop_reason, "preset coast: below 1 km/h");
+      return true;
+    }
+    double t = (double)r->steps * r->dt;
+    if (t - ps->steady_t < COAST_STEADY_S)
+      return false;
+    bool steady = fabs(v - ps->steady_v) < COAST_STEADY && v < COAST_STEADY_MAX;
+    ps->steady_t = t;
+    ps->steady_v = v;
+    if (steady)
+      snprintf(r->stop_reason, sizeof r->stop_reason,
+               "preset coast: steady at %.1f km/h (creeping at idle)", 3.6 * v);
+    return steady;
+  }
+  case PRESET_BRAKE:
+    if (fabs(v) <= SUMMARY_REST) {
+      snprintf(r->stop_reason, sizeof r->stop_reason, "preset brake: at rest");
+      return true;
+    }
+    return false;
+  default: return false;
+  }
+}
+
+static void preset_free(preset *ps) {
+  json_decref(ps->json);
+  ps->json = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading and timing                                                       */
 
 static int sim_load(sim_run *r) {
   dg_error err;
-  r->graph = dg_graph_load_file(NULL, r->o->graph, &err);
+  r->reg = plugin_registry(r->o->n_plugins, r->o->plugins);
+  if (!r->reg)
+    return EXIT_INVALID; /* plugin_registry said why */
+  r->graph = dg_graph_load_file(r->reg, r->o->graph, &err);
   if (!r->graph) {
     print_error(stderr, &err, r->o->graph);
     return EXIT_INVALID;
@@ -100,19 +669,29 @@ static int sim_load(sim_run *r) {
       return EXIT_INVALID;
     }
   }
+  if (r->o->preset) {
+    int rc = preset_setup(r);
+    if (rc == EXIT_OK && (r->o->preset == PRESET_COAST || r->o->preset == PRESET_BRAKE))
+      rc = preset_start_gear(r);
+    return rc;
+  }
   return EXIT_OK;
 }
 
-/* dt, duration and output interval: options override the scenario. Rows are
- * written every steps_per_row steps, so the interval is rounded to a whole
- * number of steps (with a note when that changes it). */
+/* dt, duration and output interval: options override the scenario (or the
+ * preset's limit). Rows are written every steps_per_row steps, so the
+ * interval is rounded to a whole number of steps (with a note when that
+ * changes it). */
 static int sim_timing(const command *cmd, sim_run *r) {
   double s_dt = dg_scenario_dt(r->scn), s_dur = dg_scenario_duration(r->scn);
   double s_out = dg_scenario_output_interval(r->scn);
+  if (r->o->preset)
+    s_dur = preset_limit[r->o->preset];
   r->dt = !isnan(r->o->dt) ? r->o->dt : !isnan(s_dt) ? s_dt : 0.001;
   r->duration = !isnan(r->o->duration) ? r->o->duration : s_dur;
   if (isnan(r->duration))
-    return usage_error(cmd, "no duration: give --duration or \"duration\" in the scenario");
+    return usage_error(cmd,
+                       "no duration: give --duration, --preset or \"duration\" in the scenario");
   double steps = ceil(r->duration / r->dt - 1e-9);
   if (steps > 1e12)
     return usage_error(cmd, "duration %g s at dt %g s is too many steps", r->duration, r->dt);
@@ -145,8 +724,13 @@ static int sim_start(sim_run *r) {
       return EXIT_INVALID;
     }
   }
+  if (r->o->preset)
+    return preset_start(r);
   return EXIT_OK;
 }
+
+/* ------------------------------------------------------------------------ */
+/* CSV columns                                                              */
 
 /* Names the closest signal when `name` is unknown. */
 static void report_unknown_signal(const dg_sim *sim, const char *name) {
@@ -181,7 +765,7 @@ static int select_listed(sim_run *r, const char *list) {
   r->cols = malloc((strlen(list) / 2 + 1) * sizeof *r->cols); /* >= the number of names */
   if (!copy || !r->cols) {
     free(copy);
-    fprintf(stderr, "drivegraph sim: out of memory\n");
+    out_of_memory();
     return EXIT_INVALID;
   }
   int rc = EXIT_OK;
@@ -212,7 +796,7 @@ static int select_columns(sim_run *r) {
   int n = dg_sim_signal_count(r->sim);
   r->cols = malloc((size_t)(n > 0 ? n : 1) * sizeof *r->cols);
   if (!r->cols) {
-    fprintf(stderr, "drivegraph sim: out of memory\n");
+    out_of_memory();
     return EXIT_INVALID;
   }
   for (int i = 0; i < n; i++)
@@ -221,23 +805,41 @@ static int select_columns(sim_run *r) {
   return EXIT_OK;
 }
 
-/* Opens OUT.tmp and writes the header. The file is renamed to OUT only when
- * the run succeeds, so a failed run never leaves a partial CSV behind. */
-static int csv_open(sim_run *r) {
-  const char *out = r->o->csv;
-  r->tmp_path = malloc(strlen(out) + 5);
-  if (!r->tmp_path) {
-    fprintf(stderr, "drivegraph sim: out of memory\n");
-    return EXIT_INVALID;
+/* ------------------------------------------------------------------------ */
+/* Output files: written to OUT.tmp, renamed to OUT only when the run
+ * succeeds, so a failed run never leaves a partial file behind.            */
+
+/* OUT.tmp, created (empty) to learn early whether OUT can be written. */
+static char *tmp_create(const char *out, FILE **keep) {
+  struct stat st;
+  if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(EISDIR));
+    return NULL;
   }
-  sprintf(r->tmp_path, "%s.tmp", out);
-  r->csv = fopen(r->tmp_path, "w");
-  if (!r->csv) {
+  char *tmp = malloc(strlen(out) + 5);
+  if (!tmp) {
+    out_of_memory();
+    return NULL;
+  }
+  sprintf(tmp, "%s.tmp", out);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
     fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(errno));
-    free(r->tmp_path);
-    r->tmp_path = NULL;
-    return EXIT_INVALID;
+    free(tmp);
+    return NULL;
   }
+  if (keep)
+    *keep = f;
+  else
+    fclose(f);
+  return tmp;
+}
+
+/* Opens the CSV's temporary file and writes the header. */
+static int csv_open(sim_run *r) {
+  r->tmp_path = tmp_create(r->o->csv, &r->csv);
+  if (!r->tmp_path)
+    return EXIT_INVALID;
   fputs("t", r->csv);
   for (int i = 0; i < r->ncols; i++)
     fprintf(r->csv, ",%s", dg_sim_signal_name(r->sim, r->cols[i]));
@@ -245,13 +847,27 @@ static int csv_open(sim_run *r) {
   return EXIT_OK;
 }
 
+/* The plot's signals and temporary file. */
+static int plot_open(sim_run *r) {
+  char why[256];
+  r->trace = plot_trace_new(r->sim, r->total_steps / r->steps_per_row + 2, why, sizeof why);
+  if (!r->trace) {
+    fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
+    return EXIT_INVALID;
+  }
+  r->plot_tmp = tmp_create(r->o->plot, NULL);
+  return r->plot_tmp ? EXIT_OK : EXIT_INVALID;
+}
+
 /* One row at step `step` (a multiple of steps_per_row): its time is computed
  * from the row count, never accumulated, so it is an exact multiple of the
  * interval. */
-static void csv_row(sim_run *r, long step) {
+static void output_row(sim_run *r, long step) {
+  double t = (double)(step / r->steps_per_row) * r->interval;
+  if (r->trace)
+    plot_trace_record(r->trace, t);
   if (!r->csv)
     return;
-  double t = (double)(step / r->steps_per_row) * r->interval;
   fprintf(r->csv, "%.10g", t);
   for (int i = 0; i < r->ncols; i++)
     fprintf(r->csv, ",%.10g", dg_sim_signal(r->sim, r->cols[i]));
@@ -259,26 +875,96 @@ static void csv_row(sim_run *r, long step) {
   r->rows++;
 }
 
-/* Closes the CSV: renamed into place when `keep`, removed otherwise. */
-static int csv_close(sim_run *r, bool keep) {
+/* Flushes and closes the CSV's temporary file; EXIT_INVALID if writing it
+ * failed (disk full ...). */
+static int csv_finish(sim_run *r) {
   if (!r->csv)
     return EXIT_OK;
-  int why = 0; /* errno of the first failure */
+  int why = 0;
   errno = 0;
   if (fflush(r->csv) != 0 || ferror(r->csv))
     why = errno ? errno : EIO;
   if (fclose(r->csv) != 0 && !why)
     why = errno ? errno : EIO;
   r->csv = NULL;
-  if (keep && !why && rename(r->tmp_path, r->o->csv) != 0)
-    why = errno;
-  if (keep && !why)
-    return EXIT_OK;
-  if (keep)
+  if (why) {
     fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", r->o->csv, strerror(why));
-  remove(r->tmp_path);
-  return keep ? EXIT_INVALID : EXIT_OK;
+    return EXIT_INVALID;
+  }
+  return EXIT_OK;
 }
+
+static int rename_into_place(const char *tmp, const char *out) {
+  if (rename(tmp, out) == 0)
+    return EXIT_OK;
+  fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(errno));
+  return EXIT_INVALID;
+}
+
+/* Removes whatever temporary file is left (a failed run). */
+static void remove_temporaries(sim_run *r) {
+  if (r->csv) {
+    fclose(r->csv);
+    r->csv = NULL;
+  }
+  if (r->tmp_path)
+    remove(r->tmp_path);
+  if (r->plot_tmp)
+    remove(r->plot_tmp);
+}
+
+/* PLplot exit()s on a fatal error: the temporaries go first. */
+static sim_run *abort_run;
+static void abort_cleanup(void) {
+  if (abort_run)
+    remove_temporaries(abort_run);
+}
+
+static void plot_title(const sim_run *r, char *sub, size_t n) {
+  if (r->o->preset == PRESET_LAUNCH)
+    snprintf(sub, n, "preset launch: %s   (%s)", preset_what[r->o->preset], r->o->graph);
+  else if (r->o->preset)
+    snprintf(sub, n, "preset %s: %s from %.0f km/h   (%s)", preset_names[r->o->preset],
+             preset_what[r->o->preset], 3.6 * r->ps.v0, r->o->graph);
+  else if (r->o->scenario)
+    snprintf(sub, n, "scenario %s   (%s)", r->o->scenario, r->o->graph);
+  else
+    snprintf(sub, n, "no inputs, %g s   (%s)", r->duration, r->o->graph);
+}
+
+/* Draws the plot, then moves the CSV and the plot into place. */
+static int outputs_finish(sim_run *r) {
+  int rc = csv_finish(r);
+  if (rc == EXIT_OK && r->trace) {
+    char why[256], sub[512];
+    plot_title(r, sub, sizeof sub);
+    const char *name = dg_graph_name(r->graph);
+    plot_labels lab = {.title = name && *name ? name : r->o->graph,
+                       .subtitle = sub,
+                       .t_100 = r->have_sum ? r->sum.t_100 : NAN};
+    abort_run = r;
+    plot_set_abort_hook(abort_cleanup);
+    if (plot_trace_write(r->trace, &lab, r->o->plot_fmt, r->plot_tmp, why, sizeof why) != 0) {
+      fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", r->o->plot, why);
+      rc = EXIT_INVALID;
+    }
+    plot_set_abort_hook(NULL);
+    abort_run = NULL;
+  }
+  if (rc == EXIT_OK && r->tmp_path && (rc = rename_into_place(r->tmp_path, r->o->csv)) == EXIT_OK) {
+    free(r->tmp_path);
+    r->tmp_path = NULL;
+  }
+  if (rc == EXIT_OK && r->plot_tmp &&
+      (rc = rename_into_place(r->plot_tmp, r->o->plot)) == EXIT_OK) {
+    free(r->plot_tmp);
+    r->plot_tmp = NULL;
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stepping                                                                 */
 
 static int step_failed(sim_run *r) {
   fprintf(stderr, "drivegraph sim: step %ld (from t = %g s) failed:\n", r->steps,
@@ -287,92 +973,122 @@ static int step_failed(sim_run *r) {
   return EXIT_INVALID;
 }
 
-/* Steps to the duration or the stop condition. Inputs are applied at the
- * start of each step, at a time computed from the step count. The clock is
- * read only around runs of steps between rows, so the ns per step leaves out
- * the output and costs two clock reads per row. */
+/* Progress on a terminal: after the first second of wall time, at most four
+ * updates a second, on one line that is cleared at the end. */
+static void progress(sim_run *r, double now, double start) {
+  if (!r->tty || now - start < 1.0 || now - r->last_progress < 0.25)
+    return;
+  double t = (double)r->steps * r->dt;
+  fprintf(stderr, "\r  t = %.1f s / %g s  (%.0f%%) ", t, r->duration, 100.0 * t / r->duration);
+  r->progress_shown = true;
+  r->last_progress = now;
+}
+
+static void progress_clear(sim_run *r) {
+  if (r->progress_shown)
+    fprintf(stderr, "\r%60s\r", "");
+  r->progress_shown = false;
+}
+
+static bool should_stop(sim_run *r) {
+  if (r->drv && dg_driver_should_stop(r->drv)) {
+    snprintf(r->stop_reason, sizeof r->stop_reason, "stop condition of %s met", r->o->scenario);
+    return true;
+  }
+  return r->o->preset && preset_done(r);
+}
+
+/* Steps to the duration, the stop condition or the preset's goal. Inputs are
+ * applied at the start of each step, at a time computed from the step count;
+ * the summary samples after every step. The clock is read only around runs
+ * of steps between rows, so the ns per step leaves out the output and costs
+ * two clock reads per row (it includes the summary's few signal reads). */
 static int sim_loop(sim_run *r) {
   double start = now_seconds();
-  csv_row(r, 0);
-  r->stopped = dg_driver_should_stop(r->drv);
+  output_row(r, 0);
+  summary_sample(&r->sum, 0.0);
+  r->stopped = should_stop(r);
   double seg = now_seconds();
   for (long k = 0; k < r->total_steps && !r->stopped; k++) {
-    dg_driver_apply(r->drv, (double)k * r->dt);
+    double t = (double)k * r->dt;
+    if (r->drv)
+      dg_driver_apply(r->drv, t);
+    else if (r->o->preset)
+      preset_apply(r, t);
     int rc = dg_sim_step(r->sim, r->dt);
     r->steps = k + 1;
     if (rc != DG_OK) {
       r->step_seconds += now_seconds() - seg;
       r->wall = now_seconds() - start;
+      progress_clear(r);
       return step_failed(r);
     }
-    r->stopped = dg_driver_should_stop(r->drv);
+    summary_sample(&r->sum, (double)r->steps * r->dt);
+    r->stopped = should_stop(r);
     if (r->steps % r->steps_per_row == 0) {
-      r->step_seconds += now_seconds() - seg;
-      csv_row(r, r->steps);
+      double now = now_seconds();
+      r->step_seconds += now - seg;
+      output_row(r, r->steps);
+      progress(r, now, start);
       seg = now_seconds();
     }
   }
   if (r->steps % r->steps_per_row != 0)
     r->step_seconds += now_seconds() - seg;
   r->wall = now_seconds() - start;
+  progress_clear(r);
+  if (!r->stopped)
+    snprintf(r->stop_reason, sizeof r->stop_reason, "%s %g s reached",
+             r->o->preset ? "time limit" : "duration", r->duration);
   return EXIT_OK;
 }
 
-/* The energy audit: each block's net work, the losses, and how well
- * ΔKE = work in + work out + losses closes (relative to the work in). */
-static void print_energy(const dg_sim *sim, const dg_graph *g) {
-  dg_energy e;
-  dg_sim_energy(sim, &e);
-  printf("energy:      kinetic %.6g J (start %.6g J)\n", e.kinetic, e.kinetic_start);
-  for (int i = 0; i < dg_graph_block_count(g); i++) {
-    double w = dg_sim_block_work(sim, i);
-    if (w != 0.0)
-      printf("  %-24s %12.6g J\n", dg_graph_block_id(g, i), w);
-  }
-  if (e.efficiency_loss != 0.0)
-    printf("  %-24s %12.6g J\n", "(gear efficiency)", e.efficiency_loss);
-  if (e.impact_loss != 0.0)
-    printf("  %-24s %12.6g J\n", "(mode-change impacts)", e.impact_loss);
-  double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
-  printf("  balance error            %12.3g J (%.2g of the work in)\n", e.balance_error,
-         fabs(e.balance_error) / scale);
-}
-
-static void print_summary(const sim_run *r) {
-  printf("graph:       %s (%d blocks, %d DOFs)\n", r->o->graph, dg_graph_block_count(r->graph),
-         dg_sim_dof_count(r->sim));
-  printf("steps:       %ld of %g s\n", r->steps, r->dt);
-  printf("final time:  %.6g s\n", (double)r->steps * r->dt);
-  if (r->stopped)
-    printf("stopped:     stop condition of %s met\n", r->o->scenario);
-  else
-    printf("stopped:     duration %g s reached\n", r->duration);
-  int n = r->ncols < MAX_SUMMARY_SIGNALS ? r->ncols : MAX_SUMMARY_SIGNALS;
-  printf("final values:\n");
-  for (int i = 0; i < n; i++) {
-    const char *unit = dg_sim_signal_unit(r->sim, r->cols[i]);
-    printf("  %-24s %12.6g %s\n", dg_sim_signal_name(r->sim, r->cols[i]),
-           dg_sim_signal(r->sim, r->cols[i]), unit ? unit : "");
-  }
-  if (r->ncols > n)
-    printf("  ... and %d more signals\n", r->ncols - n);
-  print_energy(r->sim, r->graph);
+static int print_summary(sim_run *r) {
   double ns = r->steps > 0 ? 1e9 * r->step_seconds / (double)r->steps : 0;
-  printf("wall time:   %.3f s (%.0f ns per step)\n", r->wall, ns);
-  if (r->o->csv)
-    printf("csv:         %s (%ld rows every %g s, %d signals)\n", r->o->csv, r->rows, r->interval,
-           r->ncols);
+  summary_run run = {
+      .graph_path = r->o->graph,
+      .graph_name = dg_graph_name(r->graph),
+      .preset = r->o->preset ? preset_names[r->o->preset] : NULL,
+      .scenario = r->o->scenario,
+      .stop_reason = r->stop_reason,
+      .steps = r->steps,
+      .dt = r->dt,
+      .duration = r->duration,
+      .final_time = (double)r->steps * r->dt,
+      .wall = r->wall,
+      .ns_per_step = ns,
+      .cols = r->cols,
+      .ncols = r->ncols,
+      .csv = r->o->csv,
+      .csv_rows = r->rows,
+      .interval = r->interval,
+      .plot = r->o->plot,
+  };
+  if (r->o->json) {
+    if (summary_print_json(&r->sum, &run, stdout) != 0) {
+      out_of_memory();
+      return EXIT_INVALID;
+    }
+  } else {
+    summary_print_text(&r->sum, &run, stdout);
+  }
+  return EXIT_OK;
 }
 
 static void sim_free(sim_run *r) {
-  if (r->csv)
-    csv_close(r, false);
+  remove_temporaries(r);
   free(r->tmp_path);
+  free(r->plot_tmp);
+  plot_trace_free(r->trace);
+  if (r->have_sum)
+    summary_free(&r->sum);
   free(r->cols);
   dg_driver_free(r->drv);
   dg_sim_free(r->sim);
   dg_scenario_free(r->scn);
   dg_graph_free(r->graph);
+  preset_free(&r->ps);
+  dg_registry_free(r->reg);
 }
 
 static int sim_run_all(const command *cmd, sim_run *r) {
@@ -383,45 +1099,81 @@ static int sim_run_all(const command *cmd, sim_run *r) {
     rc = sim_start(r);
   if (rc == EXIT_OK)
     rc = select_columns(r);
+  if (rc == EXIT_OK) {
+    if (summary_init(&r->sum, r->sim) == 0) {
+      r->have_sum = true;
+      if (r->o->preset == PRESET_COAST)
+        r->sum.rest_speed = COAST_STOP;
+    } else {
+      out_of_memory();
+      rc = EXIT_INVALID;
+    }
+  }
+  if (rc == EXIT_OK && r->o->plot)
+    rc = plot_open(r);
   if (rc == EXIT_OK && r->o->csv)
     rc = csv_open(r);
   if (rc == EXIT_OK)
     rc = sim_loop(r);
   if (rc == EXIT_OK)
-    rc = csv_close(r, true);
+    rc = outputs_finish(r);
   if (rc == EXIT_OK)
-    print_summary(r);
+    rc = print_summary(r);
   return rc;
 }
 
 static int cmd_sim(const command *cmd, int argc, char **argv) {
   sim_opts o;
   int rc = sim_parse_args(cmd, argc, argv, &o);
-  if (rc != EXIT_OK)
+  if (rc != EXIT_OK) {
+    free(o.plugins);
     return rc == HELP_SHOWN ? EXIT_OK : rc;
-  sim_run r = {.o = &o};
+  }
+  sim_run r = {.o = &o, .tty = isatty(STDERR_FILENO) == 1};
   rc = sim_run_all(cmd, &r);
   sim_free(&r);
+  free(o.plugins);
   return rc;
 }
 
 const command dg_cmd_sim = {
     .name = "sim",
-        .synopsis = "GRAPH [--scenario FILE] [--csv OUT] [--dt s] [--duration s] "
-                    "[--signals a.b,c.d]",
-        .summary = "Simulate a graph, driven by a scenario file.",
-        .help = "Steps the simulation with RK4 until the duration or the scenario's stop\n"
-                "condition, writes signals to a CSV file and prints a summary.\n\n"
-                "Options:\n"
-                "  --scenario FILE   driver inputs, initial values, stop condition, timing\n"
-                "  --csv OUT         write 't,<block>.<signal>,...' rows every output\n"
-                "                    interval (the scenario's, else max(dt, 0.01) s)\n"
-                "  --dt s            step size, overrides the scenario (default 0.001)\n"
-                "  --duration s      simulated time, overrides the scenario (required\n"
-                "                    from one of them)\n"
-                "  --signals LIST    comma-separated signals for the CSV (default all)\n"
-                "  -h, --help        show this help\n\n"
-                "Exit status: 0 ok, 1 invalid input or failed simulation, 2 usage error.\n"
-                "A failed run leaves no CSV behind.\n",
-        .run = cmd_sim,
+    .synopsis = "GRAPH [--scenario FILE | --preset launch|coast|brake [--from-speed KMH]]\n"
+                "                      [--csv OUT] [--plot FILE.png|FILE.svg] [--json] [--dt s]\n"
+                "                      [--duration s] [--signals a.b,c.d] [--plugin LIB.so]...",
+    .summary = "Simulate a graph, driven by a scenario file or a preset driver.",
+    .help =
+        "Steps the simulation with RK4 until the duration, the scenario's stop condition or\n"
+        "the preset's goal, writes signals to a CSV file, draws a plot and prints a summary:\n"
+        "0-100 km/h and 0-400 m times, top speed, time and distance to rest, shift log,\n"
+        "peak wheel slip, energy audit, wall time.\n\n"
+        "Options:\n"
+        "  --scenario FILE   driver inputs, initial values, stop condition, timing\n"
+        "  --preset NAME     a built-in driver for a graph with a vehicle block:\n"
+        "                      launch  full throttle from rest (engine at idle, gear 1,\n"
+        "                              pedal clutch released over 1 s, manual upshifts\n"
+        "                              near the redline) until 400 m are covered at\n"
+        "                              100 km/h or more (limit 60 s)\n"
+        "                      coast   closed throttle from --from-speed in the highest\n"
+        "                              sensible gear until below 1 km/h or creeping\n"
+        "                              steadily (limit 300 s)\n"
+        "                      brake   full brake from --from-speed to rest (limit 30 s)\n"
+        "  --from-speed KMH  start speed of coast and brake (default 100)\n"
+        "  --csv OUT         write 't,<block>.<signal>,...' rows every output\n"
+        "                    interval (the scenario's, else max(dt, 0.01) s)\n"
+        "  --plot FILE       draw engine speed, vehicle speed, gear, clutch and wheel\n"
+        "                    slip over time (panels for the blocks the graph has);\n"
+        "                    FILE.png or FILE.svg\n"
+        "  --json            print the summary as one JSON object instead of text\n"
+        "  --dt s            step size, overrides the scenario (default 0.001)\n"
+        "  --duration s      simulated time, overrides the scenario or the preset's\n"
+        "                    limit (without a preset, required from one of them)\n"
+        "  --signals LIST    comma-separated signals for the CSV (default all)\n"
+        "  --plugin LIB.so   load block classes from a shared library (its\n"
+        "                    drivegraph_plugin_init function registers them;\n"
+        "                    see docs/writing-blocks.md); may be repeated\n"
+        "  -h, --help        show this help\n\n"
+        "Exit status: 0 ok, 1 invalid input or failed simulation, 2 usage error.\n"
+        "A failed run leaves no CSV or plot behind.\n",
+    .run = cmd_sim,
 };

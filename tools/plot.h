@@ -1,0 +1,42 @@
+/* Plots of a `drivegraph sim` run with PLplot (cairo drivers: pngcairo,
+ * svgcairo): stacked panels over a shared time axis — engine (or motor)
+ * speed, vehicle speed, gear, clutch / converter slip, wheel slip — chosen
+ * from the blocks the graph has, recorded during the run. */
+#ifndef DG_TOOL_PLOT_H
+#define DG_TOOL_PLOT_H
+
+#include <drivegraph/drivegraph.h>
+#include <stddef.h>
+
+typedef enum plot_format { PLOT_UNKNOWN = -1, PLOT_PNG, PLOT_SVG } plot_format;
+
+/* The format from the file name's extension (.png, .svg; any case). */
+plot_format plot_format_of(const char *path);
+
+typedef struct plot_trace plot_trace;
+
+/* Picks the plotted signals from the graph's block types and allocates room
+ * for up to max_rows rows (more rows are thinned out evenly). NULL with a
+ * reason in `why` when the graph has nothing to plot or memory is short. */
+plot_trace *plot_trace_new(const dg_sim *sim, long max_rows, char *why, size_t n);
+void plot_trace_free(plot_trace *tr);
+/* Records the current values as the row at time t (no allocation). */
+void plot_trace_record(plot_trace *tr, double t);
+
+/* Labels of the figure (copied). NaN for a marker leaves it out. */
+typedef struct plot_labels {
+  const char *title;    /* top line, e.g. the graph's name */
+  const char *subtitle; /* second line, e.g. "preset launch: full throttle from rest" */
+  double t_100;         /* s: marks 0–100 km/h on the speed panel */
+} plot_labels;
+
+/* Draws the recorded rows into `file` (which must already exist and be
+ * writable: PLplot reopens it) in `fmt`. Returns 0, or -1 with a reason. */
+int plot_trace_write(const plot_trace *tr, const plot_labels *labels, plot_format fmt,
+                     const char *file, char *why, size_t n);
+
+/* Called before the process exits when PLplot hits a fatal error (it calls
+ * exit() itself): lets the caller remove its temporary files. */
+void plot_set_abort_hook(void (*hook)(void));
+
+#endif

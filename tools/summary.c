@@ -1,0 +1,398 @@
+/* The run summary of `drivegraph sim` (summary.h).
+ *
+ * Everything is sampled after every step, so crossing times are interpolated
+ * linearly within one step (a 0–100 km/h time is good to a fraction of dt,
+ * not of the output interval). Only the public API is used: blocks are
+ * found by their type, signals by "<block>.<signal>". */
+#include "summary.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Collecting                                                               */
+
+static int find_type(const dg_graph *g, const char *type) {
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_type(g, i), type) == 0)
+      return i;
+  return -1;
+}
+
+static int signal_of(const dg_sim *sim, const char *block, const char *name) {
+  char full[256];
+  if (!block || snprintf(full, sizeof full, "%s.%s", block, name) >= (int)sizeof full)
+    return -1;
+  return dg_sim_signal_find(sim, full);
+}
+
+int summary_init(summary *s, const dg_sim *sim) {
+  const dg_graph *g = dg_sim_graph(sim);
+  memset(s, 0, sizeof *s);
+  s->sim = sim;
+  int veh = find_type(g, "vehicle"), gb = find_type(g, "gearbox");
+  s->vehicle = veh >= 0 ? dg_graph_block_id(g, veh) : NULL;
+  s->gearbox = gb >= 0 ? dg_graph_block_id(g, gb) : NULL;
+  s->id_speed = signal_of(sim, s->vehicle, "speed");
+  s->id_x = signal_of(sim, s->vehicle, "x");
+  s->id_gear = signal_of(sim, s->gearbox, "gear");
+  /* The rpm of the shift log: the engine's, else the motor's, else the
+   * gearbox input's (which is what the gearbox's policy reads). */
+  static const char *const rpm_sources[] = {"engine", "motor"};
+  s->id_rpm = -1;
+  for (int k = 0; k < 2 && s->id_rpm < 0; k++) {
+    int b = find_type(g, rpm_sources[k]);
+    if (b >= 0) {
+      s->id_rpm = signal_of(sim, dg_graph_block_id(g, b), "rpm");
+      if (s->id_rpm >= 0)
+        s->rpm_name = dg_sim_signal_name(sim, s->id_rpm);
+    }
+  }
+  if (s->id_rpm < 0 && s->gearbox) {
+    s->id_rpm = signal_of(sim, s->gearbox, "rpm");
+    if (s->id_rpm >= 0)
+      s->rpm_name = dg_sim_signal_name(sim, s->id_rpm);
+  }
+  int n = dg_graph_block_count(g);
+  s->id_slip = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->id_slip);
+  s->wheel = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->wheel);
+  if (!s->id_slip || !s->wheel) {
+    summary_free(s);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (strcmp(dg_graph_block_type(g, i), "wheel") != 0)
+      continue;
+    int id = signal_of(sim, dg_graph_block_id(g, i), "slip");
+    if (id >= 0) {
+      s->id_slip[s->nwheels] = id;
+      s->wheel[s->nwheels++] = dg_graph_block_id(g, i);
+    }
+  }
+  s->t_100 = s->t_400 = s->v_400 = s->t_rest = s->x_rest = NAN;
+  s->rest_speed = SUMMARY_REST;
+  s->slip_wheel = -1;
+  s->slip_t = NAN;
+  return 0;
+}
+
+void summary_free(summary *s) {
+  free(s->id_slip);
+  free(s->wheel);
+  s->id_slip = NULL;
+  s->wheel = NULL;
+}
+
+static double read(const summary *s, int id) { return id >= 0 ? dg_sim_signal(s->sim, id) : NAN; }
+
+/* Time at which a quantity going from a (at t0) to b (at t1) reaches level. */
+static double cross(double t0, double a, double t1, double b, double level) {
+  return b != a ? t0 + (t1 - t0) * (level - a) / (b - a) : t1;
+}
+
+/* A manual gearbox is in neutral until the first step engages the gear
+ * input (without a shift): that is the start gear, not a shift. */
+static bool initial_engagement(const summary *s, int gear) {
+  return s->t_prev == 0.0 && s->gear_prev == 0 && gear != 0;
+}
+
+void summary_sample(summary *s, double t) {
+  double v = read(s, s->id_speed), x = read(s, s->id_x), rpm = read(s, s->id_rpm);
+  int gear = s->id_gear >= 0 ? (int)lround(read(s, s->id_gear)) : 0;
+  for (int i = 0; i < s->nwheels; i++) {
+    double k = fabs(read(s, s->id_slip[i]));
+    if (k > s->slip_peak) {
+      s->slip_peak = k;
+      s->slip_wheel = i;
+      s->slip_t = t;
+    }
+  }
+  if (!s->started) {
+    s->started = true;
+    s->v_start = s->v_top = v;
+    s->x_start = x;
+    s->t_top = t;
+  } else {
+    if (v > s->v_top) {
+      s->v_top = v;
+      s->t_top = t;
+    }
+    if (s->v_start <= SUMMARY_FROM_REST) {
+      if (isnan(s->t_100) && s->v_prev < SUMMARY_V100 && v >= SUMMARY_V100)
+        s->t_100 = cross(s->t_prev, s->v_prev, t, v, SUMMARY_V100);
+      double d0 = s->x_prev - s->x_start, d1 = x - s->x_start;
+      if (isnan(s->t_400) && d0 < SUMMARY_X400 && d1 >= SUMMARY_X400) {
+        s->t_400 = cross(s->t_prev, d0, t, d1, SUMMARY_X400);
+        s->v_400 = s->v_prev + (v - s->v_prev) * (s->t_400 - s->t_prev) / (t - s->t_prev);
+      }
+    } else if (isnan(s->t_rest) && fabs(v) <= s->rest_speed) {
+      s->t_rest = cross(s->t_prev, fabs(s->v_prev), t, fabs(v), s->rest_speed);
+      s->x_rest = x - s->x_start;
+    }
+    /* The gearbox's policy chose the new gear in the pre_step of this step,
+     * from the state at its start: that is the time and rpm logged. */
+    if (s->id_gear >= 0 && s->t_prev == 0.0)
+      s->gear_start = gear;
+    if (s->id_gear >= 0 && gear != s->gear_prev && !initial_engagement(s, gear)) {
+      if (s->nshifts < SUMMARY_MAX_SHIFTS)
+        s->shifts[s->nshifts++] =
+            (summary_shift){.t = s->t_prev, .from = s->gear_prev, .to = gear, .rpm = s->rpm_prev};
+      s->shifts_total++;
+    }
+  }
+  s->t_prev = t;
+  s->v_prev = v;
+  s->x_prev = x;
+  s->rpm_prev = rpm;
+  s->gear_prev = gear;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text                                                                     */
+
+#define MAX_TEXT_SIGNALS 8
+
+static const char *gear_name(int g, char *buf, size_t n) {
+  if (g < 0)
+    snprintf(buf, n, "R");
+  else if (g == 0)
+    snprintf(buf, n, "N");
+  else
+    snprintf(buf, n, "%d", g);
+  return buf;
+}
+
+static void print_energy(const dg_sim *sim, FILE *out) {
+  const dg_graph *g = dg_sim_graph(sim);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  fprintf(out, "energy:      kinetic %.6g J (start %.6g J)\n", e.kinetic, e.kinetic_start);
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    double w = dg_sim_block_work(sim, i);
+    if (w != 0.0)
+      fprintf(out, "  %-24s %12.6g J\n", dg_graph_block_id(g, i), w);
+  }
+  if (e.efficiency_loss != 0.0)
+    fprintf(out, "  %-24s %12.6g J\n", "(gear efficiency)", e.efficiency_loss);
+  if (e.impact_loss != 0.0)
+    fprintf(out, "  %-24s %12.6g J\n", "(mode-change impacts)", e.impact_loss);
+  double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
+  fprintf(out, "  balance error            %12.3g J (%.2g of the work in)\n", e.balance_error,
+          fabs(e.balance_error) / scale);
+}
+
+static void print_performance(const summary *s, FILE *out) {
+  double v_end = read(s, s->id_speed), x_end = read(s, s->id_x) - s->x_start;
+  fprintf(out, "performance: (%s)\n", s->vehicle);
+  bool from_rest = s->v_start <= SUMMARY_FROM_REST;
+  if (!from_rest)
+    fprintf(out, "  start speed      %.1f km/h\n", 3.6 * s->v_start);
+  if (from_rest) {
+    if (!isnan(s->t_100))
+      fprintf(out, "  0-100 km/h       %.2f s\n", s->t_100);
+    else
+      fprintf(out, "  0-100 km/h       not reached\n");
+    if (!isnan(s->t_400))
+      fprintf(out, "  0-400 m          %.2f s at %.1f km/h\n", s->t_400, 3.6 * s->v_400);
+    else
+      fprintf(out, "  0-400 m          not reached\n");
+  }
+  fprintf(out, "  top speed        %.1f km/h at %.2f s\n", 3.6 * s->v_top, s->t_top);
+  if (!from_rest) {
+    char what[32];
+    if (s->rest_speed <= SUMMARY_REST)
+      snprintf(what, sizeof what, "to rest");
+    else
+      snprintf(what, sizeof what, "to %.3g km/h", 3.6 * s->rest_speed);
+    if (!isnan(s->t_rest))
+      fprintf(out, "  %-16s %.2f s over %.1f m (mean %.2f m/s^2)\n", what, s->t_rest, s->x_rest,
+              (s->v_start - s->rest_speed) / s->t_rest);
+    else
+      fprintf(out, "  %-16s not reached (final speed %.1f km/h)\n", what, 3.6 * v_end);
+  } else {
+    fprintf(out, "  final speed      %.1f km/h\n", 3.6 * v_end);
+  }
+  fprintf(out, "  distance         %.1f m\n", x_end);
+}
+
+static void print_shifts(const summary *s, FILE *out) {
+  char g0[16];
+  fprintf(out, "shifts:      %ld (%s, starting in %s)\n", s->shifts_total, s->gearbox,
+          gear_name(s->gear_start, g0, sizeof g0));
+  for (int i = 0; i < s->nshifts; i++) {
+    char a[16], b[16];
+    const summary_shift *sh = &s->shifts[i];
+    fprintf(out, "  shift at %8.3f s   %s -> %s   %5.0f rpm\n", sh->t,
+            gear_name(sh->from, a, sizeof a), gear_name(sh->to, b, sizeof b), sh->rpm);
+  }
+  if (s->shifts_total > s->nshifts)
+    fprintf(out, "  ... and %ld more\n", s->shifts_total - s->nshifts);
+}
+
+void summary_print_text(const summary *s, const summary_run *run, FILE *out) {
+  const dg_sim *sim = s->sim;
+  const dg_graph *g = dg_sim_graph(sim);
+  fprintf(out, "graph:       %s (%d blocks, %d DOFs)\n", run->graph_path, dg_graph_block_count(g),
+          dg_sim_dof_count(sim));
+  if (run->preset)
+    fprintf(out, "preset:      %s\n", run->preset);
+  fprintf(out, "steps:       %ld of %g s\n", run->steps, run->dt);
+  fprintf(out, "final time:  %.6g s\n", run->final_time);
+  fprintf(out, "stopped:     %s\n", run->stop_reason);
+  if (s->id_speed >= 0)
+    print_performance(s, out);
+  if (s->id_gear >= 0)
+    print_shifts(s, out);
+  if (s->nwheels > 0) {
+    if (s->slip_wheel >= 0)
+      fprintf(out, "wheel slip:  peak |slip| %.4g (%s at %.2f s)\n", s->slip_peak,
+              s->wheel[s->slip_wheel], s->slip_t);
+    else
+      fprintf(out, "wheel slip:  peak |slip| 0\n");
+  }
+  int n = run->ncols < MAX_TEXT_SIGNALS ? run->ncols : MAX_TEXT_SIGNALS;
+  fprintf(out, "final values:\n");
+  for (int i = 0; i < n; i++) {
+    const char *unit = dg_sim_signal_unit(sim, run->cols[i]);
+    fprintf(out, "  %-24s %12.6g %s\n", dg_sim_signal_name(sim, run->cols[i]),
+            dg_sim_signal(sim, run->cols[i]), unit ? unit : "");
+  }
+  if (run->ncols > n)
+    fprintf(out, "  ... and %d more signals\n", run->ncols - n);
+  print_energy(sim, out);
+  fprintf(out, "wall time:   %.3f s (%.0f ns per step)\n", run->wall, run->ns_per_step);
+  if (run->csv)
+    fprintf(out, "csv:         %s (%ld rows every %g s, %d signals)\n", run->csv, run->csv_rows,
+            run->interval, run->ncols);
+  if (run->plot)
+    fprintf(out, "plot:        %s\n", run->plot);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                     */
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *str(const char *s) { return s ? json_string(s) : json_null(); }
+
+/* Sets key to value, reporting failure through *ok (jansson steals value,
+ * also on failure). */
+static void put(json_t *obj, const char *key, json_t *value, bool *ok) {
+  if (!value || json_object_set_new(obj, key, value) != 0)
+    *ok = false;
+}
+
+static json_t *energy_json(const dg_sim *sim, bool *ok) {
+  const dg_graph *g = dg_sim_graph(sim);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  json_t *o = json_object(), *blocks = json_object();
+  if (!o || !blocks) {
+    json_decref(o);
+    json_decref(blocks);
+    *ok = false;
+    return NULL;
+  }
+  put(o, "kinetic_J", num(e.kinetic), ok);
+  put(o, "kinetic_start_J", num(e.kinetic_start), ok);
+  put(o, "work_in_J", num(e.work_in), ok);
+  put(o, "work_out_J", num(e.work_out), ok);
+  put(o, "efficiency_loss_J", num(e.efficiency_loss), ok);
+  put(o, "impact_loss_J", num(e.impact_loss), ok);
+  put(o, "balance_error_J", num(e.balance_error), ok);
+  double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
+  put(o, "balance_error_relative", num(fabs(e.balance_error) / scale), ok);
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    double w = dg_sim_block_work(sim, i);
+    if (w != 0.0)
+      put(blocks, dg_graph_block_id(g, i), num(w), ok);
+  }
+  put(o, "block_work_J", blocks, ok);
+  return o;
+}
+
+static json_t *shifts_json(const summary *s, bool *ok) {
+  json_t *a = json_array();
+  if (!a) {
+    *ok = false;
+    return NULL;
+  }
+  for (int i = 0; i < s->nshifts; i++) {
+    json_t *o = json_object();
+    if (!o || json_array_append_new(a, o) != 0) {
+      *ok = false;
+      break;
+    }
+    put(o, "time_s", num(s->shifts[i].t), ok);
+    put(o, "from", json_integer(s->shifts[i].from), ok);
+    put(o, "to", json_integer(s->shifts[i].to), ok);
+    put(o, "rpm", num(s->shifts[i].rpm), ok);
+  }
+  return a;
+}
+
+static void performance_json(const summary *s, json_t *o, bool *ok) {
+  bool has = s->id_speed >= 0, from_rest = has && s->v_start <= SUMMARY_FROM_REST;
+  double v_end = read(s, s->id_speed);
+  put(o, "vehicle", str(s->vehicle), ok);
+  put(o, "start_speed_kmh", num(has ? 3.6 * s->v_start : NAN), ok);
+  put(o, "final_speed_kmh", num(has ? 3.6 * v_end : NAN), ok);
+  put(o, "top_speed_kmh", num(has ? 3.6 * s->v_top : NAN), ok);
+  put(o, "top_speed_time_s", num(has ? s->t_top : NAN), ok);
+  put(o, "distance_m", num(has ? read(s, s->id_x) - s->x_start : NAN), ok);
+  put(o, "t_0_100_kmh_s", num(from_rest ? s->t_100 : NAN), ok);
+  put(o, "t_0_400_m_s", num(from_rest ? s->t_400 : NAN), ok);
+  put(o, "v_400_m_kmh", num(from_rest ? 3.6 * s->v_400 : NAN), ok);
+  put(o, "rest_speed_kmh", num(has ? 3.6 * s->rest_speed : NAN), ok);
+  put(o, "time_to_rest_s", num(s->t_rest), ok);
+  put(o, "distance_to_rest_m", num(s->x_rest), ok);
+  put(o, "peak_wheel_slip", num(s->nwheels > 0 ? s->slip_peak : NAN), ok);
+  put(o, "peak_wheel_slip_wheel", str(s->slip_wheel >= 0 ? s->wheel[s->slip_wheel] : NULL), ok);
+  put(o, "peak_wheel_slip_time_s", num(s->slip_t), ok);
+}
+
+int summary_print_json(const summary *s, const summary_run *run, FILE *out) {
+  const dg_sim *sim = s->sim;
+  const dg_graph *g = dg_sim_graph(sim);
+  bool ok = true;
+  json_t *o = json_object();
+  if (!o)
+    return -1;
+  put(o, "graph", str(run->graph_path), &ok);
+  put(o, "name", str(run->graph_name), &ok);
+  put(o, "blocks", json_integer(dg_graph_block_count(g)), &ok);
+  put(o, "dofs", json_integer(dg_sim_dof_count(sim)), &ok);
+  put(o, "preset", str(run->preset), &ok);
+  put(o, "scenario", str(run->scenario), &ok);
+  put(o, "steps", json_integer(run->steps), &ok);
+  put(o, "dt_s", num(run->dt), &ok);
+  put(o, "duration_s", num(run->duration), &ok);
+  put(o, "final_time_s", num(run->final_time), &ok);
+  put(o, "stop_reason", str(run->stop_reason), &ok);
+  performance_json(s, o, &ok);
+  put(o, "gearbox", str(s->gearbox), &ok);
+  put(o, "start_gear", s->id_gear >= 0 ? json_integer(s->gear_start) : json_null(), &ok);
+  put(o, "shift_rpm_signal", str(s->rpm_name), &ok);
+  put(o, "shifts_total", json_integer(s->shifts_total), &ok);
+  put(o, "shifts", shifts_json(s, &ok), &ok);
+  json_t *fv = json_object();
+  for (int i = 0; fv && i < run->ncols; i++)
+    put(fv, dg_sim_signal_name(sim, run->cols[i]), num(dg_sim_signal(sim, run->cols[i])), &ok);
+  put(o, "final_values", fv, &ok);
+  put(o, "energy", energy_json(sim, &ok), &ok);
+  put(o, "wall_time_s", num(run->wall), &ok);
+  put(o, "ns_per_step", num(run->ns_per_step), &ok);
+  put(o, "csv", str(run->csv), &ok);
+  put(o, "csv_rows", run->csv ? json_integer(run->csv_rows) : json_null(), &ok);
+  put(o, "output_interval_s", num(run->interval), &ok);
+  put(o, "plot", str(run->plot), &ok);
+  char *text = ok ? json_dumps(o, JSON_REAL_PRECISION(10) | JSON_COMPACT) : NULL;
+  json_decref(o);
+  if (!text)
+    return -1;
+  fprintf(out, "%s\n", text);
+  free(text);
+  return 0;
+}
