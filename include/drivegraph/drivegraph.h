@@ -144,6 +144,41 @@ int dg_graph_connection_count(const dg_graph *graph);
 void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
 
 /* ------------------------------------------------------------------------ */
+/* Importers: YAML vehicle configs and Chrono::Vehicle powertrain files     */
+
+/// Converts a YAML vehicle config (vehicle parameters at the top level, an
+/// optional `powertrain:` block with engine, gearbox and shift) into graph
+/// JSON text: the equivalent graph, pretty-printed. What the config leaves
+/// out comes from the documented default sedan (README, "Importing YAML and
+/// Chrono powertrains"). Returns a malloc'ed string the caller releases with
+/// free(), or NULL with `err` filled: file, line and column of the problem
+/// and the key path in the text ("powertrain.engine.torque_map[1][2]: ...").
+/// `notes`, if not NULL, receives keys ignored, defaults taken and
+/// conversions made, one call each, as a dg_error with code DG_OK whose text
+/// starts with "note: " or "warning: " (line 0 when no place applies).
+/// dg_graph_load_file and dg_graph_validate_file call this importer for a
+/// path ending in .yaml or .yml.
+char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_error *err);
+/// Imports a YAML vehicle config and loads the graph (see
+/// dg_import_yaml_to_json; `reg` as for dg_graph_load_file).
+dg_graph *dg_graph_import_yaml(const dg_registry *reg, const char *path, dg_error *err);
+
+/// Converts a Chrono::Vehicle engine file (template EngineSimpleMap,
+/// EngineShafts or EngineSimple) and transmission file
+/// (AutomaticTransmissionSimpleMap, AutomaticTransmissionShafts,
+/// AutomaticTransmissionSimpleCVT or ManualTransmissionShafts) into graph
+/// JSON text, completed by the vehicle of the YAML config `vehicle` (NULL:
+/// the default sedan). `//` and `/* */` comments are accepted. Chrono's
+/// gear ratios (output/input speed) become drivegraph's input/output ratios.
+/// Errors name the file, line and column and the key; memory and notes as
+/// for dg_import_yaml_to_json.
+char *dg_import_chrono_to_json(const char *engine, const char *transmission, const char *vehicle,
+                               dg_diag_fn notes, void *user, dg_error *err);
+/// Imports a Chrono engine + transmission pair and loads the graph.
+dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engine,
+                                 const char *transmission, const char *vehicle, dg_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Simulations                                                              */
 
 /// Standard driver inputs, always present (custom inputs follow them).

@@ -1,0 +1,148 @@
+/* cvt: a flat schedule is a gear (closed-form acceleration, efficiency);
+ * the ratio follows its schedule through the actuator lag; a changing ratio
+ * conserves kinetic energy between two free inertias (the solver's −I·Ġ·q
+ * term) while it trades speed for speed; parameter errors. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Constant torques on constant inertias: RK4 is exact up to round-off. */
+#define TOL_EXACT 1e-9
+
+static void step_n(dg_sim *sim, int n, double dt) {
+  for (int i = 0; i < n; i++) {
+    int rc = dg_sim_step(sim, dt);
+    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
+  }
+}
+
+/* src (torque_source) → cvt → ld (inertia on a load). */
+static dg_graph *rig(const char *src, const char *cvt, const char *ld) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{"
+           "\"src\":{\"type\":\"torque_source\",%s},"
+           "\"cvt\":{\"type\":\"cvt\",%s},"
+           "\"ld\":{\"type\":\"load\",%s}},"
+           "\"connections\":[[\"src.out\",\"cvt.in\"],[\"cvt.out\",\"ld.in\"]]}",
+           src, cvt, ld);
+  return dg_test_graph(json);
+}
+
+static void set_initial(dg_sim *sim, const char *name, double value) {
+  int id = dg_sim_signal_find(sim, name);
+  ck_assert_msg(id >= 0, "no signal %s", name);
+  dg_error err;
+  ck_assert_msg(dg_sim_set_initial(sim, 1, &id, &value, &err) == DG_OK, "%s", err.text);
+}
+
+/* A flat schedule r = 3: the load accelerates at η·T·r/(I_ld + (I_src +
+ * I_cvt)·r²), the input turns at r × the output. */
+START_TEST(test_flat_schedule_is_a_gear) {
+  dg_graph *g = rig("\"inertia\": 0.1, \"torque\": 10",
+                    "\"ratio\": {\"omega_out\": [0, 100], \"ratio\": [3, 3]}, \"inertia\": 0.02, "
+                    "\"efficiency\": 0.8",
+                    "\"inertia\": 2.0");
+  dg_sim *sim = dg_test_sim(g);
+  step_n(sim, 1000, 1e-3);
+  double a = 0.8 * 10 * 3 / (2.0 + 0.12 * 9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.omega"), 3 * a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.ratio"), 3.0, 0.0 + 1e-15);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Schedule 3 → 1 over 0..100 rad/s; a heavy load spinning at 50 rad/s and
+ * nothing driving: the target is 2. The ratio starts at r*(0) = 3 and
+ * settles on 2 (two lags in series, 0.2 s and 0.05 s: after 2 s the
+ * remainder is below e^-9). */
+START_TEST(test_ratio_follows_schedule) {
+  dg_graph *g = rig("\"inertia\": 0.01",
+                    "\"ratio\": {\"omega_out\": [0, 100], \"ratio\": [3, 1]}",
+                    "\"inertia\": 1000.0");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.ratio"), 3.0, 1e-15);
+  set_initial(sim, "ld.omega", 50.0);
+  double prev = 3.0;
+  for (int i = 0; i < 20; i++) {
+    step_n(sim, 100, 1e-3);
+    double r = dg_test_signal(sim, "cvt.ratio");
+    ck_assert(r <= prev + 1e-12); /* it only falls */
+    prev = r;
+  }
+  double w = dg_test_signal(sim, "ld.omega");
+  ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.omega_filtered"), w, 1e-3 * w);
+  ck_assert_double_eq_tol(prev, 3.0 - 2.0 * w / 100, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.omega"), prev * w, 1e-9 * w);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* No torques: kinetic energy is conserved while the ratio changes (the
+ * input, 0.5 kg·m², slows from 3·ω to 2·ω and gives its energy to the
+ * load), to the integration error of RK4 at 1 ms (measured ~1e-11). */
+START_TEST(test_energy_conserved) {
+  dg_graph *g = rig("\"inertia\": 0.5",
+                    "\"ratio\": {\"omega_out\": [0, 100], \"ratio\": [3, 1]}, \"inertia\": 0",
+                    "\"inertia\": 2.0");
+  dg_sim *sim = dg_test_sim(g);
+  set_initial(sim, "ld.omega", 50.0);
+  double ke0 = dg_sim_kinetic_energy(sim);
+  double w0 = dg_test_signal(sim, "ld.omega");
+  step_n(sim, 3000, 1e-3);
+  double ke = dg_sim_kinetic_energy(sim);
+  fprintf(stderr, "cvt: KE %.9g -> %.9g J, load %.4g -> %.4g rad/s, ratio %.4f\n", ke0, ke, w0,
+          dg_test_signal(sim, "ld.omega"), dg_test_signal(sim, "cvt.ratio"));
+  ck_assert_double_eq_tol(ke, ke0, 1e-9 * ke0);
+  ck_assert(dg_test_signal(sim, "ld.omega") > w0); /* the input's energy went to the load */
+  dg_energy en;
+  dg_sim_energy(sim, &en);
+  ck_assert_double_eq_tol(en.balance_error, 0.0, 1e-9 * ke0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_errors) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"cvt\":{\"type\":\"cvt\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"cvt.in\"],[\"cvt.out\",\"ld.in\"]]}";
+  static const char *const cases[][3] = {
+      {"\"efficiency\": 1", "/blocks/cvt/ratio", "missing required"},
+      {"\"ratio\": {\"omega_out\": [-1, 10], \"ratio\": [2, 1]}", "/blocks/cvt/ratio/omega_out/0",
+       "must be >= 0 (got -1)"},
+      {"\"ratio\": {\"omega_out\": [0, 10], \"ratio\": [2, 0]}", "/blocks/cvt/ratio/ratio/1",
+       "must be > 0"},
+      {"\"ratio\": {\"omega_out\": [0, 10], \"ratio\": [2, 1]}, \"time_constant\": 0",
+       "/blocks/cvt/time_constant", "must be > 0"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[1024];
+    snprintf(text, sizeof text, json, cases[i][0]);
+    dg_error err = dg_test_graph_error(text);
+    ck_assert_str_eq(err.path, cases[i][1]);
+    ck_assert_msg(strstr(err.text, cases[i][2]) != NULL, "%s: %s", cases[i][1], err.text);
+  }
+}
+END_TEST
+
+static Suite *cvt_suite(void) {
+  Suite *s = suite_create("cvt");
+  TCase *tc = tcase_create("dynamics");
+  tcase_add_test(tc, test_flat_schedule_is_a_gear);
+  tcase_add_test(tc, test_ratio_follows_schedule);
+  tcase_add_test(tc, test_energy_conserved);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_test(tc, test_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(cvt_suite()); }

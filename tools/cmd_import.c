@@ -1,0 +1,171 @@
+/* drivegraph import: a YAML vehicle config, or a Chrono::Vehicle engine +
+ * transmission pair, to a graph file.
+ *
+ * The graph is checked by loading it before anything is written, and -o
+ * writes a temporary file in the target's directory that is renamed over
+ * the target at the end: a failed import leaves nothing behind. Warnings
+ * (a key that looks misspelt, a value adjusted) always go to stderr; notes
+ * (keys ignored, defaults taken, conversions) only with --verbose. */
+#include "tool.h"
+
+#include <drivegraph/drivegraph.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct import_opts {
+  const char *out;     /* NULL: stdout */
+  const char *vehicle; /* Chrono: the vehicle config */
+  bool verbose;
+  const char *files[2];
+  int n_files;
+} import_opts;
+
+static void print_note(const dg_error *e, void *user) {
+  const import_opts *o = user;
+  if (o->verbose || strncmp(e->text, "warning: ", 9) == 0)
+    print_error(stderr, e, NULL);
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/* Writes text to path through a temporary file renamed at the end. */
+static int write_atomically(const char *path, const char *text) {
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 16);
+  if (!tmp) {
+    fprintf(stderr, "drivegraph import: out of memory\n");
+    return EXIT_INVALID;
+  }
+  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(stderr, "drivegraph import: %s: cannot create a file: %s\n", path, strerror(errno));
+    free(tmp);
+    return EXIT_INVALID;
+  }
+  /* mkstemp makes it private; a graph file gets the usual permissions */
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask) != 0) {
+    fprintf(stderr, "drivegraph import: %s: %s\n", tmp, strerror(errno));
+    close(fd);
+    remove(tmp);
+    free(tmp);
+    return EXIT_INVALID;
+  }
+  FILE *f = fdopen(fd, "w");
+  bool ok = f && fputs(text, f) >= 0;
+  ok = (f ? fclose(f) == 0 : (close(fd), false)) && ok;
+  if (ok && rename(tmp, path) != 0)
+    ok = false;
+  if (!ok) {
+    fprintf(stderr, "drivegraph import: %s: cannot write: %s\n", path, strerror(errno));
+    remove(tmp);
+    free(tmp);
+    return EXIT_INVALID;
+  }
+  free(tmp);
+  return EXIT_OK;
+}
+
+static int cmd_import(const command *cmd, int argc, char **argv) {
+  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                           {"vehicle", required_argument, NULL, 'V'},
+                                           {"verbose", no_argument, NULL, 'v'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0, 0, 0, 0}};
+  import_opts o = {0};
+  int c;
+  while ((c = getopt_long(argc, argv, ":ho:v", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'o': o.out = optarg; break;
+    case 'V': o.vehicle = optarg; break;
+    case 'v': o.verbose = true; break;
+    case 'h': print_help(cmd); return EXIT_OK;
+    default: return option_error(cmd, c, argv);
+    }
+  }
+  for (int i = optind; i < argc; i++) {
+    if (o.n_files == 2)
+      return usage_error(cmd, "at most two input files (got '%s' too)", argv[i]);
+    o.files[o.n_files++] = argv[i];
+  }
+  if (o.n_files == 0)
+    return usage_error(cmd, "no input file given");
+  if (o.n_files == 1 && has_suffix(o.files[0], ".json"))
+    return usage_error(cmd, "a Chrono import needs the engine and the transmission file "
+                            "(got only '%s')", o.files[0]);
+  if (o.n_files == 1 && o.vehicle)
+    return usage_error(cmd, "--vehicle is for Chrono imports (a YAML config is the vehicle)");
+  if (o.out && strcmp(o.out, "-") == 0)
+    o.out = NULL;
+
+  dg_error err;
+  char *json = o.n_files == 1
+                   ? dg_import_yaml_to_json(o.files[0], print_note, &o, &err)
+                   : dg_import_chrono_to_json(o.files[0], o.files[1], o.vehicle, print_note, &o,
+                                              &err);
+  if (!json) {
+    print_error(stderr, &err, o.files[0]);
+    return EXIT_INVALID;
+  }
+  /* the graph must load before it is written */
+  dg_graph *g = dg_graph_load_string(NULL, json, o.out ? o.out : "<output>", &err);
+  if (!g) {
+    fprintf(stderr, "drivegraph import: the converted graph does not load (a bug in the "
+                    "importer):\n");
+    print_error(stderr, &err, NULL);
+    free(json);
+    return EXIT_INVALID;
+  }
+  dg_graph_free(g);
+  int rc = EXIT_OK;
+  if (o.out) {
+    rc = write_atomically(o.out, json);
+    if (rc == EXIT_OK && o.verbose)
+      fprintf(stderr, "drivegraph import: wrote %s\n", o.out);
+  } else if (fputs(json, stdout) < 0 || fflush(stdout) != 0) {
+    fprintf(stderr, "drivegraph import: cannot write to stdout\n");
+    rc = EXIT_INVALID;
+  }
+  free(json);
+  return rc;
+}
+
+const command dg_cmd_import = {
+    .name = "import",
+    .synopsis = "CONFIG.yaml | ENGINE.json TRANSMISSION.json [--vehicle CONFIG.yaml] "
+                "[-o GRAPH.json] [--verbose]",
+    .summary = "Convert a YAML vehicle config or Chrono powertrain files to a graph.",
+    .help =
+        "One YAML vehicle config (top-level vehicle parameters and an optional\n"
+        "'powertrain:' block with engine, gearbox and shift), or a Chrono::Vehicle\n"
+        "engine file and transmission file (templates EngineSimpleMap, EngineShafts,\n"
+        "EngineSimple; AutomaticTransmissionSimpleMap, AutomaticTransmissionShafts,\n"
+        "AutomaticTransmissionSimpleCVT, ManualTransmissionShafts), becomes the\n"
+        "equivalent graph, written as pretty JSON. Values a file leaves out come\n"
+        "from the default sedan (README, 'Importing YAML and Chrono powertrains').\n"
+        "'validate' and 'sim' also accept a .yaml/.yml config directly.\n\n"
+        "Errors are printed as 'FILE:line:column: key.path: message'.\n\n"
+        "Options:\n"
+        "  -o, --output FILE   write the graph to FILE (default: stdout); nothing is\n"
+        "                      written when the import fails\n"
+        "  --vehicle CONFIG    Chrono: the vehicle (mass, wheels, drive type, final\n"
+        "                      drive...) from a YAML config\n"
+        "  -v, --verbose       also print notes: keys ignored, defaults taken,\n"
+        "                      conversions made (warnings are always printed)\n"
+        "  -h, --help          show this help\n\n"
+        "Exit status: 0 ok, 1 invalid input, 2 usage error.\n",
+    .run = cmd_import,
+};
