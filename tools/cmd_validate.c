@@ -1,27 +1,24 @@
 /* drivegraph validate: every problem of every file, one per line. */
+#include "plugin.h"
 #include "tool.h"
 
 #include <drivegraph/drivegraph.h>
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 /* ------------------------------------------------------------------------ */
 /* validate                                                                 */
 
 static void print_problem(const dg_error *err, void *user) { print_error(stdout, err, user); }
 
-/* Validates one file; true when it is valid. */
-static bool validate_one(const char *path) {
+/* Validates one file against `reg` (NULL: the built-in classes); true when
+ * it is valid. */
+static bool validate_one(const dg_registry *reg, const char *path) {
   dg_graph_info info = {0};
-  int problems = dg_graph_validate_file(NULL, path, print_problem, (void *)path, &info);
+  int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
   if (problems > 0)
     return false;
   printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n", path,
@@ -30,34 +27,65 @@ static bool validate_one(const char *path) {
 }
 
 static int cmd_validate(const command *cmd, int argc, char **argv) {
-  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-  int c;
+  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                           {"plugin", required_argument, NULL, 'p'},
+                                           {0, 0, 0, 0}};
+  /* at most one plugin per argument */
+  char **plugins = malloc(sizeof *plugins * (size_t)(argc > 0 ? argc : 1));
+  if (!plugins) {
+    fprintf(stderr, "drivegraph: out of memory\n");
+    return EXIT_INVALID;
+  }
+  int n_plugins = 0, c;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     if (c == 'h') {
+      free(plugins);
       print_help(cmd);
       return EXIT_OK;
     }
+    if (c == 'p') {
+      plugins[n_plugins++] = optarg;
+      continue;
+    }
+    free(plugins);
     return option_error(cmd, c, argv);
   }
-  if (optind >= argc)
+  if (optind >= argc) {
+    free(plugins);
     return usage_error(cmd, "no graph file given");
+  }
+  /* Without plugins the built-in classes (reg NULL) do, as before. */
+  dg_registry *reg = NULL;
+  if (n_plugins > 0) {
+    reg = plugin_registry(n_plugins, plugins);
+    if (!reg) {
+      free(plugins);
+      return EXIT_INVALID; /* plugin_registry said why */
+    }
+  }
+  free(plugins);
   bool all_valid = true;
   for (int i = optind; i < argc; i++)
-    all_valid &= validate_one(argv[i]);
+    all_valid &= validate_one(reg, argv[i]);
   fflush(stdout);
+  dg_registry_free(reg);
   return all_valid ? EXIT_OK : EXIT_INVALID;
 }
 
 const command dg_cmd_validate = {
     .name = "validate",
-        .synopsis = "GRAPH...",
-        .summary = "Check graph files and report every problem.",
-        .help = "Prints each problem on its own line as 'FILE: /json/pointer: message'\n"
-                "(syntax errors as 'FILE:line:column: message'), or for a valid file\n"
-                "'FILE: ok (N blocks, M connections, K DOFs in the start mode, J modes "
-                "checked)'.\n\n"
-                "Options:\n"
-                "  -h, --help        show this help\n\n"
-                "Exit status: 0 all files valid, 1 some file invalid, 2 usage error.\n",
-        .run = cmd_validate,
+    .synopsis = "GRAPH... [--plugin LIB.so]...",
+    .summary = "Check graph files and report every problem.",
+    .help = "Prints each problem on its own line as 'FILE: /json/pointer: message'\n"
+            "(syntax errors as 'FILE:line:column: message'), or for a valid file\n"
+            "'FILE: ok (N blocks, M connections, K DOFs in the start mode, J modes "
+            "checked)'.\n\n"
+            "Options:\n"
+            "  --plugin LIB.so   load block classes from a shared library (its\n"
+            "                    drivegraph_plugin_init function registers them;\n"
+            "                    see docs/writing-blocks.md); may be repeated\n"
+            "  -h, --help        show this help\n\n"
+            "Exit status: 0 all files valid, 1 some file invalid or a plugin failed\n"
+            "to load, 2 usage error.\n",
+    .run = cmd_validate,
 };

@@ -1,0 +1,249 @@
+/* retarder — a driveline retarder, as on trucks and buses: a wear-free
+ * brake on the propeller shaft (hydrodynamic, like a Voith or ZF Intarder
+ * secondary retarder). An out-of-tree block: it uses only
+ * <drivegraph/block.h> and is loaded as a plugin
+ * (`drivegraph validate|sim --plugin libretarder.so`), or linked into a
+ * program that registers it with drivegraph_plugin_init / dg_registry_add.
+ * docs/writing-blocks.md walks through this file.
+ *
+ * Ports: `in` and `out` are one rigid shaft, ω_in = ω_out (a ratio-1 link);
+ * the rotor's inertia J sits on it. Either side may be left open (a test
+ * rig: a flywheel spun down by the retarder).
+ *
+ * Braking torque on the shaft, opposing rotation:
+ *     T = −sign(ω) · min(T_max, k·ω²) · f
+ * k·ω² is the hydrodynamic characteristic (the torque of a fluid coupling
+ * whose stator is held grows with the square of the rotor speed); T_max is
+ * the limit the control valve sets for the cooling system. k is given as
+ * `coefficient`, or derived from `full_torque_rpm`, the shaft speed at which
+ * k·ω² reaches T_max: k = T_max / ω_f². Near rest T = −k·ω·|ω|·f, which is
+ * smooth through ω = 0 (C¹), so unlike a friction brake the retarder needs
+ * no stick–slip modes: it cannot hold a vehicle, it only slows it.
+ *
+ * Fill level. f in [0, 1] is the oil fill of the working chamber, a
+ * continuous state following the command u with a first-order lag:
+ *     df/dt = (u − f) / τ,   τ = `fill_time`,
+ *     u = clamp(max(retarder, brake_blend · brake), 0, 1),
+ * where "retarder" is a custom driver input (the driver's stalk, 0..1,
+ * registered with dg_init_input) and brake the brake pedal: with
+ * brake_blend > 0 the pedal also commands the retarder (brake blending).
+ * With u constant, f(t) = u + (f0 − u)·exp(−t/τ).
+ *
+ * Energy: the torque's power T·ω <= 0 is booked to this block by the
+ * energy audit (the heat the retarder's cooler rejects); the block does not
+ * compute it. */
+#include <drivegraph/block.h>
+#include <math.h>
+
+/* Only the entry point leaves the shared library (meson builds it with
+ * hidden visibility); in a program that links this file it is an ordinary
+ * function. */
+#if defined(__GNUC__)
+#define RETARDER_EXPORT __attribute__((visibility("default")))
+#else
+#define RETARDER_EXPORT
+#endif
+
+enum { PORT_IN, PORT_OUT };
+enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER, SIG_FILL, SIG_COMMAND };
+
+typedef struct retarder_params {
+  double max_torque;      /* T_max, N·m */
+  double coefficient;     /* k, N·m/(rad/s)² */
+  double full_torque_rpm; /* ω_f in rpm: k·ω_f² = T_max */
+  double fill_time;       /* τ, s */
+  double inertia;         /* J, kg·m² */
+  double brake_blend;     /* share of the brake pedal commanding the retarder */
+  bool has_coefficient;
+  bool has_full_torque_rpm;
+} retarder_params;
+
+typedef struct retarder_data {
+  int input;       /* index of the "retarder" driver input */
+  double k;        /* N·m/(rad/s)², from coefficient or full_torque_rpm */
+  double fill;     /* committed fill level (after the last step) */
+  double fill_sub; /* fill level of the current RK4 substep */
+} retarder_data;
+
+static const dg_port_def retarder_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "shaft toward the engine (gearbox output)"},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "shaft toward the road (final drive)"},
+    {0},
+};
+
+static const dg_param_def retarder_params_table[] = {
+    DG_PARAM_NUM_REQ(retarder_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL, 0, 0,
+                     "largest braking torque (valve / cooling limit)"),
+    {.key = "coefficient", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(retarder_params, coefficient), .unit = "N*m*s^2/rad^2",
+     .doc = "k in T = k w^2 below max_torque (or give full_torque_rpm)", .flags = DG_P_MIN_EXCL,
+     .min = 0, .present = DG_PRESENT(retarder_params, has_coefficient)},
+    {.key = "full_torque_rpm", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(retarder_params, full_torque_rpm), .unit = "rpm",
+     .doc = "shaft speed from which the full max_torque is available (or give coefficient)",
+     .flags = DG_P_MIN_EXCL, .min = 0,
+     .present = DG_PRESENT(retarder_params, has_full_torque_rpm)},
+    DG_PARAM_NUM(retarder_params, fill_time, "fill_time", "s", 0.3, DG_P_MIN_EXCL, 0, 0,
+                 "time constant of the fill level following the command"),
+    DG_PARAM_NUM(retarder_params, inertia, "inertia", "kg*m^2", 0.1, DG_P_MIN, 0, 0,
+                 "rotor inertia on the shaft"),
+    DG_PARAM_NUM(retarder_params, brake_blend, "brake_blend", "", 0.0, DG_P_MIN | DG_P_MAX, 0,
+                 1, "command from the brake pedal: max(retarder, brake_blend x brake)"),
+    {0},
+};
+
+static const dg_signal_def retarder_signals[] = {
+    {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = PORT_IN, .scale = 1},
+    {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = PORT_IN,
+     .scale = DG_RPM_PER_RAD_S},
+    {.name = "torque", .unit = "N*m", .doc = "torque on the shaft (negative: braking)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "power", .unit = "W", .doc = "power absorbed (turned into heat)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "fill", .unit = "", .doc = "fill level 0..1 (settable as an initial value)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "command", .unit = "", .doc = "commanded fill 0..1 from the inputs",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
+
+/* T(ω, f): the braking torque on the shaft. sign(0) = 0: nothing at rest. */
+static double retarder_torque(const dg_block *self, double w, double fill) {
+  const retarder_params *p = self->params;
+  const retarder_data *d = self->data;
+  double sign = (w > 0.0) - (w < 0.0);
+  return -sign * fmin(p->max_torque, d->k * w * w) * fill;
+}
+
+/* u: the commanded fill from this step's inputs. */
+static double retarder_command(const dg_block *self, const dg_ctx *ctx) {
+  const retarder_params *p = self->params;
+  const retarder_data *d = self->data;
+  double u = dg_ctx_input(ctx, d->input);
+  double b = p->brake_blend * dg_ctx_input(ctx, DG_INPUT_BRAKE);
+  return clamp01(b > u ? b : u);
+}
+
+/* Beyond the table: exactly one of the two ways to give k. */
+static void retarder_check(const void *params, dg_check *chk) {
+  const retarder_params *p = params;
+  if (p->has_coefficient && p->has_full_torque_rpm)
+    dg_check_error(chk, "full_torque_rpm", "give coefficient or full_torque_rpm, not both");
+  else if (!p->has_coefficient && !p->has_full_torque_rpm)
+    dg_check_error(chk, "", "missing coefficient or full_torque_rpm (one of them is required)");
+}
+
+static int retarder_init(dg_block *self, dg_init *init) {
+  const retarder_params *p = self->params;
+  retarder_data *d = self->data;
+  d->input = dg_init_input(init, "retarder");
+  if (d->input < 0)
+    return -1; /* dg_init_input reported it */
+  if (p->has_coefficient) {
+    d->k = p->coefficient;
+  } else {
+    double wf = p->full_torque_rpm / DG_RPM_PER_RAD_S;
+    d->k = p->max_torque / (wf * wf);
+  }
+  d->fill = d->fill_sub = 0.0;
+  return 0;
+}
+
+/* One shaft: `in` follows `out` at ratio 1 without loss, the rotor's
+ * inertia on it. An open side becomes a free DOF the other side follows. */
+static void retarder_state_upstream(dg_block *self, dg_topo *topo) {
+  const retarder_params *p = self->params;
+  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
+  dg_topo_inertia(topo, self, PORT_IN, p->inertia);
+}
+
+/* Every RK4 substep, at the substep's speed and fill. */
+static void retarder_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const retarder_data *d = self->data;
+  double w = dg_port_speed(ctx, self, PORT_IN);
+  dg_port_add_torque(ctx, self, PORT_IN, retarder_torque(self, w, d->fill_sub));
+}
+
+/* ---- the fill level: one continuous state, integrated by RK4 ---- */
+
+static void retarder_get_state(const dg_block *self, double *s) {
+  s[0] = ((const retarder_data *)self->data)->fill;
+}
+
+static void retarder_set_substep_state(dg_block *self, const double *s) {
+  ((retarder_data *)self->data)->fill_sub = s[0];
+}
+
+static void retarder_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
+  const retarder_params *p = self->params;
+  const retarder_data *d = self->data;
+  ds[0] = (retarder_command(self, ctx) - d->fill_sub) / p->fill_time;
+}
+
+/* The exact solution stays in [0, 1]; the clamp only absorbs round-off. */
+static void retarder_set_state(dg_block *self, const double *s) {
+  retarder_data *d = self->data;
+  d->fill = d->fill_sub = clamp01(s[0]);
+}
+
+/* ---- telemetry (committed state) ---- */
+
+static double retarder_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const retarder_data *d = self->data;
+  double w = dg_port_speed(ctx, self, PORT_IN);
+  switch (index) {
+  case SIG_TORQUE:
+    return retarder_torque(self, w, d->fill);
+  case SIG_POWER:
+    return -retarder_torque(self, w, d->fill) * w;
+  case SIG_FILL:
+    return d->fill;
+  case SIG_COMMAND:
+    return retarder_command(self, ctx);
+  default:
+    return NAN;
+  }
+}
+
+static int retarder_set_signal(dg_block *self, int index, double value) {
+  retarder_data *d = self->data;
+  if (index != SIG_FILL || !(value >= 0.0 && value <= 1.0))
+    return -1;
+  d->fill = d->fill_sub = value;
+  return 0;
+}
+
+static const dg_block_class retarder_class = {
+    .abi = DG_BLOCK_ABI,
+    .type = "retarder",
+    .doc = "Driveline retarder (hydrodynamic brake on a shaft): braking torque "
+           "min(max_torque, k w^2) x fill opposing rotation; the fill level follows the "
+           "\"retarder\" input (or the brake pedal x brake_blend) with a first-order lag.",
+    .ports = retarder_ports,
+    .params = retarder_params_table,
+    .params_size = sizeof(retarder_params),
+    .signals = retarder_signals,
+    .data_size = sizeof(retarder_data),
+    .num_states = 1,
+    .check = retarder_check,
+    .init = retarder_init,
+    .state_upstream = retarder_state_upstream,
+    .torque_downstream = retarder_torque_downstream,
+    .get_state = retarder_get_state,
+    .set_substep_state = retarder_set_substep_state,
+    .get_substep_derivative = retarder_get_substep_derivative,
+    .set_state = retarder_set_state,
+    .signal = retarder_signal,
+    .set_signal = retarder_set_signal,
+};
+
+/* The plugin entry point (DG_PLUGIN_ENTRY): registers the class. */
+RETARDER_EXPORT int drivegraph_plugin_init(dg_registry *reg, dg_error *err);
+
+RETARDER_EXPORT int drivegraph_plugin_init(dg_registry *reg, dg_error *err) {
+  return dg_registry_add(reg, &retarder_class, err);
+}
