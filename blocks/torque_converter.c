@@ -9,8 +9,11 @@
  * TR(SR) the torque ratio, both tables interpolated linearly and clamped:
  *   ω_p <= 0:  T_p = T_t = 0 (no torque with the pump stopped or turning
  *              backwards)
- *   SR <= 1:   T_p = (ω_p/K(SR))²,        T_t = TR(SR)·T_p
- *   SR > 1:    T_p = −(ω_p/K(2 − SR))²,   T_t = T_p
+ *   SR <= 1:   T_p = f·(ω_p/K(SR))²,        T_t = TR(SR)·T_p
+ *   SR > 1:    T_p = −f·(ω_p/K(2 − SR))²,   T_t = T_p
+ * with f = min(1, |1 − SR| / 0.01): nothing flows at SR = 1, so the torque
+ * fades to 0 over the last 1 % of speed ratio on either side (continuous
+ * for any table, also one with a finite K(1)).
  * T_p is the torque the pump absorbs (−T_p is applied at `in`), T_t the
  * torque delivered to the turbine (+T_t at `out`). SR > 1 is reverse flow
  * (engine braking: the turbine drives the pump; the stator freewheels, so
@@ -232,19 +235,28 @@ static int tc_init(dg_block *self, dg_init *init) {
 
 static double tc_speed_ratio(double wp, double wt) { return wp > 0.0 ? wt / wp : 0.0; }
 
-/* Fluid torques at pump speed wp and turbine speed wt (open converter). */
+/* Width in speed ratio of the fade to zero torque at SR = 1. */
+#define COUPLING_BAND 0.01
+
+/* Fluid torques at pump speed wp and turbine speed wt (open converter).
+ * At SR = 1 nothing flows, so no torque: a table with a finite K(1) (as
+ * imported Chrono converters have) would otherwise jump from +(ω/K)² to
+ * −(ω/K)² there, which RK4 resolves only to first order. Within
+ * COUPLING_BAND of SR = 1 the torques fade linearly to 0; the default table
+ * is already near 0 there, so it hardly changes. */
 static void tc_fluid(const tc_data *d, double wp, double wt, double *tp, double *tt) {
   *tp = *tt = 0.0;
   if (!(wp > 0.0))
     return;
   double sr = wt / wp;
+  double fade = fmin(1.0, fabs(1.0 - sr) / COUPLING_BAND);
   if (sr <= 1.0) {
     double q = wp / dg_table1d_eval(&d->k, sr);
-    *tp = q * q;
+    *tp = fade * q * q;
     *tt = dg_table1d_eval(&d->tr, sr) * *tp;
   } else {
     double q = wp / dg_table1d_eval(&d->k, 2.0 - sr);
-    *tp = -q * q;
+    *tp = -fade * q * q;
     *tt = *tp;
   }
 }
