@@ -312,6 +312,98 @@ void dg_driver_apply(dg_driver *drv, double t);
 /// True once the scenario's stop condition holds.
 bool dg_driver_should_stop(const dg_driver *drv);
 
+/* ------------------------------------------------------------------------ */
+/* Batch runs: parameter overrides and many simulations on several threads  */
+
+/// One parameter override. `key` is "block.param", or "block.param.field"
+/// for a field of a nested object ("wheel_rl.tyre.D", "gearbox.shift.upshift_rpm");
+/// `value` is JSON text ("0.15", "[3.4, 2.1, 1.4]", "\"locked\""), and text
+/// that is not JSON is taken as a string (`locked`). Both strings are
+/// borrowed for the duration of the call that uses them.
+typedef struct dg_override {
+  const char *key;
+  const char *value;
+} dg_override;
+
+/// Applies overrides to a graph's JSON text: each one sets
+/// /blocks/<block>/<param>[/<field>...] (later overrides win), creating the
+/// last key when it is absent, so that a misspelt parameter reaches the
+/// loader and is reported there with "did you mean". Returns the new text
+/// (malloc'ed, release with free()), or NULL and fills `err` (code, `name`
+/// as the file, the override's JSON pointer as the path, the override named
+/// in the text) for text that is not a graph object, an unknown block, a
+/// key without a parameter, or a path through a value that is not an
+/// object. Numbers keep every bit (17 significant digits); block order is
+/// kept, so an unmodified graph simulates identically.
+char *dg_override_apply(const char *json, const char *name, int n, const dg_override *ov,
+                        dg_error *err);
+
+/// dg_override_apply, then dg_graph_load_string: overrides are validated
+/// like the file itself. A load error at or inside an override's path ends
+/// with " (override KEY=VALUE)", any other error of a modified graph with
+/// " (with N overrides)". `n` = 0 loads `json` unchanged.
+dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, const char *name,
+                                  int n, const dg_override *ov, dg_error *err);
+
+/// The built-in "launch" input pattern at time t (s), used by `drivegraph
+/// bench` and by batch runs without a scenario: full throttle from t = 0,
+/// brake 0, clutch pedal 0 (engaged), gear input 1 + floor(t / 2 s) (a
+/// manual gearbox shifts up every 2 s, up to its top gear; automatic modes
+/// read any gear input >= 0 as drive). Sets the four standard inputs.
+void dg_batch_launch_inputs(dg_sim *sim, double t);
+
+/// One variant of a batch: overrides applied to the base graph.
+typedef struct dg_batch_variant {
+  int n_overrides;
+  const dg_override *overrides;
+} dg_batch_variant;
+
+typedef struct dg_batch_options {
+  const dg_registry *reg;      ///< NULL: the built-in classes; read-only, shared by the threads
+  const char *graph_json;      ///< text of the base graph (required)
+  const char *graph_name;      ///< file named in errors (NULL: "<string>")
+  const dg_scenario *scenario; ///< inputs, initial values, stop condition; NULL: the launch pattern
+  double dt;                   ///< s; NaN or <= 0: the scenario's, else 0.001
+  double duration;             ///< s; NaN or <= 0: the scenario's, else 10
+  int threads;                 ///< <= 0: one per online CPU; never more than variants
+  int n_signals;               ///< final values reported per variant
+  const char *const *signals;  ///< their names ("engine.rpm"); NaN where a variant lacks one
+  const char *speed_signal;    ///< for t_0_100 and top_speed; NULL: "<id>.speed" of the first vehicle block
+} dg_batch_options;
+
+/// Zeroes the options and sets dt and duration to NaN (the defaults).
+void dg_batch_options_init(dg_batch_options *o);
+
+/// Summary of one variant's run.
+typedef struct dg_batch_result {
+  int code;                ///< DG_OK, or why the variant failed (load, scenario or step; see error)
+  dg_error error;          ///< the failure, DG_OK otherwise
+  double t_0_100;          ///< s at which speed_signal first reached 100 km/h (linear between steps); NaN if never
+  double top_speed;        ///< m/s: the largest speed_signal value; NaN without one
+  double final_time;       ///< s: time at the end (the duration, or the stop condition's step)
+  long steps;              ///< steps taken
+  long topology_changes;   ///< mode changes (dg_sim_topology_changes)
+  double balance_error;    ///< J: the energy audit's balance error (dg_energy)
+  double work_in;          ///< J: the audit's work in, the scale of balance_error
+} dg_batch_result;
+
+/// Runs every variant to the end as its own simulation and fills
+/// results[i] and, when opt->n_signals > 0, final_values[i * n_signals + k].
+/// Each run is exactly: load the graph with the variant's overrides
+/// (dg_graph_load_overrides), dg_sim_new, dg_driver_new when there is a
+/// scenario; then while fewer than ceil(duration / dt) steps are taken and
+/// the stop condition does not hold: inputs at t = k·dt (dg_driver_apply
+/// or dg_batch_launch_inputs), dg_sim_step(dt), speed bookkeeping. The
+/// results do not depend on the number of threads or on other variants.
+/// Threads: variant i runs on thread i % T, one simulation per thread at a
+/// time; the threads share only read-only inputs and write disjoint result
+/// slots. Returns DG_OK once every variant has run (failed variants carry
+/// their own code), or an error in `err` when nothing could run: missing
+/// graph text, a base graph that does not load, an unknown signal name,
+/// out of memory.
+int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                 dg_batch_result *results, double *final_values, dg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

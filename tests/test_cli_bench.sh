@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Tests of `drivegraph bench` and `drivegraph sweep` (tools/cmd_bench.c,
+# tools/cmd_sweep.c): outputs, files and exit codes. Run by meson as
+#   test_cli_bench.sh <path-to-drivegraph> <source-root>
+# Timings are not asserted (the machine may be busy); what is asserted is
+# the shape of the report, the counts, and that sweeps are exact and
+# independent of --jobs and --shard.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
+  exit 2
+fi
+DG=$1
+ROOT=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+
+# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
+run() {
+  set +e
+  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
+  RC=$?
+  set -e
+  OUT=$(cat "$TMP/stdout")
+  ERR=$(cat "$TMP/stderr")
+}
+
+# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
+# failure the output of the last `run` is shown.
+check() {
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok - $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL - $name (exit $RC)"
+    echo "  condition: $*"
+    sed 's/^/  stdout: /' "$TMP/stdout"
+    sed 's/^/  stderr: /' "$TMP/stderr"
+  fi
+}
+
+rc_is() { [[ $RC -eq $1 ]]; }
+# has TEXT REGEX: some line of TEXT matches the extended regex.
+has() { grep -Eq -- "$2" <<<"$1"; }
+lacks() { ! grep -Eq -- "$2" <<<"$1"; }
+lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
+line_count_is() { [[ $(lines_of "$1") -eq $2 ]]; }
+same_text() { [[ "$1" == "$2" ]]; }
+no_file() { [[ ! -e $1 ]]; }
+# Every line parses as JSON (when python3 is there; it is a build dependency).
+json_lines() {
+  if ! command -v python3 >/dev/null; then return 0; fi
+  python3 -c 'import json, sys
+for line in sys.stdin: json.loads(line)' <<<"$1"
+}
+# The value of a top-level field of JSON line N (1-based): a crude reader
+# for flat fields, enough for numbers and null.
+field() { sed -n "$1p" <<<"$2" | grep -Eo "\"$3\":[^,}]*" | head -1 | cut -d: -f2; }
+
+SEDAN=$ROOT/graphs/bench/sedan_baseline.json
+TREE=$ROOT/graphs/bench/diff_tree_2.json
+NUM='[0-9]+(\.[0-9]+)?'
+
+# ---------------------------------------------------------------------------
+# bench
+
+run "$DG" bench --help
+check "bench --help: exit 0" rc_is 0
+check "bench --help: options" has "$OUT" '--steps N'
+check "bench --help: the baseline" has "$OUT" 'sedan_baseline.json'
+
+run "$DG" bench
+check "bench without a graph: exit 2" rc_is 2
+check "bench without a graph: message" has "$ERR" 'drivegraph bench: no graph file given'
+run "$DG" bench "$TREE" --steps 0
+check "bench --steps 0: exit 2" rc_is 2
+check "bench --steps 0: message" has "$ERR" "--steps: expected a whole number >= 1 \(got '0'\)"
+run "$DG" bench "$TREE" --reps many
+check "bench --reps many: exit 2" rc_is 2
+run "$DG" bench "$TREE" --dt -1
+check "bench --dt -1: exit 2" rc_is 2
+run "$DG" bench "$TREE" --frobnicate
+check "bench unknown option: exit 2" rc_is 2
+run "$DG" bench "$TMP/none.json"
+check "bench missing file: exit 1" rc_is 1
+check "bench missing file: named" has "$ERR" 'none.json: cannot read file'
+printf '{ "drivegraph": 1, "blocks": { "g": { "type": "gear", "ratio": -1 } }, "connections": [] }' >"$TMP/bad.json"
+run "$DG" bench "$TMP/bad.json"
+check "bench invalid graph: exit 1" rc_is 1
+check "bench invalid graph: the problem" has "$ERR" '/blocks/g/ratio: must be > 0 \(got -1\)'
+
+# the baseline's twin: 3 s of launch = one upshift = two topology changes
+run "$DG" bench "$SEDAN" --steps 3000 --reps 3
+check "bench sedan_baseline: exit 0" rc_is 0
+check "bench sedan_baseline: graph line" has "$OUT" '^graph: +.*sedan_baseline.json \(9 blocks, 15 nodes, 5-6 DOFs\)$'
+check "bench sedan_baseline: run line" has "$OUT" '^run: +launch, 3000 steps of 0.001 s \(3 s\), median of 3 after a warm-up run$'
+check "bench sedan_baseline: topology changes" has "$OUT" '^topology changes: +2 per run$'
+check "bench sedan_baseline: ns per step" has "$OUT" "^ns per step: +[0-9]+ median \(min [0-9]+, max [0-9]+\)$"
+check "bench sedan_baseline: steps per second" has "$OUT" '^steps per second: +[0-9]+$'
+check "bench sedan_baseline: real-time factor" has "$OUT" '^real-time factor: +[0-9]+ at dt = 0.001 s$'
+check "bench sedan_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median .*same launch \(relative difference [0-9.e+-]+\)$'
+check "bench sedan_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
+
+# any other graph: no baseline, its own counts
+run "$DG" bench "$TREE" --steps 200 --reps 1 --dt 0.002
+check "bench diff_tree_2: exit 0" rc_is 0
+check "bench diff_tree_2: 2 DOFs" has "$OUT" '\(5 blocks, 5 nodes, 2 DOFs\)$'
+check "bench diff_tree_2: dt" has "$OUT" '200 steps of 0.002 s \(0.4 s\)'
+check "bench diff_tree_2: no topology change" has "$OUT" '^topology changes: +0 per run$'
+check "bench diff_tree_2: no baseline" lacks "$OUT" 'baseline'
+
+# an edited twin keeps its name but not the baseline's trajectory
+sed 's/"mass": 1500/"mass": 1600/' "$SEDAN" >"$TMP/edited.json"
+run "$DG" bench "$TMP/edited.json" --steps 1000 --reps 1
+check "bench edited twin: exit 0" rc_is 0
+check "bench edited twin: not compared" has "$OUT" '^baseline: +not compared: .*was the graph edited\?$'
+check "bench edited twin: no ratio" lacks "$OUT" 'framework/baseline'
+
+# ---------------------------------------------------------------------------
+# sweep: options
+
+run "$DG" sweep --help
+check "sweep --help: exit 0" rc_is 0
+check "sweep --help: options" has "$OUT" '--shard I/N'
+run "$DG" sweep
+check "sweep without a graph: exit 2" rc_is 2
+run "$DG" sweep "$SEDAN" --set engine.inertia
+check "sweep --set without values: exit 2" rc_is 2
+check "sweep --set without values: message" has "$ERR" "--set: expected BLOCK.PARAM=V1,V2,... \(got 'engine.inertia'\)"
+run "$DG" sweep "$SEDAN" --shard 2/2
+check "sweep --shard 2/2: exit 2" rc_is 2
+check "sweep --shard 2/2: message" has "$ERR" "--shard: expected I/N with 0 <= I < N \(got '2/2'\)"
+run "$DG" sweep "$SEDAN" --jobs 0
+check "sweep --jobs 0: exit 2" rc_is 2
+
+# bad overrides are named before anything runs, and nothing is written
+run "$DG" sweep "$SEDAN" --set engine.inertia=0.2,-1 --output "$TMP/bad.jsonl"
+check "sweep out-of-range value: exit 1" rc_is 1
+check "sweep out-of-range value: named" has "$ERR" '^drivegraph sweep: --set engine.inertia=-1: .*sedan_baseline.json: /blocks/engine/inertia: must be > 0 \(got -1\) \(override engine.inertia=-1\)$'
+check "sweep out-of-range value: no output" no_file "$TMP/bad.jsonl"
+check "sweep out-of-range value: no temporary file" no_file "$TMP/bad.jsonl.tmp"
+run "$DG" sweep "$SEDAN" --set engin.inertia=0.2
+check "sweep unknown block: exit 1" rc_is 1
+check "sweep unknown block: did you mean" has "$ERR" 'no block "engin" in the graph; did you mean "engine"\?'
+run "$DG" sweep "$SEDAN" --set engine.inertai=0.2
+check "sweep unknown parameter: exit 1" rc_is 1
+check "sweep unknown parameter: did you mean" has "$ERR" '/blocks/engine/inertai: unknown parameter; did you mean "inertia"\? \(override engine.inertai=0.2\)'
+run "$DG" sweep "$SEDAN" --signals engine.rmp
+check "sweep unknown signal: exit 1" rc_is 1
+check "sweep unknown signal: did you mean" has "$ERR" 'unknown signal "engine.rmp"; did you mean "engine.rpm"\?'
+
+# ---------------------------------------------------------------------------
+# sweep: a 2 x 2 grid
+
+GRID=(--set engine.inertia=0.15,0.25 --set final.ratio=3.9,4.3 --duration 1.5 --signals body.speed,gearbox.gear)
+run "$DG" sweep "$SEDAN" "${GRID[@]}" --jobs 2
+check "sweep grid: exit 0" rc_is 0
+GRID_OUT=$OUT
+check "sweep grid: four lines" line_count_is "$OUT" 4
+check "sweep grid: JSON" json_lines "$OUT"
+check "sweep grid: variant order" same_text "$(grep -Eo '^\{"variant":[0-9]+' <<<"$OUT" | tr -d '{"variant:' | tr '\n' ' ')" "0 1 2 3 "
+check "sweep grid: last --set fastest" has "$OUT" '^\{"variant":1,"overrides":\{"engine.inertia":0.15,"final.ratio":4.3\},'
+check "sweep grid: first --set slowest" has "$OUT" '^\{"variant":2,"overrides":\{"engine.inertia":0.25,"final.ratio":3.9\},'
+check "sweep grid: summary fields" has "$OUT" '"t_0_100":null,"top_speed":[0-9.e+-]+,"final_time":[0-9.e+-]+,"steps":1500,"topology_changes":[0-9]+,"balance_error":[0-9.e+-]+,"balance_error_rel":[0-9.e+-]+,"final":\{"body.speed":[0-9.e+-]+,"gearbox.gear":[0-9]+\}\}$'
+check "sweep grid: summary on stderr" has "$ERR" '^drivegraph sweep: 4 variants \(shard 0/1 of 4\) in [0-9.]+ s on 2 threads: 4 ok, 0 failed$'
+check "sweep grid: the overrides change the runs" [ "$(field 1 "$OUT" top_speed)" != "$(field 4 "$OUT" top_speed)" ]
+
+run "$DG" sweep "$SEDAN" "${GRID[@]}" --jobs 1
+check "sweep --jobs 1: same bytes as --jobs 2" same_text "$OUT" "$GRID_OUT"
+run "$DG" sweep "$SEDAN" "${GRID[@]}" --jobs 3 --shard 0/2
+SHARD0=$OUT
+check "sweep --shard 0/2: even variants" same_text "$(grep -Eo '^\{"variant":[0-9]+' <<<"$OUT" | tr -d '{"variant:' | tr '\n' ' ')" "0 2 "
+run "$DG" sweep "$SEDAN" "${GRID[@]}" --shard 1/2
+check "sweep --shard 1/2: summary" has "$ERR" '2 variants \(shard 1/2 of 4\)'
+check "sweep shards: the union is the sweep" same_text "$(printf '%s\n%s\n' "$SHARD0" "$OUT" | sort -t: -k2 -n)" "$(sort -t: -k2 -n <<<"$GRID_OUT")"
+
+# no overrides: the base graph; overriding a value with the file's own
+# value: the same run, bit for bit
+results() { sed 's/.*"t_0_100"/"t_0_100"/' <<<"$1"; }
+run "$DG" sweep "$SEDAN" --duration 1.5 --signals body.speed,engine.rpm
+check "sweep no overrides: one line" line_count_is "$OUT" 1
+check "sweep no overrides: empty overrides" has "$OUT" '^\{"variant":0,"overrides":\{\},'
+BASE_OUT=$OUT
+run "$DG" sweep "$SEDAN" --set engine.inertia=0.20 --duration 1.5 --signals body.speed,engine.rpm
+check "sweep the file's own value: same results" same_text "$(results "$OUT")" "$(results "$BASE_OUT")"
+
+# --output: complete or nothing
+run "$DG" sweep "$SEDAN" "${GRID[@]}" --output "$TMP/grid.jsonl"
+check "sweep --output: exit 0" rc_is 0
+check "sweep --output: nothing on stdout" line_count_is "$OUT" 0
+check "sweep --output: the file" same_text "$(cat "$TMP/grid.jsonl")" "$GRID_OUT"
+check "sweep --output: no temporary file" no_file "$TMP/grid.jsonl.tmp"
+
+# ---------------------------------------------------------------------------
+# sweep: JSON Lines variants
+
+cat >"$TMP/variants.jsonl" <<'EOF'
+{"engine.inertia": 0.15, "diff.inertia": 0.04}
+
+{"wheel_rl.tyre.D": 0.9, "wheel_rr.tyre.D": 0.9}
+{"gearbox.shift.upshift_rpm": 5500}
+EOF
+run "$DG" sweep "$SEDAN" --variants "$TMP/variants.jsonl" --set final.ratio=3.9,4.3 --duration 1 --signals body.speed
+check "sweep --variants x grid: exit 0" rc_is 0
+check "sweep --variants x grid: six lines" line_count_is "$OUT" 6
+check "sweep --variants x grid: JSON" json_lines "$OUT"
+check "sweep --variants x grid: line 2, grid point 1" has "$OUT" '^\{"variant":3,"overrides":\{"wheel_rl.tyre.D":0.9,"wheel_rr.tyre.D":0.9,"final.ratio":4.3\},'
+check "sweep --variants x grid: nested key" has "$OUT" '^\{"variant":4,"overrides":\{"gearbox.shift.upshift_rpm":5500,"final.ratio":3.9\},'
+
+printf '{"engine.inertia": 0.2}\n{"engine.inertia": 0.2,\n' >"$TMP/broken.jsonl"
+run "$DG" sweep "$SEDAN" --variants "$TMP/broken.jsonl"
+check "sweep broken JSON Lines: exit 1" rc_is 1
+check "sweep broken JSON Lines: line and column" has "$ERR" 'broken.jsonl:2:[0-9]+: '
+printf '[1, 2]\n' >"$TMP/array.jsonl"
+run "$DG" sweep "$SEDAN" --variants "$TMP/array.jsonl"
+check "sweep JSON Lines array: exit 1" rc_is 1
+check "sweep JSON Lines array: message" has "$ERR" 'array.jsonl:1: expected an object of overrides'
+run "$DG" sweep "$SEDAN" --variants "$TMP/none.jsonl"
+check "sweep missing variants file: exit 1" rc_is 1
+
+# a variant that fails keeps its place, with its error; the others run
+printf '{"engine.inertia": 0.2}\n{"engine.idle_rpm": 7000}\n{"engine.inertia": 0.3}\n' >"$TMP/onebad.jsonl"
+run "$DG" sweep "$SEDAN" --variants "$TMP/onebad.jsonl" --duration 0.5 --signals body.speed --output "$TMP/onebad.out"
+check "sweep failing variant: exit 1" rc_is 1
+check "sweep failing variant: stderr names it" has "$ERR" 'variant 1 failed: .*/blocks/engine/redline_rpm: must be > idle_rpm \(7000\) \(got 6500\) \(with 1 override\)'
+check "sweep failing variant: summary" has "$ERR" '3 variants .*: 2 ok, 1 failed$'
+check "sweep failing variant: the file is complete" line_count_is "$(cat "$TMP/onebad.out")" 3
+check "sweep failing variant: its error line" has "$(cat "$TMP/onebad.out")" '^\{"variant":1,"overrides":\{"engine.idle_rpm":7000\},"error":".*must be > idle_rpm'
+
+# a scenario: its stop condition ends the runs early
+cat >"$TMP/stop.json" <<'EOF'
+{ "inputs": { "throttle": [[0, 1]] }, "stop": { "signal": "body.speed", "above": 5 } }
+EOF
+run "$DG" sweep "$SEDAN" --scenario "$TMP/stop.json" --set engine.inertia=0.15,0.3 --duration 10 --signals body.speed
+check "sweep --scenario: exit 0" rc_is 0
+check "sweep --scenario: stopped early" [ "$(field 1 "$OUT" steps)" -lt 10000 ]
+check "sweep --scenario: above the stop speed" has "$OUT" '"final":\{"body.speed":5\.[0-9]+'
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,299 @@
+/* drivegraph bench: the cost of a step, measured the same way for every graph.
+ *
+ * The graph runs the built-in launch input pattern (dg_batch_launch_inputs:
+ * full throttle from rest, so automatic gearboxes shift and the topology
+ * changes on the way) without output. One untimed warm-up run (caches,
+ * branch predictors, CPU clock) is followed by R timed runs, each on a new
+ * simulation; the median is reported with the spread. Only the stepping
+ * loop is timed (setting the four inputs each step included), not the
+ * creation of the simulation, and by the thread's CPU clock: on a shared
+ * machine the time the thread spends descheduled is not the step's cost
+ * (on an idle one the two clocks agree).
+ *
+ * With the baseline's graph twin (graphs/bench/sedan_baseline.json, found
+ * by its name) the hand-written baseline (tests/baseline_sedan.c) runs the
+ * same way, and the framework/baseline cost ratio is printed once the two
+ * trajectories are seen to agree. */
+#include "tool.h"
+
+#include "tests/baseline_sedan.c" /* the hand-written baseline: not part of the library */
+
+#include <drivegraph/drivegraph.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_STEPS 10000
+#define DEFAULT_REPS 5
+#define MAX_REPS 1000
+/* The trajectories of the baseline and its twin agree to ~1e-15 (see
+ * tests/test_baseline.c); anything above this means the graph was edited. */
+#define AGREE_TOL 1e-9
+
+typedef struct bench_opts {
+  const char *graph;
+  long steps;
+  double dt;
+  int reps;
+} bench_opts;
+
+static bool parse_count(const char *text, long max, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || v < 1 || v > max)
+    return false;
+  *out = v;
+  return true;
+}
+
+static int bench_parse_args(const command *cmd, int argc, char **argv, bench_opts *o) {
+  static const struct option longopts[] = {{"steps", required_argument, NULL, 'n'},
+                                            {"dt", required_argument, NULL, 'd'},
+                                            {"reps", required_argument, NULL, 'r'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+  *o = (bench_opts){.steps = DEFAULT_STEPS, .dt = 0.001, .reps = DEFAULT_REPS};
+  long v;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'n':
+      if (!parse_count(optarg, 1000000000L, &o->steps))
+        return usage_error(cmd, "--steps: expected a whole number >= 1 (got '%s')", optarg);
+      break;
+    case 'd':
+      if (!parse_seconds(optarg, &o->dt))
+        return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
+      break;
+    case 'r':
+      if (!parse_count(optarg, MAX_REPS, &v))
+        return usage_error(cmd, "--reps: expected a whole number from 1 to %d (got '%s')",
+                           MAX_REPS, optarg);
+      o->reps = (int)v;
+      break;
+    case 'h': print_help(cmd); return HELP_SHOWN;
+    default: return option_error(cmd, c, argv);
+    }
+  }
+  if (optind >= argc)
+    return usage_error(cmd, "no graph file given");
+  if (optind + 1 < argc)
+    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
+  o->graph = argv[optind];
+  return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Runs                                                                     */
+
+/* CPU time of the calling thread (s). */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return now_seconds();
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* What the untimed warm-up run records. */
+typedef struct bench_info {
+  int dof_min, dof_max, nodes;
+  long topology_changes;
+  double engine_speed, body_speed, body_x; /* at the end; NaN without the signal */
+} bench_info;
+
+static double signal_or_nan(const dg_sim *sim, const char *name) {
+  return dg_sim_signal(sim, dg_sim_signal_find(sim, name));
+}
+
+/* One run of the launch; returns the seconds spent stepping, or a negative
+ * number after printing the failure. `info` (warm-up only) is filled. */
+static double run_graph(const bench_opts *o, const dg_graph *g, bench_info *info) {
+  dg_error err;
+  dg_sim *sim = dg_sim_new(g, &err);
+  if (!sim) {
+    print_error(stderr, &err, o->graph);
+    return -1.0;
+  }
+  if (info) {
+    info->dof_min = info->dof_max = dg_sim_dof_count(sim);
+    info->nodes = dg_sim_node_count(sim);
+  }
+  double start = cpu_seconds();
+  for (long k = 0; k < o->steps; k++) {
+    dg_batch_launch_inputs(sim, (double)k * o->dt);
+    if (dg_sim_step(sim, o->dt) != DG_OK) {
+      fprintf(stderr, "drivegraph bench: step %ld (from t = %g s) failed:\n", k + 1,
+              (double)k * o->dt);
+      print_error(stderr, dg_sim_last_error(sim), o->graph);
+      dg_sim_free(sim);
+      return -1.0;
+    }
+    if (info) {
+      int n = dg_sim_dof_count(sim);
+      info->dof_min = n < info->dof_min ? n : info->dof_min;
+      info->dof_max = n > info->dof_max ? n : info->dof_max;
+    }
+  }
+  double seconds = cpu_seconds() - start;
+  if (info) {
+    info->topology_changes = dg_sim_topology_changes(sim);
+    info->engine_speed = signal_or_nan(sim, "engine.omega");
+    info->body_speed = signal_or_nan(sim, "body.speed");
+    info->body_x = signal_or_nan(sim, "body.x");
+  }
+  dg_sim_free(sim);
+  return seconds;
+}
+
+/* The baseline, run like the graph (the same throttle every step). */
+static double run_baseline(const bench_opts *o, const baseline_sedan_params *p, bench_info *info) {
+  baseline_sedan *s = malloc(sizeof *s);
+  if (!s)
+    return -1.0;
+  baseline_sedan_init(s, p);
+  double start = cpu_seconds();
+  for (long k = 0; k < o->steps; k++)
+    baseline_sedan_step(s, 1.0, o->dt);
+  double seconds = cpu_seconds() - start;
+  if (info) {
+    info->topology_changes = s->topology_changes;
+    info->engine_speed = baseline_sedan_engine_speed(s);
+    info->body_speed = s->v;
+    info->body_x = s->x;
+  }
+  free(s);
+  return seconds;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct timing {
+  double median, min, max; /* ns per step */
+} timing;
+
+static timing summarize(double *ns, int n) {
+  qsort(ns, (size_t)n, sizeof *ns, cmp_double);
+  double med = n % 2 ? ns[n / 2] : 0.5 * (ns[n / 2 - 1] + ns[n / 2]);
+  return (timing){med, ns[0], ns[n - 1]};
+}
+
+/* Warm-up, then o->reps timed runs of the graph (baseline when p != NULL). */
+static int measure(const bench_opts *o, const dg_graph *g, const baseline_sedan_params *p,
+                   bench_info *info, timing *out) {
+  double *ns = calloc((size_t)o->reps, sizeof *ns);
+  if (!ns) {
+    fprintf(stderr, "drivegraph bench: out of memory\n");
+    return EXIT_INVALID;
+  }
+  int rc = EXIT_OK;
+  for (int r = -1; r < o->reps && rc == EXIT_OK; r++) {
+    bench_info *rec = r < 0 ? info : NULL;
+    double s = p ? run_baseline(o, p, rec) : run_graph(o, g, rec);
+    if (s < 0.0)
+      rc = EXIT_INVALID;
+    else if (r >= 0)
+      ns[r] = 1e9 * s / (double)o->steps;
+  }
+  if (rc == EXIT_OK)
+    *out = summarize(ns, o->reps);
+  free(ns);
+  return rc;
+}
+
+static double rel_diff(double a, double b) {
+  return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1.0);
+}
+
+/* The baseline's cost, once its trajectory is seen to match the graph's. */
+static int bench_baseline(const bench_opts *o, const bench_info *fw, const timing *tf) {
+  baseline_sedan_params p;
+  baseline_sedan_defaults(&p);
+  bench_info bl;
+  timing tb;
+  int rc = measure(o, NULL, &p, &bl, &tb);
+  if (rc != EXIT_OK)
+    return rc;
+  double diff = fmax(rel_diff(fw->engine_speed, bl.engine_speed),
+                     fmax(rel_diff(fw->body_speed, bl.body_speed), rel_diff(fw->body_x, bl.body_x)));
+  if (!(diff <= AGREE_TOL) || fw->topology_changes != bl.topology_changes) {
+    printf("baseline:           not compared: this graph's launch differs from "
+           "tests/baseline_sedan.c (relative difference %.2g, %ld vs %ld topology changes); "
+           "was the graph edited?\n",
+           diff, fw->topology_changes, bl.topology_changes);
+    return EXIT_OK;
+  }
+  printf("baseline:           %.0f ns per step median (min %.0f, max %.0f), hand-written "
+         "tests/baseline_sedan.c, same launch (relative difference %.1e)\n",
+         tb.median, tb.min, tb.max, diff);
+  printf("framework/baseline: %.2f\n", tf->median / tb.median);
+  return EXIT_OK;
+}
+
+static int cmd_bench(const command *cmd, int argc, char **argv) {
+  bench_opts o;
+  int rc = bench_parse_args(cmd, argc, argv, &o);
+  if (rc != EXIT_OK)
+    return rc == HELP_SHOWN ? EXIT_OK : rc;
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(NULL, o.graph, &err);
+  if (!g) {
+    print_error(stderr, &err, o.graph);
+    return EXIT_INVALID;
+  }
+  bench_info info;
+  timing t;
+  rc = measure(&o, g, NULL, &info, &t);
+  if (rc == EXIT_OK) {
+    printf("graph:              %s (%d blocks, %d nodes, ", o.graph, dg_graph_block_count(g),
+           info.nodes);
+    if (info.dof_min == info.dof_max)
+      printf("%d DOFs)\n", info.dof_min);
+    else
+      printf("%d-%d DOFs)\n", info.dof_min, info.dof_max);
+    printf("run:                launch, %ld steps of %g s (%g s), median of %d after a "
+           "warm-up run\n",
+           o.steps, o.dt, (double)o.steps * o.dt, o.reps);
+    printf("topology changes:   %ld per run\n", info.topology_changes);
+    printf("ns per step:        %.0f median (min %.0f, max %.0f)\n", t.median, t.min, t.max);
+    printf("steps per second:   %.0f\n", 1e9 / t.median);
+    printf("real-time factor:   %.0f at dt = %g s\n", o.dt * 1e9 / t.median, o.dt);
+    fflush(stdout);
+    if (strcmp(dg_graph_name(g), BASELINE_SEDAN_NAME) == 0)
+      rc = bench_baseline(&o, &info, &t);
+  }
+  dg_graph_free(g);
+  return rc;
+}
+
+const command dg_cmd_bench = {
+    .name = "bench",
+    .synopsis = "GRAPH [--steps N] [--dt s] [--reps R]",
+    .summary = "Measure the cost of a simulation step (ns per RK4 step).",
+    .help = "Runs the graph through a fixed launch without output: full throttle from rest,\n"
+            "brake and clutch pedal released, gear input 1 + floor(t / 2 s) (manual\n"
+            "gearboxes shift up every 2 s; automatic ones shift on their own), so mode\n"
+            "changes are part of the cost. After one untimed warm-up run it times R runs\n"
+            "(a new simulation each; only the stepping loop is timed, by the thread's\n"
+            "CPU clock) and prints the median and spread of the ns per step, steps per\n"
+            "second, the real-time factor at dt and the number of topology changes per\n"
+            "run.\n\n"
+            "With graphs/bench/sedan_baseline.json (recognized by its name) the\n"
+            "hand-written baseline tests/baseline_sedan.c runs the same way and the\n"
+            "framework/baseline cost ratio is printed, once their trajectories agree.\n\n"
+            "Options:\n"
+            "  --steps N         steps per run (default 10000)\n"
+            "  --dt s            step size (default 0.001)\n"
+            "  --reps R          timed runs, 1 to 1000 (default 5)\n"
+            "  -h, --help        show this help\n\n"
+            "Exit status: 0 ok, 1 invalid graph or failed simulation, 2 usage error.\n",
+    .run = cmd_bench,
+};

@@ -1,0 +1,794 @@
+/* drivegraph sweep: many independent simulations of one graph with
+ * parameter overrides, on every core, one summary line per variant.
+ *
+ * Variants come from a grid (--set KEY=V1,V2,... repeated: the Cartesian
+ * product, the last --set varying fastest) and/or a JSON Lines file (one
+ * object of overrides per line); with both, every line is combined with
+ * every grid point (index = line · grid size + grid point) and the grid's
+ * values win where they name the same key. --shard i/n keeps the variants
+ * whose index % n == i, so that a job array or GNU parallel can split one
+ * sweep over machines and the union of the shards is the whole sweep.
+ *
+ * The runs are dg_batch_run's (lib/batch.c): one simulation per thread at a
+ * time and nothing mutable shared, so every line is bit for bit what a run
+ * of that variant alone gives, whatever --jobs is (numbers are printed in
+ * the shortest form that reads back to the same double). Variants run in chunks
+ * and are written in variant order as each chunk ends. */
+#include "tool.h"
+
+#include <drivegraph/drivegraph.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Variants per thread in a chunk: output is written once per chunk. */
+#define CHUNK_PER_THREAD 128
+#define MAX_JOBS 1024
+/* Sweeps larger than this are surely a mistake in the grid. */
+#define MAX_VARIANTS 100000000L
+
+typedef struct grid_key {
+  const char *key;
+  int n;
+  char **values; /* canonical JSON text of each value */
+} grid_key;
+
+typedef struct jsonl_line {
+  int n;
+  dg_override *ov; /* key and value strings owned here */
+} jsonl_line;
+
+typedef struct sweep_opts {
+  const char *graph;
+  const char *variants_file;
+  const char *scenario;
+  const char *signals;
+  const char *output;
+  double dt, duration;
+  int jobs;
+  long shard_i, shard_n;
+  int nkeys;
+  grid_key *keys;
+} sweep_opts;
+
+typedef struct sweep {
+  sweep_opts o;
+  char *graph_text;
+  dg_scenario *scn;
+  int nlines;
+  jsonl_line *lines;
+  long grid_size, total;
+  int nsig;
+  char **sig; /* signal names reported as final values */
+  FILE *out;
+  char *tmp_path;
+  long ok, failed;
+} sweep;
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+
+/* The shortest %g form of x that reads back as x (at most 17 digits). */
+static void shortest(char *buf, size_t size, double x) {
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, size, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x)
+      return;
+  }
+}
+
+/* Compact JSON of v with reals in their shortest exact form (jansson's
+ * own printer always writes 17 digits: 0.15 as 0.14999999999999999). */
+static bool put_json(FILE *f, const json_t *v) {
+  char num[40];
+  size_t i;
+  const char *key;
+  json_t *item;
+  switch (json_typeof(v)) {
+  case JSON_REAL:
+    shortest(num, sizeof num, json_real_value(v));
+    if (!strpbrk(num, ".eEn")) /* keep it a real: 2 → 2.0 */
+      strcat(num, ".0");
+    return fputs(num, f) >= 0;
+  case JSON_ARRAY:
+    fputc('[', f);
+    json_array_foreach(v, i, item) {
+      if (i)
+        fputc(',', f);
+      put_json(f, item);
+    }
+    return fputc(']', f) != EOF;
+  case JSON_OBJECT: {
+    bool first = true;
+    fputc('{', f);
+    json_object_foreach((json_t *)v, key, item) {
+      json_t *k = json_string(key);
+      char *kd = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+      fprintf(f, "%s%s:", first ? "" : ",", kd ? kd : "\"?\"");
+      free(kd);
+      json_decref(k);
+      put_json(f, item);
+      first = false;
+    }
+    return fputc('}', f) != EOF;
+  }
+  default: {
+    char *d = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    bool ok = d && fputs(d, f) >= 0;
+    free(d);
+    return ok;
+  }
+  }
+}
+
+/* Canonical JSON text of v (malloc'ed), or NULL. */
+static char *json_text(const json_t *v) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  bool ok = put_json(f, v);
+  if (fclose(f) != 0 || !ok) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Canonical JSON text of an override value: JSON as given, else a string. */
+static char *canonical_value(const char *text) {
+  json_error_t je;
+  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+  if (!v)
+    v = json_string(text);
+  char *out = v ? json_text(v) : NULL;
+  json_decref(v);
+  return out;
+}
+
+/* Splits "a,b,[c,d],\"e,f\"" at the commas outside brackets and quotes. */
+static int split_values(const char *list, char ***out) {
+  int cap = 8, n = 0, depth = 0;
+  bool quoted = false;
+  char **v = malloc(sizeof *v * (size_t)cap);
+  const char *start = list;
+  for (const char *c = list;; c++) {
+    if (*c == '\0' || (*c == ',' && depth == 0 && !quoted)) {
+      if (!v)
+        return -1;
+      if (n == cap) {
+        cap *= 2;
+        char **nv = realloc(v, sizeof *v * (size_t)cap);
+        if (!nv)
+          break;
+        v = nv;
+      }
+      char *piece = strndup(start, (size_t)(c - start));
+      v[n] = piece ? canonical_value(piece) : NULL;
+      free(piece);
+      if (!v[n])
+        break;
+      n++;
+      if (*c == '\0') {
+        *out = v;
+        return n;
+      }
+      start = c + 1;
+    } else if (*c == '"' && (c == list || c[-1] != '\\')) {
+      quoted = !quoted;
+    } else if (!quoted && (*c == '[' || *c == '{')) {
+      depth++;
+    } else if (!quoted && (*c == ']' || *c == '}')) {
+      depth--;
+    }
+  }
+  for (int i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+  return -1;
+}
+
+static int add_set(const command *cmd, sweep_opts *o, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg || eq[1] == '\0')
+    return usage_error(cmd, "--set: expected BLOCK.PARAM=V1,V2,... (got '%s')", arg);
+  grid_key *k = realloc(o->keys, sizeof *k * (size_t)(o->nkeys + 1));
+  if (!k)
+    return usage_error(cmd, "out of memory");
+  o->keys = k;
+  grid_key *g = &o->keys[o->nkeys];
+  char *key = strndup(arg, (size_t)(eq - arg));
+  g->key = key;
+  g->values = NULL;
+  g->n = key ? split_values(eq + 1, &g->values) : -1;
+  if (g->n < 0) {
+    free(key);
+    return usage_error(cmd, "out of memory");
+  }
+  o->nkeys++;
+  return EXIT_OK;
+}
+
+static bool parse_shard(const char *text, long *i, long *n) {
+  char *end;
+  errno = 0;
+  *i = strtol(text, &end, 10);
+  if (end == text || *end != '/' || errno)
+    return false;
+  const char *rest = end + 1;
+  *n = strtol(rest, &end, 10);
+  return end != rest && *end == '\0' && !errno && *n >= 1 && *i >= 0 && *i < *n;
+}
+
+static int sweep_parse_args(const command *cmd, int argc, char **argv, sweep_opts *o) {
+  static const struct option longopts[] = {
+      {"set", required_argument, NULL, 's'},     {"variants", required_argument, NULL, 'v'},
+      {"scenario", required_argument, NULL, 'S'}, {"dt", required_argument, NULL, 'd'},
+      {"duration", required_argument, NULL, 'T'}, {"jobs", required_argument, NULL, 'j'},
+      {"shard", required_argument, NULL, 'k'},   {"signals", required_argument, NULL, 'g'},
+      {"output", required_argument, NULL, 'o'},  {"help", no_argument, NULL, 'h'},
+      {0, 0, 0, 0}};
+  o->dt = o->duration = NAN;
+  o->shard_i = 0;
+  o->shard_n = 1;
+  int c, rc;
+  while ((c = getopt_long(argc, argv, ":hj:o:", longopts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      if ((rc = add_set(cmd, o, optarg)) != EXIT_OK)
+        return rc;
+      break;
+    case 'v': o->variants_file = optarg; break;
+    case 'S': o->scenario = optarg; break;
+    case 'g': o->signals = optarg; break;
+    case 'o': o->output = optarg; break;
+    case 'd':
+      if (!parse_seconds(optarg, &o->dt))
+        return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
+      break;
+    case 'T':
+      if (!parse_seconds(optarg, &o->duration))
+        return usage_error(cmd, "--duration: expected a number of seconds > 0 (got '%s')",
+                           optarg);
+      break;
+    case 'j': {
+      char *end;
+      errno = 0;
+      long j = strtol(optarg, &end, 10);
+      if (end == optarg || *end || errno || j < 1 || j > MAX_JOBS)
+        return usage_error(cmd, "--jobs: expected a whole number from 1 to %d (got '%s')",
+                           MAX_JOBS, optarg);
+      o->jobs = (int)j;
+      break;
+    }
+    case 'k':
+      if (!parse_shard(optarg, &o->shard_i, &o->shard_n))
+        return usage_error(cmd, "--shard: expected I/N with 0 <= I < N (got '%s')", optarg);
+      break;
+    case 'h': print_help(cmd); return HELP_SHOWN;
+    default: return option_error(cmd, c, argv);
+    }
+  }
+  if (optind >= argc)
+    return usage_error(cmd, "no graph file given");
+  if (optind + 1 < argc)
+    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
+  o->graph = argv[optind];
+  return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                   */
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    len += fread(buf + len, 1, cap - len - 1, f);
+    if (ferror(f) || feof(f))
+      break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  bool bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    if (bad)
+      errno = EIO;
+    return NULL;
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+/* One JSON Lines line: an object of overrides. */
+static int parse_line(sweep *s, const char *text, int lineno) {
+  json_error_t je;
+  json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  if (!obj) {
+    fprintf(stderr, "%s:%d:%d: %s\n", s->o.variants_file, lineno, je.column, je.text);
+    return EXIT_INVALID;
+  }
+  if (!json_is_object(obj)) {
+    fprintf(stderr, "%s:%d: expected an object of overrides {\"block.param\": value, ...}\n",
+            s->o.variants_file, lineno);
+    json_decref(obj);
+    return EXIT_INVALID;
+  }
+  jsonl_line *l = &s->lines[s->nlines];
+  l->n = 0;
+  l->ov = calloc(json_object_size(obj) + 1, sizeof *l->ov);
+  int rc = l->ov ? EXIT_OK : EXIT_INVALID;
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    if (rc != EXIT_OK)
+      break;
+    char *k = strdup(key), *val = json_text(v);
+    l->ov[l->n++] = (dg_override){k, val};
+    if (!k || !val)
+      rc = EXIT_INVALID;
+  }
+  json_decref(obj);
+  s->nlines++;
+  if (rc != EXIT_OK)
+    fprintf(stderr, "drivegraph sweep: out of memory\n");
+  return rc;
+}
+
+static int read_variants(sweep *s) {
+  char *text = read_text(s->o.variants_file);
+  if (!text) {
+    fprintf(stderr, "%s: cannot read file: %s\n", s->o.variants_file, strerror(errno));
+    return EXIT_INVALID;
+  }
+  int count = 1;
+  for (const char *c = text; *c; c++)
+    count += *c == '\n';
+  s->lines = calloc((size_t)count, sizeof *s->lines);
+  int rc = s->lines ? EXIT_OK : EXIT_INVALID;
+  char *save = NULL;
+  int lineno = 0;
+  /* strtok_r would merge blank lines; walk them by hand to keep numbers */
+  for (char *line = text; rc == EXIT_OK && line; line = save) {
+    char *nl = strchr(line, '\n');
+    save = nl ? nl + 1 : NULL;
+    if (nl)
+      *nl = '\0';
+    lineno++;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+      p++;
+    if (*p)
+      rc = parse_line(s, line, lineno);
+  }
+  free(text);
+  if (rc == EXIT_OK && s->nlines == 0) {
+    fprintf(stderr, "%s: no variants (expected one JSON object per line)\n", s->o.variants_file);
+    rc = EXIT_INVALID;
+  }
+  return rc;
+}
+
+/* Every grid value alone on the base graph: a bad one is named before
+ * anything runs. */
+static int check_grid(sweep *s) {
+  for (int k = 0; k < s->o.nkeys; k++) {
+    const grid_key *g = &s->o.keys[k];
+    for (int i = 0; i < g->n; i++) {
+      dg_override ov = {g->key, g->values[i]};
+      dg_error err;
+      dg_graph *gr = dg_graph_load_overrides(NULL, s->graph_text, s->o.graph, 1, &ov, &err);
+      if (!gr) {
+        fprintf(stderr, "drivegraph sweep: --set %s=%s: ", g->key, g->values[i]);
+        print_error(stderr, &err, s->o.graph);
+        return EXIT_INVALID;
+      }
+      dg_graph_free(gr);
+    }
+  }
+  return EXIT_OK;
+}
+
+static char *trim(char *t) {
+  while (*t == ' ' || *t == '\t')
+    t++;
+  char *e = t + strlen(t);
+  while (e > t && (e[-1] == ' ' || e[-1] == '\t'))
+    *--e = '\0';
+  return t;
+}
+
+/* Signal names for the final values: --signals, else every signal. */
+static int choose_signals(sweep *s) {
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, s->graph_text, s->o.graph, &err);
+  dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
+  if (!sim) {
+    print_error(stderr, &err, s->o.graph);
+    dg_graph_free(g);
+    return EXIT_INVALID;
+  }
+  int rc = EXIT_OK;
+  int n = dg_sim_signal_count(sim);
+  s->sig = calloc((size_t)n + 1, sizeof *s->sig);
+  if (!s->sig) {
+    rc = EXIT_INVALID;
+  } else if (!s->o.signals) {
+    for (int i = 0; i < n && rc == EXIT_OK; i++)
+      if (!(s->sig[s->nsig++] = strdup(dg_sim_signal_name(sim, i))))
+        rc = EXIT_INVALID;
+  } else {
+    char *copy = strdup(s->o.signals), *save = NULL;
+    rc = copy ? EXIT_OK : EXIT_INVALID;
+    for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && rc == EXIT_OK;
+         tok = strtok_r(NULL, ",", &save)) {
+      char *name = trim(tok);
+      if (!*name)
+        continue;
+      if (dg_sim_signal_by_name(sim, name, NULL, &err) != DG_OK) {
+        fprintf(stderr, "drivegraph sweep: --signals: %s\n", err.text);
+        rc = EXIT_INVALID;
+      } else {
+        char **grown = s->nsig < n ? s->sig : realloc(s->sig, sizeof *s->sig * (size_t)(s->nsig + 1));
+        if (!grown || !(grown[s->nsig] = strdup(name))) {
+          rc = EXIT_INVALID;
+        } else {
+          s->sig = grown;
+          s->nsig++;
+        }
+      }
+    }
+    free(copy);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  return rc;
+}
+
+static int sweep_prepare(sweep *s) {
+  s->graph_text = read_text(s->o.graph);
+  if (!s->graph_text) {
+    fprintf(stderr, "%s: cannot read file: %s\n", s->o.graph, strerror(errno));
+    return EXIT_INVALID;
+  }
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, s->graph_text, s->o.graph, &err);
+  if (!g) {
+    print_error(stderr, &err, s->o.graph);
+    return EXIT_INVALID;
+  }
+  dg_graph_free(g);
+  if (s->o.scenario) {
+    s->scn = dg_scenario_load_file(s->o.scenario, &err);
+    if (!s->scn) {
+      print_error(stderr, &err, s->o.scenario);
+      return EXIT_INVALID;
+    }
+  }
+  if (s->o.variants_file) {
+    int rc = read_variants(s);
+    if (rc != EXIT_OK)
+      return rc;
+  }
+  s->grid_size = 1;
+  for (int k = 0; k < s->o.nkeys; k++) {
+    s->grid_size *= s->o.keys[k].n;
+    if (s->grid_size > MAX_VARIANTS) {
+      fprintf(stderr, "drivegraph sweep: more than %ld variants\n", MAX_VARIANTS);
+      return EXIT_INVALID;
+    }
+  }
+  s->total = s->grid_size * (s->nlines > 0 ? s->nlines : 1);
+  if (s->total > MAX_VARIANTS) {
+    fprintf(stderr, "drivegraph sweep: more than %ld variants\n", MAX_VARIANTS);
+    return EXIT_INVALID;
+  }
+  int rc = check_grid(s);
+  if (rc == EXIT_OK)
+    rc = choose_signals(s);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Variants and output                                                      */
+
+static int max_overrides(const sweep *s) {
+  int m = 0;
+  for (int i = 0; i < s->nlines; i++)
+    m = s->lines[i].n > m ? s->lines[i].n : m;
+  return m + s->o.nkeys;
+}
+
+/* The overrides of variant `index` into ov (line's first, then the grid's). */
+static int variant_overrides(const sweep *s, long index, dg_override *ov) {
+  int n = 0;
+  long point = index % s->grid_size;
+  if (s->nlines > 0) {
+    const jsonl_line *l = &s->lines[index / s->grid_size];
+    for (int i = 0; i < l->n; i++)
+      ov[n++] = l->ov[i];
+  }
+  /* mixed radix, the last key fastest */
+  long div = s->grid_size;
+  for (int k = 0; k < s->o.nkeys; k++) {
+    const grid_key *g = &s->o.keys[k];
+    div /= g->n;
+    ov[n++] = (dg_override){g->key, g->values[(point / div) % g->n]};
+  }
+  return n;
+}
+
+static void put_number(FILE *f, double x) {
+  char buf[40];
+  if (isfinite(x)) {
+    shortest(buf, sizeof buf, x);
+    fputs(buf, f);
+  } else {
+    fputs("null", f);
+  }
+}
+
+static void put_string(FILE *f, const char *text) {
+  json_t *j = json_string(text);
+  char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  fputs(d ? d : "\"?\"", f);
+  free(d);
+  json_decref(j);
+}
+
+static void write_line(sweep *s, long index, int n, const dg_override *ov,
+                       const dg_batch_result *r, const double *finals) {
+  FILE *f = s->out;
+  fprintf(f, "{\"variant\":%ld,\"overrides\":{", index);
+  bool first = true;
+  for (int i = 0; i < n; i++) {
+    /* a later override of the same key wins: print only that one */
+    bool later = false;
+    for (int j = i + 1; j < n && !later; j++)
+      later = strcmp(ov[i].key, ov[j].key) == 0;
+    if (later)
+      continue;
+    if (!first)
+      fputc(',', f);
+    first = false;
+    put_string(f, ov[i].key);
+    fprintf(f, ":%s", ov[i].value);
+  }
+  fputc('}', f);
+  if (r->code != DG_OK) {
+    char msg[DG_ERROR_FILE_LEN + DG_ERROR_PATH_LEN + DG_ERROR_TEXT_LEN + 32];
+    dg_error e = r->error;
+    if (!e.file[0])
+      snprintf(e.file, sizeof e.file, "%s", s->o.graph);
+    dg_error_format(&e, msg, sizeof msg);
+    fputs(",\"error\":", f);
+    put_string(f, msg);
+    fputs("}\n", f);
+    if (s->failed++ < 3)
+      fprintf(stderr, "drivegraph sweep: variant %ld failed: %s\n", index, msg);
+    return;
+  }
+  s->ok++;
+  fputs(",\"t_0_100\":", f);
+  put_number(f, r->t_0_100);
+  fputs(",\"top_speed\":", f);
+  put_number(f, r->top_speed);
+  fputs(",\"final_time\":", f);
+  put_number(f, r->final_time);
+  fprintf(f, ",\"steps\":%ld,\"topology_changes\":%ld,\"balance_error\":", r->steps,
+          r->topology_changes);
+  put_number(f, r->balance_error);
+  fputs(",\"balance_error_rel\":", f);
+  put_number(f, r->work_in > 0.0 ? fabs(r->balance_error) / r->work_in : NAN);
+  fputs(",\"final\":{", f);
+  for (int k = 0; k < s->nsig; k++) {
+    if (k)
+      fputc(',', f);
+    put_string(f, s->sig[k]);
+    fputc(':', f);
+    put_number(f, finals[k]);
+  }
+  fputs("}}\n", f);
+}
+
+static int open_output(sweep *s) {
+  if (!s->o.output) {
+    s->out = stdout;
+    return EXIT_OK;
+  }
+  s->tmp_path = malloc(strlen(s->o.output) + 5);
+  if (!s->tmp_path)
+    return EXIT_INVALID;
+  sprintf(s->tmp_path, "%s.tmp", s->o.output);
+  s->out = fopen(s->tmp_path, "w");
+  if (!s->out) {
+    fprintf(stderr, "drivegraph sweep: cannot write %s: %s\n", s->o.output, strerror(errno));
+    return EXIT_INVALID;
+  }
+  return EXIT_OK;
+}
+
+/* Closes the output: renamed into place when `keep`, removed otherwise. */
+static int close_output(sweep *s, bool keep) {
+  if (!s->out || s->out == stdout) {
+    if (s->out && fflush(s->out) != 0)
+      return EXIT_INVALID;
+    return EXIT_OK;
+  }
+  int why = 0;
+  if (fflush(s->out) != 0 || ferror(s->out))
+    why = errno ? errno : EIO;
+  if (fclose(s->out) != 0 && !why)
+    why = errno ? errno : EIO;
+  s->out = NULL;
+  if (keep && !why && rename(s->tmp_path, s->o.output) != 0)
+    why = errno;
+  if (keep && !why)
+    return EXIT_OK;
+  if (keep)
+    fprintf(stderr, "drivegraph sweep: cannot write %s: %s\n", s->o.output, strerror(why));
+  remove(s->tmp_path);
+  return keep ? EXIT_INVALID : EXIT_OK;
+}
+
+static int sweep_run(sweep *s) {
+  dg_batch_options bo;
+  dg_batch_options_init(&bo);
+  bo.graph_json = s->graph_text;
+  bo.graph_name = s->o.graph;
+  bo.scenario = s->scn;
+  bo.dt = s->o.dt;
+  bo.duration = s->o.duration;
+  bo.threads = s->o.jobs;
+  bo.n_signals = s->nsig;
+  bo.signals = (const char *const *)s->sig;
+  long selected = s->total > s->o.shard_i ? (s->total - s->o.shard_i - 1) / s->o.shard_n + 1 : 0;
+  int jobs = s->o.jobs > 0 ? s->o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  long chunk = (long)(jobs > 0 ? jobs : 1) * CHUNK_PER_THREAD;
+  int per = max_overrides(s);
+  dg_batch_variant *vars = calloc((size_t)chunk, sizeof *vars);
+  dg_override *ovs = calloc((size_t)chunk * (size_t)(per ? per : 1), sizeof *ovs);
+  dg_batch_result *res = calloc((size_t)chunk, sizeof *res);
+  double *finals = calloc((size_t)chunk * (size_t)(s->nsig ? s->nsig : 1), sizeof *finals);
+  long *index = calloc((size_t)chunk, sizeof *index);
+  int rc = vars && ovs && res && finals && index ? EXIT_OK : EXIT_INVALID;
+  if (rc != EXIT_OK)
+    fprintf(stderr, "drivegraph sweep: out of memory\n");
+  double start = now_seconds();
+  for (long done = 0; rc == EXIT_OK && done < selected; done += chunk) {
+    int m = (int)(selected - done < chunk ? selected - done : chunk);
+    for (int i = 0; i < m; i++) {
+      index[i] = s->o.shard_i + (done + i) * s->o.shard_n;
+      dg_override *ov = ovs + (size_t)i * (size_t)per;
+      vars[i] = (dg_batch_variant){variant_overrides(s, index[i], ov), ov};
+    }
+    dg_error err;
+    if (dg_batch_run(&bo, m, vars, res, finals, &err) != DG_OK) {
+      print_error(stderr, &err, s->o.graph);
+      rc = EXIT_INVALID;
+      break;
+    }
+    for (int i = 0; i < m; i++)
+      write_line(s, index[i], vars[i].n_overrides, vars[i].overrides, &res[i],
+                 finals + (size_t)i * (size_t)s->nsig);
+  }
+  double wall = now_seconds() - start;
+  free(vars);
+  free(ovs);
+  free(res);
+  free(finals);
+  free(index);
+  if (rc == EXIT_OK) {
+    fprintf(stderr,
+            "drivegraph sweep: %ld variant%s (shard %ld/%ld of %ld) in %.3f s on %d thread%s: "
+            "%ld ok, %ld failed\n",
+            selected, selected == 1 ? "" : "s", s->o.shard_i, s->o.shard_n, s->total, wall, jobs,
+            jobs == 1 ? "" : "s", s->ok, s->failed);
+    if (s->failed > 0)
+      rc = EXIT_INVALID;
+  }
+  return rc;
+}
+
+static void sweep_free(sweep *s) {
+  if (s->out)
+    close_output(s, false);
+  free(s->tmp_path);
+  for (int k = 0; k < s->o.nkeys; k++) {
+    for (int i = 0; i < s->o.keys[k].n; i++)
+      free(s->o.keys[k].values[i]);
+    free(s->o.keys[k].values);
+    free((char *)s->o.keys[k].key);
+  }
+  free(s->o.keys);
+  for (int i = 0; i < s->nlines; i++) {
+    for (int k = 0; k < s->lines[i].n; k++) {
+      free((char *)s->lines[i].ov[k].key);
+      free((char *)s->lines[i].ov[k].value);
+    }
+    free(s->lines[i].ov);
+  }
+  free(s->lines);
+  for (int k = 0; k < s->nsig; k++)
+    free(s->sig[k]);
+  free(s->sig);
+  dg_scenario_free(s->scn);
+  free(s->graph_text);
+}
+
+static int cmd_sweep(const command *cmd, int argc, char **argv) {
+  sweep s = {0};
+  int rc = sweep_parse_args(cmd, argc, argv, &s.o);
+  if (rc == EXIT_OK)
+    rc = sweep_prepare(&s);
+  if (rc == EXIT_OK)
+    rc = open_output(&s);
+  if (rc == EXIT_OK) {
+    rc = sweep_run(&s);
+    /* a variant that failed still has its line: the output is complete */
+    bool complete = rc == EXIT_OK || s.failed > 0;
+    int crc = close_output(&s, complete);
+    if (rc == EXIT_OK)
+      rc = crc;
+  }
+  sweep_free(&s);
+  return rc == HELP_SHOWN ? EXIT_OK : rc;
+}
+
+const command dg_cmd_sweep = {
+    .name = "sweep",
+    .synopsis = "GRAPH [--set BLOCK.PARAM=V1,V2,...]... [--variants FILE.jsonl] [--scenario FILE] "
+                "[--dt s] [--duration s] [--jobs N] [--shard I/N] [--signals a.b,c.d] "
+                "[--output FILE]",
+    .summary = "Run many variants of a graph in parallel; one JSON line per variant.",
+    .help =
+        "Runs every variant of GRAPH as an independent simulation, one per thread at\n"
+        "a time on --jobs threads, and writes one JSON line per variant in variant\n"
+        "order:\n"
+        "  {\"variant\": 0, \"overrides\": {...}, \"t_0_100\": s, \"top_speed\": m/s,\n"
+        "   \"final_time\": s, \"steps\": N, \"topology_changes\": N, \"balance_error\": J,\n"
+        "   \"balance_error_rel\": ..., \"final\": {\"<block>.<signal>\": value, ...}}\n"
+        "or {\"variant\": 3, \"overrides\": {...}, \"error\": \"...\"} for a failed run\n"
+        "(numbers in their shortest exact form, null for none). t_0_100 and top_speed use the speed\n"
+        "of the first vehicle block. A summary goes to stderr.\n\n"
+        "Variants:\n"
+        "  --set BLOCK.PARAM=V1,V2,...  a grid axis (repeatable; the product of all\n"
+        "                    axes, the last varying fastest). Values are JSON (a number,\n"
+        "                    [an, array], \"a string\"); text that is not JSON is a string.\n"
+        "                    Nested parameters: wheel_rl.tyre.D, gearbox.shift.upshift_rpm.\n"
+        "  --variants FILE   JSON Lines: one object {\"block.param\": value, ...} per\n"
+        "                    line; with --set, each line times each grid point.\n"
+        "Overrides are applied to the graph's JSON before it is loaded, so they are\n"
+        "validated like the file; a bad --set value is named before anything runs.\n\n"
+        "Options:\n"
+        "  --scenario FILE   inputs, initial values, stop condition (default: the\n"
+        "                    launch of `drivegraph bench`: full throttle from rest)\n"
+        "  --dt s            step size (default: the scenario's, else 0.001)\n"
+        "  --duration s      simulated time (default: the scenario's, else 10)\n"
+        "  -j, --jobs N      threads (default: every online CPU)\n"
+        "  --shard I/N       run only the variants whose index % N == I (0 <= I < N)\n"
+        "  --signals LIST    final values to report (default: every signal)\n"
+        "  -o, --output FILE write there (complete, or not at all) instead of stdout\n"
+        "  -h, --help        show this help\n\n"
+        "Exit status: 0 every variant ran, 1 invalid input or a failed variant,\n"
+        "2 usage error.\n",
+    .run = cmd_sweep,
+};
