@@ -129,6 +129,10 @@ typedef struct wheel_data {
   double kappa_peak;   /* slip of the largest |MF| within the limit */
   double mf_peak;      /* that |MF| (the static friction coefficient) */
   int ch_brake_stamp, ch_brake_pool, ch_tyre_stamp, ch_tyre_pool;
+  /* derived from the normal load, recomputed only when it changes (the
+   * body publishes it once per step; the substeps reuse it) */
+  double fz_cached, damping_cached, limit_cached;
+  double dk_sub; /* slip rate of the current substep, from the torque pass */
 } wheel_data;
 
 static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
@@ -277,16 +281,22 @@ static double wheel_slip_rate(const wheel_params *p, double w, double v, double 
  * formula plus the tread damping c·σ·dκ/dt, within ±Fz·max|MF|. */
 static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k) {
   const wheel_params *p = self->params;
-  const wheel_data *d = self->data;
+  wheel_data *d = self->data;
   const tyre_params *t = &p->tyre;
   double fz = wheel_fz(self, ctx);
   double fx = fz * mf(t, k);
+  double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
+  d->dk_sub = wheel_slip_rate(p, w, v, k);
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
-    double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
-    double c = 2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius;
-    double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
-    fx += c * t->relaxation_length * wheel_slip_rate(p, w, v, k);
-    double lim = fz * d->mf_peak;
+    if (fz != d->fz_cached) {
+      double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
+      d->damping_cached =
+          2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
+      d->limit_cached = fz * d->mf_peak;
+      d->fz_cached = fz;
+    }
+    fx += d->damping_cached * d->dk_sub;
+    double lim = d->limit_cached;
     fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
   }
   return fx;
@@ -518,8 +528,8 @@ static void wheel_get_substep_derivative(const dg_block *self, const dg_ctx *ctx
   ds[0] = 0.0;
   if (!is_magic(p) || d->mode == MODE_PARKED)
     return;
-  double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
-  ds[0] = wheel_slip_rate(p, w, v, d->kappa_sub);
+  (void)ctx;
+  ds[0] = d->dk_sub; /* the torque pass of this substep computed it */
 }
 
 static void wheel_set_state(dg_block *self, const double *s) {

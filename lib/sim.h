@@ -109,6 +109,8 @@ struct dg_sim {
   int nnz;
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;
+  int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
+  int *lossy, n_lossy;      /* nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
   dg_topo_ws ws;
   struct dg_topo topo;

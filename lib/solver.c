@@ -70,6 +70,8 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->gs_node;
   out[n++] = sim->gs_dof;
   out[n++] = sim->gs_val;
+  out[n++] = sim->row_start;
+  out[n++] = sim->lossy;
   out[n++] = sim->M;
   out[n++] = sim->Minv;
   out[n++] = sim->L;
@@ -124,6 +126,8 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->gs_node = xcalloc(nn * nn, sizeof(int));
   sim->gs_dof = xcalloc(nn * nn, sizeof(int));
   sim->gs_val = xcalloc(nn * nn, sizeof(double));
+  sim->row_start = xcalloc(nn + 1, sizeof(int));
+  sim->lossy = xcalloc(nn, sizeof(int));
   sim->M = xcalloc(nn * nn, sizeof(double));
   sim->Minv = xcalloc(nn * nn, sizeof(double));
   sim->L = xcalloc(nn * nn, sizeof(double));
@@ -725,8 +729,10 @@ int dg_solver_build(dg_sim *sim) {
     }
   build_multiplier_map(sim);
   propagate_lock_efficiency(sim);
+  sim->n_lossy = 0;
   for (int n = 0; n < sim->nn; n++) {
     const double *gr = sim->G + (size_t)n * st;
+    sim->row_start[n] = sim->nnz;
     for (int j = 0; j < nred; j++)
       if (gr[j] != 0.0) {
         sim->gs_node[sim->nnz] = n;
@@ -735,7 +741,10 @@ int dg_solver_build(dg_sim *sim) {
         sim->nnz++;
       }
     sim->inv_eff[n] = 1.0 / sim->eff[n];
+    if (sim->eff[n] != 1.0) /* the substep scales only these */
+      sim->lossy[sim->n_lossy++] = n;
   }
+  sim->row_start[sim->nn] = sim->nnz;
   if (ws->error)
     return ws->error;
   /* M = Gᵀ diag(I) G, accumulated node by node over the non-zeros */
@@ -773,9 +782,14 @@ int dg_solver_build(dg_sim *sim) {
 }
 
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
-  memset(x, 0, sizeof(double) * (size_t)sim->nn);
-  for (int a = 0; a < sim->nnz; a++)
-    x[sim->gs_node[a]] += sim->gs_val[a] * q[sim->gs_dof[a]];
+  const int *start = sim->row_start, *dof = sim->gs_dof;
+  const double *val = sim->gs_val;
+  for (int n = 0; n < sim->nn; n++) { /* G's rows, stored by node */
+    double v = 0.0;
+    for (int a = start[n]; a < start[n + 1]; a++)
+      v += val[a] * q[dof[a]];
+    x[n] = v;
+  }
 }
 
 /* Projection: q = M⁻¹ Gᵀ diag(I) x. */
@@ -844,8 +858,12 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     sim->torque[i].fn(sim->torque[i].b, ctx);
     de[i] = ctx->power;
   }
+  /* efficiency path factors: η on driving torque, 1/η on braking torque,
+   * only at the nodes behind lossy gears */
   double p_eff = 0.0;
-  for (int n = 0; n < sim->nn; n++) {
+  memcpy(w, tau, sizeof(double) * (size_t)sim->nn);
+  for (int i = 0; i < sim->n_lossy; i++) {
+    int n = sim->lossy[i];
     w[n] = tau[n] * (tau[n] * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
     p_eff += (w[n] - tau[n]) * x[n];
   }
