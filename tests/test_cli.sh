@@ -3,55 +3,7 @@
 # exit codes. Run by meson as
 #   test_cli.sh <path-to-drivegraph> <source-root>
 set -euo pipefail
-
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
-
-# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
-# failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout"
-    sed 's/^/  stderr: /' "$TMP/stderr"
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-# has TEXT REGEX: some line of TEXT matches the extended regex.
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
-all_lines_match() { [[ -n $1 ]] && ! grep -Evq -- "$2" <<<"$1"; }
-lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
-line_count_is() { [[ $(lines_of "$1") -eq $2 ]]; }
-# Escapes a string for use inside an extended regex.
-re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; }
+source "$(dirname "$0")/cli_lib.sh"
 
 OK_LINE='ok \([0-9]+ blocks, [0-9]+ connections, [0-9]+ DOFs in the start mode, [0-9]+ modes checked\)$'
 
@@ -231,7 +183,6 @@ same_width() { awk -F, -v n="$2" 'NF != n { exit 1 }' "$1"; }
 rows_of() { echo $(($(wc -l <"$1") - 1)); }
 rows_are() { [[ $(rows_of "$1") -eq $2 ]]; }
 header_is() { [[ $(head -n1 "$1") == "$2" ]]; }
-no_file() { [[ ! -e $1 ]]; }
 
 run "$DG" sim "$TMP/graph.json" --scenario "$TMP/scn.json" --csv "$TMP/out.csv"
 check "sim: exit 0" rc_is 0
@@ -355,5 +306,4 @@ check "blocks --markdown: exit 0" rc_is 0
 "$DG" blocks --markdown > "$TMP/blocks.md"
 check "docs/blocks.md is up to date (make docs)" cmp -s "$TMP/blocks.md" "$ROOT/docs/blocks.md"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

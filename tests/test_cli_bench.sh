@@ -6,54 +6,9 @@
 # the shape of the report, the counts, and that sweeps are exact and
 # independent of --jobs and --shard.
 set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
-
-# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
-# failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout"
-    sed 's/^/  stderr: /' "$TMP/stderr"
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-# has TEXT REGEX: some line of TEXT matches the extended regex.
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
-lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
-line_count_is() { [[ $(lines_of "$1") -eq $2 ]]; }
 same_text() { [[ "$1" == "$2" ]]; }
-no_file() { [[ ! -e $1 ]]; }
 # Every line parses as JSON (when python3 is there; it is a build dependency).
 json_lines() {
   if ! command -v python3 >/dev/null; then return 0; fi
@@ -243,5 +198,4 @@ check "sweep --scenario: exit 0" rc_is 0
 check "sweep --scenario: stopped early" [ "$(field 1 "$OUT" steps)" -lt 10000 ]
 check "sweep --scenario: above the stop speed" has "$OUT" '"final":\{"body.speed":5\.[0-9]+'
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

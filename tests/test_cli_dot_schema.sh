@@ -9,56 +9,10 @@
 # graphs' parameters (wrong type, out of range, unknown choice, unknown key,
 # missing required key), is rejected by both.
 set -euo pipefail
-
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 # check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
 # failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout" | head -n 40
-    sed 's/^/  stderr: /' "$TMP/stderr" | head -n 40
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-# has TEXT REGEX: some line of TEXT matches the extended regex.
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
-has_fixed() { grep -Fq -- "$2" <<<"$1"; }
-empty() { [[ -z $1 ]]; }
-no_file() { [[ ! -e $1 ]]; }
-lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
-# Escapes a string for use inside an extended regex.
-re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; }
 
 for tool in dot python3; do
   if ! command -v "$tool" >/dev/null; then
@@ -155,14 +109,14 @@ for f in "${graphs[@]}"; do
   name=$(basename "$f" .json)
   run "$DG" dot "$f"
   check "dot $name: exit 0" rc_is 0
-  check "dot $name: nothing on stderr" empty "$ERR"
+  check "dot $name: nothing on stderr" is_empty "$ERR"
   check "dot $name: a digraph, power left to right" has "$OUT" 'rankdir=LR'
   printf '%s\n' "$OUT" >"$TMP/$name.dot"
   check "dot $name: every block a node, every connection an edge" \
     dot_has_graph "$TMP/$name.dot" "$f"
   run dot -Tsvg "$TMP/$name.dot" -o "$TMP/$name.svg"
   check "dot $name: Graphviz renders it (exit 0)" rc_is 0
-  check "dot $name: Graphviz has no warning" empty "$ERR"
+  check "dot $name: Graphviz has no warning" is_empty "$ERR"
   for id in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["blocks"]))' "$f"); do
     check "dot $name: the picture shows block $id" svg_shows "$TMP/$name.svg" "$id"
   done
@@ -248,7 +202,7 @@ check "escaping: Graphviz sees 4 nodes" test "$(grep -c '^node ' <<<"$OUT")" -eq
 f="$ROOT/tests/data/invalid/param_out_of_range.json"
 run "$DG" dot "$f"
 check "dot invalid graph: exit 1" rc_is 1
-check "dot invalid graph: nothing on stdout" empty "$OUT"
+check "dot invalid graph: nothing on stdout" is_empty "$OUT"
 check "dot invalid graph: the problem as validate prints it" \
   grep -Fxq -- "$f: /blocks/g/ratio: must be > 0 (got -1)" "$TMP/stderr"
 check "dot invalid graph: every problem" \
@@ -275,7 +229,7 @@ gt="$ROOT/graphs/gear_train.json"
 if [[ -f $gt ]]; then
   run "$DG" dot "$gt" --output "$TMP/gt.dot"
   check "dot --output: exit 0" rc_is 0
-  check "dot --output: nothing on stdout" empty "$OUT"
+  check "dot --output: nothing on stdout" is_empty "$OUT"
   check "dot --output: same as stdout" cmp -s "$TMP/gt.dot" <("$DG" dot "$gt")
   check "dot --output: no temporary file left" no_file "$TMP/gt.dot.tmp"
   run "$DG" dot "$gt" -o "$TMP/no/such/dir/gt.dot"
@@ -290,7 +244,7 @@ check "dot --output of an invalid graph: no file" no_file "$TMP/bad.dot"
 
 run "$DG" schema
 check "schema: exit 0" rc_is 0
-check "schema: nothing on stderr" empty "$ERR"
+check "schema: nothing on stderr" is_empty "$ERR"
 printf '%s\n' "$OUT" >"$TMP/schema.json"
 check "schema: indented" has "$OUT" '^  "properties": \{'
 check "schema: draft-07" has "$OUT" '"\$schema": "http://json-schema\.org/draft-07/schema#"'
@@ -546,11 +500,11 @@ mutants=("$TMP"/mut/*.json)
 check "mutations: more than 100 generated (${#mutants[@]})" test ${#mutants[@]} -gt 100
 run python3 "$TMP/schema_check.py" "$TMP/schema.json" "${mutants[@]}"
 accepted=$(grep -E ': ok$' <<<"$OUT" || true)
-check "mutations: the schema rejects all ${#mutants[@]}" empty "$accepted"
+check "mutations: the schema rejects all ${#mutants[@]}" is_empty "$accepted"
 [[ -z $accepted ]] || sed 's/^/  accepted: /' <<<"$accepted" | head -n 20
 run "$DG" validate "${mutants[@]}"
 accepted=$(grep -E ': ok \(' <<<"$OUT" || true)
-check "mutations: the loader rejects all ${#mutants[@]} too" empty "$accepted"
+check "mutations: the loader rejects all ${#mutants[@]} too" is_empty "$accepted"
 [[ -z $accepted ]] || sed 's/^/  accepted: /' <<<"$accepted" | head -n 20
 
 # ---------------------------------------------------------------------------
@@ -575,5 +529,4 @@ else
   echo "skip - plugin checks: no $plugin (not counted)"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -3,56 +3,8 @@
 # directly: outputs, messages, files and exit codes. Run by meson as
 #   test_cli_import.sh <path-to-drivegraph> <source-root>
 set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
-
-# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
-# failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout" | head -40
-    sed 's/^/  stderr: /' "$TMP/stderr" | head -40
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-# has TEXT REGEX: some line of TEXT matches the extended regex.
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
-lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
-line_count_is() { [[ $(lines_of "$1") -eq $2 ]]; }
-# Escapes a string for use inside an extended regex.
-re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; }
-same_file() { cmp -s "$1" "$2"; }
-no_file() { [[ ! -e $1 ]]; }
 # awk_true FILE PROGRAM: the awk program (over a CSV) prints "yes".
 awk_true() { [[ $(awk -F, "$2" "$1") == yes ]]; }
 
@@ -237,5 +189,4 @@ for f in "$IMPORTED"/*.json; do
   check "validate graphs/imported/$(basename "$f")" has "$OUT" "$OK_LINE"
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

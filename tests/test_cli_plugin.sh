@@ -5,55 +5,8 @@
 # The plugin is looked for next to the drivegraph binary, in
 # examples/retarder/ of its build directory (DG_RETARDER_PLUGIN overrides).
 set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
-
-# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
-# failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout"
-    sed 's/^/  stderr: /' "$TMP/stderr"
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-# has TEXT REGEX: some line of TEXT matches the extended regex.
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
-lines_of() { if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1" | tr -d ' '; fi; }
-line_count_is() { [[ $(lines_of "$1") -eq $2 ]]; }
-is_empty() { [[ -z $1 ]]; }
-# Escapes a string for use inside an extended regex.
-re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; }
 # near A B TOL: |A − B| <= TOL (numbers as printed).
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 # csv_col FILE NAME: the column number of NAME in FILE's header.
@@ -242,5 +195,4 @@ else
   echo "# drivegraph sim has no --plugin option yet: sim checks skipped"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

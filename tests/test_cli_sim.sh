@@ -5,15 +5,8 @@
 #   test_cli_sim.sh <path-to-drivegraph> <source-root>
 # (tests/test_cli.sh covers the scenario runs and the CSV.)
 set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path-to-drivegraph> <source-root>" >&2
-  exit 2
-fi
-DG=$1
-ROOT=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 G=$ROOT/graphs
 
 # Under LeakSanitizer: fontconfig (through cairo) and libltdl (PLplot's driver
@@ -22,42 +15,8 @@ G=$ROOT/graphs
 printf 'leak:libfontconfig.so\nleak:libltdl.so\n' >"$TMP/lsan.supp"
 export LSAN_OPTIONS="suppressions=$TMP/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-passed=0
-failed=0
-
-# run CMD...: runs without stopping the script; sets OUT, ERR and RC.
-run() {
-  set +e
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  RC=$?
-  set -e
-  OUT=$(cat "$TMP/stdout")
-  ERR=$(cat "$TMP/stderr")
-}
-
-# check NAME CONDITION...: one check; passes when CONDITION succeeds. On a
-# failure the output of the last `run` is shown.
-check() {
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok - $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL - $name (exit $RC)"
-    echo "  condition: $*"
-    sed 's/^/  stdout: /' "$TMP/stdout" | head -60
-    sed 's/^/  stderr: /' "$TMP/stderr" | head -20
-  fi
-}
-
-rc_is() { [[ $RC -eq $1 ]]; }
-has() { grep -Eq -- "$2" <<<"$1"; }
-lacks() { ! grep -Eq -- "$2" <<<"$1"; }
 count_of() { grep -Ec -- "$2" <<<"$1" || true; }
 at_least() { [[ $(count_of "$1" "$2") -ge $3 ]]; }
-no_file() { [[ ! -e $1 ]]; }
 no_tmp_files() { [[ -z $(find "$1" -name '*.tmp' -print -quit) ]]; }
 # num TEXT REGEX: the first capture group of the first line matching REGEX.
 num() { sed -nE "s#$2#\\1#p" <<<"$1" | head -n1; }
@@ -320,5 +279,4 @@ check "diverging: no plot" no_file "$TMP/div.png"
 check "diverging: no temporary files" no_tmp_files "$TMP"
 check "diverging --json: nothing on stdout" test -z "$OUT"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
