@@ -5,50 +5,15 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 /* Constant torques give linear speeds and quadratic angles, which RK4
  * integrates exactly: what is left is round-off, ~1e-16 per operation over
  * ~1e4 steps on speeds of ~100 rad/s. */
 #define TOL_EXACT 1e-9
 
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
-static void set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
-  int ids[8];
-  for (int i = 0; i < n; i++) {
-    ids[i] = dg_sim_signal_find(sim, names[i]);
-    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
-  }
-  dg_error err;
-  int rc = dg_sim_set_initial(sim, n, ids, values, &err);
-  ck_assert_msg(rc == DG_OK, "set_initial: %s", err.text);
-}
-
 /* src (torque_source, engine side) → cl (clutch) → ld (load). */
 static dg_graph *rig(const char *src, const char *cl, const char *ld) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",%s},"
-           "\"cl\":{\"type\":\"clutch\",%s},"
-           "\"ld\":{\"type\":\"load\",%s}},"
-           "\"connections\":[[\"src.out\",\"cl.in\"],[\"cl.out\",\"ld.in\"]]}",
-           src, cl, ld);
-  return dg_test_graph(json);
-}
-
-static int block_index(const dg_graph *g, const char *id) {
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_id(g, i), id) == 0)
-      return i;
-  ck_abort_msg("no block %s", id);
-  return -1;
+  return dg_test_chain(src, "clutch", "cl", cl, ld);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -64,7 +29,7 @@ static const double pedal_cases[][2] = {
 START_TEST(test_pedal_linear) {
   dg_graph *g = rig("\"inertia\":0.2", "\"max_torque\":200", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 20});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 20});
   dg_sim_set_input(sim, DG_INPUT_CLUTCH, pedal_cases[_i][0]);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.engagement"), pedal_cases[_i][1], 1e-15);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 200.0 * pedal_cases[_i][1], 1e-12);
@@ -87,13 +52,13 @@ START_TEST(test_engagement_curve) {
                     "\"engagement\":[1,1,0.1,0]}",
                     "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){10, 30});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){10, 30});
   dg_sim_set_input(sim, DG_INPUT_CLUTCH, curve_cases[_i][0]);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.engagement"), curve_cases[_i][1], 1e-15);
   /* the gearbox side runs ahead: the clutch drives the engine side */
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), -100.0 * curve_cases[_i][1], 1e-12);
   /* one step: constant friction, exact accelerations −T/J_ld and +T/J_src */
-  step_n(sim, 1, 1e-3);
+  dg_test_step(sim, 1, 1e-3);
   double t = 100.0 * curve_cases[_i][1];
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 30.0 - t * 1e-3, 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 10.0 + t / 0.2 * 1e-3, 1e-12);
@@ -113,7 +78,8 @@ START_TEST(test_auto_engagement) {
                     "\"max_torque\":300,\"mode\":\"auto\",\"idle_rpm\":1000,\"launch_rpm\":2000",
                     "\"inertia\":10");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.rpm", "ld.omega"}, (double[]){auto_cases[_i][0], 0});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.rpm", "ld.omega"},
+                      (double[]){auto_cases[_i][0], 0});
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.engagement"), auto_cases[_i][1], 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"),
                           auto_cases[_i][0] > 0 ? 300.0 * auto_cases[_i][1] : 0.0, 1e-10);
@@ -135,10 +101,10 @@ START_TEST(test_auto_launch) {
                     "\"max_torque\":300,\"mode\":\"auto\",\"idle_rpm\":1000,\"launch_rpm\":2000",
                     "\"inertia\":10");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.rpm", "ld.omega"}, (double[]){1000, 0});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.rpm", "ld.omega"}, (double[]){1000, 0});
   double min_rpm = 1e9, t_lock = -1.0;
   for (int i = 0; i < 20000 && t_lock < 0; i++) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     min_rpm = fmin(min_rpm, dg_test_signal(sim, "src.rpm"));
     if (dg_test_signal(sim, "cl.locked") == 1.0)
       t_lock = dg_sim_time(sim);
@@ -151,7 +117,7 @@ START_TEST(test_auto_launch) {
   /* the load reaches 1500 rpm (157 rad/s) at ~150 N·m: t ≈ 157·10/150 ≈ 10.5 s */
   ck_assert_double_gt(t_lock, 10.0);
   ck_assert_double_lt(t_lock, 11.0);
-  step_n(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   ck_assert_double_gt(dg_test_signal(sim, "src.rpm"), 1500.0);
   dg_sim_free(sim);
@@ -171,9 +137,9 @@ START_TEST(test_two_inertia_lock) {
   const double a = T * (1.0 / J1 + 1.0 / J2), t_star = w0 / a; /* 1.0515 s */
   dg_graph *g = rig("\"inertia\":0.25", "\"max_torque\":40,\"inertia\":0", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){w0, 0});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){w0, 0});
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
-  step_n(sim, 500, h);
+  dg_test_step(sim, 500, h);
   /* slipping at t = 0.5: exact linear speeds, exactly T transmitted */
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), w0 - T / J1 * 0.5, TOL_EXACT);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), T / J2 * 0.5, TOL_EXACT);
@@ -181,7 +147,7 @@ START_TEST(test_two_inertia_lock) {
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
   double t_lock = -1.0;
   for (int i = 0; i < 2000 && t_lock < 0; i++) {
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
     if (dg_test_signal(sim, "cl.locked") == 1.0)
       t_lock = dg_sim_time(sim);
   }
@@ -196,7 +162,7 @@ START_TEST(test_two_inertia_lock) {
   /* Slip losses: the clutch's work is −∫T·Δω dt = −T·(relative angle)
    * with Δω = w0 − a t up to the step that locks (the friction keeps its
    * direction through that step, so the angle is taken at t_lock). */
-  int cl = block_index(g, "cl");
+  int cl = dg_test_block_index(g, "cl");
   double work = dg_sim_block_work(sim, cl);
   double angle = w0 * t_lock - 0.5 * a * t_lock * t_lock;
   ck_assert_double_lt(work, 0.0);
@@ -213,7 +179,7 @@ START_TEST(test_two_inertia_lock) {
   ck_assert_double_eq_tol(e.kinetic, 0.5 * (J1 + J2) * w_final * w_final, 1e-8 * e.kinetic);
 
   /* stays locked with nothing to hold; the lock carries no torque */
-  step_n(sim, 1000, h);
+  dg_test_step(sim, 1000, h);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 0.0, 1e-9);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), w_final, 1e-9 * w_final);
@@ -228,11 +194,11 @@ START_TEST(test_two_inertia_lock_reverse) {
   const double J1 = 0.25, J2 = 1.0, w0 = 84.2;
   dg_graph *g = rig("\"inertia\":0.25", "\"max_torque\":40,\"inertia\":0", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){0, w0});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){0, w0});
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), -40.0, 1e-12);
-  step_n(sim, 100, 1e-3);
+  dg_test_step(sim, 100, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 40.0 / J1 * 0.1, TOL_EXACT);
-  step_n(sim, 1000, 1e-3); /* t* = 84.2/200 = 0.421 s */
+  dg_test_step(sim, 1000, 1e-3); /* t* = 84.2/200 = 0.421 s */
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   double w_final = J2 * w0 / (J1 + J2);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), w_final, 1e-9 * w_final);
@@ -250,10 +216,10 @@ START_TEST(test_locks_at_rest) {
   dg_sim *sim = dg_test_sim(g);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
-  step_n(sim, 1, 1e-3);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
-  step_n(sim, 999, 1e-3);
+  dg_test_step(sim, 999, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 30.0 / 1.0 * 1.0, TOL_EXACT);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 30.0 * 0.8, 1e-9);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.slip_rpm"), 0.0, 1e-12);
@@ -276,14 +242,14 @@ START_TEST(test_unlock_over_capacity) {
   dg_graph *g = rig("\"inertia\":0.25,\"torque_vs_time\":{\"time\":[0,3],\"torque\":[0,300]}",
                     "\"max_torque\":100,\"static_factor\":1.25,\"inertia\":0", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 1, h);
+  dg_test_step(sim, 1, h);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
-  step_n(sim, 999, h);
+  dg_test_step(sim, 999, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 80.0, 1e-9);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 40.0, TOL_EXACT);
   double t_u = -1.0;
   for (int i = 0; i < 1000 && t_u < 0; i++) {
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
     if (dg_test_signal(sim, "cl.locked") == 0.0)
       t_u = dg_sim_time(sim);
   }
@@ -291,7 +257,7 @@ START_TEST(test_unlock_over_capacity) {
   ck_assert_double_le(t_u, 1.5625 + h + 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 100.0, 1e-12);
   while (dg_sim_time(sim) < 2.0 - 0.5 * h)
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
   double t = dg_sim_time(sim);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 100.0, 1e-12);
@@ -314,28 +280,28 @@ START_TEST(test_pedal_opens) {
   dg_graph *g = rig("\"inertia\":0.25,\"torque\":30", "\"max_torque\":100,\"inertia\":0",
                     "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 500, h);
+  dg_test_step(sim, 500, h);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   double w = dg_test_signal(sim, "ld.omega"); /* 30/1.25 · 0.5 = 12 */
   ck_assert_double_eq_tol(w, 12.0, TOL_EXACT);
   dg_sim_set_input(sim, DG_INPUT_CLUTCH, 1.0);
-  step_n(sim, 1, h);
+  dg_test_step(sim, 1, h);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
-  step_n(sim, 499, h);
+  dg_test_step(sim, 499, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), w, 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), w + 30.0 / 0.25 * 0.5, TOL_EXACT);
   ck_assert_double_eq(dg_test_signal(sim, "cl.torque"), 0.0);
   /* half pedal: 50 N·m of friction; the engine (30 N·m) keeps falling back */
   dg_sim_set_input(sim, DG_INPUT_CLUTCH, 0.5);
-  step_n(sim, 100, h);
+  dg_test_step(sim, 100, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 50.0, 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), w + 50.0 * 0.1, TOL_EXACT);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), w + 60.0 - 20.0 / 0.25 * 0.1,
                           TOL_EXACT);
   /* slip 60 − 8 − 5 = 47 rad/s, closing at 80 + 50 = 130 rad/s²: locks
    * within 0.37 s and then holds (it needs 24 N·m of 55) */
-  step_n(sim, 400, h);
+  dg_test_step(sim, 400, h);
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 24.0, 1e-9);
   dg_sim_free(sim);
@@ -352,9 +318,9 @@ START_TEST(test_no_chatter) {
                     "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
   long changes = dg_sim_topology_changes(sim);
-  step_n(sim, 1, 1e-3); /* locked for this step, then over capacity */
+  dg_test_step(sim, 1, 1e-3); /* locked for this step, then over capacity */
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
-  step_n(sim, 999, 1e-3);
+  dg_test_step(sim, 999, 1e-3);
   ck_assert_int_eq(dg_sim_topology_changes(sim) - changes, 2); /* lock, unlock */
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 20.0, 1e-12);
   /* after the first (locked) step at 100/1.25 = 80 rad/s²: load + 20/J2 */
@@ -370,11 +336,6 @@ END_TEST
 /* validate enumerates slipping and locked; with the gearbox side free
  * (a coupler in its free mode, like a gearbox in neutral) the plate inertia
  * is all the `out` side has, so the default plate inertia matters. */
-static void count_diag(const dg_error *err, void *user) {
-  (void)err;
-  (*(int *)user)++;
-}
-
 START_TEST(test_validate_modes) {
   dg_registry *reg = dg_test_registry();
   const char *fmt =
@@ -386,11 +347,13 @@ START_TEST(test_validate_modes) {
   snprintf(json, sizeof json, fmt, "");
   dg_graph_info info;
   int problems = 0;
-  ck_assert_int_eq(dg_graph_validate_string(reg, json, "c.json", count_diag, &problems, &info), 0);
+  ck_assert_int_eq(
+      dg_graph_validate_string(reg, json, "c.json", dg_test_count_diag, &problems, &info), 0);
   ck_assert_int_eq(info.modes, 4);
   ck_assert_int_eq(info.dofs, 2); /* start mode: slipping, coupled */
   snprintf(json, sizeof json, fmt, ",\"inertia\":0");
-  ck_assert_int_eq(dg_graph_validate_string(reg, json, "c.json", count_diag, &problems, NULL), 1);
+  ck_assert_int_eq(
+      dg_graph_validate_string(reg, json, "c.json", dg_test_count_diag, &problems, NULL), 1);
   dg_registry_free(reg);
 }
 END_TEST
@@ -398,9 +361,7 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                 */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"inertia\":0.1", "/blocks/cl/max_torque", "missing required number (N*m)"},
     {"\"max_torque\":-5", "/blocks/cl/max_torque", "must be > 0 (got -5)"},
     {"\"max_torque\":100,\"static_factor\":0.9", "/blocks/cl/static_factor",
@@ -433,15 +394,12 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
-           "\"cl\":{\"type\":\"clutch\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
-           "\"connections\":[[\"src.out\",\"cl.in\"],[\"cl.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"cl\":{\"type\":\"clutch\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"cl.in\"],[\"cl.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

@@ -11,31 +11,9 @@
 /* Constant torques on constant inertias: RK4 is exact up to round-off. */
 #define TOL_EXACT 1e-9
 
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
 /* src (torque_source) → cvt → ld (inertia on a load). */
 static dg_graph *rig(const char *src, const char *cvt, const char *ld) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",%s},"
-           "\"cvt\":{\"type\":\"cvt\",%s},"
-           "\"ld\":{\"type\":\"load\",%s}},"
-           "\"connections\":[[\"src.out\",\"cvt.in\"],[\"cvt.out\",\"ld.in\"]]}",
-           src, cvt, ld);
-  return dg_test_graph(json);
-}
-
-static void set_initial(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_signal_find(sim, name);
-  ck_assert_msg(id >= 0, "no signal %s", name);
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, 1, &id, &value, &err) == DG_OK, "%s", err.text);
+  return dg_test_chain(src, "cvt", "cvt", cvt, ld);
 }
 
 /* A flat schedule r = 3: the load accelerates at η·T·r/(I_ld + (I_src +
@@ -46,7 +24,7 @@ START_TEST(test_flat_schedule_is_a_gear) {
                     "\"efficiency\": 0.8",
                     "\"inertia\": 2.0");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   double a = 0.8 * 10 * 3 / (2.0 + 0.12 * 9);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), a * 1.0, TOL_EXACT);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.omega"), 3 * a * 1.0, TOL_EXACT);
@@ -66,10 +44,10 @@ START_TEST(test_ratio_follows_schedule) {
                     "\"inertia\": 1000.0");
   dg_sim *sim = dg_test_sim(g);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.ratio"), 3.0, 1e-15);
-  set_initial(sim, "ld.omega", 50.0);
+  dg_test_set_initial1(sim, "ld.omega", 50.0);
   double prev = 3.0;
   for (int i = 0; i < 20; i++) {
-    step_n(sim, 100, 1e-3);
+    dg_test_step(sim, 100, 1e-3);
     double r = dg_test_signal(sim, "cvt.ratio");
     ck_assert(r <= prev + 1e-12); /* it only falls */
     prev = r;
@@ -91,10 +69,10 @@ START_TEST(test_energy_conserved) {
                     "\"ratio\": {\"omega_out\": [0, 100], \"ratio\": [3, 1]}, \"inertia\": 0",
                     "\"inertia\": 2.0");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "ld.omega", 50.0);
+  dg_test_set_initial1(sim, "ld.omega", 50.0);
   double ke0 = dg_sim_kinetic_energy(sim);
   double w0 = dg_test_signal(sim, "ld.omega");
-  step_n(sim, 3000, 1e-3);
+  dg_test_step(sim, 3000, 1e-3);
   double ke = dg_sim_kinetic_energy(sim);
   fprintf(stderr, "cvt: KE %.9g -> %.9g J, load %.4g -> %.4g rad/s, ratio %.4f\n", ke0, ke, w0,
           dg_test_signal(sim, "ld.omega"), dg_test_signal(sim, "cvt.ratio"));

@@ -29,32 +29,27 @@
 #define DT 1e-3
 
 static dg_graph *rig(const char *diff_params, double src_inertia, double torque) {
-  char json[1200];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",\"inertia\":%g,\"torque\":%g},"
-           "\"diff\":{\"type\":\"differential\"%s%s},"
-           "\"a\":{\"type\":\"load\",\"inertia\":1.5},\"b\":{\"type\":\"load\",\"inertia\":1.5}},"
-           "\"connections\":[[\"src.out\",\"diff.in\"],[\"diff.left\",\"a.in\"],"
-           "[\"diff.right\",\"b.in\"]]}",
-           src_inertia, torque, diff_params[0] ? "," : "", diff_params);
-  return dg_test_graph(json);
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":%g,\"torque\":%g},"
+      "\"diff\":{\"type\":\"differential\"%s%s},"
+      "\"a\":{\"type\":\"load\",\"inertia\":1.5},\"b\":{\"type\":\"load\",\"inertia\":1.5}},"
+      "\"connections\":[[\"src.out\",\"diff.in\"],[\"diff.left\",\"a.in\"],"
+      "[\"diff.right\",\"b.in\"]]}",
+      src_inertia, torque, diff_params[0] ? "," : "", diff_params);
 }
 
 /* A massless source (`src_torque` is the JSON of its torque), the
  * differential and two loads `a` (left) and `b` (right). */
 static dg_graph *rig2(const char *src_torque, const char *diff_params, const char *left,
                       const char *right) {
-  char json[1600];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",%s},"
-           "\"diff\":{\"type\":\"differential\",%s},"
-           "\"a\":{\"type\":\"load\",%s},\"b\":{\"type\":\"load\",%s}},"
-           "\"connections\":[[\"src.out\",\"diff.in\"],[\"diff.left\",\"a.in\"],"
-           "[\"diff.right\",\"b.in\"]]}",
-           src_torque, diff_params, left, right);
-  return dg_test_graph(json);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                        "\"src\":{\"type\":\"torque_source\",%s},"
+                        "\"diff\":{\"type\":\"differential\",%s},"
+                        "\"a\":{\"type\":\"load\",%s},\"b\":{\"type\":\"load\",%s}},"
+                        "\"connections\":[[\"src.out\",\"diff.in\"],[\"diff.left\",\"a.in\"],"
+                        "[\"diff.right\",\"b.in\"]]}",
+                        src_torque, diff_params, left, right);
 }
 
 /* split μ: ice on the left, grip on the right */
@@ -64,31 +59,6 @@ static dg_graph *rig2(const char *src_torque, const char *diff_params, const cha
 #define C_GRIP 50.0
 static dg_graph *split_mu(const char *diff_params) {
   return rig2("\"torque\":100", diff_params, "\"inertia\":0.05", "\"inertia\":1,\"c1\":50");
-}
-
-static void step_n(dg_sim *sim, int n) {
-  for (int i = 0; i < n; i++)
-    ck_assert_int_eq(dg_sim_step(sim, DT), DG_OK);
-}
-
-static void set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
-  int ids[4];
-  for (int i = 0; i < n; i++) {
-    ids[i] = dg_sim_signal_find(sim, names[i]);
-    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
-  }
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, n, ids, values, &err) == DG_OK, "set_initial: %s",
-                err.text);
-}
-
-static int block_index(const dg_sim *sim, const char *id) {
-  const dg_graph *g = dg_sim_graph(sim);
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_id(g, i), id) == 0)
-      return i;
-  ck_abort_msg("no block %s", id);
-  return -1;
 }
 
 /* With a massless input the outputs are independent: each gets r·s·T
@@ -137,7 +107,7 @@ END_TEST
 START_TEST(test_split_mu_open) {
   dg_graph *g = split_mu("\"kind\":\"open\"");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 500);
+  dg_test_step(sim, 500, DT);
   double t = 0.5;
   double wl = T_SPLIT / 2 * t / I_ICE;
   double wr = T_SPLIT / (2 * C_GRIP) * (1 - exp(-C_GRIP * t / I_GRIP));
@@ -162,7 +132,7 @@ END_TEST
 START_TEST(test_split_mu_locked) {
   dg_graph *g = split_mu("\"kind\":\"locked\"");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 50);
+  dg_test_step(sim, 50, DT);
   double t = 0.05, isum = I_ICE + I_GRIP;
   double w = T_SPLIT / C_GRIP * (1 - exp(-C_GRIP * t / isum));
   ck_assert_double_eq_tol(dg_test_signal(sim, "a.omega"), w, TOL_RK4 * w);
@@ -190,7 +160,7 @@ START_TEST(test_split_mu_clutch_lsd) {
   dg_sim *sim = dg_test_sim(g);
   ck_assert_double_eq(dg_test_signal(sim, "diff.locked"), 1.0);
   ck_assert_double_eq(dg_test_signal(sim, "diff.capacity"), 5.0); /* no torque yet */
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 1);
   ck_assert_double_eq(dg_test_signal(sim, "diff.locked"), 0.0);
   /* the first step was locked, (I_L + I_R) ω̇ = T − c1 ω, and unlocking
@@ -202,10 +172,10 @@ START_TEST(test_split_mu_clutch_lsd) {
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.input_torque"), T_SPLIT, TOL_LAMBDA);
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.capacity"), cap, TOL_LAMBDA);
   double t1 = DT, wl1 = dg_test_signal(sim, "a.omega"), wr1 = dg_test_signal(sim, "b.omega");
-  double w0 = dg_sim_block_work(sim, block_index(sim, "diff"));
+  double w0 = dg_sim_block_work(sim, dg_test_block_index(dg_sim_graph(sim), "diff"));
   ck_assert_double_eq(w0, 0.0); /* a lock does no work */
 
-  step_n(sim, 499);
+  dg_test_step(sim, 499, DT);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 1);
   double tau = 0.5 - t1;
   double tl = T_SPLIT / 2 - cap, tr = T_SPLIT / 2 + cap; /* torques the sides receive */
@@ -221,7 +191,7 @@ START_TEST(test_split_mu_clutch_lsd) {
   double int_l = wl1 * tau + al * tau * tau / 2;
   double int_r = winf * tau + (wr1 - winf) / k * (1 - exp(-k * tau));
   double work = -cap * (int_l - int_r);
-  double got = dg_sim_block_work(sim, block_index(sim, "diff"));
+  double got = dg_sim_block_work(sim, dg_test_block_index(dg_sim_graph(sim), "diff"));
   ck_assert(got < 0);
   ck_assert_double_eq_tol(got, work, TOL_RK4 * fabs(work));
   dg_energy e;
@@ -242,7 +212,7 @@ START_TEST(test_split_mu_viscous) {
   dg_sim *sim = dg_test_sim(g);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   for (int i = 0; i < 1000; i++) {
-    step_n(sim, 1);
+    dg_test_step(sim, 1, DT);
     double dw = dg_test_signal(sim, "diff.speed_diff");
     ck_assert_double_eq_tol(dg_test_signal(sim, "diff.locking_torque"), -2.0 * dw,
                             1e-12 * fabs(dw) + 1e-300);
@@ -266,15 +236,15 @@ START_TEST(test_viscous_energy_closed_form) {
   dg_graph *g = rig2("\"torque\":0", "\"kind\":\"viscous\",\"viscous_coefficient\":0.8",
                      "\"inertia\":0.5", "\"inertia\":1.5");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"a.omega", "b.omega"}, (double[]){20.0, -4.0});
-  step_n(sim, 1000);
+  dg_test_set_initial(sim, 2, (const char *[]){"a.omega", "b.omega"}, (double[]){20.0, -4.0});
+  dg_test_step(sim, 1000, DT);
   double mu = il * ir / (il + ir), k = c * (1 / il + 1 / ir), dw0 = 24.0, t = 1.0;
   double dw = dw0 * exp(-k * t);
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.speed_diff"), dw, TOL_RK4 * dw);
   double wl = dg_test_signal(sim, "a.omega"), wr = dg_test_signal(sim, "b.omega");
   ck_assert_double_eq_tol(il * wl + ir * wr, il * 20.0 - ir * 4.0, 1e-12);
   double loss = 0.5 * mu * dw0 * dw0 * (1 - exp(-2 * k * t));
-  double work = dg_sim_block_work(sim, block_index(sim, "diff"));
+  double work = dg_sim_block_work(sim, dg_test_block_index(dg_sim_graph(sim), "diff"));
   ck_assert_double_eq_tol(work, -loss, TOL_RK4 * loss);
   dg_energy e;
   dg_sim_energy(sim, &e);
@@ -313,7 +283,7 @@ START_TEST(test_lsd_lock_unlock_transitions) {
   dg_sim *sim = transitions_sim(&g);
   double t_unlock = -1, t_lock = -1;
   for (int i = 1; i <= 3000; i++) {
-    step_n(sim, 1);
+    dg_test_step(sim, 1, DT);
     double t = dg_sim_time(sim);
     double lt = dg_test_signal(sim, "diff.locking_torque");
     double cap = dg_test_signal(sim, "diff.capacity");
@@ -345,7 +315,7 @@ START_TEST(test_lsd_lock_unlock_transitions) {
   ck_assert_double_eq_tol(dg_test_signal(sim, "a.omega"), w, 1e-6 * w);
   ck_assert_double_eq_tol(dg_test_signal(sim, "b.omega"), w, 1e-6 * w);
   /* the pack dissipated energy while slipping; the relock impact is small */
-  ck_assert(dg_sim_block_work(sim, block_index(sim, "diff")) < 0);
+  ck_assert(dg_sim_block_work(sim, dg_test_block_index(dg_sim_graph(sim), "diff")) < 0);
   dg_energy e;
   dg_sim_energy(sim, &e);
   ck_assert(e.impact_loss <= 0 && e.impact_loss > -1e-2 * e.work_in);
@@ -360,7 +330,7 @@ START_TEST(test_lsd_deterministic) {
   for (int r = 0; r < 2; r++) {
     dg_graph *g;
     dg_sim *sim = transitions_sim(&g);
-    step_n(sim, 3000);
+    dg_test_step(sim, 3000, DT);
     w[r][0] = dg_test_signal(sim, "a.omega");
     w[r][1] = dg_test_signal(sim, "b.omega");
     dg_sim_free(sim);
@@ -391,9 +361,9 @@ START_TEST(test_lsd_power_coast_ramp) {
                      "\"power_ramp\":0.3,\"coast_ramp\":0.1",
                      "\"inertia\":0.5", "\"inertia\":1.5");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"a.omega", "b.omega"}, (double[]){10.0, 10.0});
+  dg_test_set_initial(sim, 2, (const char *[]){"a.omega", "b.omega"}, (double[]){10.0, 10.0});
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.omega"), 20.0, 1e-12);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   double t_c = ramp_case[_i].t_c;
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.input_torque"), t_c, TOL_LAMBDA);
   ck_assert_double_eq_tol(dg_test_signal(sim, "diff.capacity"), ramp_case[_i].cap, TOL_LAMBDA);
@@ -468,9 +438,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* errors                                                                   */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"kind\":\"opne\"", "/blocks/diff/kind",
      "must be one of \"open\", \"locked\", \"viscous\", \"clutch_lsd\" (got \"opne\"); did you "
      "mean \"open\"?"},
@@ -501,16 +469,13 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1200];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
-           "\"diff\":{\"type\":\"differential\",%s},\"a\":{\"type\":\"load\",\"inertia\":1},"
-           "\"b\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"src.out\",\"diff.in\"],"
-           "[\"diff.left\",\"a.in\"],[\"diff.right\",\"b.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"diff\":{\"type\":\"differential\",%s},\"a\":{\"type\":\"load\",\"inertia\":1},"
+      "\"b\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"src.out\",\"diff.in\"],"
+      "[\"diff.left\",\"a.in\"],[\"diff.right\",\"b.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #define RPM 9.549296585513720 /* rpm per rad/s */
 
@@ -14,33 +13,13 @@
 
 /* engine "eng" → load "ld"; `engine` and `load` are the parameter lists. */
 static dg_graph *rig(const char *engine, const char *load) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
-           "\"ld\":{\"type\":\"load\"%s%s}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
-           engine, load[0] ? "," : "", load);
-  return dg_test_graph(json);
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
+      "\"ld\":{\"type\":\"load\"%s%s}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
+      engine, load[0] ? "," : "", load);
 }
 
-static void set_rpm(dg_sim *sim, double rpm) {
-  int id = dg_sim_signal_find(sim, "eng.rpm");
-  dg_error err;
-  ck_assert_int_ge(id, 0);
-  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &rpm, &err), DG_OK);
-}
-
-static void run(dg_sim *sim, int steps, double dt) {
-  for (int i = 0; i < steps; i++)
-    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
-}
-
-static int block_index(const dg_graph *g, const char *id) {
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_id(g, i), id) == 0)
-      return i;
-  ck_abort_msg("no block %s", id);
-  return -1;
-}
+static void set_rpm(dg_sim *sim, double rpm) { dg_test_set_initial1(sim, "eng.rpm", rpm); }
 
 /* Net torque and effective throttle at a given speed and driver throttle
  * (no step: the signal hook evaluates the characteristic at the current
@@ -254,7 +233,7 @@ START_TEST(test_engine_braking) {
   double accel = (dg_test_signal(sim, "eng.omega") - w0) / 1e-4;
   ck_assert_double_eq_tol(accel, -30.0 / J, 120 * 2e-5);
   set_rpm(sim, 5000);
-  run(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   double expect = (w0 + a / b) * exp(b * 1.0 / J) - a / b;
   ck_assert_double_eq_tol(dg_test_signal(sim, "eng.omega"), expect, 1e-9);
   dg_sim_free(sim);
@@ -334,7 +313,7 @@ START_TEST(test_stall) {
   sim = dg_test_sim(g);
   set_rpm(sim, 600);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-  run(sim, 100, 1e-3);
+  dg_test_step(sim, 100, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "eng.stalled"), 1.0);
   ck_assert_double_eq_tol(torque_at(sim, 250, 1.0), -5.0, TOL_LOOKUP);
   dg_sim_free(sim);
@@ -344,47 +323,18 @@ END_TEST
 
 /* ---- throttle cut via a test-only block writing the channel ---- */
 
-/* "test_cut" (in → out, ratio 1, no inertia): writes the custom input "cut"
- * to the channel "throttle_cut" in pre_step, like a shifting gearbox. */
-enum { CUT_IN, CUT_OUT };
-typedef struct cut_data {
-  int input, channel;
-} cut_data;
-static const dg_port_def cut_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
-    {0},
-};
-static int cut_init(dg_block *self, dg_init *init) {
-  cut_data *d = self->data;
-  d->input = dg_init_input(init, "cut");
-  d->channel = dg_init_channel(init, "throttle_cut");
-  return 0;
-}
-static void cut_pre_step(dg_block *self, dg_ctx *ctx) {
-  const cut_data *d = self->data;
-  ctx->channel[d->channel] = dg_ctx_input(ctx, d->input);
-}
-static void cut_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_ratio(topo, self, CUT_IN, CUT_OUT, 1.0, 1.0);
-}
-static const dg_block_class test_cut = {
-    .abi = DG_BLOCK_ABI, .type = "test_cut", .doc = "test: writes throttle_cut from input cut",
-    .ports = cut_ports, .data_size = sizeof(cut_data), .init = cut_init,
-    .pre_step = cut_pre_step, .state_upstream = cut_state_upstream,
-};
-
+/* "test_channel" (testutil.h) copies the custom input "throttle_cut" to the
+ * channel of that name in pre_step, like a shifting gearbox. */
 START_TEST(test_throttle_cut) {
-  dg_registry *reg = dg_registry_new();
-  dg_error err;
-  ck_assert_int_eq(dg_registry_add(reg, &test_cut, &err), DG_OK);
+  dg_registry *reg = dg_test_registry();
   dg_graph *g = dg_test_graph_reg(
       reg, "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",\"inertia\":0.2,"
            "\"idle_rpm\":800,\"redline_rpm\":6000," FLAT_MAP "},"
-           "\"cut\":{\"type\":\"test_cut\"},\"ld\":{\"type\":\"load\",\"inertia\":0.05}},"
+           "\"cut\":{\"type\":\"test_channel\",\"channel\":\"throttle_cut\"},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":0.05}},"
            "\"connections\":[[\"eng.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  int cut = dg_sim_input_find(sim, "cut");
+  int cut = dg_sim_input_find(sim, "throttle_cut");
   ck_assert_int_ge(cut, 0);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   /* steps of 1 µs move the speed by < 0.01 rpm; signals are read at the
@@ -427,9 +377,9 @@ START_TEST(test_energy) {
   dg_sim *sim = dg_test_sim(g);
   set_rpm(sim, 1000);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-  run(sim, 500, 1e-3);
+  dg_test_step(sim, 500, 1e-3);
   double angle = w0 * t + T * t * t / (2 * J);
-  double work = dg_sim_block_work(sim, block_index(g, "eng"));
+  double work = dg_sim_block_work(sim, dg_test_block_index(g, "eng"));
   ck_assert_double_eq_tol(work, T * angle, 1e-9 * T * angle);
   ck_assert_double_eq_tol(dg_test_signal(sim, "eng.omega"), w0 + T / J * t, 1e-9);
   dg_energy e;
@@ -448,9 +398,7 @@ END_TEST
 #define FULL "\"full_load\":{\"rpm\":[0,8000],\"torque\":[100,100]}"
 #define ENG(extra) "\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000," extra
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {ENG("\"stall_rpm\":0"), "/blocks/eng", "give one of torque_map, full_load"},
     {ENG(MAP2 "," FULL), "/blocks/eng", "give only one of torque_map, full_load"},
     {ENG(MAP2 ",\"closed_throttle\":{\"rpm\":[0,1],\"torque\":[0,0]}"),
@@ -498,14 +446,11 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",%s},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"eng.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

@@ -2,16 +2,9 @@
 #include "testutil.h"
 
 #include <math.h>
-#include <stdio.h>
 
 static dg_graph *rig(const char *gear_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.3,"
-           "\"torque\":12},\"g\":{\"type\":\"gear\",%s},\"ld\":{\"type\":\"load\",\"inertia\":2}},"
-           "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
-           gear_params);
-  return dg_test_graph(json);
+  return dg_test_chain("\"inertia\":0.3,\"torque\":12", "gear", "g", gear_params, "\"inertia\":2");
 }
 
 /* M = I_load + (I_src + I_gear) k² at the load. */
@@ -46,9 +39,7 @@ START_TEST(test_defaults) {
 }
 END_TEST
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"ratio\":0", "/blocks/g/ratio", "must be > 0 (got 0)"},
     {"\"ratio\":2,\"efficiency\":0", "/blocks/g/efficiency", "must be > 0 (got 0)"},
     {"\"ratio\":2,\"efficiency\":1.01", "/blocks/g/efficiency", "must be <= 1 (got 1.01)"},
@@ -59,15 +50,12 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.3},"
-           "\"g\":{\"type\":\"gear\",%s},\"ld\":{\"type\":\"load\",\"inertia\":2}},"
-           "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.3},"
+      "\"g\":{\"type\":\"gear\",%s},\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

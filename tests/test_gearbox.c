@@ -72,49 +72,11 @@ static const dg_block_class test_engine = {
     .state_upstream = eng_state_upstream, .torque_downstream = eng_torque, .signal = eng_signal,
 };
 
-/* "test_speedo": a massless shaft (in = out) that publishes
- * "vehicle_speed" = radius · ω_out in pre_step, as the vehicle does. */
-enum { SPD_IN, SPD_OUT };
-typedef struct speedo_params {
-  double radius;
-} speedo_params;
-typedef struct speedo_data {
-  int channel;
-} speedo_data;
-static const dg_port_def speedo_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
-    {0},
-};
-static const dg_param_def speedo_params_table[] = {
-    DG_PARAM_NUM(speedo_params, radius, "radius", "m", 0.5, DG_P_MIN_EXCL, 0, 0, "radius"),
-    {0},
-};
-static int speedo_init(dg_block *self, dg_init *init) {
-  speedo_data *d = self->data;
-  d->channel = dg_init_channel(init, "vehicle_speed");
-  return d->channel < 0;
-}
-static void speedo_pre_step(dg_block *self, dg_ctx *ctx) {
-  const speedo_params *p = self->params;
-  const speedo_data *d = self->data;
-  ctx->channel[d->channel] = p->radius * dg_port_speed(ctx, self, SPD_OUT);
-}
-static void speedo_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_ratio(topo, self, SPD_IN, SPD_OUT, 1.0, 1.0);
-}
-static const dg_block_class test_speedo = {
-    .abi = DG_BLOCK_ABI, .type = "test_speedo", .doc = "test: publishes vehicle_speed",
-    .ports = speedo_ports, .params = speedo_params_table, .params_size = sizeof(speedo_params),
-    .data_size = sizeof(speedo_data), .init = speedo_init, .pre_step = speedo_pre_step,
-    .state_upstream = speedo_state_upstream,
-};
-
+/* The test registry (with "test_channel", testutil.h) plus test_engine. */
 static dg_registry *registry(void) {
-  dg_registry *reg = dg_registry_new();
+  dg_registry *reg = dg_test_registry();
   dg_error err;
   ck_assert_msg(dg_registry_add(reg, &test_engine, &err) == DG_OK, "%s", err.text);
-  ck_assert_msg(dg_registry_add(reg, &test_speedo, &err) == DG_OK, "%s", err.text);
   return reg;
 }
 
@@ -123,28 +85,12 @@ static dg_registry *registry(void) {
 
 /* src → gb → ld; each argument is the inside of the block's object. */
 static dg_graph *rig(const dg_registry *reg, const char *src, const char *gb, const char *ld) {
-  char json[4096];
-  int n = snprintf(json, sizeof json,
-                   "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
-                   "\"ld\":{\"type\":\"load\",%s}},"
-                   "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
-                   src, gb, ld);
-  ck_assert_int_lt(n, (int)sizeof json);
-  return dg_test_graph_reg(reg, json);
-}
-
-static void step_n(dg_sim *sim, int n) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, DT);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
-static void set_initial(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_signal_find(sim, name);
-  ck_assert_msg(id >= 0, "no signal %s", name);
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, 1, &id, &value, &err) == DG_OK, "%s", err.text);
+  return dg_test_graph_regf(
+      reg,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
+      "\"ld\":{\"type\":\"load\",%s}},"
+      "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
+      src, gb, ld);
 }
 
 static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(sim, name); }
@@ -162,9 +108,9 @@ START_TEST(test_neutral_decouples) {
                     "\"inertia\":2,\"c0\":4");
   dg_sim *sim = dg_test_sim(g);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
-  set_initial(sim, "ld.omega", 50.0);
+  dg_test_set_initial1(sim, "ld.omega", 50.0);
   ck_assert_double_eq(sig(sim, "gb.omega"), 0.0); /* the projection leaves the input alone */
-  step_n(sim, 1000);
+  dg_test_step(sim, 1000, DT);
   ck_assert_double_eq_tol(sig(sim, "gb.omega"), 10.0 / 0.32 * 1.0, TOL_EXACT * 31.25);
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), 50.0 - 4.0 / 2.0 * 1.0, TOL_EXACT * 50);
   ck_assert_double_eq(sig(sim, "gb.gear"), 0.0);
@@ -194,7 +140,7 @@ START_TEST(test_each_gear_ratio) {
   dg_sim *sim = dg_test_sim(g);
   ck_assert_double_eq(sig(sim, "gb.gear"), 0.0); /* neutral until the first step */
   dg_sim_set_input(sim, DG_INPUT_GEAR, gears[_i]);
-  step_n(sim, 1000);
+  dg_test_step(sim, 1000, DT);
   double r = gear_r[_i], M = IL + Iin * r * r, m;
   ck_assert_int_eq(dg_sim_topology_changes(sim), 1); /* engaged directly, no shift */
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
@@ -226,9 +172,9 @@ START_TEST(test_efficiency_braking) {
                     "\"inertia\":2");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 2); /* keeps the start gear */
-  set_initial(sim, "ld.omega", 100.0);
+  dg_test_set_initial1(sim, "ld.omega", 100.0);
   ck_assert_double_eq_tol(sig(sim, "gb.omega"), 200.0, 1e-12);
-  step_n(sim, 1000);
+  dg_test_step(sim, 1000, DT);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 0);
   double w = 100.0 - r * T / eta / M;
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * 100);
@@ -257,8 +203,8 @@ static const double IE = 0.25, IL = 2.0, C0 = 3.0, TQ = 40.0;
 /* Runs 0.5 s in first gear and checks it against the closed form. */
 static void first_gear(dg_sim *sim, double *wl, double *we) {
   dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
-  set_initial(sim, "ld.omega", 5.0);
-  step_n(sim, 500);
+  dg_test_set_initial1(sim, "ld.omega", 5.0);
+  dg_test_step(sim, 500, DT);
   double M1 = IL + IE * 9.0;
   *wl = 5.0 + (3.0 * TQ - C0) / M1 * 0.5;
   *we = 3.0 * *wl;
@@ -284,7 +230,7 @@ START_TEST(test_manual_shift_interrupt) {
   first_gear(sim, &wl0, &we0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 2.2); /* rounds to 2 */
   for (int k = 1; k < 200; k++) {
-    step_n(sim, 1);
+    dg_test_step(sim, 1, DT);
     ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
     ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
     ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
@@ -293,7 +239,7 @@ START_TEST(test_manual_shift_interrupt) {
     ck_assert_double_eq_tol(sig(sim, "src.omega"), we0, TOL_EXACT * we0);
     ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl0 - C0 / IL * k * DT, TOL_EXACT * wl0);
   }
-  step_n(sim, 1); /* the 200th decoupled step, then engagement */
+  dg_test_step(sim, 1, DT); /* the 200th decoupled step, then engagement */
   double wl = engage(wl0 - C0 / IL * 0.2, we0, 2.0);
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl, TOL_EXACT * wl);
   ck_assert_double_eq_tol(sig(sim, "src.omega"), 2.0 * wl, TOL_EXACT * wl);
@@ -301,7 +247,7 @@ START_TEST(test_manual_shift_interrupt) {
   ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   double w = wl + (2.0 * TQ - C0) / (IL + IE * 4.0) * DT;
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 2); /* decouple, engage */
@@ -322,25 +268,25 @@ START_TEST(test_lockout_defers_request) {
   double wl0, we0;
   first_gear(sim, &wl0, &we0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
-  step_n(sim, 100);
+  dg_test_step(sim, 100, DT);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 3);
-  step_n(sim, 99);
+  dg_test_step(sim, 99, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0); /* still the first shift */
   ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0); /* completed */
   ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
   double wl1 = engage(wl0 - C0 / IL * 0.2, we0, 2.0);
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl1, TOL_EXACT * wl1);
   for (int k = 1; k < 200; k++) {
-    step_n(sim, 1); /* the deferred request */
+    dg_test_step(sim, 1, DT); /* the deferred request */
     ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);
     ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
     ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
     ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl1 - C0 / IL * k * DT, TOL_EXACT * wl1);
     ck_assert_double_eq_tol(sig(sim, "src.omega"), 2.0 * wl1, TOL_EXACT * wl1);
   }
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   double wl2 = engage(wl1 - C0 / IL * 0.2, 2.0 * wl1, 1.4);
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), wl2, TOL_EXACT * wl2);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 1.4);
@@ -362,13 +308,13 @@ START_TEST(test_instant_shift) {
   double wl0, we0;
   first_gear(sim, &wl0, &we0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   double w = engage(wl0, we0, 2.0) + (2.0 * TQ - C0) / (IL + IE * 4.0) * DT;
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
   ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
   ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 3);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 1.4);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 2);
   dg_sim_free(sim);
@@ -390,16 +336,16 @@ START_TEST(test_reengagement_conserves_momentum) {
                     "\"inertia\":3");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
-  set_initial(sim, "ld.omega", 10.0);
+  dg_test_set_initial1(sim, "ld.omega", 10.0);
   ck_assert_double_eq_tol(sig(sim, "src.omega"), 40.0, 1e-12);
   double e0 = dg_sim_kinetic_energy(sim);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
-  step_n(sim, 49); /* decoupled: nothing acts, the speeds stay */
+  dg_test_step(sim, 49, DT); /* decoupled: nothing acts, the speeds stay */
   ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   ck_assert_double_eq_tol(sig(sim, "src.omega"), 40.0, 1e-12);
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), 10.0, 1e-12);
-  step_n(sim, 1); /* the 50th: 0.05 s are over, gear 2 engages */
+  dg_test_step(sim, 1, DT); /* the 50th: 0.05 s are over, gear 2 engages */
   ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
   double p = 3.0 * 10.0 + 2.0 * 0.6 * 40.0, J = 3.0 + 4.0 * 0.6, momentum;
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
@@ -454,7 +400,7 @@ static void run_logged(dg_sim *sim, int steps, shift_log *log) {
   int shifting_id = dg_sim_signal_find(sim, "gb.shifting");
   for (int i = 0; i < steps; i++) {
     double g0 = dg_sim_signal(sim, gear_id), rpm0 = dg_sim_signal(sim, rpm_id);
-    step_n(sim, 1);
+    dg_test_step(sim, 1, DT);
     double g1 = dg_sim_signal(sim, gear_id), rpm1 = dg_sim_signal(sim, rpm_id);
     if (g1 != g0 && log->n < 16) {
       log->from[log->n] = (int)g0;
@@ -565,7 +511,7 @@ START_TEST(test_auto_rpm_downshifts) {
                             "\"upshift_rpm\":5500,\"downshift_rpm\":2500}",
                     "\"inertia\":10,\"c0\":300");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "gb.rpm", 5000.0);
+  dg_test_set_initial1(sim, "gb.rpm", 5000.0);
   shift_log log;
   run_logged(sim, 30000, &log);
   ck_assert_int_eq(log.n, 4);
@@ -584,19 +530,18 @@ START_TEST(test_auto_rpm_downshifts) {
 END_TEST
 
 
-/* src → gb → spd (test_speedo, radius 0.3) → ld */
+/* src → gb → spd → ld; spd, a massless shaft, publishes "vehicle_speed" =
+ * 0.3 m · ω_out in pre_step, as the vehicle does (test_channel). */
 static dg_graph *rig_speedo(const dg_registry *reg, const char *src, const char *gb,
                             const char *ld) {
-  char json[4096];
-  int n = snprintf(json, sizeof json,
-                   "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
-                   "\"spd\":{\"type\":\"test_speedo\",\"radius\":0.3},"
-                   "\"ld\":{\"type\":\"load\",%s}},"
-                   "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"spd.in\"],"
-                   "[\"spd.out\",\"ld.in\"]]}",
-                   src, gb, ld);
-  ck_assert_int_lt(n, (int)sizeof json);
-  return dg_test_graph_reg(reg, json);
+  return dg_test_graph_regf(
+      reg,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
+      "\"spd\":{\"type\":\"test_channel\",\"channel\":\"vehicle_speed\",\"radius\":0.3},"
+      "\"ld\":{\"type\":\"load\",%s}},"
+      "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"spd.in\"],"
+      "[\"spd.out\",\"ld.in\"]]}",
+      src, gb, ld);
 }
 
 /* In the automatic modes a gear input of −1 selects R while it is held;
@@ -609,11 +554,11 @@ START_TEST(test_auto_selector_reverse) {
                     AUTO_LD);
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
-  step_n(sim, 100); /* 0.1 s shift */
+  dg_test_step(sim, 100, DT); /* 0.1 s shift */
   ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), -3.2);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 0);
-  step_n(sim, 100);
+  dg_test_step(sim, 100, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 3.5);
   dg_sim_free(sim);
@@ -637,28 +582,28 @@ START_TEST(test_auto_reverse) {
                            "\"inertia\":2");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
-  step_n(sim, 299);
+  dg_test_step(sim, 299, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
   ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
   ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
-  step_n(sim, 99);
+  dg_test_step(sim, 99, DT);
   ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), -3.0);
-  step_n(sim, 500); /* R holds while the brake is on */
+  dg_test_step(sim, 500, DT); /* R holds while the brake is on */
   ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
   dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.0);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.5);
-  step_n(sim, 1);
+  dg_test_step(sim, 1, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
-  step_n(sim, 99);
+  dg_test_step(sim, 99, DT);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 3.0);
   /* rolling: not at standstill, the brake selects nothing */
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.0);
   dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
-  set_initial(sim, "ld.omega", 10.0);
-  step_n(sim, 1000);
+  dg_test_set_initial1(sim, "ld.omega", 10.0);
+  dg_test_step(sim, 1000, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
   ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
   dg_sim_free(sim);
@@ -707,7 +652,7 @@ START_TEST(test_callback_overrides_mode) {
   for (int i = 0; i < 500; i++) {
     double t = dg_sim_time(sim), rpm = sig(sim, "gb.rpm"), out = sig(sim, "gb.omega_out");
     int calls = log.calls, gear = (int)sig(sim, "gb.gear");
-    step_n(sim, 1);
+    dg_test_step(sim, 1, DT);
     if (log.calls == calls) {
       prev_out = out;
       continue;
@@ -728,16 +673,16 @@ START_TEST(test_callback_overrides_mode) {
   ck_assert_int_eq(dg_sim_topology_changes(sim), 2);
   /* out of range: clamped to −1..5 */
   log.want = 99;
-  step_n(sim, 50);
+  dg_test_step(sim, 50, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 5.0);
   log.want = -7;
-  step_n(sim, 50);
+  dg_test_step(sim, 50, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), -1.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), -3.2);
   /* NULL restores auto_rpm, which drives forward again */
   ck_assert_int_eq(dg_sim_set_shift_policy(sim, "gb", NULL, NULL, &err), DG_OK);
   int calls = log.calls;
-  step_n(sim, 50);
+  dg_test_step(sim, 50, DT);
   ck_assert_int_eq(log.calls, calls);
   ck_assert_double_eq(sig(sim, "gb.gear"), 1.0);
   dg_sim_free(sim);
@@ -771,7 +716,7 @@ START_TEST(test_set_policy_errors) {
   ck_assert_str_eq(err.file, "test.json");
   ck_assert_int_eq(dg_sim_set_shift_policy(sim, policy_bad[_i].id, NULL, NULL, NULL),
                    policy_bad[_i].code); /* err may be NULL */
-  step_n(sim, 10);
+  dg_test_step(sim, 10, DT);
   ck_assert_int_eq(log.calls, 0);
   dg_sim_free(sim);
   ck_assert_int_eq(dg_sim_set_shift_policy(NULL, "gb", NULL, NULL, &err), DG_ERR_USAGE);
@@ -792,18 +737,18 @@ START_TEST(test_manual_clamps) {
                     "\"ratios\":[3,2,1.4],\"shift_time\":0.01", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 7);
-  step_n(sim, 1); /* taken at the first step without a shift */
+  dg_test_step(sim, 1, DT); /* taken at the first step without a shift */
   ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);
   ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
-  step_n(sim, 10);
+  dg_test_step(sim, 10, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 0.0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 1.5); /* halves round away from zero */
-  step_n(sim, 10);
+  dg_test_step(sim, 10, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, NAN);
-  step_n(sim, 10);
+  dg_test_step(sim, 10, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -881,9 +826,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors: exact path and message                                 */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"ratios\":[]",
      "/blocks/gb/ratios",
      "must have at least 1 element (got 0)"},
@@ -1015,15 +958,12 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.2},"
-           "\"gb\":{\"type\":\"gearbox\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
-           "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+      "\"gb\":{\"type\":\"gearbox\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

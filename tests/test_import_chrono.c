@@ -65,33 +65,11 @@ static char *import_text(const char *engine, const char *trans, const char *vehi
 static json_t *import_doc(const char *engine, const char *trans, const char *vehicle,
                           notes *ns) {
   char *text = import_text(engine, trans, vehicle, ns);
-  json_error_t je;
-  json_t *doc = json_loads(text, 0, &je);
-  ck_assert_msg(doc != NULL, "the output is not JSON: %s", je.text);
-  free(text);
-  return doc;
-}
-
-static json_t *block(const json_t *doc, const char *id) {
-  json_t *b = json_object_get(json_object_get(doc, "blocks"), id);
-  ck_assert_msg(b != NULL, "no block %s", id);
-  return b;
+  return dg_test_json_take(text);
 }
 
 static bool has_block(const json_t *doc, const char *id) {
   return json_object_get(json_object_get(doc, "blocks"), id) != NULL;
-}
-
-static double num(const json_t *obj, const char *key) {
-  json_t *v = json_object_get(obj, key);
-  ck_assert_msg(json_is_number(v), "%s is not a number", key);
-  return json_number_value(v);
-}
-
-static const char *str(const json_t *obj, const char *key) {
-  json_t *v = json_object_get(obj, key);
-  ck_assert_msg(json_is_string(v), "%s is not a string", key);
-  return json_string_value(v);
 }
 
 static int len(const json_t *arr) { return (int)json_array_size(arr); }
@@ -108,17 +86,6 @@ static void assert_numbers(const json_t *arr, const double *want, int n, double 
       ck_assert_double_eq_tol(at(arr, i), want[i], tol);
 }
 
-static bool connected(const json_t *doc, const char *from, const char *to) {
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "connections"), i, c) {
-    if (strcmp(json_string_value(json_array_get(c, 0)), from) == 0 &&
-        strcmp(json_string_value(json_array_get(c, 1)), to) == 0)
-      return true;
-  }
-  return false;
-}
-
 /* Linear interpolation clamped at the ends, independent of the library's. */
 static double lerp(const double (*map)[2], int n, double x) {
   if (x <= map[0][0])
@@ -128,13 +95,6 @@ static double lerp(const double (*map)[2], int n, double x) {
       return map[i - 1][1] +
              (x - map[i - 1][0]) / (map[i][0] - map[i - 1][0]) * (map[i][1] - map[i - 1][1]);
   return map[n - 1][1];
-}
-
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
 }
 
 static dg_graph *load_pair(const char *engine, const char *trans) {
@@ -164,10 +124,10 @@ static const double hmmwv_losses[][2] = {{-50, 30},    {0, 0},      {50, -30},
 START_TEST(test_engine_shafts) {
   json_t *doc = import_doc("hmmwv_engine_shafts.json", "hmmwv_automatic_transmission_shafts.json",
                            NULL, NULL);
-  json_t *e = block(doc, "engine");
-  ck_assert_str_eq(str(e, "type"), "engine");
-  ck_assert_double_eq(num(e, "inertia"), 1.1);
-  ck_assert_double_eq(num(e, "idle_rpm"), 800);
+  json_t *e = dg_test_json_block(doc, "engine");
+  ck_assert_str_eq(dg_test_json_str(e, "type"), "engine");
+  ck_assert_double_eq(dg_test_json_num(e, "inertia"), 1.1);
+  ck_assert_double_eq(dg_test_json_num(e, "idle_rpm"), 800);
   json_t *full = json_object_get(e, "full_load"), *closed = json_object_get(e, "closed_throttle");
   json_t *fx = json_object_get(full, "rpm"), *fy = json_object_get(full, "torque");
   /* union: 0, 50, 800 .. 2500 (every 100 from 800), 2700, 3000 */
@@ -186,7 +146,7 @@ START_TEST(test_engine_shafts) {
   assert_numbers(json_object_get(closed, "torque"), cy, 5, 0.0);
   /* redline: the full load falls through zero between 2500 rpm
    * (558 − 80 = 478) and 2700 rpm (−400 − 84 = −484) */
-  ck_assert_double_eq_tol(num(e, "redline_rpm"), 2500 + 200 * 478.0 / (478 + 484),
+  ck_assert_double_eq_tol(dg_test_json_num(e, "redline_rpm"), 2500 + 200 * 478.0 / (478 + 484),
                           TOL_EXACT * 1e4);
   json_decref(doc);
 }
@@ -196,8 +156,8 @@ END_TEST
 START_TEST(test_transmission_shafts) {
   json_t *doc = import_doc("hmmwv_engine_shafts.json", "hmmwv_automatic_transmission_shafts.json",
                            NULL, NULL);
-  json_t *tc = block(doc, "converter");
-  ck_assert_str_eq(str(tc, "type"), "torque_converter");
+  json_t *tc = dg_test_json_block(doc, "converter");
+  ck_assert_str_eq(dg_test_json_str(tc, "type"), "torque_converter");
   static const double sr[] = {0.00, 0.25, 0.50, 0.75, 0.90, 1.00};
   static const double k[] = {15, 15, 15, 16, 18, 35};
   static const double sr2[] = {0.00, 0.25, 0.50, 0.75, 1.00}, tr[] = {2.00, 1.80, 1.50, 1.15, 1.00};
@@ -206,23 +166,24 @@ START_TEST(test_transmission_shafts) {
   assert_numbers(json_object_get(cf, "k"), k, 6, 0.0);
   assert_numbers(json_object_get(trm, "speed_ratio"), sr2, 5, 0.0);
   assert_numbers(json_object_get(trm, "ratio"), tr, 5, 0.0);
-  ck_assert_double_eq(num(tc, "pump_inertia"), 0.5);    /* Motorshaft Inertia */
-  ck_assert_double_eq(num(tc, "turbine_inertia"), 0.3); /* Input Shaft Inertia */
-  json_t *gb = block(doc, "gearbox");
+  ck_assert_double_eq(dg_test_json_num(tc, "pump_inertia"), 0.5);    /* Motorshaft Inertia */
+  ck_assert_double_eq(dg_test_json_num(tc, "turbine_inertia"), 0.3); /* Input Shaft Inertia */
+  json_t *gb = dg_test_json_block(doc, "gearbox");
   static const double ratios[] = {1 / 0.2, 1 / 0.4, 1 / 0.8};
   assert_numbers(json_object_get(gb, "ratios"), ratios, 3, TOL_EXACT);
-  ck_assert_double_eq_tol(num(gb, "reverse"), 1 / 0.1, TOL_EXACT);
-  ck_assert_double_eq(num(gb, "inertia"), 0.0);
-  ck_assert_double_eq(num(gb, "shift_time"), 0.25); /* latency 1 s, capped */
+  ck_assert_double_eq_tol(dg_test_json_num(gb, "reverse"), 1 / 0.1, TOL_EXACT);
+  ck_assert_double_eq(dg_test_json_num(gb, "inertia"), 0.0);
+  ck_assert_double_eq(dg_test_json_num(gb, "shift_time"), 0.25); /* latency 1 s, capped */
   json_t *sh = json_object_get(gb, "shift");
-  ck_assert_str_eq(str(sh, "mode"), "auto_rpm");
-  ck_assert_double_eq(num(sh, "upshift_rpm"), 2500);
-  ck_assert_double_eq(num(sh, "downshift_rpm"), 1200);
-  ck_assert_double_eq(num(block(doc, "final"), "inertia"), 0.5); /* Driveshaft Inertia */
-  ck_assert_double_eq(num(block(doc, "final"), "ratio"), 4.1);   /* the default sedan's */
-  ck_assert(connected(doc, "engine.out", "converter.in"));
-  ck_assert(connected(doc, "converter.out", "gearbox.in"));
-  ck_assert(connected(doc, "gearbox.out", "final.in"));
+  ck_assert_str_eq(dg_test_json_str(sh, "mode"), "auto_rpm");
+  ck_assert_double_eq(dg_test_json_num(sh, "upshift_rpm"), 2500);
+  ck_assert_double_eq(dg_test_json_num(sh, "downshift_rpm"), 1200);
+  json_t *fin = dg_test_json_block(doc, "final");
+  ck_assert_double_eq(dg_test_json_num(fin, "inertia"), 0.5); /* Driveshaft Inertia */
+  ck_assert_double_eq(dg_test_json_num(fin, "ratio"), 4.1);   /* the default sedan's */
+  ck_assert(dg_test_json_connected(doc, "engine.out", "converter.in"));
+  ck_assert(dg_test_json_connected(doc, "converter.out", "gearbox.in"));
+  ck_assert(dg_test_json_connected(doc, "gearbox.out", "final.in"));
   ck_assert(!has_block(doc, "clutch"));
   json_decref(doc);
 }
@@ -235,7 +196,7 @@ START_TEST(test_hmmwv_launch_and_shifts) {
   dg_graph *g =
       load_pair("hmmwv_engine_shafts.json", "hmmwv_automatic_transmission_shafts.json");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 500, 1e-3);
+  dg_test_step(sim, 500, 1e-3);
   double idle = dg_test_signal(sim, "engine.rpm");
   ck_assert_double_eq_tol(idle, 800, 20);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
@@ -243,7 +204,7 @@ START_TEST(test_hmmwv_launch_and_shifts) {
   int rpm = dg_sim_signal_find(sim, "engine.rpm");
   double t_moving = -1, t_second = -1, t_third = -1, min_rpm = 1e9;
   while (dg_sim_time(sim) < 40.0) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     min_rpm = fmin(min_rpm, dg_sim_signal(sim, rpm));
     if (t_moving < 0 && dg_sim_signal(sim, v) > 1.0)
       t_moving = dg_sim_time(sim);
@@ -276,10 +237,10 @@ END_TEST
 START_TEST(test_simple_map) {
   json_t *doc = import_doc("uaz_engine_simple_map.json",
                            "uaz_automatic_transmission_simple_map.json", NULL, NULL);
-  json_t *e = block(doc, "engine");
-  ck_assert_double_eq(num(e, "redline_rpm"), 4000);
-  ck_assert_double_eq(num(e, "idle_rpm"), 800);
-  ck_assert_double_eq(num(e, "inertia"), 0.25); /* peak 208 N·m: the sedan's 0.25 */
+  json_t *e = dg_test_json_block(doc, "engine");
+  ck_assert_double_eq(dg_test_json_num(e, "redline_rpm"), 4000);
+  ck_assert_double_eq(dg_test_json_num(e, "idle_rpm"), 800);
+  ck_assert_double_eq(dg_test_json_num(e, "inertia"), 0.25); /* peak 208 N·m: the sedan's 0.25 */
   json_t *fx = json_object_get(json_object_get(e, "full_load"), "rpm");
   json_t *fy = json_object_get(json_object_get(e, "full_load"), "torque");
   /* [-10, 104.66] and [736.5, 174.4] give the value at 0 rpm */
@@ -294,25 +255,25 @@ START_TEST(test_simple_map) {
   ck_assert_int_eq(len(cy), 10);
   ck_assert_double_eq_tol(at(cy, 0), -10 / 746.5 * 10, TOL_EXACT);
   ck_assert_double_eq(at(cy, 9), -100.0);
-  json_t *cl = block(doc, "clutch");
-  ck_assert_str_eq(str(cl, "mode"), "auto");
-  ck_assert_double_eq(num(cl, "idle_rpm"), 800);
-  json_t *gb = block(doc, "gearbox");
+  json_t *cl = dg_test_json_block(doc, "clutch");
+  ck_assert_str_eq(dg_test_json_str(cl, "mode"), "auto");
+  ck_assert_double_eq(dg_test_json_num(cl, "idle_rpm"), 800);
+  json_t *gb = dg_test_json_block(doc, "gearbox");
   static const double r[] = {0.125, 0.242, 0.379, 0.633, 1.0};
   json_t *ratios = json_object_get(gb, "ratios");
   ck_assert_int_eq(len(ratios), 5);
   for (int i = 0; i < 5; i++)
     ck_assert_double_eq_tol(at(ratios, i), 1 / r[i], TOL_EXACT * 10);
-  ck_assert_double_eq_tol(num(gb, "reverse"), 1 / 0.191, TOL_EXACT * 10);
-  ck_assert_double_eq(num(gb, "shift_time"), 0.0);
+  ck_assert_double_eq_tol(dg_test_json_num(gb, "reverse"), 1 / 0.191, TOL_EXACT * 10);
+  ck_assert_double_eq(dg_test_json_num(gb, "shift_time"), 0.0);
   json_t *sh = json_object_get(gb, "shift");
-  ck_assert_str_eq(str(sh, "mode"), "shift_map");
+  ck_assert_str_eq(dg_test_json_str(sh, "mode"), "shift_map");
   static const double up[] = {3000, 3700, 3700, 3700, 4000}, down[] = {1000, 1200, 1200, 1200,
                                                                        1200};
   assert_numbers(json_object_get(sh, "upshift_map"), up, 5, 0.0);
   assert_numbers(json_object_get(sh, "downshift_map"), down, 5, 0.0);
-  ck_assert(connected(doc, "engine.out", "clutch.in"));
-  ck_assert(connected(doc, "clutch.out", "gearbox.in"));
+  ck_assert(dg_test_json_connected(doc, "engine.out", "clutch.in"));
+  ck_assert(dg_test_json_connected(doc, "clutch.out", "gearbox.in"));
   json_decref(doc);
 }
 END_TEST
@@ -322,14 +283,14 @@ END_TEST
 START_TEST(test_engine_simple) {
   json_t *doc = import_doc("hmmwv_engine_simple.json", "uaz_automatic_transmission_simple_map.json",
                            NULL, NULL);
-  json_t *m = block(doc, "engine");
-  ck_assert_str_eq(str(m, "type"), "motor");
-  ck_assert_double_eq(num(m, "max_torque"), 330);
-  ck_assert_double_eq(num(m, "max_power"), 110000);
-  ck_assert_double_eq_tol(num(m, "max_rpm"), 10000 * RPM_PER_RAD_S, TOL_EXACT * 1e5);
+  json_t *m = dg_test_json_block(doc, "engine");
+  ck_assert_str_eq(dg_test_json_str(m, "type"), "motor");
+  ck_assert_double_eq(dg_test_json_num(m, "max_torque"), 330);
+  ck_assert_double_eq(dg_test_json_num(m, "max_power"), 110000);
+  ck_assert_double_eq_tol(dg_test_json_num(m, "max_rpm"), 10000 * RPM_PER_RAD_S, TOL_EXACT * 1e5);
   ck_assert(json_is_false(json_object_get(m, "reverse")));
   ck_assert(!has_block(doc, "clutch"));
-  ck_assert(connected(doc, "engine.out", "gearbox.in"));
+  ck_assert(dg_test_json_connected(doc, "engine.out", "gearbox.in"));
   json_decref(doc);
 }
 END_TEST
@@ -346,9 +307,9 @@ START_TEST(test_cvt_schedule) {
   json_t *doc = import_doc("vehicles/hmmwv/powertrain/HMMWV_EngineSimpleMap.json",
                            "vehicles/hmmwv/powertrain/HMMWV_AutomaticTransmissionSimpleCVT.json",
                            NULL, NULL);
-  json_t *cvt = block(doc, "cvt");
-  ck_assert_str_eq(str(cvt, "type"), "cvt");
-  ck_assert_double_eq(num(cvt, "efficiency"), 0.8);
+  json_t *cvt = dg_test_json_block(doc, "cvt");
+  ck_assert_str_eq(dg_test_json_str(cvt, "type"), "cvt");
+  ck_assert_double_eq(dg_test_json_num(cvt, "efficiency"), 0.8);
   json_t *w = json_object_get(json_object_get(cvt, "ratio"), "omega_out");
   json_t *r = json_object_get(json_object_get(cvt, "ratio"), "ratio");
   ck_assert_int_eq(len(w), 41);
@@ -367,11 +328,11 @@ START_TEST(test_cvt_schedule) {
   }
   ck_assert_msg(worst < 1e-3, "the table strays %g from 1/r", worst);
   /* the launch clutch sits after the CVT, at the engine's speeds / 5.855 */
-  json_t *cl = block(doc, "clutch");
-  ck_assert_double_eq_tol(num(cl, "idle_rpm"), 800 * 0.1708, TOL_EXACT * 100);
-  ck_assert(connected(doc, "engine.out", "cvt.in"));
-  ck_assert(connected(doc, "cvt.out", "clutch.in"));
-  ck_assert(connected(doc, "clutch.out", "final.in"));
+  json_t *cl = dg_test_json_block(doc, "clutch");
+  ck_assert_double_eq_tol(dg_test_json_num(cl, "idle_rpm"), 800 * 0.1708, TOL_EXACT * 100);
+  ck_assert(dg_test_json_connected(doc, "engine.out", "cvt.in"));
+  ck_assert(dg_test_json_connected(doc, "cvt.out", "clutch.in"));
+  ck_assert(dg_test_json_connected(doc, "clutch.out", "final.in"));
   json_decref(doc);
 }
 END_TEST
@@ -384,12 +345,12 @@ START_TEST(test_cvt_launch) {
                           "vehicles/hmmwv/powertrain/HMMWV_AutomaticTransmissionSimpleCVT.json");
   dg_sim *sim = dg_test_sim(g);
   ck_assert_double_eq_tol(dg_test_signal(sim, "cvt.ratio"), 1 / 0.1708, TOL_EXACT * 10);
-  step_n(sim, 500, 1e-3);
+  dg_test_step(sim, 500, 1e-3);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   double prev = dg_test_signal(sim, "cvt.ratio");
   int falls = 0;
   for (int i = 0; i < 15; i++) {
-    step_n(sim, 1000, 1e-3);
+    dg_test_step(sim, 1000, 1e-3);
     double r = dg_test_signal(sim, "cvt.ratio");
     falls += r < prev - 1e-9;
     prev = r;
@@ -414,21 +375,21 @@ START_TEST(test_manual) {
   json_t *doc = import_doc("vehicles/sedan/powertrain/Sedan_EngineShafts.json",
                            "vehicles/sedan/powertrain/Sedan_ManualTransmissionShafts.json", NULL,
                            NULL);
-  ck_assert_double_eq(num(block(doc, "engine"), "inertia"), 0.075);
-  ck_assert_double_eq(num(block(doc, "motorshaft"), "inertia"), 0.05);
-  json_t *cl = block(doc, "clutch");
-  ck_assert_double_eq(num(cl, "max_torque"), 500);
-  ck_assert_double_eq(num(cl, "inertia"), 0.05);
-  ck_assert_str_eq(str(cl, "mode"), "auto");
-  json_t *gb = block(doc, "gearbox");
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "engine"), "inertia"), 0.075);
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "motorshaft"), "inertia"), 0.05);
+  json_t *cl = dg_test_json_block(doc, "clutch");
+  ck_assert_double_eq(dg_test_json_num(cl, "max_torque"), 500);
+  ck_assert_double_eq(dg_test_json_num(cl, "inertia"), 0.05);
+  ck_assert_str_eq(dg_test_json_str(cl, "mode"), "auto");
+  json_t *gb = dg_test_json_block(doc, "gearbox");
   static const double r[] = {0.265, 0.489, 0.784, 1.063, 1.276, 1.499};
   for (int i = 0; i < 6; i++)
     ck_assert_double_eq_tol(at(json_object_get(gb, "ratios"), i), 1 / r[i], TOL_EXACT * 10);
-  ck_assert_double_eq_tol(num(gb, "reverse"), 1 / 0.333, TOL_EXACT * 10);
-  ck_assert_str_eq(str(json_object_get(gb, "shift"), "mode"), "manual");
-  ck_assert_double_eq(num(block(doc, "final"), "inertia"), 0.05);
-  ck_assert(connected(doc, "engine.out", "motorshaft.in"));
-  ck_assert(connected(doc, "motorshaft.out", "clutch.in"));
+  ck_assert_double_eq_tol(dg_test_json_num(gb, "reverse"), 1 / 0.333, TOL_EXACT * 10);
+  ck_assert_str_eq(dg_test_json_str(json_object_get(gb, "shift"), "mode"), "manual");
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "final"), "inertia"), 0.05);
+  ck_assert(dg_test_json_connected(doc, "engine.out", "motorshaft.in"));
+  ck_assert(dg_test_json_connected(doc, "motorshaft.out", "clutch.in"));
   json_decref(doc);
 
   /* driven in first: it moves; with the pedal pressed it does not */
@@ -439,7 +400,7 @@ START_TEST(test_manual) {
     dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
     dg_sim_set_input(sim, DG_INPUT_CLUTCH, pedal);
     dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-    step_n(sim, 3000, 1e-3);
+    dg_test_step(sim, 3000, 1e-3);
     double v = dg_test_signal(sim, "body.speed");
     if (pedal)
       ck_assert_double_eq(v, 0.0);
@@ -457,11 +418,13 @@ END_TEST
 START_TEST(test_vehicle_config) {
   json_t *doc = import_doc("hmmwv_engine_shafts.json", "hmmwv_automatic_transmission_shafts.json",
                            "tests/data/yaml/vehicle_awd_lsd.yaml", NULL);
-  ck_assert_double_eq(num(block(doc, "final"), "ratio"), 3.9); /* powertrain.gearbox.final_drive */
-  ck_assert_double_eq(num(block(doc, "body"), "mass"), 1650);
-  ck_assert_double_eq(num(block(doc, "centre"), "split"), 0.4);
-  ck_assert(connected(doc, "gearbox.out", "final.in"));
-  ck_assert_str_eq(str(block(doc, "engine"), "type"), "engine"); /* not the config's */
+  json_t *fin = dg_test_json_block(doc, "final");
+  ck_assert_double_eq(dg_test_json_num(fin, "ratio"), 3.9); /* powertrain.gearbox.final_drive */
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "body"), "mass"), 1650);
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "centre"), "split"), 0.4);
+  ck_assert(dg_test_json_connected(doc, "gearbox.out", "final.in"));
+  json_t *eng = dg_test_json_block(doc, "engine");
+  ck_assert_str_eq(dg_test_json_str(eng, "type"), "engine"); /* not the config's */
   json_decref(doc);
 }
 END_TEST
@@ -495,7 +458,8 @@ START_TEST(test_corpus_quirks) {
                            "vehicles/Marder/powertrain/Marder_AutomaticTransmissionSimpleMap.json",
                            NULL, &ns);
   ck_assert(has_note(&ns, "read as rad/s and converted to rpm"));
-  json_t *fx = json_object_get(json_object_get(block(doc, "engine"), "full_load"), "rpm");
+  json_t *fx =
+      json_object_get(json_object_get(dg_test_json_block(doc, "engine"), "full_load"), "rpm");
   ck_assert_double_eq_tol(at(fx, 1), 73.5133 * RPM_PER_RAD_S, TOL_EXACT * 1e4);
   json_decref(doc);
   ns.n = 0;
@@ -503,7 +467,7 @@ START_TEST(test_corpus_quirks) {
                    "vehicles/duro/powertrain/duro_automatic_transmission_simple_map.json", NULL,
                    &ns);
   ck_assert(has_note(&ns, "gear 1 (0.45) is out of order"));
-  json_t *ratios = json_object_get(block(doc, "gearbox"), "ratios");
+  json_t *ratios = json_object_get(dg_test_json_block(doc, "gearbox"), "ratios");
   ck_assert_int_eq(len(ratios), 4);
   ck_assert_double_eq_tol(at(ratios, 0), 1 / 0.26, TOL_EXACT * 10);
   json_decref(doc);
@@ -513,7 +477,8 @@ START_TEST(test_corpus_quirks) {
                    "vehicles/MAN_Kat1/powertrain/MAN_7t_AutomaticTransmissionSimpleMap.json",
                    NULL, &ns);
   ck_assert(has_note(&ns, "upshift from gear 1 at 2200 rpm: the engine does not get there"));
-  json_t *up = json_object_get(json_object_get(block(doc, "gearbox"), "shift"), "upshift_map");
+  json_t *up =
+      json_object_get(json_object_get(dg_test_json_block(doc, "gearbox"), "shift"), "upshift_map");
   ck_assert(at(up, 0) < 2189);
   json_decref(doc);
 }
@@ -563,7 +528,7 @@ static int corpus_dir(const char *dir, int *pairs, int *vehicles) {
                     err.column, err.text);
       dg_sim *sim = dg_test_sim(g);
       dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
-      step_n(sim, 500, 1e-3);
+      dg_test_step(sim, 500, 1e-3);
       dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
       for (int k = 0; k < 8000; k++) {
         int rc = dg_sim_step(sim, 1e-3);
@@ -624,11 +589,7 @@ START_TEST(test_invalid) {
   snprintf(bad, sizeof bad, "invalid/%s.json", name);
   snprintf(rel, sizeof rel, "invalid/%s.expected", name);
   data_path(epath, sizeof epath, rel);
-  FILE *f = fopen(epath, "r");
-  ck_assert_msg(f != NULL, "no %s", epath);
-  ck_assert(fgets(expected, sizeof expected, f) != NULL);
-  fclose(f);
-  expected[strcspn(expected, "\n")] = '\0';
+  dg_test_first_line(expected, sizeof expected, epath);
   char e[1024], t[1024];
   data_path(e, sizeof e, engine ? bad : "hmmwv_engine_shafts.json");
   data_path(t, sizeof t, engine ? "hmmwv_automatic_transmission_shafts.json" : bad);

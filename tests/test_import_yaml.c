@@ -36,29 +36,7 @@ static json_t *import_doc(const char *name) {
   dg_error err;
   char *text = dg_import_yaml_to_json(path, NULL, NULL, &err);
   ck_assert_msg(text != NULL, "%s did not import: %s", name, err.text);
-  json_error_t je;
-  json_t *doc = json_loads(text, 0, &je);
-  ck_assert_msg(doc != NULL, "the output is not JSON: %s", je.text);
-  free(text);
-  return doc;
-}
-
-static json_t *block(const json_t *doc, const char *id) {
-  json_t *b = json_object_get(json_object_get(doc, "blocks"), id);
-  ck_assert_msg(b != NULL, "no block %s", id);
-  return b;
-}
-
-static double num(const json_t *obj, const char *key) {
-  json_t *v = json_object_get(obj, key);
-  ck_assert_msg(json_is_number(v), "%s is not a number", key);
-  return json_number_value(v);
-}
-
-static const char *str(const json_t *obj, const char *key) {
-  json_t *v = json_object_get(obj, key);
-  ck_assert_msg(json_is_string(v), "%s is not a string", key);
-  return json_string_value(v);
+  return dg_test_json_take(text);
 }
 
 static void assert_numbers(const json_t *arr, const double *want, int n) {
@@ -66,17 +44,6 @@ static void assert_numbers(const json_t *arr, const double *want, int n) {
   ck_assert_int_eq((int)json_array_size(arr), n);
   for (int i = 0; i < n; i++)
     ck_assert_double_eq(json_number_value(json_array_get(arr, (size_t)i)), want[i]);
-}
-
-static bool connected(const json_t *doc, const char *from, const char *to) {
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "connections"), i, c) {
-    if (strcmp(json_string_value(json_array_get(c, 0)), from) == 0 &&
-        strcmp(json_string_value(json_array_get(c, 1)), to) == 0)
-      return true;
-  }
-  return false;
 }
 
 /* Writes `text` as cfg.yaml in a fresh temporary directory. */
@@ -126,13 +93,6 @@ static void manual_variant(char *path, size_t size, const char *prefix) {
   write_config(path, size, buf);
 }
 
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
 static int sig(const dg_sim *sim, const char *name) {
   int id = dg_sim_signal_find(sim, name);
   ck_assert_msg(id >= 0, "no signal %s", name);
@@ -145,11 +105,11 @@ static int sig(const dg_sim *sim, const char *name) {
 START_TEST(test_sample_engine_gearbox) {
   json_t *doc = import_doc("powertrain_sedan.yaml");
   ck_assert_int_eq((int)json_integer_value(json_object_get(doc, "drivegraph")), 1);
-  json_t *e = block(doc, "engine");
-  ck_assert_str_eq(str(e, "type"), "engine");
-  ck_assert_double_eq(num(e, "inertia"), 0.20);
-  ck_assert_double_eq(num(e, "idle_rpm"), 800);
-  ck_assert_double_eq(num(e, "redline_rpm"), 6500);
+  json_t *e = dg_test_json_block(doc, "engine");
+  ck_assert_str_eq(dg_test_json_str(e, "type"), "engine");
+  ck_assert_double_eq(dg_test_json_num(e, "inertia"), 0.20);
+  ck_assert_double_eq(dg_test_json_num(e, "idle_rpm"), 800);
+  ck_assert_double_eq(dg_test_json_num(e, "redline_rpm"), 6500);
   json_t *map = json_object_get(e, "torque_map");
   static const double rpm[] = {1000, 2500, 4000, 5500, 6500}, thr[] = {0.0, 0.5, 1.0};
   static const double rows[3][5] = {
@@ -162,32 +122,32 @@ START_TEST(test_sample_engine_gearbox) {
 
   /* the launch clutch: 1.25 × the 330 N·m peak; engaged at the peak's
    * 4000 rpm, held to halfway up the range, (800 + 6500)/2 = 3650 rpm */
-  json_t *cl = block(doc, "clutch");
-  ck_assert_str_eq(str(cl, "type"), "clutch");
-  ck_assert_str_eq(str(cl, "mode"), "auto");
-  ck_assert_double_eq(num(cl, "max_torque"), 1.25 * 330);
-  ck_assert_double_eq(num(cl, "idle_rpm"), 800);
-  ck_assert_double_eq(num(cl, "launch_rpm"), 3650);
+  json_t *cl = dg_test_json_block(doc, "clutch");
+  ck_assert_str_eq(dg_test_json_str(cl, "type"), "clutch");
+  ck_assert_str_eq(dg_test_json_str(cl, "mode"), "auto");
+  ck_assert_double_eq(dg_test_json_num(cl, "max_torque"), 1.25 * 330);
+  ck_assert_double_eq(dg_test_json_num(cl, "idle_rpm"), 800);
+  ck_assert_double_eq(dg_test_json_num(cl, "launch_rpm"), 3650);
 
-  json_t *gb = block(doc, "gearbox");
+  json_t *gb = dg_test_json_block(doc, "gearbox");
   static const double ratios[] = {3.40, 2.05, 1.40, 1.00, 0.82, 0.68};
   assert_numbers(json_object_get(gb, "ratios"), ratios, 6);
-  ck_assert_double_eq(num(gb, "reverse"), 3.20);
-  ck_assert_double_eq(num(gb, "efficiency"), 0.92);
-  ck_assert_double_eq(num(gb, "shift_time"), 0.25);
+  ck_assert_double_eq(dg_test_json_num(gb, "reverse"), 3.20);
+  ck_assert_double_eq(dg_test_json_num(gb, "efficiency"), 0.92);
+  ck_assert_double_eq(dg_test_json_num(gb, "shift_time"), 0.25);
   ck_assert_int_eq((int)json_integer_value(json_object_get(gb, "start_gear")), 1);
   json_t *sh = json_object_get(gb, "shift");
-  ck_assert_str_eq(str(sh, "mode"), "auto_rpm");
-  ck_assert_double_eq(num(sh, "upshift_rpm"), 6000);
-  ck_assert_double_eq(num(sh, "downshift_rpm"), 2000);
-  json_t *fin = block(doc, "final");
-  ck_assert_str_eq(str(fin, "type"), "gear");
-  ck_assert_double_eq(num(fin, "ratio"), 4.10);
+  ck_assert_str_eq(dg_test_json_str(sh, "mode"), "auto_rpm");
+  ck_assert_double_eq(dg_test_json_num(sh, "upshift_rpm"), 6000);
+  ck_assert_double_eq(dg_test_json_num(sh, "downshift_rpm"), 2000);
+  json_t *fin = dg_test_json_block(doc, "final");
+  ck_assert_str_eq(dg_test_json_str(fin, "type"), "gear");
+  ck_assert_double_eq(dg_test_json_num(fin, "ratio"), 4.10);
 
-  ck_assert(connected(doc, "engine.out", "clutch.in"));
-  ck_assert(connected(doc, "clutch.out", "gearbox.in"));
-  ck_assert(connected(doc, "gearbox.out", "final.in"));
-  ck_assert(connected(doc, "final.out", "diff.in"));
+  ck_assert(dg_test_json_connected(doc, "engine.out", "clutch.in"));
+  ck_assert(dg_test_json_connected(doc, "clutch.out", "gearbox.in"));
+  ck_assert(dg_test_json_connected(doc, "gearbox.out", "final.in"));
+  ck_assert(dg_test_json_connected(doc, "final.out", "diff.in"));
   json_decref(doc);
 }
 END_TEST
@@ -195,28 +155,29 @@ END_TEST
 /* The sample gives no vehicle: the default sedan (README). */
 START_TEST(test_sample_default_sedan) {
   json_t *doc = import_doc("powertrain_sedan.yaml");
-  json_t *body = block(doc, "body");
-  ck_assert_double_eq(num(body, "mass"), 1500);
-  ck_assert_double_eq(num(body, "wheelbase"), 2.7);
-  ck_assert_double_eq_tol(num(body, "cg_to_front"), 1.2, TOL_EXACT);
-  ck_assert_double_eq(num(body, "cg_height"), 0.55);
-  ck_assert_double_eq_tol(num(body, "cda"), 0.30 * 2.2, TOL_EXACT);
-  ck_assert_double_eq(num(body, "rolling_resistance"), 0.012);
-  ck_assert_str_eq(str(block(doc, "diff"), "kind"), "open");
+  json_t *body = dg_test_json_block(doc, "body");
+  ck_assert_double_eq(dg_test_json_num(body, "mass"), 1500);
+  ck_assert_double_eq(dg_test_json_num(body, "wheelbase"), 2.7);
+  ck_assert_double_eq_tol(dg_test_json_num(body, "cg_to_front"), 1.2, TOL_EXACT);
+  ck_assert_double_eq(dg_test_json_num(body, "cg_height"), 0.55);
+  ck_assert_double_eq_tol(dg_test_json_num(body, "cda"), 0.30 * 2.2, TOL_EXACT);
+  ck_assert_double_eq(dg_test_json_num(body, "rolling_resistance"), 0.012);
+  ck_assert_str_eq(dg_test_json_str(dg_test_json_block(doc, "diff"), "kind"), "open");
   /* RWD: the differential drives the rear wheels */
-  ck_assert(connected(doc, "diff.left", "wheel_rl.hub"));
-  ck_assert(connected(doc, "diff.right", "wheel_rr.hub"));
+  ck_assert(dg_test_json_connected(doc, "diff.left", "wheel_rl.hub"));
+  ck_assert(dg_test_json_connected(doc, "diff.right", "wheel_rr.hub"));
   static const char *const wheels[] = {"wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"};
   for (int i = 0; i < 4; i++) {
-    json_t *w = block(doc, wheels[i]);
-    ck_assert_double_eq(num(w, "radius"), 0.32);
+    json_t *w = dg_test_json_block(doc, wheels[i]);
+    ck_assert_double_eq(dg_test_json_num(w, "radius"), 0.32);
     /* a 40 kg wheel as a solid disc, ½·m·R² */
-    ck_assert_double_eq_tol(num(w, "inertia"), 0.5 * 40 * 0.32 * 0.32, TOL_EXACT);
+    ck_assert_double_eq_tol(dg_test_json_num(w, "inertia"), 0.5 * 40 * 0.32 * 0.32, TOL_EXACT);
     /* 2000 N·m at full pedal, half to the front axle: 500 N·m a wheel */
-    ck_assert_double_eq_tol(num(w, "brake_torque") * num(w, "brake_share"), 500, TOL_EXACT);
+    ck_assert_double_eq_tol(
+        dg_test_json_num(w, "brake_torque") * dg_test_json_num(w, "brake_share"), 500, TOL_EXACT);
     json_t *t = json_object_get(w, "tyre");
-    ck_assert_str_eq(str(t, "model"), "magic_formula");
-    ck_assert_double_eq(num(t, "D"), 1.0);
+    ck_assert_str_eq(dg_test_json_str(t, "model"), "magic_formula");
+    ck_assert_double_eq(dg_test_json_num(t, "D"), 1.0);
   }
   json_decref(doc);
 }
@@ -224,54 +185,54 @@ END_TEST
 
 START_TEST(test_vehicle_keys) {
   json_t *doc = import_doc("vehicle_awd_lsd.yaml");
-  ck_assert_str_eq(str(doc, "name"), "AWD coupe, limited-slip axles");
-  json_t *body = block(doc, "body");
-  ck_assert_double_eq(num(body, "mass"), 1650);
-  ck_assert_double_eq(num(body, "wheelbase"), 2.65);
-  ck_assert_double_eq(num(body, "cg_to_front"), 1.25);
-  ck_assert_double_eq(num(body, "cg_height"), 0.48);
-  ck_assert_double_eq(num(body, "track_front"), 1.60);
-  ck_assert_double_eq(num(body, "track_rear"), 1.58);
-  ck_assert_double_eq_tol(num(body, "cda"), 0.31 * 2.0, TOL_EXACT);
-  ck_assert_double_eq(num(body, "rolling_resistance"), 0.011);
+  ck_assert_str_eq(dg_test_json_str(doc, "name"), "AWD coupe, limited-slip axles");
+  json_t *body = dg_test_json_block(doc, "body");
+  ck_assert_double_eq(dg_test_json_num(body, "mass"), 1650);
+  ck_assert_double_eq(dg_test_json_num(body, "wheelbase"), 2.65);
+  ck_assert_double_eq(dg_test_json_num(body, "cg_to_front"), 1.25);
+  ck_assert_double_eq(dg_test_json_num(body, "cg_height"), 0.48);
+  ck_assert_double_eq(dg_test_json_num(body, "track_front"), 1.60);
+  ck_assert_double_eq(dg_test_json_num(body, "track_rear"), 1.58);
+  ck_assert_double_eq_tol(dg_test_json_num(body, "cda"), 0.31 * 2.0, TOL_EXACT);
+  ck_assert_double_eq(dg_test_json_num(body, "rolling_resistance"), 0.011);
   /* AWD: final drive, then a centre differential sending 40 % forward */
-  json_t *c = block(doc, "centre");
-  ck_assert_str_eq(str(c, "kind"), "open");
-  ck_assert_double_eq(num(c, "split"), 0.4);
-  ck_assert(connected(doc, "final.out", "centre.in"));
-  ck_assert(connected(doc, "centre.left", "diff_f.in"));
-  ck_assert(connected(doc, "centre.right", "diff_r.in"));
-  ck_assert(connected(doc, "diff_f.left", "wheel_fl.hub"));
-  ck_assert(connected(doc, "diff_r.right", "wheel_rr.hub"));
+  json_t *c = dg_test_json_block(doc, "centre");
+  ck_assert_str_eq(dg_test_json_str(c, "kind"), "open");
+  ck_assert_double_eq(dg_test_json_num(c, "split"), 0.4);
+  ck_assert(dg_test_json_connected(doc, "final.out", "centre.in"));
+  ck_assert(dg_test_json_connected(doc, "centre.left", "diff_f.in"));
+  ck_assert(dg_test_json_connected(doc, "centre.right", "diff_r.in"));
+  ck_assert(dg_test_json_connected(doc, "diff_f.left", "wheel_fl.hub"));
+  ck_assert(dg_test_json_connected(doc, "diff_r.right", "wheel_rr.hub"));
   /* LSD: a clutch pack whose locking torque is lsd_preload × axle torque */
   static const char *const diffs[] = {"diff_f", "diff_r"};
   for (int i = 0; i < 2; i++) {
-    json_t *d = block(doc, diffs[i]);
-    ck_assert_str_eq(str(d, "kind"), "clutch_lsd");
-    ck_assert_double_eq(num(d, "power_ramp"), 0.25);
-    ck_assert_double_eq(num(d, "coast_ramp"), 0.25);
-    ck_assert_double_eq(num(d, "preload"), 0.0);
+    json_t *d = dg_test_json_block(doc, diffs[i]);
+    ck_assert_str_eq(dg_test_json_str(d, "kind"), "clutch_lsd");
+    ck_assert_double_eq(dg_test_json_num(d, "power_ramp"), 0.25);
+    ck_assert_double_eq(dg_test_json_num(d, "coast_ramp"), 0.25);
+    ck_assert_double_eq(dg_test_json_num(d, "preload"), 0.0);
   }
   static const char *const wheels[] = {"wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"};
   static const double inertia[] = {1.1, 1.1, 1.3, 1.3}, share[] = {0.6, 0.6, 0.4, 0.4};
   for (int i = 0; i < 4; i++) {
-    json_t *w = block(doc, wheels[i]);
-    ck_assert_double_eq(num(w, "radius"), 0.33);
-    ck_assert_double_eq(num(w, "inertia"), inertia[i]);
-    ck_assert_double_eq_tol(num(w, "brake_torque"), 3200 / 2.0, TOL_EXACT);
-    ck_assert_double_eq_tol(num(w, "brake_share"), share[i], TOL_EXACT);
+    json_t *w = dg_test_json_block(doc, wheels[i]);
+    ck_assert_double_eq(dg_test_json_num(w, "radius"), 0.33);
+    ck_assert_double_eq(dg_test_json_num(w, "inertia"), inertia[i]);
+    ck_assert_double_eq_tol(dg_test_json_num(w, "brake_torque"), 3200 / 2.0, TOL_EXACT);
+    ck_assert_double_eq_tol(dg_test_json_num(w, "brake_share"), share[i], TOL_EXACT);
     json_t *t = json_object_get(w, "tyre");
-    ck_assert_double_eq(num(t, "B"), 12.0);
-    ck_assert_double_eq(num(t, "C"), 1.6);
-    ck_assert_double_eq_tol(num(t, "D"), 0.9, TOL_EXACT); /* D_long × mu_nominal */
-    ck_assert_double_eq(num(t, "E"), 0.95);
-    ck_assert_double_eq(num(t, "relaxation_length"), 0.2);
+    ck_assert_double_eq(dg_test_json_num(t, "B"), 12.0);
+    ck_assert_double_eq(dg_test_json_num(t, "C"), 1.6);
+    ck_assert_double_eq_tol(dg_test_json_num(t, "D"), 0.9, TOL_EXACT); /* D_long × mu_nominal */
+    ck_assert_double_eq(dg_test_json_num(t, "E"), 0.95);
+    ck_assert_double_eq(dg_test_json_num(t, "relaxation_length"), 0.2);
   }
-  json_t *cl = block(doc, "clutch");
-  ck_assert_double_eq(num(cl, "max_torque"), 600);
-  ck_assert_double_eq(num(cl, "launch_rpm"), 2600);
-  ck_assert_double_eq(num(cl, "idle_rpm"), 850);
-  ck_assert_double_eq(num(block(doc, "final"), "ratio"), 3.9);
+  json_t *cl = dg_test_json_block(doc, "clutch");
+  ck_assert_double_eq(dg_test_json_num(cl, "max_torque"), 600);
+  ck_assert_double_eq(dg_test_json_num(cl, "launch_rpm"), 2600);
+  ck_assert_double_eq(dg_test_json_num(cl, "idle_rpm"), 850);
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "final"), "ratio"), 3.9);
   json_decref(doc);
 }
 END_TEST
@@ -279,19 +240,20 @@ END_TEST
 /* No powertrain block: throttle × max_motor_torque × final_drive_ratio. */
 START_TEST(test_flat_torque) {
   json_t *doc = import_doc("vehicle_flat_torque.yaml");
-  json_t *m = block(doc, "motor");
-  ck_assert_str_eq(str(m, "type"), "motor");
-  ck_assert_double_eq(num(m, "max_torque"), 250);
-  ck_assert_double_eq(num(m, "inertia"), 0.3);
+  json_t *m = dg_test_json_block(doc, "motor");
+  ck_assert_str_eq(dg_test_json_str(m, "type"), "motor");
+  ck_assert_double_eq(dg_test_json_num(m, "max_torque"), 250);
+  ck_assert_double_eq(dg_test_json_num(m, "inertia"), 0.3);
   ck_assert(json_is_true(json_object_get(m, "reverse")));
   ck_assert(json_object_get(m, "max_power") == NULL); /* flat: no power limit */
-  ck_assert_double_eq(num(block(doc, "final"), "ratio"), 4.5);
+  ck_assert_double_eq(dg_test_json_num(dg_test_json_block(doc, "final"), "ratio"), 4.5);
   ck_assert(json_object_get(json_object_get(doc, "blocks"), "engine") == NULL);
   ck_assert(json_object_get(json_object_get(doc, "blocks"), "gearbox") == NULL);
-  ck_assert(connected(doc, "motor.out", "final.in"));
-  ck_assert(connected(doc, "diff.left", "wheel_fl.hub")); /* FWD */
-  ck_assert(connected(doc, "diff.right", "wheel_fr.hub"));
-  ck_assert_double_eq_tol(num(block(doc, "wheel_fl"), "brake_share"), 0.65, TOL_EXACT);
+  ck_assert(dg_test_json_connected(doc, "motor.out", "final.in"));
+  ck_assert(dg_test_json_connected(doc, "diff.left", "wheel_fl.hub")); /* FWD */
+  ck_assert(dg_test_json_connected(doc, "diff.right", "wheel_fr.hub"));
+  ck_assert_double_eq_tol(dg_test_json_num(dg_test_json_block(doc, "wheel_fl"), "brake_share"),
+                          0.65, TOL_EXACT);
   json_decref(doc);
 }
 END_TEST
@@ -307,9 +269,9 @@ START_TEST(test_flat_torque_drives) {
   ck_assert_msg(g != NULL, "%s", err.text);
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.5);
-  step_n(sim, 1, 1e-3);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "motor.torque"), 0.5 * 250, TOL_EXACT);
-  step_n(sim, 2000, 1e-3);
+  dg_test_step(sim, 2000, 1e-3);
   ck_assert(dg_test_signal(sim, "body.speed") > 1.0);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -424,7 +386,7 @@ START_TEST(test_idle_no_creep) {
   int rpm = sig(sim, "engine.rpm"), x = sig(sim, "body.x"), v = sig(sim, "body.speed");
   int slip = sig(sim, "clutch.slip_rpm"), torque = sig(sim, "clutch.torque");
   for (int i = 0; i < 10000; i++) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     ck_assert_msg(dg_sim_signal(sim, x) >= 0.0, "creeps backwards: x = %g at %g s",
                   dg_sim_signal(sim, x), dg_sim_time(sim));
     ck_assert_msg(dg_sim_signal(sim, v) >= 0.0, "rolls backwards: v = %g at %g s",
@@ -447,23 +409,19 @@ START_TEST(test_coast_to_rest_no_reverse) {
   dg_sim *sim = dg_test_sim(g);
   const char *names[] = {"body.speed", "wheel_fl.omega", "wheel_fr.omega", "wheel_rl.omega",
                          "wheel_rr.omega", "engine.rpm"};
-  int ids[6];
-  for (int i = 0; i < 6; i++)
-    ids[i] = sig(sim, names[i]);
   double v0 = 3.0, w0 = v0 / 0.32;
   double values[6] = {v0, w0, w0, w0, w0, 800};
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, 6, ids, values, &err) == DG_OK, "%s", err.text);
+  dg_test_set_initial(sim, 6, names, values);
   int v = sig(sim, "body.speed");
   double min_v = v0;
   for (int i = 0; i < 30000; i++) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     min_v = fmin(min_v, dg_sim_signal(sim, v));
   }
   ck_assert_msg(min_v >= 0.0, "rolled backwards at %g m/s", min_v);
   ck_assert_double_eq_tol(dg_sim_signal(sim, v), 0.0, 1e-6);
   double x = dg_test_signal(sim, "body.x");
-  step_n(sim, 5000, 1e-3);
+  dg_test_step(sim, 5000, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "body.x"), x, 1e-6);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -479,14 +437,14 @@ START_TEST(test_launch_sawtooth) {
   dg_sim *sim = dg_test_sim(g);
   int rpm = sig(sim, "engine.rpm"), gear = sig(sim, "gearbox.gear"), v = sig(sim, "body.speed");
   int locked = sig(sim, "clutch.locked"), slip = sig(sim, "clutch.slip_rpm");
-  step_n(sim, 500, 1e-3); /* idle first */
+  dg_test_step(sim, 500, 1e-3); /* idle first */
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   int shifts = 0, last_gear = 1;
   double min_launch_rpm = 1e9, max_slip = 0, t100 = -1, after_lo = 1e9, after_hi = 0;
   bool slipped_moving = false;
   double prev_rpm = dg_sim_signal(sim, rpm);
   while (dg_sim_time(sim) < 30.0 && dg_sim_signal(sim, v) < 40.0) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     double r = dg_sim_signal(sim, rpm);
     int gnow = (int)dg_sim_signal(sim, gear);
     if (gnow != last_gear) {
@@ -534,12 +492,8 @@ static dg_sim *locked_in_gear(const dg_graph *g, int gear, double ratio) {
   const char *names[] = {"engine.rpm", "clutch.omega_out", "wheel_rl.omega", "wheel_rr.omega",
                          "wheel_fl.omega", "wheel_fr.omega", "body.speed"};
   double values[] = {3000, w_engine, w_wheel, w_wheel, w_wheel, w_wheel, w_wheel * 0.32};
-  int ids[7];
-  for (int i = 0; i < 7; i++)
-    ids[i] = sig(sim, names[i]);
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, 7, ids, values, &err) == DG_OK, "%s", err.text);
-  step_n(sim, 1, 1e-4);
+  dg_test_set_initial(sim, 7, names, values);
+  dg_test_step(sim, 1, 1e-4);
   ck_assert_double_eq(dg_test_signal(sim, "gearbox.gear"), gear);
   ck_assert_double_eq(dg_test_signal(sim, "clutch.locked"), 1);
   return sim;
@@ -552,11 +506,7 @@ static double rear_energy(dg_sim *sim, double a, double b) {
   const char *names[] = {"wheel_rl.omega", "wheel_rr.omega", "wheel_fl.omega", "wheel_fr.omega",
                          "body.speed"};
   double values[] = {a, b, 0, 0, 0};
-  int ids[5];
-  for (int i = 0; i < 5; i++)
-    ids[i] = sig(sim, names[i]);
-  dg_error err;
-  ck_assert_msg(dg_sim_set_initial(sim, 5, ids, values, &err) == DG_OK, "%s", err.text);
+  dg_test_set_initial(sim, 5, names, values);
   return dg_sim_kinetic_energy(sim);
 }
 
@@ -613,9 +563,9 @@ START_TEST(test_first_gear_spins_up_slower) {
     dg_sim *sim = locked_in_gear(g, gears[k], ratios[k]);
     int w = sig(sim, "wheel_rl.omega");
     dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-    step_n(sim, 10, 1e-3); /* the tyre's force settles over its relaxation */
+    dg_test_step(sim, 10, 1e-3); /* the tyre's force settles over its relaxation */
     double w0 = dg_sim_signal(sim, w), t0 = dg_sim_time(sim);
-    step_n(sim, 20, 1e-3);
+    dg_test_step(sim, 20, 1e-3);
     ck_assert_double_eq(dg_test_signal(sim, "clutch.locked"), 1);
     alpha[k] = (dg_sim_signal(sim, w) - w0) / (dg_sim_time(sim) - t0);
     double i = ratios[k] * 4.1, ie = 0.23 * i * i;
@@ -653,11 +603,7 @@ START_TEST(test_invalid) {
   snprintf(rel, sizeof rel, "invalid/%s.expected", name);
   char epath[1024];
   data_path(epath, sizeof epath, rel);
-  FILE *f = fopen(epath, "r");
-  ck_assert_msg(f != NULL, "no %s", epath);
-  ck_assert(fgets(expected, sizeof expected, f) != NULL);
-  fclose(f);
-  expected[strcspn(expected, "\n")] = '\0';
+  dg_test_first_line(expected, sizeof expected, epath);
   dg_error err;
   char *json = dg_import_yaml_to_json(path, NULL, NULL, &err);
   ck_assert_msg(json == NULL, "%s imported", name);

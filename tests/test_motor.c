@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #define RPM 9.549296585513720 /* rpm per rad/s */
 
@@ -17,38 +16,17 @@
 
 /* motor "mot" → load "ld" (inertia 0.01, no drag) */
 static dg_graph *rig(const char *motor) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
-           "\"connections\":[[\"mot.out\",\"ld.in\"]]}",
-           motor);
-  return dg_test_graph(json);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
+                        "\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
+                        "\"connections\":[[\"mot.out\",\"ld.in\"]]}",
+                        motor);
 }
 
-static void set_rpm(dg_sim *sim, double rpm) {
-  int id = dg_sim_signal_find(sim, "mot.rpm");
-  dg_error err;
-  ck_assert_int_ge(id, 0);
-  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &rpm, &err), DG_OK);
-}
-
-static void run(dg_sim *sim, int steps, double dt) {
-  for (int i = 0; i < steps; i++)
-    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
-}
+static void set_rpm(dg_sim *sim, double rpm) { dg_test_set_initial1(sim, "mot.rpm", rpm); }
 
 static double torque_at(dg_sim *sim, double rpm) {
   set_rpm(sim, rpm);
   return dg_test_signal(sim, "mot.torque");
-}
-
-static int block_index(const dg_graph *g, const char *id) {
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_id(g, i), id) == 0)
-      return i;
-  ck_abort_msg("no block %s", id);
-  return -1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -61,10 +39,10 @@ START_TEST(test_constant_torque) {
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 250.0, TOL_TORQUE);
-  run(sim, 50, 1e-3);
+  dg_test_step(sim, 50, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), 250.0 / 0.05 * 0.05, 1e-9);
   double angle = 0.5 * 250.0 / 0.05 * 0.05 * 0.05;
-  double work = dg_sim_block_work(sim, block_index(g, "mot"));
+  double work = dg_sim_block_work(sim, dg_test_block_index(g, "mot"));
   ck_assert_double_eq_tol(work, 250.0 * angle, 1e-9 * work);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.power"), 250.0 * 250.0, 1e-6);
   /* partial throttle scales the envelope */
@@ -92,9 +70,9 @@ START_TEST(test_constant_power) {
   /* the corner: both limits meet at 400 rad/s */
   ck_assert_double_eq_tol(torque_at(sim, 400 * RPM), 250.0, TOL_TORQUE);
   set_rpm(sim, w0 * RPM);
-  run(sim, 200, 1e-3);
+  dg_test_step(sim, 200, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), sqrt(w0 * w0 + 2 * P * 0.2 / J), 1e-8);
-  ck_assert_double_eq_tol(dg_sim_block_work(sim, block_index(g, "mot")), P * 0.2, 1e-9 * P);
+  ck_assert_double_eq_tol(dg_sim_block_work(sim, dg_test_block_index(g, "mot")), P * 0.2, 1e-9 * P);
   dg_sim_free(sim);
   dg_graph_free(g);
 
@@ -147,7 +125,7 @@ START_TEST(test_reverse) {
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   dg_sim_set_input(sim, DG_INPUT_GEAR, -1);
-  run(sim, 40, 1e-3);
+  dg_test_step(sim, 40, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), -250.0 / 0.05 * 0.04, 1e-9);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -250.0, TOL_TORQUE);
   /* the power limit and the fade use |ω| */
@@ -202,11 +180,12 @@ START_TEST(test_regen) {
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.0);
   dg_sim_set_input(sim, DG_INPUT_BRAKE, 1.0);
   set_rpm(sim, 2000);
-  run(sim, 50, 1e-3);
+  dg_test_step(sim, 50, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.omega"), 2000 / RPM - 2000 * 0.05, 1e-9);
   /* the energy recovered is the work of the motor: −T·angle */
   double angle = (2000 / RPM) * 0.05 - 0.5 * 2000 * 0.05 * 0.05;
-  ck_assert_double_eq_tol(dg_sim_block_work(sim, block_index(g, "mot")), -100.0 * angle, 1e-9);
+  ck_assert_double_eq_tol(dg_sim_block_work(sim, dg_test_block_index(g, "mot")), -100.0 * angle,
+                          1e-9);
   /* and it comes to rest without reversing (fade: rate 100/100·RPM/J = 191 /s) */
   for (int i = 0; i < 1000; i++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
@@ -239,52 +218,24 @@ END_TEST
 
 /* ---- throttle cut via a test-only block writing the channel ---- */
 
-/* "test_cut" (in → out, ratio 1, no inertia): writes the custom input "cut"
- * to the channel "throttle_cut" in pre_step, like a shifting gearbox. */
-enum { CUT_IN, CUT_OUT };
-typedef struct cut_data {
-  int input, channel;
-} cut_data;
-static const dg_port_def cut_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
-    {0},
-};
-static int cut_init(dg_block *self, dg_init *init) {
-  cut_data *d = self->data;
-  d->input = dg_init_input(init, "cut");
-  d->channel = dg_init_channel(init, "throttle_cut");
-  return 0;
-}
-static void cut_pre_step(dg_block *self, dg_ctx *ctx) {
-  const cut_data *d = self->data;
-  ctx->channel[d->channel] = dg_ctx_input(ctx, d->input);
-}
-static void cut_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_ratio(topo, self, CUT_IN, CUT_OUT, 1.0, 1.0);
-}
-static const dg_block_class test_cut = {
-    .abi = DG_BLOCK_ABI, .type = "test_cut", .doc = "test: writes throttle_cut from input cut",
-    .ports = cut_ports, .data_size = sizeof(cut_data), .init = cut_init,
-    .pre_step = cut_pre_step, .state_upstream = cut_state_upstream,
-};
+/* "test_channel" (testutil.h) copies the custom input "throttle_cut" to the
+ * channel of that name in pre_step, like a shifting gearbox. */
 
 /* While cut the throttle (either sign) counts as 0; brake regen stays. */
 START_TEST(test_throttle_cut) {
-  dg_registry *reg = dg_registry_new();
-  dg_error err;
-  ck_assert_int_eq(dg_registry_add(reg, &test_cut, &err), DG_OK);
-  dg_graph *g = dg_test_graph_reg(
-      reg, "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," REGEN "},"
-           "\"cut\":{\"type\":\"test_cut\"},\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
-           "\"connections\":[[\"mot.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
+  dg_registry *reg = dg_test_registry();
+  dg_graph *g =
+      dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," REGEN "},"
+                             "\"cut\":{\"type\":\"test_channel\",\"channel\":\"throttle_cut\"},"
+                             "\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
+                             "\"connections\":[[\"mot.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  int cut = dg_sim_input_find(sim, "cut");
+  int cut = dg_sim_input_find(sim, "throttle_cut");
   ck_assert_int_ge(cut, 0);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
   dg_sim_set_input(sim, cut, 1.0);
   set_rpm(sim, 2000);
-  run(sim, 10, 1e-3); /* nothing drives: the speed holds exactly */
+  dg_test_step(sim, 10, 1e-3); /* nothing drives: the speed holds exactly */
   ck_assert_double_eq(dg_test_signal(sim, "mot.torque"), 0.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "mot.rpm"), 2000.0, 1e-9);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, -1.0);
@@ -307,9 +258,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors                                                         */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {MOTOR ",\"base_rpm\":3000", "/blocks/mot", "give only one of max_power, base_rpm"},
     {"\"inertia\":0.04,\"max_torque\":250,\"base_rpm\":13000,\"max_rpm\":12000",
      "/blocks/mot/base_rpm", "must be < max_rpm (12000) (got 13000)"},
@@ -338,14 +287,11 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"mot.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\",%s},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"mot.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

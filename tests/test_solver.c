@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,34 +11,13 @@
  * round-off: ~1e-16 per operation over ~1e4 operations. */
 #define TOL_EXACT 1e-10
 
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
-static void set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
-  int ids[8];
-  for (int i = 0; i < n; i++) {
-    ids[i] = dg_sim_signal_find(sim, names[i]);
-    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
-  }
-  dg_error err;
-  int rc = dg_sim_set_initial(sim, n, ids, values, &err);
-  ck_assert_msg(rc == DG_OK, "set_initial: %s", err.text);
-}
-
 static dg_graph *gear_rig(double torque, double eff) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":%.17g},"
-           "\"g\":{\"type\":\"gear\",\"ratio\":3,\"efficiency\":%.17g},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":1.0}},"
-           "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
-           torque, eff);
-  return dg_test_graph(json);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                        "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":%.17g},"
+                        "\"g\":{\"type\":\"gear\",\"ratio\":3,\"efficiency\":%.17g},"
+                        "\"ld\":{\"type\":\"load\",\"inertia\":1.0}},"
+                        "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}",
+                        torque, eff);
 }
 
 /* T·k / (I_load + I_src·k²) */
@@ -50,7 +28,7 @@ START_TEST(test_gear_acceleration) {
   double m;
   dg_sim_mass_matrix(sim, &m);
   ck_assert_double_eq_tol(m, 1.0 + 0.1 * 9.0, 1e-15);
-  step_n(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   double alpha = 10.0 * 3.0 / (1.0 + 0.1 * 9.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), alpha * 1.0, TOL_EXACT * alpha);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 3.0 * alpha, TOL_EXACT * alpha);
@@ -65,16 +43,16 @@ START_TEST(test_efficiency_driving_and_braking) {
   const double eta = 0.9, J = 1.0 + 0.1 * 9.0;
   dg_graph *g = gear_rig(10.0, eta);
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), eta * 30.0 / J, TOL_EXACT);
   dg_sim_free(sim);
   dg_graph_free(g);
 
   g = gear_rig(-10.0, eta);
   sim = dg_test_sim(g);
-  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){100.0});
+  dg_test_set_initial1(sim, "ld.omega", 100.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 300.0, 1e-12);
-  step_n(sim, 1000, 1e-3); /* the load keeps turning forward: braking all along */
+  dg_test_step(sim, 1000, 1e-3); /* the load keeps turning forward: braking all along */
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 100.0 - 30.0 / eta / J, TOL_EXACT * 100);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -94,7 +72,7 @@ START_TEST(test_efficiency_through_lock) {
            "\"connections\":[[\"src.out\",\"c.in\"],[\"c.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, dg_sim_input_find(sim, "couple"), 1.0); /* stay coupled */
-  step_n(sim, 1000, 1e-3);
+  dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 0.9 * 30.0 / 1.9, TOL_EXACT);
   dg_energy e;
   dg_sim_energy(sim, &e);
@@ -106,18 +84,15 @@ START_TEST(test_efficiency_through_lock) {
 END_TEST
 
 static dg_graph *axle(const char *kind, double il, double ir, double torque, double c1) {
-  char json[1400];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":%.17g},"
-           "\"final\":{\"type\":\"gear\",\"ratio\":4.1},"
-           "\"diff\":{\"type\":\"differential\",\"kind\":\"%s\"},"
-           "\"l\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g},"
-           "\"r\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g}},"
-           "\"connections\":[[\"src.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
-           "[\"diff.left\",\"l.in\"],[\"diff.right\",\"r.in\"]]}",
-           torque, kind, il, c1, ir, c1);
-  return dg_test_graph(json);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                        "\"src\":{\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":%.17g},"
+                        "\"final\":{\"type\":\"gear\",\"ratio\":4.1},"
+                        "\"diff\":{\"type\":\"differential\",\"kind\":\"%s\"},"
+                        "\"l\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g},"
+                        "\"r\":{\"type\":\"load\",\"inertia\":%.17g,\"c1\":%.17g}},"
+                        "\"connections\":[[\"src.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
+                        "[\"diff.left\",\"l.in\"],[\"diff.right\",\"r.in\"]]}",
+                        torque, kind, il, c1, ir, c1);
 }
 
 #define IE (0.2 * 4.1 * 4.1)
@@ -151,7 +126,7 @@ START_TEST(test_open_diff_symmetric_feels_engine) {
   const double I = 1.0, T = 50.0;
   dg_graph *g = axle("open", I, I, T, 0.0);
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 500, 1e-3);
+  dg_test_step(sim, 500, 1e-3);
   double a = T * 4.1 / 2.0 / (I + IE / 2.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), a * 0.5, TOL_EXACT * a);
   ck_assert_double_eq_tol(dg_test_signal(sim, "r.omega"), a * 0.5, TOL_EXACT * a);
@@ -168,9 +143,9 @@ START_TEST(test_open_diff_difference_ignores_engine) {
   const double I = 1.0, c1 = 0.5;
   dg_graph *g = axle("open", I, I, 0.0, c1);
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, -10.0});
+  dg_test_set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, -10.0});
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 0.0, 1e-12);
-  step_n(sim, 2000, 1e-3);
+  dg_test_step(sim, 2000, 1e-3);
   double expect = 10.0 * exp(-c1 * 2.0 / I);
   ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), expect, 1e-9 * 10.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "r.omega"), -expect, 1e-9 * 10.0);
@@ -191,7 +166,7 @@ START_TEST(test_locked_diff) {
   double m;
   dg_sim_mass_matrix(sim, &m);
   ck_assert_double_eq_tol(m, il + ir + IE, 1e-13);
-  step_n(sim, 100, 1e-3);
+  dg_test_step(sim, 100, 1e-3);
   double sum = il + ir + IE;
   double a = T * k / sum;
   ck_assert_double_eq_tol(dg_test_signal(sim, "l.omega"), a * 0.1, TOL_EXACT * a);
@@ -207,10 +182,10 @@ END_TEST
 START_TEST(test_energy_conserved_without_sources) {
   dg_graph *g = axle("open", 1.2, 0.9, 0.0, 0.0);
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, 30.0});
+  dg_test_set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){10.0, 30.0});
   double e0 = dg_sim_kinetic_energy(sim);
   ck_assert(e0 > 0);
-  step_n(sim, 10000, 1e-3);
+  dg_test_step(sim, 10000, 1e-3);
   ck_assert_double_eq_tol(dg_sim_kinetic_energy(sim), e0, 1e-9 * e0);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -230,10 +205,10 @@ START_TEST(test_energy_decreases_with_loads) {
       "[\"diff.left\",\"l.in\"],[\"diff.right\",\"r.in\"]]}";
   dg_graph *g = dg_test_graph(json);
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){40.0, 25.0});
+  dg_test_set_initial(sim, 2, (const char *[]){"l.omega", "r.omega"}, (double[]){40.0, 25.0});
   double e0 = dg_sim_kinetic_energy(sim), prev = e0;
   for (int i = 0; i < 5000; i++) {
-    step_n(sim, 1, 1e-3);
+    dg_test_step(sim, 1, 1e-3);
     double e = dg_sim_kinetic_energy(sim);
     ck_assert_msg(e <= prev + 1e-12 * e0, "energy rose at step %d: %.17g > %.17g", i, e, prev);
     prev = e;
@@ -249,7 +224,7 @@ END_TEST
 START_TEST(test_work_equals_kinetic_energy) {
   dg_graph *g = gear_rig(10.0, 1.0);
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 2000, 1e-3);
+  dg_test_step(sim, 2000, 1e-3);
   double alpha_src = 3.0 * 30.0 / 1.9, t = 2.0;
   double work = 10.0 * 0.5 * alpha_src * t * t;
   ck_assert_double_eq_tol(dg_sim_kinetic_energy(sim), work, TOL_EXACT * work);
@@ -271,7 +246,7 @@ START_TEST(test_energy_audit_closes) {
       "\"connections\":[[\"src.out\",\"g.in\"],[\"g.out\",\"ld.in\"]]}";
   dg_graph *g = dg_test_graph(json);
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 5000, 1e-3);
+  dg_test_step(sim, 5000, 1e-3);
   dg_energy e;
   dg_sim_energy(sim, &e);
   ck_assert(e.work_in > 1000.0);
@@ -298,9 +273,9 @@ static double quad_drag_error(double dt) {
       "\"connections\":[[\"src.out\",\"ld.in\"]]}";
   dg_graph *g = dg_test_graph(json);
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){10.0});
+  dg_test_set_initial1(sim, "ld.omega", 10.0);
   int n = (int)lround(1.0 / dt);
-  step_n(sim, n, dt);
+  dg_test_step(sim, n, dt);
   double err = fabs(dg_test_signal(sim, "ld.omega") - 10.0 / (1.0 + 0.5 * 10.0 * 1.0));
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -335,12 +310,12 @@ START_TEST(test_topology_change_conserves_momentum) {
   dg_graph *g = dg_test_graph_reg(reg, coupler_graphs[_i]);
   dg_sim *sim = dg_test_sim(g);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100.0, 10.0});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100.0, 10.0});
   double e0 = dg_sim_kinetic_energy(sim);
   int couple = dg_sim_input_find(sim, "couple");
   ck_assert_int_ge(couple, DG_NUM_STD_INPUTS);
   dg_sim_set_input(sim, couple, 1.0);
-  step_n(sim, 1, 1e-3);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 1);
   double p = 2.0 * 10.0 + 2.0 * 0.5 * 100.0, J = 2.0 + 4.0 * 0.5;
@@ -361,7 +336,7 @@ START_TEST(test_topology_change_conserves_momentum) {
   ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e0);
   /* decoupling keeps every speed (the new mode is less constrained) */
   dg_sim_set_input(sim, couple, 0.0);
-  step_n(sim, 1, 1e-3);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), p / J, 1e-12 * p);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * p / J, 1e-12 * p);
@@ -434,7 +409,7 @@ START_TEST(test_deterministic) {
   double out[2][3];
   for (int r = 0; r < 2; r++) {
     dg_sim *sim = dg_test_sim(g);
-    step_n(sim, 3000, 1e-3);
+    dg_test_step(sim, 3000, 1e-3);
     out[r][0] = dg_test_signal(sim, "l.omega");
     out[r][1] = dg_test_signal(sim, "r.omega");
     out[r][2] = dg_test_signal(sim, "src.omega");
@@ -477,9 +452,9 @@ START_TEST(test_variable_ratio_conserves_energy) {
                                        "\"ld\":{\"type\":\"load\",\"inertia\":2.0}},"
                                        "\"connections\":[[\"src.out\",\"cvt.in\"],[\"cvt.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 1, (const char *[]){"ld.omega"}, (double[]){10.0});
+  dg_test_set_initial1(sim, "ld.omega", 10.0);
   double e0 = dg_sim_kinetic_energy(sim);
-  step_n(sim, 2000, 1e-3); /* r goes 1 → 2 */
+  dg_test_step(sim, 2000, 1e-3); /* r goes 1 → 2 */
   double m0 = 2.0 + 1.0 * 0.5, m1 = 2.0 + 4.0 * 0.5;
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 10.0 * sqrt(m0 / m1), 1e-10);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 2.0 * 10.0 * sqrt(m0 / m1), 1e-10);

@@ -8,35 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static void step_n(dg_sim *sim, int n, double dt) {
-  for (int i = 0; i < n; i++) {
-    int rc = dg_sim_step(sim, dt);
-    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
-  }
-}
-
-static void set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
-  int ids[8];
-  for (int i = 0; i < n; i++) {
-    ids[i] = dg_sim_signal_find(sim, names[i]);
-    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
-  }
-  dg_error err;
-  int rc = dg_sim_set_initial(sim, n, ids, values, &err);
-  ck_assert_msg(rc == DG_OK, "set_initial: %s", err.text);
-}
-
 /* src (torque_source) → tc (torque_converter) → ld (load). */
 static dg_graph *rig(const char *src, const char *tc, const char *ld) {
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{"
-           "\"src\":{\"type\":\"torque_source\",%s},"
-           "\"tc\":{\"type\":\"torque_converter\"%s%s},"
-           "\"ld\":{\"type\":\"load\",%s}},"
-           "\"connections\":[[\"src.out\",\"tc.in\"],[\"tc.out\",\"ld.in\"]]}",
-           src, tc[0] ? "," : "", tc, ld);
-  return dg_test_graph(json);
+  return dg_test_chain(src, "torque_converter", "tc", tc, ld);
 }
 
 /* Tables that make the fluid coupling negligible (K = 1e4: 4e-4 N·m at
@@ -66,8 +40,8 @@ START_TEST(test_fluid_torques) {
   const double wp = 200.0;
   dg_graph *g = rig("\"inertia\":0.2", "", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"},
-              (double[]){wp, fluid_cases[_i].sr * wp});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"},
+                      (double[]){wp, fluid_cases[_i].sr * wp});
   double tp = fluid_cases[_i].sign * (wp / fluid_cases[_i].k) * (wp / fluid_cases[_i].k);
   double rel = 1e-12 * fabs(tp); /* interpolation round-off */
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.speed_ratio"), fluid_cases[_i].sr, 1e-15);
@@ -80,7 +54,7 @@ START_TEST(test_fluid_torques) {
    * 0.2 + 0.05, turbine 1 + 0.03); the torques change by ~1e-5 relative
    * meanwhile, so 1e-4 of the change is the tolerance */
   const double dt = 1e-6;
-  step_n(sim, 1, dt);
+  dg_test_step(sim, 1, dt);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), wp - tp * dt / 0.25,
                           1e-4 * fabs(tp) * dt / 0.25);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"),
@@ -98,11 +72,11 @@ static const double backwards_cases[][2] = {{-50.0, 10.0}, {0.0, 30.0}, {-20.0, 
 START_TEST(test_pump_backwards) {
   dg_graph *g = rig("\"inertia\":0.2", "", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, backwards_cases[_i]);
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, backwards_cases[_i]);
   ck_assert_double_eq(dg_test_signal(sim, "tc.pump_torque"), 0.0);
   ck_assert_double_eq(dg_test_signal(sim, "tc.turbine_torque"), 0.0);
   ck_assert_double_eq(dg_test_signal(sim, "tc.speed_ratio"), 0.0);
-  step_n(sim, 100, 1e-3);
+  dg_test_step(sim, 100, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "src.omega"), backwards_cases[_i][0]);
   ck_assert_double_eq(dg_test_signal(sim, "ld.omega"), backwards_cases[_i][1]);
   dg_sim_free(sim);
@@ -119,7 +93,7 @@ END_TEST
 START_TEST(test_stall) {
   dg_graph *g = rig("\"inertia\":0.2,\"torque\":200", "", "\"inertia\":1e9");
   dg_sim *sim = dg_test_sim(g);
-  step_n(sim, 3000, 1e-3);
+  dg_test_step(sim, 3000, 1e-3);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.omega"), 13.0 * sqrt(200.0), 1e-6);
   ck_assert_double_lt(dg_test_signal(sim, "tc.speed_ratio"), 1e-8);
   double tp = dg_test_signal(sim, "tc.pump_torque"), tt = dg_test_signal(sim, "tc.turbine_torque");
@@ -147,10 +121,10 @@ END_TEST
 START_TEST(test_coupling_momentum) {
   dg_graph *g = rig("\"inertia\":0.2", "", "\"inertia\":0.5");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
   double p0[2], p1[2];
   dg_sim_momentum(sim, p0);
-  step_n(sim, 2000, 1e-3);
+  dg_test_step(sim, 2000, 1e-3);
   dg_sim_momentum(sim, p1);
   ck_assert_double_eq_tol(p1[0] + p1[1], p0[0] + p0[1], 1e-12 * (p0[0] + p0[1]));
   ck_assert_double_gt(dg_test_signal(sim, "tc.speed_ratio"), 0.99);
@@ -161,9 +135,9 @@ START_TEST(test_coupling_momentum) {
 
   g = rig("\"inertia\":0.2", "", "\"inertia\":0.5");
   sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 100});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 100});
   dg_sim_momentum(sim, p0);
-  step_n(sim, 1, 1e-6);
+  dg_test_step(sim, 1, 1e-6);
   dg_sim_momentum(sim, p1);
   /* d(momentum)/dt = (TR − 1)·T_p at SR 0.5: TR = 2 − 0.5/0.87, T_p =
    * (200/14.2)²; over 1 µs the torques change by ~1e-5 relative */
@@ -179,11 +153,11 @@ END_TEST
 START_TEST(test_reverse_flow_drives_pump) {
   dg_graph *g = rig("\"inertia\":0.2", "", "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 150});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 150});
   double tp = -(100.0 / 14.2) * (100.0 / 14.2); /* mirrored SR' = 2 − 1.5 = 0.5: K = 14.2 */
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.pump_torque"), tp, 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.turbine_torque"), tp, 1e-12);
-  step_n(sim, 10, 1e-3);
+  dg_test_step(sim, 10, 1e-3);
   ck_assert_double_gt(dg_test_signal(sim, "src.omega"), 100.0);
   ck_assert_double_lt(dg_test_signal(sim, "ld.omega"), 150.0);
   dg_sim_free(sim);
@@ -198,7 +172,7 @@ START_TEST(test_custom_tables) {
                     "\"torque_ratio\":{\"speed_ratio\":[0,0.5,1],\"ratio\":[1.8,1.2,1]}",
                     "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 25});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){100, 25});
   double tp = (100.0 / 15.0) * (100.0 / 15.0); /* K(0.25) = 15, TR(0.25) = 1.5 */
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.pump_torque"), tp, 1e-12);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.turbine_torque"), 1.5 * tp, 1e-12);
@@ -226,12 +200,12 @@ START_TEST(test_lockup_by_speed_ratio) {
                     "\"turbine_inertia\":0.05",
                     "\"inertia\":0.6");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   ck_assert_double_eq(dg_test_signal(sim, "tc.lockup_torque"), 300.0);
   double t_lock = -1.0;
   for (int i = 0; i < 1000 && t_lock < 0; i++) {
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
     if (dg_test_signal(sim, "tc.locked") == 1.0)
       t_lock = dg_sim_time(sim);
   }
@@ -241,14 +215,14 @@ START_TEST(test_lockup_by_speed_ratio) {
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.omega"), 187.0, 1e-9 * 187.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.omega_out"), 187.0, 1e-9 * 187.0);
   ck_assert_double_eq(dg_test_signal(sim, "tc.pump_torque"), 0.0);
-  step_n(sim, 100, h);
+  dg_test_step(sim, 100, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.lockup_torque"), 0.0, 1e-9);
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 1.0);
 
   const double t_unlock = 0.1 + 330.0 / 650.0;
   double t_u = -1.0;
   for (int i = 0; i < 10000 && t_u < 0; i++) {
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
     if (dg_test_signal(sim, "tc.locked") == 0.0)
       t_u = dg_sim_time(sim);
     else if (dg_sim_time(sim) > 0.2)
@@ -261,7 +235,7 @@ START_TEST(test_lockup_by_speed_ratio) {
   /* slipping: the turbine side gets 300 N·m plus the fluid's (ω_p/1e4)²,
    * under 2.5e-3 N·m for ω_p < 500 rad/s: < 4e-4 rad/s in 0.1 s */
   double wt = dg_test_signal(sim, "tc.omega_out");
-  step_n(sim, 1000, h);
+  dg_test_step(sim, 1000, h);
   ck_assert_double_lt(dg_test_signal(sim, "tc.omega"), 500.0);
   ck_assert_double_gt(dg_test_signal(sim, "tc.speed_ratio"), 0.8); /* still applied */
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.omega_out"), wt + 300.0 * 0.1 / Jt, 4e-4);
@@ -280,13 +254,13 @@ START_TEST(test_lockup_min_rpm) {
                     "\"min_rpm\":1500},\"turbine_inertia\":0.05",
                     "\"inertia\":0.6,\"c0\":40");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
-  step_n(sim, 100, h);
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){200, 180});
+  dg_test_step(sim, 100, h);
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 1.0);
   double rpm_prev = dg_test_signal(sim, "src.rpm");
   int released = 0;
   for (int i = 0; i < 2000 && !released; i++) {
-    step_n(sim, 1, h);
+    dg_test_step(sim, 1, h);
     double rpm = dg_test_signal(sim, "src.rpm");
     if (dg_test_signal(sim, "tc.locked") == 0.0) {
       released = 1;
@@ -302,44 +276,14 @@ START_TEST(test_lockup_min_rpm) {
 }
 END_TEST
 
-/* A stand-in for a gearbox commanding the lock-up: a pass-through shaft
- * whose pre_step copies the custom input "lockup_cmd" to the channel
- * "lockup". */
-typedef struct cmd_data {
-  int input, channel;
-} cmd_data;
-static const dg_port_def cmd_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
-    {0},
-};
-static int cmd_init(dg_block *self, dg_init *init) {
-  cmd_data *d = self->data;
-  d->input = dg_init_input(init, "lockup_cmd");
-  d->channel = dg_init_channel(init, "lockup");
-  return 0;
-}
-static void cmd_pre_step(dg_block *self, dg_ctx *ctx) {
-  const cmd_data *d = self->data;
-  ctx->channel[d->channel] = dg_ctx_input(ctx, d->input);
-}
-static void cmd_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_ratio(topo, self, 0, 1, 1.0, 1.0);
-}
-static const dg_block_class test_lockup_cmd = {
-    .abi = DG_BLOCK_ABI, .type = "test_lockup_cmd", .doc = "test: writes the lockup channel",
-    .ports = cmd_ports, .data_size = sizeof(cmd_data), .init = cmd_init,
-    .pre_step = cmd_pre_step, .state_upstream = cmd_state_upstream,
-};
-
+/* A stand-in for a gearbox commanding the lock-up: "test_channel" copies
+ * the custom input "lockup" to the channel "lockup". */
 static dg_graph *cmd_rig(dg_registry **reg) {
   *reg = dg_test_registry();
-  dg_error err;
-  ck_assert_int_eq(dg_registry_add(*reg, &test_lockup_cmd, &err), DG_OK);
   return dg_test_graph_reg(
       *reg, "{\"drivegraph\":1,\"blocks\":{"
             "\"src\":{\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":100},"
-            "\"cmd\":{\"type\":\"test_lockup_cmd\"},"
+            "\"cmd\":{\"type\":\"test_channel\",\"channel\":\"lockup\"},"
             "\"tc\":{\"type\":\"torque_converter\"," NO_FLUID ",\"lockup\":{\"max_torque\":300},"
             "\"turbine_inertia\":0.05},"
             "\"ld\":{\"type\":\"load\",\"inertia\":0.6}},"
@@ -355,20 +299,20 @@ START_TEST(test_lockup_by_channel) {
   dg_registry *reg;
   dg_graph *g = cmd_rig(&reg);
   dg_sim *sim = dg_test_sim(g);
-  int cmd = dg_sim_input_find(sim, "lockup_cmd");
+  int cmd = dg_sim_input_find(sim, "lockup");
   ck_assert_int_ge(cmd, 0);
-  step_n(sim, 100, h);
+  dg_test_step(sim, 100, h);
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 0.0);
   ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 100.0 / 0.35 * 0.1, 1e-3);
   dg_sim_set_input(sim, cmd, 1.0);
-  step_n(sim, 1, h);
+  dg_test_step(sim, 1, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.lockup_torque"), 300.0, 1e-12);
-  step_n(sim, 199, h); /* slip 28.6 rad/s closing at ~(300 − 100)/0.35 + 300/0.65 */
+  dg_test_step(sim, 199, h); /* slip 28.6 rad/s closing at ~(300 − 100)/0.35 + 300/0.65 */
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 1.0);
   /* locked: 100 N·m on J_p + J_t = 1, the lock carries 0.65 of it */
   ck_assert_double_eq_tol(dg_test_signal(sim, "tc.lockup_torque"), 65.0, 1e-9);
   dg_sim_set_input(sim, cmd, 0.0);
-  step_n(sim, 1, h);
+  dg_test_step(sim, 1, h);
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 0.0);
   ck_assert_double_eq(dg_test_signal(sim, "tc.lockup_torque"), 0.0);
   dg_sim_free(sim);
@@ -378,12 +322,12 @@ START_TEST(test_lockup_by_channel) {
   /* commanded from rest: both shafts at 0, it locks at the first step */
   g = cmd_rig(&reg);
   sim = dg_test_sim(g);
-  dg_sim_set_input(sim, dg_sim_input_find(sim, "lockup_cmd"), 1.0);
+  dg_sim_set_input(sim, dg_sim_input_find(sim, "lockup"), 1.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
-  step_n(sim, 1, h);
+  dg_test_step(sim, 1, h);
   ck_assert_double_eq(dg_test_signal(sim, "tc.locked"), 1.0);
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
-  step_n(sim, 999, h);
+  dg_test_step(sim, 999, h);
   ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 100.0, 1e-9);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -393,11 +337,6 @@ END_TEST
 
 /* ---------------------------------------------------------------------- */
 /* Modes                                                                  */
-
-static void count_diag(const dg_error *err, void *user) {
-  (void)err;
-  (*(int *)user)++;
-}
 
 /* open/locked (locked only with a lock-up clutch) times a coupler's two
  * modes; with the turbine side free (gearbox in neutral) the turbine
@@ -413,14 +352,17 @@ START_TEST(test_validate_modes) {
   dg_graph_info info;
   int problems = 0;
   snprintf(json, sizeof json, fmt, "");
-  ck_assert_int_eq(dg_graph_validate_string(reg, json, "t.json", count_diag, &problems, &info), 0);
+  ck_assert_int_eq(
+      dg_graph_validate_string(reg, json, "t.json", dg_test_count_diag, &problems, &info), 0);
   ck_assert_int_eq(info.modes, 2);
   ck_assert_int_eq(info.dofs, 2);
   snprintf(json, sizeof json, fmt, ",\"lockup\":{\"max_torque\":400,\"speed_ratio\":0.85}");
-  ck_assert_int_eq(dg_graph_validate_string(reg, json, "t.json", count_diag, &problems, &info), 0);
+  ck_assert_int_eq(
+      dg_graph_validate_string(reg, json, "t.json", dg_test_count_diag, &problems, &info), 0);
   ck_assert_int_eq(info.modes, 4);
   snprintf(json, sizeof json, fmt, ",\"turbine_inertia\":0");
-  ck_assert_int_eq(dg_graph_validate_string(reg, json, "t.json", count_diag, &problems, NULL), 1);
+  ck_assert_int_eq(
+      dg_graph_validate_string(reg, json, "t.json", dg_test_count_diag, &problems, NULL), 1);
   dg_registry_free(reg);
 }
 END_TEST
@@ -428,9 +370,7 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                 */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"capacity_factor\":{\"speed_ratio\":[0,1],\"k\":[12,0]}", "/blocks/tc/capacity_factor/k/1",
      "must be > 0 (got 0)"},
     {"\"capacity_factor\":{\"speed_ratio\":[0,1]}", "/blocks/tc/capacity_factor/k",
@@ -460,15 +400,12 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
-           "\"tc\":{\"type\":\"torque_converter\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
-           "\"connections\":[[\"src.out\",\"tc.in\"],[\"tc.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"tc\":{\"type\":\"torque_converter\",%s},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"tc.in\"],[\"tc.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

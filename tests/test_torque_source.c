@@ -2,15 +2,12 @@
 #include "testutil.h"
 
 #include <math.h>
-#include <stdio.h>
 
 static dg_graph *rig(const char *params) {
-  char json[700];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.5%s%s},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":1.5}},\"connections\":[[\"src.out\",\"ld.in\"]]}",
-           params[0] ? "," : "", params);
-  return dg_test_graph(json);
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.5%s%s},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1.5}},\"connections\":[[\"src.out\",\"ld.in\"]]}",
+      params[0] ? "," : "", params);
 }
 
 /* T = 10 t on J = 2 for t in [0, 1]: ω = 2.5 t² — a polynomial RK4
@@ -62,9 +59,7 @@ START_TEST(test_constant_and_default) {
 }
 END_TEST
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"torque\":1,\"torque_vs_rpm\":{\"rpm\":[0,1],\"torque\":[1,1]}", "/blocks/src",
      "give only one of torque, torque_vs_time, torque_vs_rpm"},
     {"\"torque_vs_time\":{\"time\":[0,2,1],\"torque\":[0,1,1]}", "/blocks/src/torque_vs_time/time/2",
@@ -76,14 +71,11 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[700];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.5,%s},"
-           "\"ld\":{\"type\":\"load\",\"inertia\":1.5}},\"connections\":[[\"src.out\",\"ld.in\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.5,%s},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1.5}},\"connections\":[[\"src.out\",\"ld.in\"]]}",
+      bad[_i].params);
 }
 END_TEST
 

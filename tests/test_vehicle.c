@@ -3,44 +3,14 @@
 #include "testutil.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 
 #define G 9.80665
 
-static dg_graph *graphf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static dg_graph *graphf(const char *fmt, ...) {
-  char json[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(json, sizeof json, fmt, ap);
-  va_end(ap);
-  return dg_test_graph(json);
-}
-
 /* A vehicle on its own (no wheels): `params` are its parameters. */
 static dg_graph *body_only(const char *params) {
-  return graphf("{\"drivegraph\":1,\"blocks\":{\"body\":{\"type\":\"vehicle\",%s}},"
-                "\"connections\":[]}",
-                params);
-}
-
-static void run(dg_sim *sim, double dt, int steps) {
-  for (int i = 0; i < steps; i++)
-    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
-}
-
-static void set_initial(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_signal_find(sim, name);
-  ck_assert_msg(id >= 0, "unknown signal %s", name);
-  dg_error err;
-  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &value, &err), DG_OK);
-}
-
-static void set_input(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_input_find(sim, name);
-  ck_assert_msg(id >= 0, "unknown input %s", name);
-  dg_sim_set_input(sim, id, value);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"body\":{\"type\":\"vehicle\",%s}},"
+                        "\"connections\":[]}",
+                        params);
 }
 
 static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(sim, name); }
@@ -55,7 +25,7 @@ START_TEST(test_static_loads) {
   double M;
   dg_sim_mass_matrix(sim, &M);
   ck_assert_double_eq_tol(M, 1500, 1e-12);
-  run(sim, 1e-3, 1);
+  dg_test_step(sim, 1, 1e-3);
   double w = 1500 * G;
   ck_assert_double_eq_tol(sig(sim, "body.load_front"), w * 1.6 / 2.8, 1e-9);
   ck_assert_double_eq_tol(sig(sim, "body.load_rear"), w * 1.2 / 2.8, 1e-9);
@@ -66,7 +36,7 @@ START_TEST(test_static_loads) {
   /* default: CG mid-wheelbase */
   g = body_only("\"mass\":1000");
   sim = dg_test_sim(g);
-  run(sim, 1e-3, 1);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.load_front"), 500 * G, 1e-9);
   ck_assert_double_eq_tol(sig(sim, "body.load_rear"), 500 * G, 1e-9);
   dg_sim_free(sim);
@@ -79,15 +49,16 @@ END_TEST
  * loads are static ∓ m·a·h/L; the driven wheel reads its axle's load. */
 START_TEST(test_longitudinal_transfer) {
   const double m = 1500, L = 2.8, af = 1.2, h = 0.55, R = 0.3, J = 1.0, T = 900;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":%g,\"wheelbase\":%g,"
-                       "\"cg_to_front\":%g,\"cg_height\":%g}},"
-                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
-                       T, R, J, m, L, af, h);
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":%g,\"wheelbase\":%g,"
+                     "\"cg_to_front\":%g,\"cg_height\":%g}},"
+                     "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                     T, R, J, m, L, af, h);
   dg_sim *sim = dg_test_sim(g);
-  run(sim, 1e-3, 10);
+  dg_test_step(sim, 10, 1e-3);
   double a = T / R / (m + J / (R * R));
   ck_assert_double_eq_tol(sig(sim, "body.accel"), a, 1e-10 * a);
   double dfz = m * a * h / L;
@@ -104,7 +75,7 @@ END_TEST
  * stays m·g. A hard enough turn lifts the inside wheels (clamped at 0). */
 START_TEST(test_corner_loads) {
   const double m = 1400, L = 2.6, af = 1.1, h = 0.5, tf = 1.5, tr = 1.6;
-  dg_graph *g = graphf(
+  dg_graph *g = dg_test_graphf(
       "{\"drivegraph\":1,\"blocks\":{"
       "\"fl\":{\"type\":\"wheel\",\"radius\":0.3},\"fr\":{\"type\":\"wheel\",\"radius\":0.3},"
       "\"rl\":{\"type\":\"wheel\",\"radius\":0.3},\"rr\":{\"type\":\"wheel\",\"radius\":0.3},"
@@ -115,8 +86,8 @@ START_TEST(test_corner_loads) {
       m, L, af, h, tf, tr);
   dg_sim *sim = dg_test_sim(g);
   const double ay = 4.0, b = L - af;
-  set_input(sim, "lateral_accel", ay);
-  run(sim, 1e-3, 2);
+  dg_test_set_input(sim, "lateral_accel", ay);
+  dg_test_step(sim, 2, 1e-3);
   double front = m * G * b / L, rear = m * G * af / L;
   double dfront = m * ay * h * (b / L) / tf, drear = m * ay * h * (af / L) / tr;
   ck_assert_double_eq_tol(sig(sim, "fl.fz"), front / 2 - dfront, 1e-9);
@@ -126,13 +97,13 @@ START_TEST(test_corner_loads) {
   double sum = sig(sim, "fl.fz") + sig(sim, "fr.fz") + sig(sim, "rl.fz") + sig(sim, "rr.fz");
   ck_assert_double_eq_tol(sum, m * G, 1e-9);
   /* turning right (a_y < 0) mirrors it */
-  set_input(sim, "lateral_accel", -ay);
-  run(sim, 1e-3, 1);
+  dg_test_set_input(sim, "lateral_accel", -ay);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "fl.fz"), front / 2 + dfront, 1e-9);
   ck_assert_double_eq_tol(sig(sim, "rr.fz"), rear / 2 - drear, 1e-9);
   /* 20 m/s²: more than the inside wheels carry */
-  set_input(sim, "lateral_accel", 20.0);
-  run(sim, 1e-3, 1);
+  dg_test_set_input(sim, "lateral_accel", 20.0);
+  dg_test_step(sim, 1, 1e-3);
   ck_assert_double_eq(sig(sim, "fl.fz"), 0.0);
   ck_assert_double_eq(sig(sim, "rl.fz"), 0.0);
   ck_assert_double_gt(sig(sim, "fr.fz"), front);
@@ -144,16 +115,17 @@ END_TEST
 /* A single-track port carries the whole axle, a launch at 1 g of
  * longitudinal transfer onto a short, tall car lifts the front (0). */
 START_TEST(test_front_lift) {
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":6000},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0},"
-                       "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2,"
-                       "\"cg_height\":1.2}},"
-                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"],"
-                       "[\"wf.ground\",\"body.front\"]]}");
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":6000},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0},"
+                     "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2,"
+                     "\"cg_height\":1.2}},"
+                     "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"],"
+                     "[\"wf.ground\",\"body.front\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  run(sim, 1e-3, 3);
+  dg_test_step(sim, 3, 1e-3);
   ck_assert_double_eq(sig(sim, "body.load_front"), 0.0);
   ck_assert_double_eq(sig(sim, "wf.fz"), 0.0);
   ck_assert_double_eq_tol(sig(sim, "w.fz"), 1000 * G * 0.5 + 1000 * 20.0 * 1.2 / 2, 1e-9);
@@ -167,8 +139,8 @@ END_TEST
 START_TEST(test_grade) {
   dg_graph *g = body_only("\"mass\":1200,\"wheelbase\":2.5,\"cg_to_front\":1.0,\"cg_height\":0.6");
   dg_sim *sim = dg_test_sim(g);
-  set_input(sim, "grade", 0.2);
-  run(sim, 1e-3, 1000);
+  dg_test_set_input(sim, "grade", 0.2);
+  dg_test_step(sim, 1000, 1e-3);
   double th = atan(0.2);
   /* constant acceleration: exact up to round-off of 1000 steps */
   ck_assert_double_eq_tol(sig(sim, "body.speed"), -G * sin(th) * 1.0, 1e-12);
@@ -184,15 +156,15 @@ END_TEST
 /* Held by its brake facing up a 20 % grade (a = 0): the grade's share
  * m·g·sin θ·h/L moves to the rear axle. */
 START_TEST(test_grade_parked) {
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"brake_torque\":3000},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1200,\"wheelbase\":2.5,"
-                       "\"cg_to_front\":1.0,\"cg_height\":0.6}},"
-                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                               "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"brake_torque\":3000},"
+                               "\"body\":{\"type\":\"vehicle\",\"mass\":1200,\"wheelbase\":2.5,"
+                               "\"cg_to_front\":1.0,\"cg_height\":0.6}},"
+                               "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  set_input(sim, "grade", 0.2);
-  set_input(sim, "brake", 1.0);
-  run(sim, 1e-3, 100);
+  dg_test_set_input(sim, "grade", 0.2);
+  dg_test_set_input(sim, "brake", 1.0);
+  dg_test_step(sim, 100, 1e-3);
   double th = atan(0.2), w = 1200 * G * cos(th), t = 1200 * G * sin(th) * 0.6 / 2.5;
   ck_assert_double_eq(sig(sim, "body.speed"), 0.0);
   ck_assert_double_eq_tol(sig(sim, "body.load_front"), w * 1.5 / 2.5 - t, 1e-8);
@@ -212,11 +184,11 @@ END_TEST
 START_TEST(test_coast_f0) {
   dg_graph *g = body_only("\"mass\":1500,\"road_load\":{\"f0\":1500}");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.speed", 10.0);
-  run(sim, 1e-3, 5000);
+  dg_test_set_initial1(sim, "body.speed", 10.0);
+  dg_test_step(sim, 5000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), 5.0, 1e-11);
   ck_assert_double_eq_tol(sig(sim, "body.road_load"), -1500, 1e-12);
-  run(sim, 1e-3, 6000);
+  dg_test_step(sim, 6000, 1e-3);
   ck_assert_double_eq(sig(sim, "body.stopped"), 1.0);
   ck_assert_double_eq(sig(sim, "body.speed"), 0.0);
   double x = sig(sim, "body.x");
@@ -239,8 +211,8 @@ START_TEST(test_coast_f2) {
   const double m = 1000, f2 = 0.5, v0 = 30;
   dg_graph *g = body_only("\"mass\":1000,\"road_load\":{\"f2\":0.5}");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.speed", v0);
-  run(sim, 1e-3, 20000);
+  dg_test_set_initial1(sim, "body.speed", v0);
+  dg_test_step(sim, 20000, 1e-3);
   double t = 20.0, k = 1.0 + f2 * v0 * t / m;
   ck_assert_double_eq_tol(sig(sim, "body.speed"), v0 / k, 1e-9);
   ck_assert_double_eq_tol(sig(sim, "body.x"), m / f2 * log(k), 1e-8);
@@ -255,8 +227,8 @@ START_TEST(test_coast_f1) {
   double v0 = _i == 0 ? 20.0 : -20.0;
   dg_graph *g = body_only("\"mass\":800,\"road_load\":{\"f1\":40}");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.speed", v0);
-  run(sim, 1e-3, 10000);
+  dg_test_set_initial1(sim, "body.speed", v0);
+  dg_test_step(sim, 10000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), v0 * exp(-40.0 * 10.0 / 800.0), 1e-10);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -269,10 +241,10 @@ START_TEST(test_physical_road_load) {
   dg_graph *g = body_only("\"mass\":1200,\"cda\":0.6,\"air_density\":1.2,"
                           "\"rolling_resistance\":0.01");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.speed", v0);
+  dg_test_set_initial1(sim, "body.speed", v0);
   double f = 0.5 * 1.2 * 0.6 * 900 + 0.01 * 1200 * G;
   ck_assert_double_eq_tol(sig(sim, "body.road_load"), -s * f, 1e-9);
-  run(sim, 1e-3, 1);
+  dg_test_step(sim, 1, 1e-3);
   /* over one step the drag changes by ~2·(Δv/v) ≈ 1e-4 of itself */
   ck_assert_double_eq_tol(sig(sim, "body.accel"), -s * f / 1200, 1e-4 * f / 1200);
   dg_sim_free(sim);
@@ -285,12 +257,13 @@ END_TEST
  * (250 − 200)/m_eff and never backward. */
 START_TEST(test_stick_at_rest) {
   double force = _i == 0 ? 150.0 : 250.0;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.5,\"inertia\":0.5},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"road_load\":{\"f0\":200}}},"
-                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
-                       force * 0.5);
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":0.5,\"inertia\":0.5},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"road_load\":{\"f0\":200}}},"
+                     "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                     force * 0.5);
   dg_sim *sim = dg_test_sim(g);
   for (int k = 0; k < 2000; k++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
@@ -316,9 +289,9 @@ END_TEST
 START_TEST(test_position) {
   dg_graph *g = body_only("\"mass\":1000");
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.x", 100.0);
-  set_initial(sim, "body.speed", -2.0);
-  run(sim, 1e-3, 1500);
+  dg_test_set_initial1(sim, "body.x", 100.0);
+  dg_test_set_initial1(sim, "body.speed", -2.0);
+  dg_test_step(sim, 1500, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.x"), 100.0 - 3.0, 1e-10);
   ck_assert_double_eq_tol(sig(sim, "body.accel"), 0.0, 1e-12);
   dg_sim_free(sim);
@@ -344,9 +317,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors                                                         */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"wheelbase\":2.8", "/blocks/body/mass", "missing required number (kg)"},
     {"\"mass\":0", "/blocks/body/mass", "must be > 0 (got 0)"},
     {"\"mass\":1000,\"wheelbase\":2.8,\"cg_to_front\":3", "/blocks/body/cg_to_front",
@@ -371,13 +342,10 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"body\":{\"type\":\"vehicle\",%s}},\"connections\":[]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(
+      bad[_i].path, bad[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{\"body\":{\"type\":\"vehicle\",%s}},\"connections\":[]}",
+      bad[_i].params);
 }
 END_TEST
 

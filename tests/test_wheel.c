@@ -3,39 +3,9 @@
 #include "testutil.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 
 #define PI 3.14159265358979323846
 #define G 9.80665
-
-static dg_graph *graphf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static dg_graph *graphf(const char *fmt, ...) {
-  char json[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(json, sizeof json, fmt, ap);
-  va_end(ap);
-  return dg_test_graph(json);
-}
-
-static void run(dg_sim *sim, double dt, int steps) {
-  for (int i = 0; i < steps; i++)
-    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
-}
-
-static void set_initial(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_signal_find(sim, name);
-  ck_assert_msg(id >= 0, "unknown signal %s", name);
-  dg_error err;
-  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, &value, &err), DG_OK);
-}
-
-static void set_input(dg_sim *sim, const char *name, double value) {
-  int id = dg_sim_input_find(sim, name);
-  ck_assert_msg(id >= 0, "unknown input %s", name);
-  dg_sim_set_input(sim, id, value);
-}
 
 static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(sim, name); }
 
@@ -50,12 +20,12 @@ static double mf_ref(double B, double C, double D, double E, double k) {
 
 /* One MF wheel on a body, fixed normal load, tyre fields given. */
 static dg_graph *mf_rig(const char *tyre, double fz) {
-  return graphf("{\"drivegraph\":1,\"blocks\":{"
-                "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"normal_load\":%g,"
-                "\"tyre\":{\"model\":\"magic_formula\"%s}},"
-                "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
-                "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
-                fz, tyre);
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                        "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"normal_load\":%g,"
+                        "\"tyre\":{\"model\":\"magic_formula\"%s}},"
+                        "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                        "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+                        fz, tyre);
 }
 
 /* E = 0: the peak is at B·κ = tan(π/(2C)) and equals D·Fz. The formula is
@@ -65,15 +35,15 @@ START_TEST(test_peak_e0) {
   dg_graph *g = mf_rig(",\"B\":10,\"C\":1.65,\"D\":0.9,\"E\":0", fz);
   dg_sim *sim = dg_test_sim(g);
   double kp = tan(PI / (2.0 * C)) / B;
-  set_initial(sim, "w.slip", kp);
+  dg_test_set_initial1(sim, "w.slip", kp);
   ck_assert_double_eq_tol(sig(sim, "w.fx"), D * fz, 1e-9);
   ck_assert_double_eq(sig(sim, "w.fz"), fz);
-  set_initial(sim, "w.slip", -kp);
+  dg_test_set_initial1(sim, "w.slip", -kp);
   ck_assert_double_eq_tol(sig(sim, "w.fx"), -D * fz, 1e-9);
   /* either side of the peak is lower */
-  set_initial(sim, "w.slip", kp - 0.01);
+  dg_test_set_initial1(sim, "w.slip", kp - 0.01);
   ck_assert_double_lt(sig(sim, "w.fx"), D * fz - 1.0);
-  set_initial(sim, "w.slip", kp + 0.01);
+  dg_test_set_initial1(sim, "w.slip", kp + 0.01);
   ck_assert_double_lt(sig(sim, "w.fx"), D * fz - 1.0);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -89,7 +59,7 @@ START_TEST(test_peak_default) {
   dg_sim *sim = dg_test_sim(g);
   const double ks[] = {-1.0, -0.3, -0.05, 0.0, 0.02, 0.1, 0.25, 0.7, 1.0};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-    set_initial(sim, "w.slip", ks[i]);
+    dg_test_set_initial1(sim, "w.slip", ks[i]);
     ck_assert_double_eq_tol(sig(sim, "w.fx"), fz * mf_ref(B, C, D, E, ks[i]), 1e-9);
   }
   double lo = 0.0, hi = 1.0, r = (sqrt(5.0) - 1.0) / 2.0;
@@ -104,7 +74,7 @@ START_TEST(test_peak_default) {
   /* the peak is flat: a slip error δ costs ~δ², so 1e-8 in slip is enough */
   double bk = B * kp;
   ck_assert_double_eq_tol(C * atan(bk - E * (bk - atan(bk))), PI / 2.0, 1e-6);
-  set_initial(sim, "w.slip", kp);
+  dg_test_set_initial1(sim, "w.slip", kp);
   ck_assert_double_eq_tol(sig(sim, "w.fx"), D * fz, 1e-6);
   dg_sim_free(sim);
   dg_graph_free(g);
@@ -116,19 +86,18 @@ END_TEST
  * κ_ss (1 − exp(−|v| t / σ)) with κ_ss = (ωR − v)/|v|. RK4 at
  * h|v|/σ = 0.067 is accurate to ~1e-9. */
 START_TEST(test_relaxation) {
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1e9,"
-                       "\"normal_load\":1000,\"tyre\":{\"model\":\"magic_formula\"}},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1e9}},"
-                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                               "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1e9,"
+                               "\"normal_load\":1000,\"tyre\":{\"model\":\"magic_formula\"}},"
+                               "\"body\":{\"type\":\"vehicle\",\"mass\":1e9}},"
+                               "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  int ids[2] = {dg_sim_signal_find(sim, "body.speed"), dg_sim_signal_find(sim, "w.omega")};
-  double vals[2] = {10.0, 10.5 / 0.3};
-  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, vals, NULL), DG_OK);
+  dg_test_set_initial(sim, 2, (const char *[]){"body.speed", "w.omega"},
+                      (double[]){10.0, 10.5 / 0.3});
   double kss = 0.05, tau = 0.15 / 10.0;
-  run(sim, 1e-3, 10);
+  dg_test_step(sim, 10, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "w.slip"), kss * (1.0 - exp(-0.01 / tau)), 1e-7);
-  run(sim, 1e-3, 90);
+  dg_test_step(sim, 90, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "w.slip"), kss * (1.0 - exp(-0.1 / tau)), 1e-7);
   ck_assert_double_gt(sig(sim, "w.fx"), 0.0);
   dg_sim_free(sim);
@@ -142,15 +111,16 @@ END_TEST
  * force is Fz·MF(κ) of the current slip. */
 START_TEST(test_spinning) {
   double torque = _i == 0 ? 400.0 : -400.0;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
-                       "\"tyre\":{\"model\":\"magic_formula\"}},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
-                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
-                       torque);
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":%g},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
+                     "\"tyre\":{\"model\":\"magic_formula\"}},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
+                     "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                     torque);
   dg_sim *sim = dg_test_sim(g);
-  run(sim, 1e-3, 300);
+  dg_test_step(sim, 300, 1e-3);
   double s = torque > 0 ? 1.0 : -1.0;
   double slip = sig(sim, "w.slip"), fx = sig(sim, "w.fx"), fz = sig(sim, "w.fz");
   ck_assert_double_gt(s * slip, 0.0);
@@ -174,18 +144,19 @@ END_TEST
  * it: the acceleration is steady to 1 % after 0.2 s. */
 START_TEST(test_tread_damping) {
   double zeta = _i == 0 ? 0.0 : 1.0;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":400},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
-                       "\"tyre\":{\"model\":\"magic_formula\",\"damping_ratio\":%g}},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
-                       "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
-                       zeta);
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":400},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":0.8,"
+                     "\"tyre\":{\"model\":\"magic_formula\",\"damping_ratio\":%g}},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":1000,\"wheelbase\":2.5}},"
+                     "\"connections\":[[\"src.out\",\"w.hub\"],[\"w.ground\",\"body.rear\"]]}",
+                     zeta);
   dg_sim *sim = dg_test_sim(g);
-  run(sim, 1e-3, 200);
+  dg_test_step(sim, 200, 1e-3);
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   for (int k = 0; k < 100; k++) {
-    run(sim, 1e-3, 1);
+    dg_test_step(sim, 1, 1e-3);
     double a = sig(sim, "body.accel");
     lo = fmin(lo, a);
     hi = fmax(hi, a);
@@ -205,15 +176,16 @@ END_TEST
 /* At rest with no torque, a magic-formula tyre does nothing: no slip
  * builds up, nothing moves, to the last bit (10 s). */
 START_TEST(test_rest_no_drift) {
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":0,\"inertia\":0.1},"
-                       "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,"
-                       "\"tyre\":{\"model\":\"magic_formula\"}},"
-                       "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,"
-                       "\"tyre\":{\"model\":\"magic_formula\"}},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1200,\"rolling_resistance\":0.01}},"
-                       "\"connections\":[[\"src.out\",\"wr.hub\"],[\"wr.ground\",\"body.rear\"],"
-                       "[\"wf.ground\",\"body.front\"]]}");
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":0,\"inertia\":0.1},"
+                     "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,"
+                     "\"tyre\":{\"model\":\"magic_formula\"}},"
+                     "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,"
+                     "\"tyre\":{\"model\":\"magic_formula\"}},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":1200,\"rolling_resistance\":0.01}},"
+                     "\"connections\":[[\"src.out\",\"wr.hub\"],[\"wr.ground\",\"body.rear\"],"
+                     "[\"wf.ground\",\"body.front\"]]}");
   dg_sim *sim = dg_test_sim(g);
   for (int i = 0; i < 10000; i++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
@@ -232,27 +204,26 @@ END_TEST
  * the tyre skids at κ = −1 (force Fz·MF(−1) backwards), the car stops and
  * then stays exactly at rest with the wheel held and the tyre stuck. */
 START_TEST(test_skid_stop) {
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,"
-                       "\"brake_torque\":6000,\"tyre\":{\"model\":\"magic_formula\"}},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
-                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                               "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,"
+                               "\"brake_torque\":6000,\"tyre\":{\"model\":\"magic_formula\"}},"
+                               "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                               "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
   dg_sim *sim = dg_test_sim(g);
-  int ids[2] = {dg_sim_signal_find(sim, "body.speed"), dg_sim_signal_find(sim, "w.omega")};
-  double vals[2] = {20.0, 20.0 / 0.3};
-  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, vals, NULL), DG_OK);
-  set_input(sim, "brake", 1.0);
-  run(sim, 1e-3, 500);
+  dg_test_set_initial(sim, 2, (const char *[]){"body.speed", "w.omega"},
+                      (double[]){20.0, 20.0 / 0.3});
+  dg_test_set_input(sim, "brake", 1.0);
+  dg_test_step(sim, 500, 1e-3);
   ck_assert_double_eq(sig(sim, "w.locked"), 1.0);
   ck_assert_double_eq(sig(sim, "w.omega"), 0.0);
   ck_assert_double_eq_tol(sig(sim, "w.slip"), -1.0, 1e-6);
   double fz = sig(sim, "w.fz");
   ck_assert_double_eq_tol(sig(sim, "w.fx"), fz * mf_ref(10, 1.65, 1, 0.97, -1.0), 1e-3);
-  run(sim, 1e-3, 10000);
+  dg_test_step(sim, 10000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
   double x = sig(sim, "body.x");
   ck_assert_double_gt(x, 0.0);
-  run(sim, 1e-3, 2000);
+  dg_test_step(sim, 2000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
   ck_assert_double_eq_tol(sig(sim, "w.omega"), 0.0, 1e-12);
   ck_assert_double_eq_tol(sig(sim, "body.x"), x, 1e-12);
@@ -271,14 +242,15 @@ END_TEST
  * integrated exactly by RK4 (constant acceleration). */
 START_TEST(test_rolling_drive) {
   const double T = 150, i = 4, eta = 0.9, Js = 0.2, Jg = 0.05, R = 0.3, Jw = 1.2, m = 1200;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"src\":{\"type\":\"torque_source\",\"torque\":%g,\"inertia\":%g},"
-                       "\"fd\":{\"type\":\"gear\",\"ratio\":%g,\"efficiency\":%g,\"inertia\":%g},"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
-                       "\"connections\":[[\"src.out\",\"fd.in\"],[\"fd.out\",\"w.hub\"],"
-                       "[\"w.ground\",\"body.rear\"]]}",
-                       T, Js, i, eta, Jg, R, Jw, m);
+  dg_graph *g =
+      dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                     "\"src\":{\"type\":\"torque_source\",\"torque\":%g,\"inertia\":%g},"
+                     "\"fd\":{\"type\":\"gear\",\"ratio\":%g,\"efficiency\":%g,\"inertia\":%g},"
+                     "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g},"
+                     "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
+                     "\"connections\":[[\"src.out\",\"fd.in\"],[\"fd.out\",\"w.hub\"],"
+                     "[\"w.ground\",\"body.rear\"]]}",
+                     T, Js, i, eta, Jg, R, Jw, m);
   dg_sim *sim = dg_test_sim(g);
   double meff = m + Jw / (R * R) + (Js + Jg) * i * i / (R * R);
   double a = T * i * eta / R / meff;
@@ -286,7 +258,7 @@ START_TEST(test_rolling_drive) {
   double M;
   dg_sim_mass_matrix(sim, &M);
   ck_assert_double_eq_tol(M, meff, 1e-10 * meff);
-  run(sim, 1e-3, 1000);
+  dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.accel"), a, 1e-10 * a);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), a * 1.0, 1e-10 * a);
   ck_assert_double_eq_tol(sig(sim, "w.omega"), a / R, 1e-10 * a / R);
@@ -303,26 +275,26 @@ END_TEST
  * before the hold takes it, hence the tolerance. Then it stays stopped. */
 START_TEST(test_brake_stop) {
   const double m = 1000, R = 0.3, J = 0.9, Tb = 1500, share = 0.8, v0 = 20;
-  dg_graph *g = graphf("{\"drivegraph\":1,\"blocks\":{"
-                       "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g,"
-                       "\"brake_torque\":%g,\"brake_share\":%g},"
-                       "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
-                       "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
-                       R, J, Tb, share, m);
+  dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                               "\"w\":{\"type\":\"wheel\",\"radius\":%g,\"inertia\":%g,"
+                               "\"brake_torque\":%g,\"brake_share\":%g},"
+                               "\"body\":{\"type\":\"vehicle\",\"mass\":%g}},"
+                               "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+                               R, J, Tb, share, m);
   dg_sim *sim = dg_test_sim(g);
-  set_initial(sim, "body.speed", v0);
-  set_input(sim, "brake", 0.9);
+  dg_test_set_initial1(sim, "body.speed", v0);
+  dg_test_set_input(sim, "brake", 0.9);
   double a = Tb * share * 0.9 / R / (m + J / (R * R));
-  run(sim, 1e-3, 2000);
+  dg_test_step(sim, 2000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), v0 - 2.0 * a, 1e-9);
   ck_assert_double_eq_tol(sig(sim, "w.brake_torque"), -Tb * share * 0.9, 1e-12);
   ck_assert_double_eq(sig(sim, "w.locked"), 0.0);
-  run(sim, 1e-3, 4000);
+  dg_test_step(sim, 4000, 1e-3);
   ck_assert_double_eq(sig(sim, "w.locked"), 1.0);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
   double d = v0 * v0 / (2.0 * a);
   ck_assert_double_eq_tol(sig(sim, "body.x"), d, a * 1e-6);
-  run(sim, 1e-3, 2000);
+  dg_test_step(sim, 2000, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
   ck_assert_double_eq_tol(sig(sim, "body.x"), d, a * 1e-6);
   dg_sim_free(sim);
@@ -334,15 +306,16 @@ END_TEST
  * 0.6 / 0.4 of `brake_torque`, tyre `model`, rolling resistance 0.012.
  * Needed at the wheels: m g sin(atan 0.2) = 2885 N. */
 static dg_graph *grade_car(const char *model, double brake_torque) {
-  return graphf("{\"drivegraph\":1,\"blocks\":{"
-                "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
-                "\"brake_share\":0.6,\"tyre\":{\"model\":\"%s\"}},"
-                "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
-                "\"brake_share\":0.4,\"tyre\":{\"model\":\"%s\"}},"
-                "\"body\":{\"type\":\"vehicle\",\"mass\":1500,\"wheelbase\":2.8,"
-                "\"cg_to_front\":1.2,\"cg_height\":0.55,\"rolling_resistance\":0.012}},"
-                "\"connections\":[[\"wf.ground\",\"body.front\"],[\"wr.ground\",\"body.rear\"]]}",
-                brake_torque, model, brake_torque, model);
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"wf\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
+      "\"brake_share\":0.6,\"tyre\":{\"model\":\"%s\"}},"
+      "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":%g,"
+      "\"brake_share\":0.4,\"tyre\":{\"model\":\"%s\"}},"
+      "\"body\":{\"type\":\"vehicle\",\"mass\":1500,\"wheelbase\":2.8,"
+      "\"cg_to_front\":1.2,\"cg_height\":0.55,\"rolling_resistance\":0.012}},"
+      "\"connections\":[[\"wf.ground\",\"body.front\"],[\"wr.ground\",\"body.rear\"]]}",
+      brake_torque, model, brake_torque, model);
 }
 
 /* Brake capacity at the ground 1000/0.3 = 3333 N: neither wheel alone
@@ -353,8 +326,8 @@ START_TEST(test_hold_grade) {
   const char *model = _i == 0 ? "rolling" : "magic_formula";
   dg_graph *g = grade_car(model, 1000);
   dg_sim *sim = dg_test_sim(g);
-  set_input(sim, "grade", 0.2);
-  set_input(sim, "brake", 1.0);
+  dg_test_set_input(sim, "grade", 0.2);
+  dg_test_set_input(sim, "brake", 1.0);
   for (int k = 0; k < 10000; k++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
     ck_assert_double_eq_tol(sig(sim, "body.speed"), 0.0, 1e-12);
@@ -383,9 +356,9 @@ END_TEST
 START_TEST(test_hold_too_weak) {
   dg_graph *g = grade_car("rolling", 500);
   dg_sim *sim = dg_test_sim(g);
-  set_input(sim, "grade", 0.2);
-  set_input(sim, "brake", 1.0);
-  run(sim, 1e-3, 1000);
+  dg_test_set_input(sim, "grade", 0.2);
+  dg_test_set_input(sim, "brake", 1.0);
+  dg_test_step(sim, 1000, 1e-3);
   double th = atan(0.2), m = 1500, meff = m + 2.0 / 0.09;
   double a = (-m * G * sin(th) + 500.0 / 0.3 + 0.012 * m * G * cos(th)) / meff;
   ck_assert_double_eq(sig(sim, "wf.locked"), 0.0);
@@ -406,10 +379,10 @@ START_TEST(test_release) {
   const char *model = _i == 0 ? "rolling" : "magic_formula";
   dg_graph *g = grade_car(model, 1000);
   dg_sim *sim = dg_test_sim(g);
-  set_input(sim, "grade", 0.2);
-  set_input(sim, "brake", 1.0);
-  run(sim, 1e-3, 100);
-  set_input(sim, "brake", 0.0);
+  dg_test_set_input(sim, "grade", 0.2);
+  dg_test_set_input(sim, "brake", 1.0);
+  dg_test_step(sim, 100, 1e-3);
+  dg_test_set_input(sim, "brake", 0.0);
   ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
   ck_assert_double_eq(sig(sim, "wf.locked"), 0.0);
   ck_assert_double_eq(sig(sim, "wr.locked"), 0.0);
@@ -417,7 +390,7 @@ START_TEST(test_release) {
     double th = atan(0.2), need = 1500 * G * (sin(th) - 0.012 * cos(th));
     ck_assert_double_gt(sig(sim, "wf.fx") + sig(sim, "wr.fx"), 0.5 * need);
   }
-  run(sim, 1e-3, 1000);
+  dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_lt(sig(sim, "body.speed"), -0.5);
   if (_i == 0) {
     double th = atan(0.2), m = 1500;
@@ -455,9 +428,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors                                                         */
 
-static const struct {
-  const char *params, *path, *text;
-} bad[] = {
+static const dg_test_bad_param bad[] = {
     {"\"inertia\":1", "/blocks/w/radius", "missing required number (m)"},
     {"\"radius\":0", "/blocks/w/radius", "must be > 0 (got 0)"},
     {"\"radius\":0.3,\"inertia\":-1", "/blocks/w/inertia", "must be >= 0 (got -1)"},
@@ -480,15 +451,11 @@ static const struct {
 };
 
 START_TEST(test_bad_params) {
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"drivegraph\":1,\"blocks\":{\"w\":{\"type\":\"wheel\",%s},"
-           "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
-           "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
-           bad[_i].params);
-  dg_error err = dg_test_graph_error(json);
-  ck_assert_str_eq(err.path, bad[_i].path);
-  ck_assert_str_eq(err.text, bad[_i].text);
+  dg_test_graph_error_at(bad[_i].path, bad[_i].text,
+                         "{\"drivegraph\":1,\"blocks\":{\"w\":{\"type\":\"wheel\",%s},"
+                         "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                         "\"connections\":[[\"w.ground\",\"body.rear\"]]}",
+                         bad[_i].params);
 }
 END_TEST
 

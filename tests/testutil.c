@@ -1,7 +1,9 @@
 #include "testutil.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef DG_SOURCE_ROOT
 #define DG_SOURCE_ROOT "."
@@ -12,9 +14,46 @@ void dg_test_path(char *buf, size_t size, const char *relative) {
   snprintf(buf, size, "%s/%s", root ? root : DG_SOURCE_ROOT, relative);
 }
 
-dg_graph *dg_test_graph(const char *json) {
+void dg_test_first_line(char *buf, size_t size, const char *path) {
+  FILE *f = fopen(path, "r");
+  ck_assert_msg(f != NULL, "no %s", path);
+  ck_assert(fgets(buf, (int)size, f) != NULL);
+  fclose(f);
+  buf[strcspn(buf, "\n")] = '\0';
+}
+
+dg_graph *dg_test_graph(const char *json) { return dg_test_graph_reg(NULL, json); }
+
+/* vsnprintf that fails the test when the text does not fit. */
+static void vformat(char *buf, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vformat(char *buf, size_t size, const char *fmt, va_list ap) {
+  int n = vsnprintf(buf, size, fmt, ap);
+  ck_assert_int_lt(n, (int)size);
+}
+
+dg_graph *dg_test_graph_regf(const dg_registry *reg, const char *fmt, ...) {
+  char json[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vformat(json, sizeof json, fmt, ap);
+  va_end(ap);
+  return dg_test_graph_reg(reg, json);
+}
+
+dg_graph *dg_test_chain(const char *src, const char *type, const char *id, const char *params,
+                        const char *load) {
+  return dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                        "\"src\":{\"type\":\"torque_source\",%s},"
+                        "\"%s\":{\"type\":\"%s\"%s%s},"
+                        "\"ld\":{\"type\":\"load\",%s}},"
+                        "\"connections\":[[\"src.out\",\"%s.in\"],[\"%s.out\",\"ld.in\"]]}",
+                        src, id, type, params[0] ? "," : "", params, load, id, id);
+}
+
+dg_graph *dg_test_graph_reg(const dg_registry *reg, const char *json) {
   dg_error err;
-  dg_graph *g = dg_graph_load_string(NULL, json, "test.json", &err);
+  dg_graph *g = dg_graph_load_string(reg, json, "test.json", &err);
   if (!g) {
     char msg[1024];
     dg_error_format(&err, msg, sizeof msg);
@@ -33,6 +72,30 @@ dg_error dg_test_graph_error(const char *json) {
   return err;
 }
 
+void dg_test_graph_error_at(const char *path, const char *text, const char *fmt, ...) {
+  char json[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vformat(json, sizeof json, fmt, ap);
+  va_end(ap);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, path);
+  ck_assert_str_eq(err.text, text);
+}
+
+void dg_test_count_diag(const dg_error *err, void *user) {
+  (void)err;
+  (*(int *)user)++;
+}
+
+int dg_test_block_index(const dg_graph *g, const char *id) {
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_id(g, i), id) == 0)
+      return i;
+  ck_abort_msg("no block %s", id);
+  return -1;
+}
+
 dg_sim *dg_test_sim(const dg_graph *g) {
   dg_error err;
   dg_sim *sim = dg_sim_new(g, &err);
@@ -48,6 +111,72 @@ double dg_test_signal(const dg_sim *sim, const char *name) {
   int id = dg_sim_signal_find(sim, name);
   ck_assert_msg(id >= 0, "unknown signal %s", name);
   return dg_sim_signal(sim, id);
+}
+
+void dg_test_set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
+  int ids[8];
+  ck_assert_int_le(n, 8);
+  for (int i = 0; i < n; i++) {
+    ids[i] = dg_sim_signal_find(sim, names[i]);
+    ck_assert_msg(ids[i] >= 0, "no signal %s", names[i]);
+  }
+  dg_error err;
+  int rc = dg_sim_set_initial(sim, n, ids, values, &err);
+  ck_assert_msg(rc == DG_OK, "set_initial: %s", err.text);
+}
+
+void dg_test_set_initial1(dg_sim *sim, const char *name, double value) {
+  dg_test_set_initial(sim, 1, &name, &value);
+}
+
+void dg_test_set_input(dg_sim *sim, const char *name, double value) {
+  int id = dg_sim_input_find(sim, name);
+  ck_assert_msg(id >= 0, "unknown input %s", name);
+  dg_sim_set_input(sim, id, value);
+}
+
+void dg_test_step(dg_sim *sim, int n, double dt) {
+  for (int i = 0; i < n; i++) {
+    int rc = dg_sim_step(sim, dt);
+    ck_assert_msg(rc == DG_OK, "step failed: %s", dg_sim_last_error(sim)->text);
+  }
+}
+
+json_t *dg_test_json_take(char *text) {
+  json_error_t je;
+  json_t *doc = json_loads(text, 0, &je);
+  ck_assert_msg(doc != NULL, "the output is not JSON: %s", je.text);
+  free(text);
+  return doc;
+}
+
+json_t *dg_test_json_block(const json_t *doc, const char *id) {
+  json_t *b = json_object_get(json_object_get(doc, "blocks"), id);
+  ck_assert_msg(b != NULL, "no block %s", id);
+  return b;
+}
+
+double dg_test_json_num(const json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  ck_assert_msg(json_is_number(v), "%s is not a number", key);
+  return json_number_value(v);
+}
+
+const char *dg_test_json_str(const json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  ck_assert_msg(json_is_string(v), "%s is not a string", key);
+  return json_string_value(v);
+}
+
+bool dg_test_json_connected(const json_t *doc, const char *from, const char *to) {
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "connections"), i, c) {
+    if (strcmp(json_string_value(json_array_get(c, 0)), from) == 0 &&
+        strcmp(json_string_value(json_array_get(c, 1)), to) == 0)
+      return true;
+  }
+  return false;
 }
 
 int dg_test_run(Suite *suite) {

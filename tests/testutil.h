@@ -5,17 +5,56 @@
 #include <check.h>
 #include <drivegraph/block.h>
 #include <drivegraph/drivegraph.h>
+#include <jansson.h>
 
 /* Absolute path of a file in the source tree ("graphs/gear_train.json");
  * returns a static-per-call buffer owned by the caller's stack copy. */
 void dg_test_path(char *buf, size_t size, const char *relative);
 
+/* The first line of the file at `path`, without its newline; fails the test
+ * if the file cannot be read or is empty. */
+void dg_test_first_line(char *buf, size_t size, const char *path);
+
 /* Loads a graph from a string and fails the test with the error text if it
  * does not load. */
 dg_graph *dg_test_graph(const char *json);
 
+/* dg_test_graph with the block classes of `reg` (NULL: the built-in ones). */
+dg_graph *dg_test_graph_reg(const dg_registry *reg, const char *json);
+
+/* dg_test_graph_reg / dg_test_graph of a printf-style text; fails the test
+ * if the text does not fit an 8 KiB buffer. */
+dg_graph *dg_test_graph_regf(const dg_registry *reg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define dg_test_graphf(...) dg_test_graph_regf(NULL, __VA_ARGS__)
+
+/* The rig torque_source "src" → `type` "`id`" → load "ld"; `src`, `params`
+ * and `load` are the insides of the blocks' objects after their "type"
+ * (`params` may be empty). */
+dg_graph *dg_test_chain(const char *src, const char *type, const char *id, const char *params,
+                        const char *load);
+
 /* Loads a graph string that must fail; returns the error. */
 dg_error dg_test_graph_error(const char *json);
+
+/* One row of a table of parameter errors: a block's parameters (the inside
+ * of its object) and the path and text of the error they give. */
+typedef struct dg_test_bad_param {
+  const char *params, *path, *text;
+} dg_test_bad_param;
+
+/* Loads a printf-style graph text that must fail and asserts the error's
+ * path and text: the body of a loop test over a dg_test_bad_param table,
+ *   dg_test_graph_error_at(bad[_i].path, bad[_i].text, "...%s...", bad[_i].params); */
+void dg_test_graph_error_at(const char *path, const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A dg_diag_fn that counts the problems reported in the int `user` points
+ * to (for dg_graph_validate_*). */
+void dg_test_count_diag(const dg_error *err, void *user);
+
+/* Index of the block `id` in `g`; fails the test if there is none. */
+int dg_test_block_index(const dg_graph *g, const char *id);
 
 /* Creates a simulation and fails the test on error. */
 dg_sim *dg_test_sim(const dg_graph *g);
@@ -23,12 +62,38 @@ dg_sim *dg_test_sim(const dg_graph *g);
 /* Signal value by name; fails the test if unknown. */
 double dg_test_signal(const dg_sim *sim, const char *name);
 
+/* Sets the initial values of `n` (at most 8) signals given by name, in one
+ * dg_sim_set_initial call; fails the test on an unknown name or an error. */
+void dg_test_set_initial(dg_sim *sim, int n, const char *const *names, const double *values);
+
+/* dg_test_set_initial of one signal. */
+void dg_test_set_initial1(dg_sim *sim, const char *name, double value);
+
+/* Sets a driver input by name; fails the test if unknown. */
+void dg_test_set_input(dg_sim *sim, const char *name, double value);
+
+/* Steps `n` times by `dt`; fails the test with the error text at the first
+ * step that does not return DG_OK. */
+void dg_test_step(dg_sim *sim, int n, double dt);
+
+/* Parses `text` as JSON and frees it; fails the test if it is not JSON. */
+json_t *dg_test_json_take(char *text);
+
+/* doc["blocks"][id]; fails the test if there is no such block. */
+json_t *dg_test_json_block(const json_t *doc, const char *id);
+
+/* obj[key] as a number / a string; fails the test if it is not one. */
+double dg_test_json_num(const json_t *obj, const char *key);
+const char *dg_test_json_str(const json_t *obj, const char *key);
+
+/* Whether doc["connections"] holds the connection [from, to]. */
+bool dg_test_json_connected(const json_t *doc, const char *from, const char *to);
+
 /* Runs `suite` and returns the process exit status (0 when all pass). */
 int dg_test_run(Suite *suite);
 
-#endif
-
-/* A registry with the built-in classes plus test-only classes:
+/* A registry with the built-in classes plus test-only classes
+ * (tests/testblocks.c):
  * - "test_coupler" (in, out): mode 0 couples in = ratio·out, mode 1 leaves
  *   `in` free; the custom input "couple" (>= 0.5 couples) switches it in
  *   pre_step. Params: ratio (default 1), start_coupled (bool, default true).
@@ -36,6 +101,13 @@ int dg_test_run(Suite *suite);
  * - "test_mass" (in, linear): a linear body of mass `mass` (kg).
  * - "test_wheel" (hub rotational in, ground linear out): hub = ground/radius.
  * - "test_cvt" (in, out): in = r(t)·out with r a state, ṙ = `rate`
- *   (variable kinematics). */
+ *   (variable kinematics).
+ * - "test_channel" (in → out, ratio 1, no inertia): a stand-in for a block
+ *   that writes a channel another block reads. In pre_step it copies the
+ *   custom input named like its `channel` (enum: "throttle_cut", "lockup",
+ *   "vehicle_speed") to that channel; with `radius` (m) given it publishes
+ *   radius·ω_out instead (a speedometer, as the vehicle does) and registers
+ *   no input. */
 dg_registry *dg_test_registry(void);
-dg_graph *dg_test_graph_reg(const dg_registry *reg, const char *json);
+
+#endif

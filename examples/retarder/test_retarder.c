@@ -32,17 +32,6 @@ static dg_registry *registry(void) {
   return reg;
 }
 
-static dg_graph *load(const dg_registry *reg, const char *json) {
-  dg_error err;
-  dg_graph *g = dg_graph_load_string(reg, json, "test.json", &err);
-  if (!g) {
-    char msg[1024];
-    dg_error_format(&err, msg, sizeof msg);
-    ck_abort_msg("graph did not load: %s", msg);
-  }
-  return g;
-}
-
 /* A flywheel of 2 kg·m² on the retarder's `in`; `params` are the
  * retarder's (its own inertia comes on top). */
 static void rig_json(char *buf, size_t size, const char *params) {
@@ -64,7 +53,7 @@ static rig rig_new(const char *params) {
   char json[1024];
   rig_json(json, sizeof json, params);
   r.reg = registry();
-  r.g = load(r.reg, json);
+  r.g = dg_test_graph_reg(r.reg, json);
   r.sim = dg_test_sim(r.g);
   r.input = dg_sim_input_find(r.sim, "retarder");
   ck_assert_int_ge(r.input, DG_NUM_STD_INPUTS);
@@ -79,25 +68,10 @@ static void rig_free(rig *r) {
 
 /* Initial shaft speed and fill level (both through signals). */
 static void set_initial(dg_sim *sim, double omega, double fill) {
-  int ids[2] = {dg_sim_signal_find(sim, "r.omega"), dg_sim_signal_find(sim, "r.fill")};
-  double values[2] = {omega, fill};
-  dg_error err;
-  ck_assert_int_eq(dg_sim_set_initial(sim, 2, ids, values, &err), DG_OK);
+  dg_test_set_initial(sim, 2, (const char *[]){"r.omega", "r.fill"}, (double[]){omega, fill});
 }
 
-static void run(dg_sim *sim, double seconds) {
-  long n = lround(seconds / DT);
-  for (long i = 0; i < n; i++)
-    ck_assert_int_eq(dg_sim_step(sim, DT), DG_OK);
-}
-
-static int block_index(const dg_graph *g, const char *id) {
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_id(g, i), id) == 0)
-      return i;
-  ck_abort_msg("no block %s", id);
-  return -1;
-}
+static void run(dg_sim *sim, double seconds) { dg_test_step(sim, (int)lround(seconds / DT), DT); }
 
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
@@ -152,7 +126,7 @@ static double truck_run(const dg_registry *reg, double seconds, bool retarder_of
   }
   double v = dg_test_signal(sim, "body.speed");
   if (work)
-    *work = dg_sim_block_work(sim, block_index(g, "retarder"));
+    *work = dg_sim_block_work(sim, dg_test_block_index(g, "retarder"));
   if (energy)
     dg_sim_energy(sim, energy);
   dg_driver_free(drv);
@@ -316,12 +290,13 @@ END_TEST
  * with ω_ss = √(T_s/k); every shaft turns at one speed. */
 START_TEST(test_driven_through) {
   dg_registry *reg = registry();
-  dg_graph *g = load(reg, "{\"drivegraph\":1,\"blocks\":{"
-                          "\"src\":{\"type\":\"torque_source\",\"torque\":40,\"inertia\":0.5},"
-                          "\"r\":{\"type\":\"retarder\",\"max_torque\":1000,"
-                          "\"coefficient\":0.1,\"inertia\":0.5},"
-                          "\"fly\":{\"type\":\"inertia\",\"inertia\":1.5}},"
-                          "\"connections\":[[\"src.out\",\"r.in\"],[\"r.out\",\"fly.in\"]]}");
+  dg_graph *g =
+      dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{"
+                             "\"src\":{\"type\":\"torque_source\",\"torque\":40,\"inertia\":0.5},"
+                             "\"r\":{\"type\":\"retarder\",\"max_torque\":1000,"
+                             "\"coefficient\":0.1,\"inertia\":0.5},"
+                             "\"fly\":{\"type\":\"inertia\",\"inertia\":1.5}},"
+                             "\"connections\":[[\"src.out\",\"r.in\"],[\"r.out\",\"fly.in\"]]}");
   dg_sim *sim = dg_test_sim(g);
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
   set_initial(sim, 0.0, 1.0);
@@ -356,7 +331,7 @@ START_TEST(test_energy_audit) {
   run(r.sim, 6.0);
   dg_energy e;
   dg_sim_energy(r.sim, &e);
-  double work = dg_sim_block_work(r.sim, block_index(r.g, "r"));
+  double work = dg_sim_block_work(r.sim, dg_test_block_index(r.g, "r"));
   double lost = dg_sim_kinetic_energy(r.sim) - ke0;
   ck_assert_double_lt(lost, -0.5 * ke0);
   ck_assert_double_eq_tol(work, lost, 1e-9 * ke0);
