@@ -389,6 +389,13 @@ dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
     dg_error_set(err, DG_ERR_IO, path, "", "cannot read file: %s", why);
     return NULL;
   }
+  /* The text ends at a NUL: whatever follows would be ignored silently (as
+   * graph files, such a file is refused). */
+  if (strlen(text) != len) {
+    free(text);
+    dg_error_set(err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected JSON text");
+    return NULL;
+  }
   dg_scenario *scn = dg_scenario_load_string(text, path, err);
   free(text);
   return scn;

@@ -543,7 +543,9 @@ static void report_json_error(const char *text, const json_error_t *je, dg_diag 
   }
   if (column < 1)
     column = 1;
-  if (head[0] >= 'A' && head[0] <= 'Z')
+  /* Our messages start lowercase, but an acronym stays as it is ("NUL
+   * byte in object key ...", not "nUL byte"). */
+  if (head[0] >= 'A' && head[0] <= 'Z' && !(head[1] >= 'A' && head[1] <= 'Z'))
     head[0] = (char)(head[0] - 'A' + 'a');
 
   switch (json_error_code(je)) {

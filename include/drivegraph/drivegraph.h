@@ -268,6 +268,59 @@ double dg_sim_block_work(const dg_sim *sim, int index);
 double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
 
 /* ------------------------------------------------------------------------ */
+/* Stiffness: can RK4 take the step size?                                   */
+
+/// RK4 is stable for a mode e^{λt} when |R(λ·dt)| <= 1 with
+/// R(z) = 1 + z + z²/2 + z³/6 + z⁴/24: up to |λ|·dt = 2.785 on the negative
+/// real axis (a decay), 2√2 on the imaginary axis (an undamped oscillation).
+#define DG_RK4_REAL_LIMIT 2.785
+
+/// Result of dg_sim_check_stiffness.
+typedef struct dg_stiffness {
+  double dt;             ///< the step size checked (s)
+  int size;              ///< states of the linearized system (DOFs + internal states)
+  double rate;           ///< |λ| of the binding mode (1/s); 0 when nothing limits dt
+  double lambda_re;      ///< its eigenvalue λ (1/s), real part
+  double lambda_im;      ///< imaginary part (an oscillation at |Im λ|/2π Hz)
+  double max_rate;       ///< largest |λ| of any stable or oscillating mode (1/s)
+  double dt_limit;       ///< largest step RK4 is stable at (s); INFINITY if none
+  double recommended_dt; ///< 2/rate rounded down to 1, 2 or 5·10^k (s); INFINITY if none
+  bool stiff;            ///< dt > dt_limit: RK4 would blow this mode up
+  int block;             ///< graph index of the block owning the mode's largest
+                         ///< component, or -1
+  char where[DG_ERROR_TEXT_LEN]; ///< the mode's largest components, largest first:
+                                 ///< "speed of dyno.in (block \"dyno\"), ..."
+} dg_stiffness;
+
+/// Checks whether RK4 at step `dt` can integrate the simulation's current
+/// mode: linearizes the right-hand side of M q̇ = f(q, s), ṡ = g(q, s) around
+/// the current state (Jacobian by central finite differences with respect to
+/// the DOF speeds q and the blocks' internal states s), computes its
+/// eigenvalues (Hessenberg QR) and, for each mode that decays or oscillates
+/// (Re λ <= 0), the largest dt with |R(λ·dt)| <= 1. Modes that grow by
+/// themselves (Re λ > 0: a tyre past its peak) are physics, not a step-size
+/// problem, and are left out; so are jumps such as Coulomb friction at
+/// exactly zero speed (found by comparing differences at h, 2h and 4h).
+/// The mode with the smallest limit is reported with the shafts and states
+/// where its eigenvector is largest.
+///
+/// A simulation that has not been stepped yet is advanced by one short step
+/// (1 µs at most) on a private copy first (same inputs, speeds and
+/// states), so that bodies have published the normal loads the tyres'
+/// stiffness depends on; `sim` itself is never changed: checking does not
+/// alter a run's results.
+///
+/// Returns DG_OK when dt is stable, DG_ERR_NUMERIC when it is not (`err`
+/// names the block at /blocks/<id>, the mode and a recommended dt),
+/// DG_ERR_USAGE (dt not > 0, or the simulation has failed), or DG_ERR_BLOCK
+/// when the check cannot be made (a block failed while linearizing, the
+/// linearization is not finite, the eigenvalues did not converge). `out` (may be
+/// NULL) is filled whenever the eigenvalues were computed. Systems of more
+/// than 400 states are not checked (DG_OK, `size` set, `dt_limit` INFINITY).
+/// Allocates; not for the hot path.
+int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Gearbox shift policy callback                                            */
 
 /// What a shift policy sees, once per step (not during a shift's lock-out).
