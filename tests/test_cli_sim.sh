@@ -279,4 +279,12 @@ check "diverging: no plot" no_file "$TMP/div.png"
 check "diverging: no temporary files" no_tmp_files "$TMP"
 check "diverging --json: nothing on stdout" test -z "$OUT"
 
+# A step size RK4 cannot take is flagged at the start, naming the shafts
+# and a step size that works; the default 1 ms is fine.
+run "$DG" sim "$G/awd_lsd.json" --preset launch --dt 0.02 --duration 1
+check "sim stiff dt: warning names block and dt" has "$ERR" \
+  'warning: .*awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
+run "$DG" sim "$G/awd_lsd.json" --preset launch --duration 1
+check "sim default dt: no stiffness warning" lacks "$ERR" 'too large for RK4'
+
 finish

@@ -724,9 +724,17 @@ static int sim_start(sim_run *r) {
       return EXIT_INVALID;
     }
   }
-  if (r->o->preset)
-    return preset_start(r);
-  return EXIT_OK;
+  int rc = r->o->preset ? preset_start(r) : EXIT_OK;
+  /* Once the initial values and first inputs are in place: warn when RK4
+   * cannot take this dt in the start mode (a stiff shaft or tyre), naming
+   * the blocks and a step size that works. A warning, not an error: the
+   * user may know the mode is left at once. */
+  dg_error serr;
+  if (rc == EXIT_OK && dg_sim_check_stiffness(r->sim, r->dt, NULL, &serr) == DG_ERR_NUMERIC) {
+    fprintf(stderr, "drivegraph sim: warning: ");
+    print_error(stderr, &serr, r->o->graph);
+  }
+  return rc;
 }
 
 /* ------------------------------------------------------------------------ */
