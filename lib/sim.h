@@ -143,6 +143,10 @@ int dg_solver_build(dg_sim *sim);
 int dg_solver_change_topology(dg_sim *sim);
 /* One RK4 step with events; the body of dg_sim_step. */
 int dg_solver_step(dg_sim *sim, double dt);
+/* ẏ at (t, y) with y = [q; s], as one RK4 substep computes it; dy has room
+ * for ndof + ns + ne values (the energy-audit rates come last). Uses the
+ * solver's scratch arrays and sets ctx; sim->failed tells a failure. */
+void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
 /* Node speeds x = G q. */
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */

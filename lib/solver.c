@@ -901,6 +901,8 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
 }
 
+void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) { derivative(sim, t, y, dy); }
+
 /* y = [q; s; energy increments from 0] */
 static void gather_state(dg_sim *sim, double *y) {
   memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);

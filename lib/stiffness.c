@@ -29,8 +29,8 @@
  * dt_max binds; its eigenvector (inverse iteration) names the DOF speeds and
  * internal states that move most in it, and so the blocks to look at.
  *
- * The right-hand side is evaluated exactly as solver.c's `derivative` does,
- * minus the energy audit (see rhs below). Nothing of the simulation changes:
+ * The right-hand side is the solver's own (dg_solver_rhs), so the
+ * linearization cannot drift from what RK4 integrates. Nothing of the simulation changes:
  * the substep states are set back to the committed ones at the end (which is
  * what the next step starts from anyway), and the context and error are
  * restored. */
@@ -58,7 +58,7 @@ typedef double complex cplx;
 /* Scratch of one linearization. */
 typedef struct lin_ws {
   int n, nd;
-  double *x, *tau, *w, *f; /* per node / per DOF, like the solver's */
+  double *full; /* the solver's ẏ: ndof + ns + energy-audit rates */
   double *y0, *yp, *fp, *fm, *f0;
   double *J;   /* n × n, row-major */
   double *D1, *D2, *D4; /* difference quotients of one column at h, 2h, 4h */
@@ -69,20 +69,17 @@ typedef struct lin_ws {
 } lin_ws;
 
 static void lin_free(lin_ws *ws) {
-  void *all[] = {ws->x, ws->tau, ws->w, ws->f, ws->y0, ws->yp, ws->fp, ws->fm, ws->f0, ws->J,
+  void *all[] = {ws->full, ws->y0, ws->yp, ws->fp, ws->fm, ws->f0, ws->J,
                  ws->D1, ws->D2, ws->D4, ws->H, ws->ev, ws->v, ws->b, ws->piv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     free(all[i]);
 }
 
 static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
-  size_t nn = (size_t)sim->nn + 1, n = (size_t)(sim->ndof + sim->ns) + 1;
+  size_t n = (size_t)(sim->ndof + sim->ns) + 1;
   ws->nd = sim->ndof;
   ws->n = sim->ndof + sim->ns;
-  ws->x = calloc(nn, sizeof(double));
-  ws->tau = calloc(nn, sizeof(double));
-  ws->w = calloc(nn, sizeof(double));
-  ws->f = calloc(nn, sizeof(double));
+  ws->full = calloc(n + (size_t)sim->ne, sizeof(double));
   ws->y0 = calloc(n, sizeof(double));
   ws->yp = calloc(n, sizeof(double));
   ws->fp = calloc(n, sizeof(double));
@@ -97,65 +94,19 @@ static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
   ws->v = calloc(n, sizeof(cplx));
   ws->b = calloc(n, sizeof(cplx));
   ws->piv = calloc(n, sizeof(int));
-  return ws->x && ws->tau && ws->w && ws->f && ws->y0 && ws->yp && ws->fp && ws->fm && ws->f0 &&
+  return ws->full && ws->y0 && ws->yp && ws->fp && ws->fm && ws->f0 &&
          ws->J && ws->D1 && ws->D2 && ws->D4 && ws->H && ws->ev && ws->v && ws->b && ws->piv;
 }
 
 /* ------------------------------------------------------------------------ */
 /* The right-hand side                                                      */
 
-/* ẏ at y = [q; s] and the committed time, as solver.c's derivative computes
- * it (without the energy-audit rates), into dy. Uses the workspace's node
- * arrays, not the solver's. Returns false if a block failed or a variable
- * kinematics rebuild did. */
+/* ẏ at y = [q; s] and the committed time: the solver's own right-hand side
+ * (dg_solver_rhs), of which the energy-audit rates at the end are dropped.
+ * Returns false if a block failed or a variable-kinematics rebuild did. */
 static bool rhs(dg_sim *sim, lin_ws *ws, const double *y, double *dy) {
-  int nd = sim->ndof;
-  const double *s = y + nd;
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->set_substep_state(b, s + sim->state_off[b->index]);
-  }
-  if (sim->variable_kinematics && dg_solver_build(sim) != DG_OK)
-    return false;
-  double *x = ws->x, *tau = ws->tau, *w = ws->w, *f = ws->f;
-  dg_solver_speeds(sim, y, x);
-  memset(tau, 0, sizeof(double) * (size_t)sim->nn);
-  dg_ctx *ctx = &sim->ctx;
-  ctx->t = sim->t;
-  ctx->speed = x;
-  ctx->torque = tau;
-  for (int i = 0; i < sim->n_torque; i++) {
-    ctx->power = 0.0;
-    sim->torque[i].fn(sim->torque[i].b, ctx);
-  }
-  for (int n = 0; n < sim->nn; n++)
-    w[n] = tau[n] * (tau[n] * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
-  if (sim->variable_kinematics) {
-    for (int n = 0; n < sim->nn; n++) {
-      if (sim->inertia[n] == 0.0)
-        continue;
-      const double *gd = sim->Gd + (size_t)n * (size_t)sim->nn;
-      double bias = 0.0;
-      for (int j = 0; j < nd; j++)
-        bias += gd[j] * y[j];
-      w[n] -= sim->inertia[n] * bias;
-    }
-  }
-  for (int j = 0; j < nd; j++)
-    f[j] = 0.0;
-  for (int a = 0; a < sim->nnz; a++)
-    f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
-  for (int i = 0; i < nd; i++) {
-    const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
-    double v = 0.0;
-    for (int j = 0; j < nd; j++)
-      v += mi[j] * f[j];
-    dy[i] = v;
-  }
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->get_substep_derivative(b, ctx, dy + nd + sim->state_off[b->index]);
-  }
+  dg_solver_rhs(sim, sim->t, y, ws->full);
+  memcpy(dy, ws->full, sizeof(double) * (size_t)ws->n);
   return !sim->failed;
 }
 
