@@ -296,6 +296,22 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
     clutch_lock(d, ctx, cap * d->dir);
 }
 
+/* Switching conditions, located inside the step by the solver (post_step
+ * then decides at their time):
+ *   g0 = Δω · s while slipping with a direction and some capacity: the
+ *        slip reaching zero (stick);
+ *   g1 = T_s − |λ| while locked: the lock torque reaching the static
+ *        capacity (unstick; also the capacity falling to zero). */
+static void clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+  const clutch_params *p = self->params;
+  const clutch_data *d = self->data;
+  g[0] = g[1] = 1.0;
+  if (d->mode == MODE_LOCKED)
+    g[1] = p->static_factor * clutch_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
+  else if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0)
+    g[0] = clutch_slip(self, ctx) * d->dir;
+}
+
 static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   const clutch_data *d = self->data;
   const clutch_params *p = self->params;
@@ -340,4 +356,6 @@ const dg_block_class dg_block_clutch = {
     .torque_downstream = clutch_torque_downstream,
     .post_step = clutch_post_step,
     .signal = clutch_signal,
+    .num_events = 2,
+    .event_values = clutch_event_values,
 };

@@ -400,9 +400,9 @@ static double *wheel_pool(dg_ctx *ctx, int stamp_ch, int pool_ch, long stamp) {
   return &ctx->channel[pool_ch];
 }
 
-/* Steps completed: k in the pre_step pass of step k + 1, k + 1 in its
- * post_step pass (and still in the next pre_step pass). */
-static long wheel_steps(const dg_ctx *ctx) { return dg_sim_step_count(ctx->sim); }
+/* Step segments completed: k in the pre_step pass of segment k + 1, k + 1
+ * in its post_step pass (and still in the next pre_step pass). */
+static long wheel_steps(const dg_ctx *ctx) { return dg_sim_segment_count(ctx->sim); }
 
 /* `pre`: called from pre_step (adding), else from post_step (reading). */
 static double *wheel_brake_pool(const wheel_data *d, dg_ctx *ctx, bool pre) {

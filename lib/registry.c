@@ -125,6 +125,10 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
         return -1;
       }
   }
+  if (k->num_events < 0 || (k->num_events > 0 && !k->event_values)) {
+    snprintf(why, n, "num_events needs event_values");
+    return -1;
+  }
   if (k->num_states < 0 || (k->num_states > 0 && (!k->get_state || !k->set_state ||
                                                    !k->get_substep_derivative))) {
     snprintf(why, n, "num_states needs get_state, set_state and get_substep_derivative");

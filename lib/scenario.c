@@ -419,8 +419,7 @@ double dg_scenario_output_interval(const dg_scenario *scn) {
 
 typedef struct drv_input {
   const scn_input *src;
-  int index;  /* simulation input */
-  int cursor; /* last breakpoint with t_k <= t, -1 before the first */
+  int index; /* simulation input */
 } drv_input;
 
 struct dg_driver {
@@ -494,7 +493,16 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
                          dg_sim_input_name);
       return DG_ERR_UNKNOWN;
     }
-    drv->inputs[i] = (drv_input){.src = src, .index = index, .cursor = -1};
+    drv->inputs[i] = (drv_input){.src = src, .index = index};
+    /* the simulation evaluates the schedule inside its steps */
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/inputs", src->name);
+    dg_error e;
+    int rc = dg_sim_set_input_schedule(drv->sim, index, src->n, src->t, src->v, src->steps, &e);
+    if (rc != DG_OK) {
+      dg_error_set(err, rc, scn->file, path, "%s", e.text);
+      return rc;
+    }
   }
   drv->num_inputs = scn->num_inputs;
   return DG_OK;
@@ -592,32 +600,12 @@ void dg_driver_free(dg_driver *drv) {
   free(drv);
 }
 
-/* Value of one input at t. The cursor moves from where the previous call
- * left it, so a run with increasing t costs O(1) per call amortised; going
- * back in time walks back and is still exact. */
-static double input_value(drv_input *in, double t) {
-  const scn_input *s = in->src;
-  int k = in->cursor;
-  while (k + 1 < s->n && s->t[k + 1] <= t)
-    k++;
-  while (k >= 0 && s->t[k] > t)
-    k--;
-  in->cursor = k;
-  if (k < 0)
-    return s->v[0];
-  if (k == s->n - 1 || s->steps)
-    return s->v[k];
-  /* k is the last breakpoint with t_k <= t, so t_{k+1} > t >= t_k and the
-   * division is safe even where equal times make a step. */
-  double t0 = s->t[k], t1 = s->t[k + 1];
-  return s->v[k] + (s->v[k + 1] - s->v[k]) * ((t - t0) / (t1 - t0));
-}
-
+/* The schedules were handed to the simulation (dg_driver_new), which
+ * evaluates them inside each step; this only shows their values at t. An
+ * input the caller has since set to a constant keeps that constant. */
 void dg_driver_apply(dg_driver *drv, double t) {
-  if (!drv)
-    return;
-  for (int i = 0; i < drv->num_inputs; i++)
-    dg_sim_set_input(drv->sim, drv->inputs[i].index, input_value(&drv->inputs[i], t));
+  if (drv)
+    dg_sim_apply_inputs(drv->sim, t);
 }
 
 /* Strict comparisons, so a NaN signal never stops a run. */

@@ -110,13 +110,98 @@ int dg_sim_input_find(const dg_sim *sim, const char *name) {
       return i;
   return -1;
 }
+/* The slot holding input i's schedule or callback, or NULL. */
+static dg_timed_input *timed_find(dg_sim *sim, int i) {
+  for (int k = 0; k < sim->n_timed; k++)
+    if (sim->timed[k].input == i)
+      return &sim->timed[k];
+  return NULL;
+}
+
+/* Removes input i's schedule or callback (the slots stay packed). */
+static void timed_clear(dg_sim *sim, int i) {
+  dg_timed_input *ti = timed_find(sim, i);
+  if (!ti)
+    return;
+  free(ti->t);
+  free(ti->v);
+  *ti = sim->timed[--sim->n_timed];
+  sim->timed[sim->n_timed] = (dg_timed_input){.input = -1};
+}
+
 void dg_sim_set_input(dg_sim *sim, int i, double value) {
-  if (i >= 0 && i < sim->n_inputs)
+  if (i >= 0 && i < sim->n_inputs) {
+    timed_clear(sim, i);
     sim->input[i] = value;
+  }
 }
 double dg_sim_get_input(const dg_sim *sim, int i) {
   return i >= 0 && i < sim->n_inputs ? sim->input[i] : NAN;
 }
+
+static int input_arg_error(const dg_sim *sim, int i, dg_error *err) {
+  if (i >= 0 && i < sim->n_inputs)
+    return DG_OK;
+  dg_error_set(err, DG_ERR_USAGE, sim->g->file, "", "no input with index %d (the simulation has %d)",
+               i, sim->n_inputs);
+  return DG_ERR_USAGE;
+}
+
+int dg_sim_set_input_schedule(dg_sim *sim, int i, int n, const double *t, const double *v,
+                              bool stepped, dg_error *err) {
+  dg_error_clear(err);
+  if (input_arg_error(sim, i, err) != DG_OK)
+    return DG_ERR_USAGE;
+  const char *name = sim->input_names[i];
+  if (n < 1 || !t || !v) {
+    dg_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+                 "schedule of input \"%s\" needs at least one breakpoint", name);
+    return DG_ERR_USAGE;
+  }
+  for (int k = 0; k < n; k++) {
+    if (!isfinite(t[k]) || !isfinite(v[k])) {
+      dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+                   "schedule of input \"%s\": breakpoint %d must be finite (got t = %g, v = %g)",
+                   name, k, t[k], v[k]);
+      return DG_ERR_RANGE;
+    }
+    if (k > 0 && t[k] < t[k - 1]) {
+      dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+                   "schedule of input \"%s\": times must not decrease (breakpoint %d at %g s "
+                   "after %g s)",
+                   name, k, t[k], t[k - 1]);
+      return DG_ERR_RANGE;
+    }
+  }
+  double *tc = malloc(sizeof(double) * (size_t)n), *vc = malloc(sizeof(double) * (size_t)n);
+  if (!tc || !vc) {
+    free(tc);
+    free(vc);
+    dg_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
+    return DG_ERR_NOMEM;
+  }
+  memcpy(tc, t, sizeof(double) * (size_t)n);
+  memcpy(vc, v, sizeof(double) * (size_t)n);
+  timed_clear(sim, i);
+  sim->timed[sim->n_timed++] =
+      (dg_timed_input){.input = i, .stepped = stepped, .n = n, .t = tc, .v = vc, .piece = -1};
+  dg_sim_apply_inputs(sim, sim->t);
+  return DG_OK;
+}
+
+int dg_sim_set_input_fn(dg_sim *sim, int i, dg_input_fn fn, void *user, dg_error *err) {
+  dg_error_clear(err);
+  if (input_arg_error(sim, i, err) != DG_OK)
+    return DG_ERR_USAGE;
+  timed_clear(sim, i);
+  if (!fn)
+    return DG_OK;
+  sim->timed[sim->n_timed++] = (dg_timed_input){.input = i, .fn = fn, .user = user, .piece = -1};
+  dg_sim_apply_inputs(sim, sim->t);
+  return DG_OK;
+}
+
+void dg_sim_apply_inputs(dg_sim *sim, double t) { dg_solver_inputs_start(sim, t); }
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                 */
@@ -180,6 +265,31 @@ static int build_hook_lists(dg_sim *sim) {
   return 0;
 }
 
+/* Blocks with event functions, in hook order, and the work arrays of the
+ * event stages (sized here so the step never allocates). */
+static int build_event_lists(dg_sim *sim) {
+  sim->evb = calloc((size_t)sim->nb + 1, sizeof *sim->evb);
+  sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
+  if (!sim->evb || !sim->ev_off)
+    return -1;
+  for (int k = sim->nb - 1; k >= 0; k--) {
+    dg_block *b = &sim->blocks[sim->g->order[k]];
+    const dg_block_class *c = b->klass;
+    if (c->num_events <= 0)
+      continue;
+    sim->ev_off[sim->n_evb] = sim->n_events;
+    sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
+    sim->n_events += c->num_events;
+  }
+  size_t ne = (size_t)sim->n_events + 1, ny = (size_t)(sim->nn + sim->ns + sim->ne);
+  sim->g0 = calloc(ne, sizeof(double));
+  sim->g1 = calloc(ne, sizeof(double));
+  sim->gt = calloc(ne, sizeof(double));
+  sim->ydense = calloc(ny, sizeof(double));
+  sim->ysave = calloc(ny, sizeof(double));
+  return sim->g0 && sim->g1 && sim->gt && sim->ydense && sim->ysave ? 0 : -1;
+}
+
 dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   dg_sim *sim = calloc(1, sizeof *sim);
   if (!sim) {
@@ -191,6 +301,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->nb = g->num_blocks;
   sim->nn = g->num_nodes;
   sim->ctx.sim = sim;
+  sim->last_event = NAN;
   sim->blocks = calloc((size_t)sim->nb, sizeof *sim->blocks);
   bool ok = sim->blocks != NULL;
   for (int i = 0; ok && i < DG_NUM_STD_INPUTS; i++)
@@ -229,6 +340,14 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     dg_sim_free(sim);
     return NULL;
   }
+  sim->timed = calloc((size_t)sim->n_inputs, sizeof *sim->timed);
+  if (!sim->timed || build_event_lists(sim) != 0) {
+    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+    dg_sim_free(sim);
+    return NULL;
+  }
+  for (int i = 0; i < sim->n_inputs; i++)
+    sim->timed[i].input = -1;
   sim->ctx.input = sim->input;
   sim->ctx.channel = sim->channel;
   sim->ctx.normal_load = sim->normal_load;
@@ -287,6 +406,18 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->channel);
   for (int i = 0; i < sim->n_signals; i++)
     free(sim->signals[i].name);
+  for (int i = 0; sim->timed && i < sim->n_timed; i++) {
+    free(sim->timed[i].t);
+    free(sim->timed[i].v);
+  }
+  free(sim->timed);
+  free(sim->evb);
+  free(sim->ev_off);
+  free(sim->g0);
+  free(sim->g1);
+  free(sim->gt);
+  free(sim->ydense);
+  free(sim->ysave);
   free(sim->input_names);
   free(sim->input);
   free(sim->signals);
@@ -549,6 +680,9 @@ int dg_sim_dof_count(const dg_sim *sim) { return sim->ndof; }
 int dg_sim_node_count(const dg_sim *sim) { return sim->nn; }
 long dg_sim_topology_changes(const dg_sim *sim) { return sim->topo_changes; }
 long dg_sim_step_count(const dg_sim *sim) { return sim->steps; }
+long dg_sim_event_count(const dg_sim *sim) { return sim->events; }
+long dg_sim_segment_count(const dg_sim *sim) { return sim->segments; }
+double dg_sim_last_event_time(const dg_sim *sim) { return sim->last_event; }
 
 double dg_sim_kinetic_energy(const dg_sim *sim) {
   double e = 0.0;

@@ -31,6 +31,19 @@ typedef struct dg_tie {
   int active;       /* row in the multiplier map, or -1 when redundant */
 } dg_tie;
 
+/* An input that varies with time: a piecewise-linear schedule or a
+ * callback, evaluated by the solver at every substep's time (stepped
+ * schedules only at the start of each step segment). */
+typedef struct dg_timed_input {
+  int input;          /* index in sim->input */
+  bool stepped;       /* hold v_k over a segment (integer inputs: gear) */
+  int n;              /* breakpoints; 0 for a callback */
+  double *t, *v;      /* owned */
+  int piece;          /* last breakpoint with t_k <= segment start, -1 before the first */
+  dg_input_fn fn;
+  void *user;
+} dg_timed_input;
+
 /* Topology workspace: sizes are bounds fixed at creation. */
 typedef struct dg_topo_ws {
   int nraw;          /* raw DOFs declared in this build */
@@ -73,6 +86,10 @@ struct dg_sim {
   int n_inputs, cap_inputs;
   char **input_names;
   double *input;
+
+  /* inputs that vary with time (schedules, callbacks), by slot */
+  dg_timed_input *timed;    /* n_inputs slots, `input` -1 when unused */
+  int n_timed;              /* slots in use are [0, n_timed) */
 
   /* block-to-block channels */
   int n_channels, cap_channels;
@@ -124,12 +141,32 @@ struct dg_sim {
   double *gvec;             /* raw generalized residual (nn) */
   double *scratch;          /* nn scratch */
 
+  /* events: switching conditions located inside the step */
+  dg_hook_entry *evb;       /* blocks with event functions */
+  int n_evb;
+  int *ev_off;              /* per evb entry: first of its functions in g0/g1/gt */
+  int n_events;             /* functions in all */
+  double *g0, *g1, *gt;     /* at the segment start, end, and a trial time */
+  double *ydense;           /* a state on the step's dense output */
+  double *ysave;            /* the segment's end state while locating */
+
+  /* tie multipliers from the ACCEL stage: λ = Λ (I ẍ − w), Λ = P Rᵀ over
+   * nodes, stored sparse per active tie */
+  int *lam_start;           /* nactive + 1 */
+  int *lam_node;
+  double *lam_coef;
+  double *acc;              /* node accelerations of the stage (nn) */
+
   /* step bookkeeping */
   double t;
-  long steps, topo_changes;
+  long steps, topo_changes, events, segments;
+  double last_event;        /* time of the last located event, NaN before */
   bool topo_request;
   bool lambda_valid;
-  double *lambda;           /* per active tie at the end of the step */
+  bool want_lambda;         /* the current stage computes λ */
+  double lam_t;             /* where λ is wanted when not valid: (lam_t, */
+  const double *lam_y;      /* lam_y), or the committed state when NULL */
+  double *lambda;           /* per active tie: at the end of the last segment */
   dg_ctx ctx;
 };
 
@@ -147,6 +184,10 @@ int dg_solver_step(dg_sim *sim, double dt);
  * for ndof + ns + ne values (the energy-audit rates come last). Uses the
  * solver's scratch arrays and sets ctx; sim->failed tells a failure. */
 void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
+/* Sets the timed inputs to their values at the start of a segment at t
+ * (right-continuous at breakpoints) and picks the piece each one follows
+ * through the segment. */
+void dg_solver_inputs_start(dg_sim *sim, double t);
 /* Node speeds x = G q. */
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */

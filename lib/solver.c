@@ -23,6 +23,7 @@
  * generalized momentum: q' = M'⁻¹ G'ᵀ diag(I) x. */
 #include "sim.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,10 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->f;
   out[n++] = sim->scratch;
   out[n++] = sim->lambda;
+  out[n++] = sim->lam_start;
+  out[n++] = sim->lam_node;
+  out[n++] = sim->lam_coef;
+  out[n++] = sim->acc;
   return n;
 }
 
@@ -142,6 +147,10 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->f = xcalloc(nn, sizeof(double));
   sim->scratch = xcalloc(nn, sizeof(double));
   sim->lambda = xcalloc(mt, sizeof(double));
+  sim->lam_start = xcalloc(mt + 1, sizeof(int));
+  sim->lam_node = xcalloc(mt * nn, sizeof(int));
+  sim->lam_coef = xcalloc(mt * nn, sizeof(double));
+  sim->acc = xcalloc(nn, sizeof(double));
   void *all[64];
   int n = solver_buffers(sim, all);
   for (int i = 0; i < n; i++)
@@ -526,6 +535,7 @@ static int eliminate_ties(dg_sim *sim) {
     ws->col_raw[k] = k;
   }
   ws->nactive = 0;
+  sim->lam_start[0] = 0;
   double *c = sim->gvec;
   for (int pass = 0; pass < 2; pass++) {
     for (int t = 0; t < ws->nties; t++) {
@@ -670,6 +680,24 @@ static void build_multiplier_map(dg_sim *sim) {
     for (int i = 0; i < na; i++)
       ws->P[(size_t)i * st + (size_t)k] = col[i];
   }
+  /* Λ = P Rᵀ over nodes, so that the acceleration stage gets λ = Λ r from
+   * the node residuals r = I ẍ − w with no pass over the raw DOFs */
+  int nz = 0;
+  for (int i = 0; i < na; i++) {
+    const double *p = ws->P + (size_t)i * st;
+    sim->lam_start[i] = nz;
+    for (int node = 0; node < sim->nn; node++) {
+      const double *r = row_of(sim, node);
+      double v = 0.0;
+      for (int k = 0; k < nraw; k++)
+        v += p[k] * r[k];
+      if (v != 0.0) {
+        sim->lam_node[nz] = node;
+        sim->lam_coef[nz++] = v;
+      }
+    }
+  }
+  sim->lam_start[na] = nz;
 }
 
 int dg_solver_build(dg_sim *sim) {
@@ -803,6 +831,14 @@ static void project(dg_sim *sim, const double *x, double *q) {
   cholesky_solve(sim->L, sim->ndof, (size_t)sim->nn, q);
 }
 
+/* The point the next tie-force query refers to: (t, y), or the committed
+ * state when y is NULL; computed when first asked for. */
+static void lambda_at(dg_sim *sim, double t, const double *y) {
+  sim->lam_t = t;
+  sim->lam_y = y;
+  sim->lambda_valid = false;
+}
+
 static void fail_topology(dg_sim *sim, int rc) {
   const dg_topo_ws *ws = &sim->ws;
   char path[DG_ERROR_PATH_LEN] = "";
@@ -825,7 +861,7 @@ int dg_solver_change_topology(dg_sim *sim) {
   dg_solver_speeds(sim, sim->q, sim->x);
   sim->impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;
-  sim->lambda_valid = false;
+  lambda_at(sim, sim->t, NULL);
   return DG_OK;
 }
 
@@ -899,9 +935,32 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     int off = nd + sim->state_off[b->index];
     b->klass->get_substep_derivative(b, ctx, dy + off);
   }
+  if (sim->want_lambda) {
+    /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
+     * with ẍ = G q̇ row by row */
+    const int *start = sim->row_start, *dof = sim->gs_dof;
+    const double *val = sim->gs_val;
+    for (int a = 0; a < sim->ws.nactive; a++) {
+      double v = 0.0;
+      for (int k = sim->lam_start[a]; k < sim->lam_start[a + 1]; k++) {
+        int n = sim->lam_node[k];
+        double acc = 0.0;
+        for (int z = start[n]; z < start[n + 1]; z++)
+          acc += val[z] * dy[dof[z]];
+        v += sim->lam_coef[k] * (sim->inertia[n] * acc - w[n]);
+      }
+      sim->lambda[a] = v;
+    }
+    sim->lambda_valid = true;
+  }
 }
 
-void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) { derivative(sim, t, y, dy); }
+void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
+  bool want = sim->want_lambda;
+  sim->want_lambda = false;
+  derivative(sim, t, y, dy);
+  sim->want_lambda = want;
+}
 
 /* y = [q; s; energy increments from 0] */
 static void gather_state(dg_sim *sim, double *y) {
@@ -956,42 +1015,269 @@ static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
     list[i].fn(list[i].b, &sim->ctx);
 }
 
-int dg_solver_step(dg_sim *sim, double dt) {
-  dg_ctx *ctx = &sim->ctx;
-  ctx->dt = dt;
-  ctx->t = sim->t;
-  ctx->speed = sim->x;
-  ctx->torque = sim->tau;
-  sim->topo_request = false;
-  sim->lambda_valid = false;
-  run_hooks(sim, sim->pre, sim->n_pre);
-  if (!sim->failed && sim->topo_request)
-    dg_solver_change_topology(sim);
-  if (sim->failed)
-    return sim->err.code;
+/* ------------------------------------------------------------------------ */
+/* Inputs inside the step                                                   */
 
-  int nd = sim->ndof, ny = sim->ndof + sim->ns + sim->ne;
-  double *y0 = sim->y0, *yt = sim->yt, *k1 = sim->k1, *k2 = sim->k2, *k3 = sim->k3,
-         *k4 = sim->k4;
-  double t = sim->t, h = dt;
-  gather_state(sim, y0);
-  derivative(sim, t, y0, k1);
+/* Breakpoints and segment ends closer than this are the same time: a step
+ * time accumulated over many steps differs from a breakpoint written in a
+ * file by round-off (~1e-13 s after 10⁴ steps), never by a billionth of a
+ * step. */
+static double time_tol(double t, double h) { return 1e-9 * h + 8.0 * DBL_EPSILON * fabs(t); }
+
+/* Value of a schedule on piece k at t: linear on [t_k, t_k+1], held outside. */
+static double piece_value(const dg_timed_input *ti, int k, double t) {
+  if (k < 0)
+    return ti->v[0];
+  if (k >= ti->n - 1 || ti->stepped)
+    return ti->v[k];
+  double t0 = ti->t[k], t1 = ti->t[k + 1];
+  return ti->v[k] + (ti->v[k + 1] - ti->v[k]) * ((t - t0) / (t1 - t0));
+}
+
+static bool input_finite(dg_sim *sim, const dg_timed_input *ti, double v, double t) {
+  if (isfinite(v))
+    return true;
+  if (!sim->failed)
+    dg_sim_fail(sim, DG_ERR_NUMERIC, "at t = %.6g s: input \"%s\" became %g (its callback must "
+                "return finite values)", t, sim->input_names[ti->input], v);
+  sim->input[ti->input] = 0.0;
+  return false;
+}
+
+void dg_solver_inputs_start(dg_sim *sim, double t) {
+  double tol = time_tol(t, sim->ctx.dt > 0.0 ? sim->ctx.dt : 1e-3);
+  for (int i = 0; i < sim->n_timed; i++) {
+    dg_timed_input *ti = &sim->timed[i];
+    if (ti->fn) {
+      double v = ti->fn(t, ti->user);
+      if (input_finite(sim, ti, v, t))
+        sim->input[ti->input] = v;
+      continue;
+    }
+    /* the last breakpoint at or before t (right-continuous: at a jump the
+     * later value), moving from where the previous segment left it */
+    int k = ti->piece;
+    while (k + 1 < ti->n && ti->t[k + 1] <= t + tol)
+      k++;
+    while (k >= 0 && ti->t[k] > t + tol)
+      k--;
+    ti->piece = k;
+    sim->input[ti->input] = piece_value(ti, k, t);
+  }
+}
+
+/* Continuous inputs at a time inside the current segment: each schedule
+ * follows the piece the segment started on, so a segment that ends at a
+ * breakpoint sees the value from the left there. */
+static void inputs_at(dg_sim *sim, double t) {
+  for (int i = 0; i < sim->n_timed; i++) {
+    const dg_timed_input *ti = &sim->timed[i];
+    if (ti->stepped)
+      continue;
+    double v = ti->fn ? ti->fn(t, ti->user) : piece_value(ti, ti->piece, t);
+    if (input_finite(sim, ti, v, t))
+      sim->input[ti->input] = v;
+  }
+}
+
+/* The end of a segment starting at ta: t_end, or the first breakpoint of a
+ * continuous schedule inside (ta, t_end). */
+static double next_break(const dg_sim *sim, double ta, double t_end, double tol) {
+  double tb = t_end;
+  for (int i = 0; i < sim->n_timed; i++) {
+    const dg_timed_input *ti = &sim->timed[i];
+    if (ti->fn || ti->stepped || ti->piece + 1 >= ti->n)
+      continue;
+    double tk = ti->t[ti->piece + 1];
+    if (tk > ta + tol && tk < tb - tol)
+      tb = tk;
+  }
+  return tb;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The step: EVENTS_PRE → PREPARE → 4 × {SPEEDS → FORCES → ACCEL} →         */
+/* COMBINE → COMMIT → EVENTS_POST, in segments ended by input breakpoints   */
+/* and located events                                                       */
+
+/* A step is cut into at most this many segments; past it, decisions are
+ * taken at segment ends only (a block chattering between modes). */
+#define MAX_SEGMENTS 32
+/* An event is located to this fraction of the segment (and 1e-14 s). */
+#define EVENT_TOL 1e-10
+
+
+/* Event functions of every block at the context's point. */
+static void event_values(dg_sim *sim, double *g) {
+  for (int i = 0; i < sim->n_evb; i++) {
+    const dg_block *b = sim->evb[i].b;
+    b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]);
+  }
+}
+
+/* Substep states of the state blocks from y (as derivative() sets them). */
+static void load_substep_states(dg_sim *sim, const double *y) {
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    b->klass->set_substep_state(b, y + sim->ndof + sim->state_off[b->index]);
+  }
+}
+
+/* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
+ * left in yt. */
+static void rk4_stages(dg_sim *sim, double t, double h, int ny) {
+  const double *y0 = sim->y0, *k1 = sim->k1;
+  double *yt = sim->yt, *k2 = sim->k2, *k3 = sim->k3, *k4 = sim->k4;
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k1[i];
+  inputs_at(sim, t + 0.5 * h);
   derivative(sim, t + 0.5 * h, yt, k2);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k2[i];
   derivative(sim, t + 0.5 * h, yt, k3);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h * k3[i];
+  inputs_at(sim, t + h);
   derivative(sim, t + h, yt, k4);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+/* The state at t + θh on RK4's continuous extension (third order, exact at
+ * θ = 0 and 1), into ydense. */
+static void dense_state(dg_sim *sim, double theta, double h, int ny) {
+  double t2 = theta * theta, t3 = t2 * theta;
+  double b1 = theta - 1.5 * t2 + 2.0 / 3.0 * t3, b23 = t2 - 2.0 / 3.0 * t3,
+         b4 = -0.5 * t2 + 2.0 / 3.0 * t3;
+  for (int i = 0; i < ny; i++)
+    sim->ydense[i] = sim->y0[i] + h * (b1 * sim->k1[i] + b23 * (sim->k2[i] + sim->k3[i]) +
+                                       b4 * sim->k4[i]);
+}
+
+/* Event functions at t + θh on the dense output (a full right-hand side
+ * there, so speeds, states, inputs and tie forces are those of that time). */
+static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
+  dense_state(sim, theta, h, ny);
+  inputs_at(sim, t + theta * h);
+  sim->want_lambda = sim->ws.nactive > 0;
+  derivative(sim, t + theta * h, sim->ydense, sim->ysave);
+  sim->want_lambda = false;
+  sim->lam_t = t + theta * h; /* the tie forces are this point's */
+  sim->lam_y = sim->ydense;
+  sim->ctx.t = t + theta * h;
+  event_values(sim, sim->gt);
+}
+
+/* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
+ * (g0) is <= 0 (it is at θ = 1: g1). Regula falsi on the earliest crossing
+ * with bisection when a side stalls; returns the right end of the final
+ * bracket, where the crossing has happened. */
+static double locate_event(dg_sim *sim, double t, double h, int ny) {
+  int ne = sim->n_events;
+  double lo = 0.0, hi = 1.0;
+  double *ghi = sim->g1;
+  double tol = fmax(EVENT_TOL, 1e-14 / h);
+  int stall = 0, last = 0;
+  /* g at the bracket's ends: at lo in g0, at hi in g1 */
+  for (int it = 0; it < 100 && hi - lo > tol && !sim->failed; it++) {
+    /* the earliest secant root among the functions that have crossed at hi */
+    double est = hi;
+    for (int i = 0; i < ne; i++) {
+      if (!(sim->g0[i] > 0.0) || ghi[i] > 0.0)
+        continue;
+      double r = lo + (hi - lo) * sim->g0[i] / (sim->g0[i] - ghi[i]);
+      if (r < est)
+        est = r;
+    }
+    double w = hi - lo;
+    if (stall >= 2 || !(est > lo + 1e-3 * w && est < hi - 1e-3 * w))
+      est = lo + 0.5 * w;
+    events_at(sim, t, est, h, ny);
+    bool crossed = false;
+    for (int i = 0; i < ne && !crossed; i++)
+      crossed = sim->g0[i] > 0.0 && sim->gt[i] <= 0.0;
+    int side = crossed ? 1 : -1;
+    stall = side == last ? stall + 1 : 0;
+    last = side;
+    if (crossed) {
+      hi = est;
+      memcpy(ghi, sim->gt, sizeof(double) * (size_t)ne);
+    } else {
+      lo = est;
+      memcpy(sim->g0, sim->gt, sizeof(double) * (size_t)ne);
+    }
+  }
+  return hi;
+}
+
+/* Integrates one segment from sim->t towards t_end (a breakpoint or the
+ * step's end, or earlier at an event) and commits it. */
+static int step_segment(dg_sim *sim, double t_end, int segs_left) {
+  dg_ctx *ctx = &sim->ctx;
+  double t = sim->t;
+  /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
+  dg_solver_inputs_start(sim, t);
+  double tol = time_tol(t, t_end - t);
+  double tb = segs_left > 1 ? next_break(sim, t, t_end, tol) : t_end;
+  double h = tb - t;
+  ctx->dt = h;
+  ctx->t = t;
+  ctx->speed = sim->x;
+  ctx->torque = sim->tau;
+  sim->topo_request = false;
+  run_hooks(sim, sim->pre, sim->n_pre);
+  if (!sim->failed && sim->topo_request)
+    dg_solver_change_topology(sim);
   if (sim->failed)
     return sim->err.code;
-  if (!check_finite(sim, yt))
+
+  /* PREPARE, then the first stage (with tie forces when events need them) */
+  int nd = sim->ndof, ny = sim->ndof + sim->ns + sim->ne;
+  bool events = sim->n_events > 0 && segs_left > 1;
+  gather_state(sim, sim->y0);
+  sim->want_lambda = events && sim->ws.nactive > 0;
+  derivative(sim, t, sim->y0, sim->k1);
+  sim->want_lambda = false;
+  if (events) {
+    ctx->t = t;
+    event_values(sim, sim->g0);
+  }
+  rk4_stages(sim, t, h, ny);
+  if (sim->failed)
     return sim->err.code;
 
+  /* EVENTS: a switching condition crossed inside the segment ends it there */
+  if (events) {
+    dg_solver_speeds(sim, sim->yt, sim->xw);
+    load_substep_states(sim, sim->yt);
+    ctx->t = tb;
+    ctx->speed = sim->xw;
+    lambda_at(sim, tb, sim->yt);
+    event_values(sim, sim->g1);
+    bool crossed = false;
+    for (int i = 0; i < sim->n_events && !crossed; i++)
+      crossed = sim->g0[i] > 0.0 && sim->g1[i] <= 0.0;
+    if (crossed) {
+      double theta = locate_event(sim, t, h, ny);
+      if (!sim->failed && theta * h < h - tol) {
+        h = theta * h;
+        tb = t + h;
+        sim->events++;
+        sim->last_event = tb;
+        rk4_stages(sim, t, h, ny); /* k1 is the same: one RK4 step to the event */
+        lambda_at(sim, tb, NULL);
+      } else {
+        inputs_at(sim, tb);
+      }
+    }
+    if (sim->failed)
+      return sim->err.code;
+  }
+  if (!check_finite(sim, sim->yt))
+    return sim->err.code;
+
+  /* COMMIT */
+  const double *yt = sim->yt;
   memcpy(sim->q, yt, sizeof(double) * (size_t)nd);
   memcpy(sim->s, yt + nd, sizeof(double) * (size_t)sim->ns);
   for (int i = 0; i < sim->n_state_blocks; i++) {
@@ -1002,14 +1288,19 @@ int dg_solver_step(dg_sim *sim, double dt) {
   for (int i = 0; i < sim->n_torque; i++)
     sim->work[sim->torque[i].b->index] += de[i];
   sim->eff_loss += de[sim->n_torque];
-  sim->steps++;
-  sim->t = t + h;
+  sim->segments++;
+  sim->t = tb;
   dg_solver_speeds(sim, sim->q, sim->x);
+  if (sim->lambda_valid && sim->lam_y == sim->yt)
+    sim->lam_y = NULL; /* the events asked for them at this very state */
+  else
+    lambda_at(sim, tb, NULL);
 
+  /* EVENTS_POST: decisions at the segment's end (inputs from the left) */
   ctx->t = sim->t;
+  ctx->dt = h;
   ctx->speed = sim->x;
   sim->topo_request = false;
-  sim->lambda_valid = false; /* a pre_step query cached the old state's */
   run_hooks(sim, sim->post, sim->n_post);
   if (!sim->failed && sim->topo_request)
     dg_solver_change_topology(sim);
@@ -1017,38 +1308,38 @@ int dg_solver_step(dg_sim *sim, double dt) {
   return sim->failed ? sim->err.code : DG_OK;
 }
 
-/* Multipliers at the committed state (one extra torque pass, only when a
- * block asks). */
+int dg_solver_step(dg_sim *sim, double dt) {
+  double t_end = sim->t + dt;
+  for (int seg = 0; seg < MAX_SEGMENTS; seg++) {
+    int rc = step_segment(sim, t_end, MAX_SEGMENTS - seg);
+    if (rc != DG_OK)
+      return rc;
+    if (sim->t >= t_end - time_tol(t_end, dt))
+      break;
+  }
+  sim->t = t_end;
+  sim->ctx.t = t_end;
+  sim->steps++;
+  return DG_OK;
+}
+
+/* Tie forces where no stage has computed them (the end of a segment, the
+ * state after a mode change): one more force pass at that point, made only
+ * when a block asks. (The last RK4 stage's forces are no substitute: its
+ * state y0 + h·k3 is O(h²) off the segment's end, which moved the hold
+ * forces of a launching AWD car by 1e-3 of their value and changed its
+ * stick-slip decisions.) */
 static void compute_lambda(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
-  size_t st = (size_t)sim->nn;
   dg_ctx saved = sim->ctx;
-  gather_state(sim, sim->y0);
-  derivative(sim, sim->t, sim->y0, sim->k1);
+  const double *y = sim->lam_y;
+  if (!y) {
+    gather_state(sim, sim->y0);
+    y = sim->y0;
+  }
+  sim->want_lambda = true;
+  derivative(sim, sim->lam_t, y, sim->ysave);
+  sim->want_lambda = false;
   sim->ctx = saved;
-  /* r = I ẍ − e∘τ per node, then g = Rᵀ r over raw DOFs, λ = P g */
-  double *acc = sim->scratch;
-  dg_solver_speeds(sim, sim->k1, acc);
-  for (int n = 0; n < sim->nn; n++)
-    acc[n] = sim->inertia[n] * acc[n] - sim->w[n];
-  double *g = sim->gvec;
-  for (int k = 0; k < ws->nraw; k++)
-    g[k] = 0.0;
-  for (int n = 0; n < sim->nn; n++) {
-    if (acc[n] == 0.0)
-      continue;
-    const double *r = row_of(sim, n);
-    for (int k = 0; k < ws->nraw; k++)
-      g[k] += r[k] * acc[n];
-  }
-  for (int a = 0; a < ws->nactive; a++) {
-    const double *p = ws->P + (size_t)a * st;
-    double v = 0.0;
-    for (int k = 0; k < ws->nraw; k++)
-      v += p[k] * g[k];
-    sim->lambda[a] = v;
-  }
-  sim->lambda_valid = true;
 }
 
 void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
@@ -1166,7 +1457,7 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
     sim->q[j] = v;
   }
   dg_solver_speeds(sim, sim->q, sim->x);
-  sim->lambda_valid = false;
+  lambda_at(sim, sim->t, NULL);
 done:
   free(T);
   free(c);

@@ -30,7 +30,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 1
+#define DG_BLOCK_ABI 2
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -200,6 +200,21 @@ struct dg_block_class {
   double (*signal)(const dg_block *self, const dg_ctx *ctx, int index);
   /// Sets a hook signal as an initial value; return 0, or -1 if not settable.
   int (*set_signal)(dg_block *self, int index, double value);
+
+  /// Switching conditions located inside the step (ABI 2): the number of
+  /// event functions the block has, and a hook filling g[0..num_events).
+  /// A mode change is due when some g_i goes from > 0 at the start of a step
+  /// segment to <= 0 at its end (a slip crossing zero: g = slip · direction;
+  /// a lock torque reaching the static capacity: g = T_s − |λ|). The solver
+  /// then finds the time of the first such crossing on the step's dense
+  /// output, integrates to exactly that time, and runs every post_step
+  /// there, so the block's usual post_step test decides the change. The
+  /// context has the time, speeds, inputs, states and tie forces
+  /// (dg_ctx_tie_force) of the point evaluated; the hook must not change
+  /// the block. Return +1 for a condition that does not apply in the
+  /// current mode. NULL / 0: no events (decisions at step ends only).
+  int num_events;
+  void (*event_values)(const dg_block *self, dg_ctx *ctx, double *g);
 };
 
 /// A block instance. Authors read the fields; the framework owns them.
@@ -253,9 +268,11 @@ static inline void dg_port_set_normal_load(dg_ctx *ctx, const dg_block *b, int p
 /// state_upstream) after the current pre_step / post_step pass and projects
 /// the speeds conserving momentum.
 void dg_ctx_request_topology(dg_ctx *ctx);
-/// In post_step: the multiplier of tie `tie` (returned by dg_topo_tie in the
-/// current mode) at the end of the step: the generalized force the tie
-/// applies along its coefficient vector. For a tie `x_a − x_b = 0` it is the
+/// In post_step (and event_values): the multiplier of tie `tie` (returned
+/// by dg_topo_tie in the current mode) at the end of the step segment (in
+/// event_values: at the point evaluated), computed in the solver's
+/// acceleration stage: the generalized force the tie applies along its
+/// coefficient vector. For a tie `x_a − x_b = 0` it is the
 /// torque applied at a (and its negative at b). 0 for a redundant tie.
 double dg_ctx_tie_force(dg_ctx *ctx, int tie);
 /// Stops the simulation with an error naming the block and the time.

@@ -196,8 +196,11 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err);
 void dg_sim_free(dg_sim *sim);
 const dg_graph *dg_sim_graph(const dg_sim *sim);
 
-/// Advances by `dt` seconds with one RK4 step (discrete events before and
-/// after). Returns DG_OK, or an error code with the details in
+/// Advances by `dt` seconds. The step is integrated with RK4 in one or more
+/// segments: it ends a segment at every breakpoint of a scheduled input and
+/// at every switching event (located on the step's dense output to ~1e-12 s),
+/// where the blocks make their decisions (post_step) and the next segment
+/// starts in the new mode (pre_step). Returns DG_OK, or an error code with the details in
 /// dg_sim_last_error (the block, signal and time for a diverged state); the
 /// simulation must not be stepped again after an error. Never allocates.
 int dg_sim_step(dg_sim *sim, double dt);
@@ -208,9 +211,41 @@ int dg_sim_input_count(const dg_sim *sim);
 const char *dg_sim_input_name(const dg_sim *sim, int input);
 /// Index of a named input ("throttle", "grade", ...), or -1.
 int dg_sim_input_find(const dg_sim *sim, const char *name);
-/// Sets an input by index; out-of-range indices are ignored.
+/// Sets an input by index to a constant (it replaces a schedule or callback
+/// set before); out-of-range indices are ignored.
 void dg_sim_set_input(dg_sim *sim, int input, double value);
+/// Current value of an input (at dg_sim_time), NaN for a bad index.
 double dg_sim_get_input(const dg_sim *sim, int input);
+
+/// Gives an input a schedule: n >= 1 breakpoints (t[k], v[k]) in seconds of
+/// simulation time, t non-decreasing. The value is linear between
+/// breakpoints, v[0] before the first and v[n-1] after the last; two equal
+/// times make a jump, and the later value holds from that time on.
+/// The solver evaluates it inside the step, at each RK4 substep's time, and
+/// ends a step segment at every breakpoint that falls inside a step, so a
+/// ramp or a jump acts at its own time and the integration stays fourth
+/// order. `stepped` inputs instead hold v[k] from t[k] and change only at
+/// the start of a step (the gear selector). The arrays are copied; the
+/// schedule replaces any value, schedule or callback set before. Returns
+/// DG_OK, or DG_ERR_USAGE / DG_ERR_RANGE (bad index, n < 1, times not
+/// finite or decreasing, values not finite) with `err` filled. Allocates;
+/// call it between steps.
+int dg_sim_set_input_schedule(dg_sim *sim, int input, int n, const double *t, const double *v,
+                              bool stepped, dg_error *err);
+/// An input computed by a callback: `fn(t, user)` gives its value at time t
+/// (s). It is called at every substep's time (four times per step, plus a
+/// few times more while an event is located), always with non-decreasing
+/// times within a step segment but sometimes again for an earlier time of
+/// the same step, so it must be a function of t alone (no state advanced
+/// per call). It must return finite values; a non-finite value stops the
+/// step with DG_ERR_NUMERIC naming the input. Replaces any value, schedule
+/// or callback set before; `fn` NULL makes the input a constant at its
+/// current value.
+typedef double (*dg_input_fn)(double t, void *user);
+int dg_sim_set_input_fn(dg_sim *sim, int input, dg_input_fn fn, void *user, dg_error *err);
+/// Sets every scheduled or callback input to its value at time t without
+/// removing the schedules (what the solver does at each step's start).
+void dg_sim_apply_inputs(dg_sim *sim, double t);
 
 /// Signals are named "<block>.<signal>" ("engine.rpm"); each has a unit.
 int dg_sim_signal_count(const dg_sim *sim);
@@ -235,6 +270,15 @@ int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
 int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
 long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far
 long dg_sim_step_count(const dg_sim *sim);
+/// Switching events located inside steps so far (a clutch sticking or
+/// letting go, any block's switching condition): each one ended a step
+/// segment at the event's time.
+long dg_sim_event_count(const dg_sim *sim);
+/// Step segments integrated so far: one per step, plus one more for every
+/// located event and every input breakpoint that fell inside a step.
+long dg_sim_segment_count(const dg_sim *sim);
+/// Time (s) of the last event located inside a step, NaN before the first.
+double dg_sim_last_event_time(const dg_sim *sim);
 /// Kinetic energy ½ Σ I ω² over all nodes (J).
 double dg_sim_kinetic_energy(const dg_sim *sim);
 /// Generalized momentum Gᵀ·I·ω of the current DOFs (n = dg_sim_dof_count).
