@@ -187,6 +187,33 @@ START_TEST(test_two_inertia_lock) {
 }
 END_TEST
 
+/* The lock time of the same engagement does not depend on the step size:
+ * the solver locates it inside the step whatever dt is, from a step 1000
+ * times shorter than t* to a 34th of it. RK4 integrates these linear
+ * speeds exactly, so the located time carries only the root finder's
+ * tolerance (1e-10 of the step) and round-off: 1e-9 s. */
+static const double lock_dts[] = {1e-3, 2.7e-3, 1e-2, 3.1e-2};
+
+START_TEST(test_lock_time_any_dt) {
+  const double J1 = 0.25, J2 = 1.0, T = 40.0, w0 = 210.3, h = lock_dts[_i];
+  const double t_star = w0 / (T * (1.0 / J1 + 1.0 / J2));
+  dg_graph *g = rig("\"inertia\":0.25", "\"max_torque\":40,\"inertia\":0", "\"inertia\":1");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_initial(sim, 2, (const char *[]){"src.omega", "ld.omega"}, (double[]){w0, 0});
+  while (dg_sim_time(sim) < 1.5)
+    dg_test_step(sim, 1, h);
+  ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 1.0);
+  ck_assert_int_eq(dg_sim_event_count(sim), 1);
+  ck_assert_double_eq_tol(dg_sim_last_event_time(sim), t_star, 1e-9);
+  /* and no impact: the slip was exactly zero when it locked */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-9 * e.kinetic_start);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* The same with the gearbox side running ahead: the friction direction
  * and the lock follow the sign of the slip. */
 START_TEST(test_two_inertia_lock_reverse) {
@@ -415,6 +442,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("dynamics");
   tcase_add_test(tc, test_two_inertia_lock);
+  tcase_add_loop_test(tc, test_lock_time_any_dt, 0, (int)(sizeof lock_dts / sizeof lock_dts[0]));
   tcase_add_test(tc, test_two_inertia_lock_reverse);
   tcase_add_test(tc, test_locks_at_rest);
   tcase_add_test(tc, test_unlock_over_capacity);
