@@ -41,11 +41,6 @@ typedef struct cvt_params {
   double time_constant;
 } cvt_params;
 
-typedef struct cvt_data {
-  double r, wf;         /* committed states */
-  double r_sub, wf_sub; /* states of the current substep */
-  double rate_sub;      /* ṙ at the substep, for the kinematics */
-} cvt_data;
 
 static const dg_port_def cvt_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL,
@@ -101,61 +96,42 @@ static double cvt_rate(const cvt_params *p, double r, double wf) {
 }
 
 static int cvt_init(dg_block *self, dg_init *init) {
-  (void)init;
   const cvt_params *p = self->params;
-  cvt_data *d = self->data;
-  d->r = d->r_sub = cvt_target(p, 0.0);
-  d->wf = d->wf_sub = 0.0;
-  d->rate_sub = 0.0;
+  double *st = dg_init_state(init);
+  st[STATE_RATIO] = cvt_target(p, 0.0);
+  st[STATE_FILTERED] = 0.0;
   return 0;
 }
 
-static void cvt_get_state(const dg_block *self, double *s) {
-  const cvt_data *d = self->data;
-  s[STATE_RATIO] = d->r;
-  s[STATE_FILTERED] = d->wf;
-}
-
-static void cvt_set_substep_state(dg_block *self, const double *s) {
-  cvt_data *d = self->data;
-  d->r_sub = s[STATE_RATIO];
-  d->wf_sub = s[STATE_FILTERED];
-  d->rate_sub = cvt_rate(self->params, d->r_sub, d->wf_sub);
-}
-
-static void cvt_set_state(dg_block *self, const double *s) {
-  cvt_data *d = self->data;
-  d->r = d->r_sub = s[STATE_RATIO];
-  d->wf = d->wf_sub = s[STATE_FILTERED];
-  d->rate_sub = cvt_rate(self->params, d->r, d->wf);
-}
-
-static void cvt_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
+/* The states' rates, at the substep's speeds and states. */
+static void cvt_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const cvt_params *p = self->params;
-  const cvt_data *d = self->data;
-  ds[STATE_RATIO] = d->rate_sub;
-  ds[STATE_FILTERED] = (fabs(dg_port_speed(ctx, self, PORT_OUT)) - d->wf_sub) /
+  const double *st = dg_block_state(ctx, self);
+  double *ds = dg_block_state_rate(ctx, self);
+  ds[STATE_RATIO] = cvt_rate(p, st[STATE_RATIO], st[STATE_FILTERED]);
+  ds[STATE_FILTERED] = (fabs(dg_port_speed(ctx, self, PORT_OUT)) - st[STATE_FILTERED]) /
                        (FILTER_SHARE * p->time_constant);
 }
 
+/* The ratio and its rate at the point being built (a substep's states). */
 static void cvt_state_upstream(dg_block *self, dg_topo *topo) {
   const cvt_params *p = self->params;
-  const cvt_data *d = self->data;
+  const double *st = dg_topo_state(topo, self);
+  double r = st[STATE_RATIO], rate = cvt_rate(p, r, st[STATE_FILTERED]);
   static const int out = PORT_OUT;
-  dg_topo_link_rate(topo, self, PORT_IN, 1, &out, &d->r_sub, &d->rate_sub, p->efficiency);
+  dg_topo_link_rate(topo, self, PORT_IN, 1, &out, &r, &rate, p->efficiency);
   dg_topo_inertia(topo, self, PORT_IN, p->inertia);
 }
 
 static double cvt_signal(const dg_block *self, const dg_ctx *ctx, int index) {
-  (void)ctx;
-  const cvt_data *d = self->data;
+  const double *st = dg_block_state(ctx, self);
   switch (index) {
   case SIG_RATIO:
-    return d->r_sub;
+    return st[STATE_RATIO];
   case SIG_TARGET:
-    return cvt_target(self->params, d->wf_sub);
+    return cvt_target(self->params, st[STATE_FILTERED]);
   case SIG_FILTERED:
-    return d->wf_sub;
+    return st[STATE_FILTERED];
   default:
     return 0.0;
   }
@@ -171,14 +147,10 @@ const dg_block_class dg_block_cvt = {
     .params = cvt_params_table,
     .params_size = sizeof(cvt_params),
     .signals = cvt_signals,
-    .data_size = sizeof(cvt_data),
     .num_states = NUM_STATES,
     .check = cvt_check,
     .init = cvt_init,
-    .get_state = cvt_get_state,
-    .set_substep_state = cvt_set_substep_state,
-    .get_substep_derivative = cvt_derivative,
-    .set_state = cvt_set_state,
     .state_upstream = cvt_state_upstream,
+    .torque_downstream = cvt_torque_downstream,
     .signal = cvt_signal,
 };

@@ -89,7 +89,6 @@ typedef struct vehicle_data {
   int mode;        /* MODE_* */
   int stop_tie;    /* v = 0 while stopped, or -1 */
   int dir;         /* frozen direction of travel for the Coulomb road load */
-  double x, x_sub; /* position: committed, substep */
   double v_start;  /* speed at the start of the step */
   double accel;    /* Δv/dt of the last step */
   double sin_t, cos_t; /* grade angle of this step */
@@ -331,6 +330,7 @@ static void vehicle_torque_downstream(dg_block *self, dg_ctx *ctx) {
   int s = d->mode == MODE_MOVING ? d->dir : 0;
   double f = vehicle_road_load(p, d->f_c, v, s) - p->mass * p->gravity * d->sin_t;
   dg_port_add_torque(ctx, self, PORT_MASS, f);
+  dg_block_state_rate(ctx, self)[0] = v; /* position */
 }
 
 static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
@@ -355,22 +355,6 @@ static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
     vehicle_stop(d, ctx);
 }
 
-static void vehicle_get_state(const dg_block *self, double *s) {
-  s[0] = ((const vehicle_data *)self->data)->x;
-}
-
-static void vehicle_set_substep_state(dg_block *self, const double *s) {
-  ((vehicle_data *)self->data)->x_sub = s[0];
-}
-
-static void vehicle_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
-  ds[0] = dg_port_speed(ctx, self, PORT_MASS);
-}
-
-static void vehicle_set_state(dg_block *self, const double *s) {
-  ((vehicle_data *)self->data)->x = s[0];
-}
-
 static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   const vehicle_params *p = self->params;
   const vehicle_data *d = self->data;
@@ -378,7 +362,7 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
   case SIG_ACCEL:
     return d->accel;
   case SIG_X:
-    return d->x;
+    return dg_block_state(ctx, self)[0];
   case SIG_LOAD_FRONT:
     return d->load_front;
   case SIG_LOAD_REAR:
@@ -397,11 +381,10 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
   }
 }
 
-static int vehicle_set_signal(dg_block *self, int index, double value) {
-  vehicle_data *d = self->data;
+static int vehicle_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   if (index != SIG_X)
     return -1;
-  d->x = d->x_sub = value;
+  *dg_block_state_commit(ctx, self) = value;
   return 0;
 }
 
@@ -425,10 +408,6 @@ const dg_block_class dg_block_vehicle = {
     .pre_step = vehicle_pre_step,
     .state_upstream = vehicle_state_upstream,
     .torque_downstream = vehicle_torque_downstream,
-    .get_state = vehicle_get_state,
-    .set_substep_state = vehicle_set_substep_state,
-    .get_substep_derivative = vehicle_get_substep_derivative,
-    .set_state = vehicle_set_state,
     .post_step = vehicle_post_step,
     .signal = vehicle_signal,
     .set_signal = vehicle_set_signal,

@@ -114,8 +114,6 @@ typedef struct wheel_data {
   int mode;         /* MODE_* */
   int hold_tie;     /* hub ω = 0, or -1 */
   int contact_tie;  /* ω·R − v = 0 (parked), or -1 */
-  double kappa;     /* committed slip */
-  double kappa_sub; /* slip of the current RK4 substep */
   double cap;       /* brake capacity T_b of this step (N·m) */
   int dir;          /* frozen direction of rotation for the sliding brake */
   int vdir;         /* frozen direction of the ground speed (held: skid) */
@@ -132,7 +130,6 @@ typedef struct wheel_data {
   /* derived from the normal load, recomputed only when it changes (the
    * body publishes it once per step; the substeps reuse it) */
   double fz_cached, damping_cached, limit_cached;
-  double dk_sub; /* slip rate of the current substep, from the torque pass */
 } wheel_data;
 
 static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
@@ -279,14 +276,14 @@ static double wheel_slip_rate(const wheel_params *p, double w, double v, double 
 
 /* Tyre force on the body at slip k and the context's speeds: the magic
  * formula plus the tread damping c·σ·dκ/dt, within ±Fz·max|MF|. */
-static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k) {
+static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k, double *dk) {
   const wheel_params *p = self->params;
   wheel_data *d = self->data;
   const tyre_params *t = &p->tyre;
   double fz = wheel_fz(self, ctx);
   double fx = fz * mf(t, k);
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
-  d->dk_sub = wheel_slip_rate(p, w, v, k);
+  *dk = wheel_slip_rate(p, w, v, k);
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
     if (fz != d->fz_cached) {
       double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
@@ -295,7 +292,7 @@ static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k
       d->limit_cached = fz * d->mf_peak;
       d->fz_cached = fz;
     }
-    fx += d->damping_cached * d->dk_sub;
+    fx += d->damping_cached * *dk;
     double lim = d->limit_cached;
     fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
   }
@@ -366,7 +363,8 @@ static void wheel_release(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool
   const wheel_params *p = self->params;
   if (d->mode == MODE_PARKED) {
     double fz = wheel_fz(self, ctx);
-    d->kappa = fz > 0.0 && d->have_stick ? mf_slip_for(d, &p->tyre, d->fx_stick / fz) : 0.0;
+    *dg_block_state_commit(ctx, self) =
+        fz > 0.0 && d->have_stick ? mf_slip_for(d, &p->tyre, d->fx_stick / fz) : 0.0;
   }
   d->dir = d->have_hold ? -sign_of(d->hold) : 0;
   d->inhibit = broke ? fabs(d->hold) : 0.0;
@@ -378,7 +376,7 @@ static void wheel_release(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool
 static void wheel_hold(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool ground_at_rest) {
   bool park = is_magic(self->params) && ground_at_rest;
   if (park)
-    d->kappa = 0.0;
+    *dg_block_state_commit(ctx, self) = 0.0;
   d->inhibit = 0.0;
   wheel_set_mode(d, ctx, park ? MODE_PARKED : MODE_HELD);
 }
@@ -433,7 +431,8 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
   } else if (d->mode == MODE_PARKED) {
     /* the stuck tyres of the last step against their pooled friction */
     if (d->have_stick && fabs(d->fx_stick) > *wheel_tyre_pool(d, ctx)) {
-      d->kappa = sign_of(d->fx_stick) * d->kappa_peak; /* lets go at the peak */
+      /* lets go at the peak */
+      *dg_block_state_commit(ctx, self) = sign_of(d->fx_stick) * d->kappa_peak;
       d->tyre_inhibit = fabs(d->fx_stick);
       wheel_set_mode(d, ctx, MODE_HELD);
     }
@@ -463,7 +462,8 @@ static void wheel_torque_downstream(dg_block *self, dg_ctx *ctx) {
   if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
     dg_port_add_torque(ctx, self, PORT_HUB, -d->cap * d->dir);
   if (is_magic(p) && d->mode != MODE_PARKED) {
-    double fx = wheel_tyre_force(self, ctx, d->kappa_sub);
+    double *dk = dg_block_state_rate(ctx, self);
+    double fx = wheel_tyre_force(self, ctx, dg_block_state(ctx, self)[0], dk);
     dg_port_add_torque(ctx, self, PORT_GROUND, fx);
     dg_port_add_torque(ctx, self, PORT_HUB, -fx * p->radius);
   }
@@ -474,6 +474,8 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
   wheel_data *d = self->data;
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   bool w_rest = fabs(w) <= REST_TOL, v_rest = fabs(v) <= REST_TOL;
+  double *kappa = dg_block_state_commit(ctx, self); /* the step's slip, within the model's range */
+  *kappa = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, *kappa));
 
   if (d->mode == MODE_FREE) {
     if (!w_rest)
@@ -512,31 +514,6 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
     wheel_release(self, d, ctx, true);
 }
 
-/* ---- slip state ---- */
-
-static void wheel_get_state(const dg_block *self, double *s) {
-  s[0] = ((const wheel_data *)self->data)->kappa;
-}
-
-static void wheel_set_substep_state(dg_block *self, const double *s) {
-  ((wheel_data *)self->data)->kappa_sub = s[0];
-}
-
-static void wheel_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
-  const wheel_params *p = self->params;
-  const wheel_data *d = self->data;
-  ds[0] = 0.0;
-  if (!is_magic(p) || d->mode == MODE_PARKED)
-    return;
-  (void)ctx;
-  ds[0] = d->dk_sub; /* the torque pass of this substep computed it */
-}
-
-static void wheel_set_state(dg_block *self, const double *s) {
-  wheel_data *d = self->data;
-  d->kappa = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, s[0]));
-}
-
 /* ---- telemetry ---- */
 
 static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
@@ -544,13 +521,16 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   const wheel_data *d = self->data;
   switch (index) {
   case SIG_SLIP:
-    return is_magic(p) ? d->kappa : 0.0;
+    return is_magic(p) ? dg_block_state(ctx, self)[0] : 0.0;
   case SIG_FX:
     if (!is_magic(p))
       return 0.0;
     if (d->mode == MODE_PARKED)
       return d->have_stick ? d->fx_stick : 0.0;
-    return wheel_tyre_force(self, ctx, d->kappa);
+  {
+    double dk;
+    return wheel_tyre_force(self, ctx, dg_block_state(ctx, self)[0], &dk);
+  }
   case SIG_FZ:
     return wheel_fz(self, ctx);
   case SIG_LOCKED:
@@ -564,12 +544,11 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   }
 }
 
-static int wheel_set_signal(dg_block *self, int index, double value) {
+static int wheel_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   const wheel_params *p = self->params;
-  wheel_data *d = self->data;
   if (index != SIG_SLIP || !is_magic(p) || !(fabs(value) <= KAPPA_LIMIT))
     return -1;
-  d->kappa = d->kappa_sub = value;
+  *dg_block_state_commit(ctx, self) = value;
   return 0;
 }
 
@@ -591,10 +570,6 @@ const dg_block_class dg_block_wheel = {
     .pre_step = wheel_pre_step,
     .state_upstream = wheel_state_upstream,
     .torque_downstream = wheel_torque_downstream,
-    .get_state = wheel_get_state,
-    .set_substep_state = wheel_set_substep_state,
-    .get_substep_derivative = wheel_get_substep_derivative,
-    .set_state = wheel_set_state,
     .post_step = wheel_post_step,
     .signal = wheel_signal,
     .set_signal = wheel_set_signal,

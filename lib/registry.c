@@ -129,9 +129,8 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
     snprintf(why, n, "num_events needs event_values");
     return -1;
   }
-  if (k->num_states < 0 || (k->num_states > 0 && (!k->get_state || !k->set_state ||
-                                                   !k->get_substep_derivative))) {
-    snprintf(why, n, "num_states needs get_state, set_state and get_substep_derivative");
+  if (k->num_states < 0 || (k->num_states > 0 && !k->torque_downstream)) {
+    snprintf(why, n, "num_states needs torque_downstream (which writes the states' rates)");
     return -1;
   }
   if (k->params && dg_params_check_defs(k->params, k->params_size, why, n) != 0)

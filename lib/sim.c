@@ -89,6 +89,8 @@ int dg_init_input(dg_init *init, const char *name) {
   return id;
 }
 
+double *dg_init_state(dg_init *init) { return init->sim->s + init->block->state; }
+
 void dg_init_error(dg_init *init, const char *fmt, ...) {
   char path[DG_ERROR_PATH_LEN];
   dg_pointer_append(path, sizeof path, "/blocks", init->block->id);
@@ -256,6 +258,7 @@ static int build_hook_lists(dg_sim *sim) {
       sim->post[sim->n_post++] = (dg_hook_entry){c->post_step, b};
     if (c->num_states > 0) {
       sim->state_off[b->index] = sim->ns;
+      b->state = sim->ns;
       sim->ns += c->num_states;
       sim->state_blocks[sim->n_state_blocks++] = b->index;
     }
@@ -599,6 +602,8 @@ double dg_sim_signal(const dg_sim *sim, int id) {
   dg_ctx ctx = sim->ctx;
   ctx.t = sim->t;
   ctx.speed = sim->x;
+  ctx.state = sim->s;
+  ctx.state_rate = ctx.state_commit = NULL;
   return b->klass->signal(b, &ctx, e->index);
 }
 
@@ -657,7 +662,12 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
       continue;
     }
     dg_block *b = &sim->blocks[e->block];
-    if (!b->klass->set_signal || b->klass->set_signal(b, e->index, values[i]) != 0) {
+    dg_ctx ctx = sim->ctx;
+    ctx.t = sim->t;
+    ctx.speed = sim->x;
+    ctx.state = ctx.state_commit = sim->s;
+    ctx.state_rate = NULL;
+    if (!b->klass->set_signal || b->klass->set_signal(b, &ctx, e->index, values[i]) != 0) {
       rc = DG_ERR_RANGE;
       dg_error_set(err, rc, sim->g->file, "", "signal %s cannot be set as an initial value",
                    e->name);

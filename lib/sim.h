@@ -135,6 +135,7 @@ struct dg_sim {
   /* state: q (ndof) then s (ns), RK4 workspaces */
   double *q;
   double *s;
+  const double *topo_state; /* the states dg_topo_state reads (committed, or a substep's) */
   double *y0, *yt, *k1, *k2, *k3, *k4;
   double *f;                /* generalized force scratch (nn) */
   double *w;                /* node torques after efficiency (nn) */

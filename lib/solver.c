@@ -138,6 +138,7 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->L = xcalloc(nn * nn, sizeof(double));
   sim->q = xcalloc(nn, sizeof(double));
   sim->s = xcalloc((size_t)sim->ns, sizeof(double));
+  sim->topo_state = sim->s;
   sim->y0 = xcalloc(ny, sizeof(double));
   sim->yt = xcalloc(ny, sizeof(double));
   sim->k1 = xcalloc(ny, sizeof(double));
@@ -312,6 +313,10 @@ int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const dou
     nodes[i] = b->node[port[i]];
   }
   return add_tie(sim, b, n, nodes, coef);
+}
+
+const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
+  return t->sim->topo_state + b->state;
 }
 
 void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
@@ -872,12 +877,10 @@ int dg_solver_change_topology(dg_sim *sim) {
 static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   int nd = sim->ndof;
   const double *s = y + nd;
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->set_substep_state(b, s + sim->state_off[b->index]);
-  }
   if (sim->variable_kinematics) {
+    sim->topo_state = s;
     int rc = dg_solver_build(sim);
+    sim->topo_state = sim->s;
     if (rc != DG_OK && !sim->failed)
       fail_topology(sim, rc);
   }
@@ -888,6 +891,11 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->t = t;
   ctx->speed = x;
   ctx->torque = tau;
+  ctx->state = s;
+  ctx->state_rate = dy + nd;
+  ctx->state_commit = NULL;
+  if (sim->ns > 0)
+    memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
   double *de = dy + nd + sim->ns; /* energy audit rates */
   for (int i = 0; i < sim->n_torque; i++) {
     ctx->power = 0.0;
@@ -930,11 +938,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
       v += mi[j] * f[j];
     dy[i] = v;
   }
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    int off = nd + sim->state_off[b->index];
-    b->klass->get_substep_derivative(b, ctx, dy + off);
-  }
+  ctx->state_rate = NULL;
   if (sim->want_lambda) {
     /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
      * with ẍ = G q̇ row by row */
@@ -966,10 +970,8 @@ void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
 static void gather_state(dg_sim *sim, double *y) {
   memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
   memset(y + sim->ndof + sim->ns, 0, sizeof(double) * (size_t)sim->ne);
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->get_state(b, y + sim->ndof + sim->state_off[b->index]);
-  }
+  if (sim->ns > 0)
+    memcpy(y + sim->ndof, sim->s, sizeof(double) * (size_t)sim->ns);
 }
 
 /* The block and port behind a non-finite or runaway value, for the error. */
@@ -1010,9 +1012,14 @@ static bool check_finite(dg_sim *sim, const double *y) {
   return true;
 }
 
+/* pre_step / post_step: the committed state, readable and writable */
 static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+  sim->ctx.state = sim->s;
+  sim->ctx.state_commit = sim->s;
+  sim->ctx.state_rate = NULL;
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
+  sim->ctx.state_commit = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1112,14 +1119,6 @@ static void event_values(dg_sim *sim, double *g) {
   for (int i = 0; i < sim->n_evb; i++) {
     const dg_block *b = sim->evb[i].b;
     b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]);
-  }
-}
-
-/* Substep states of the state blocks from y (as derivative() sets them). */
-static void load_substep_states(dg_sim *sim, const double *y) {
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->set_substep_state(b, y + sim->ndof + sim->state_off[b->index]);
   }
 }
 
@@ -1249,9 +1248,9 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
     dg_solver_speeds(sim, sim->yt, sim->xw);
-    load_substep_states(sim, sim->yt);
     ctx->t = tb;
     ctx->speed = sim->xw;
+    ctx->state = sim->yt + nd;
     lambda_at(sim, tb, sim->yt);
     event_values(sim, sim->g1);
     bool crossed = false;
@@ -1280,10 +1279,6 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   const double *yt = sim->yt;
   memcpy(sim->q, yt, sizeof(double) * (size_t)nd);
   memcpy(sim->s, yt + nd, sizeof(double) * (size_t)sim->ns);
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->set_state(b, sim->s + sim->state_off[b->index]);
-  }
   const double *de = yt + nd + sim->ns;
   for (int i = 0; i < sim->n_torque; i++)
     sim->work[sim->torque[i].b->index] += de[i];

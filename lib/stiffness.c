@@ -113,10 +113,8 @@ static bool rhs(dg_sim *sim, lin_ws *ws, const double *y, double *dy) {
 /* The committed state [q; s]. */
 static void committed_state(const dg_sim *sim, double *y) {
   memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
-  for (int i = 0; i < sim->n_state_blocks; i++) {
-    const dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    b->klass->get_state(b, y + sim->ndof + sim->state_off[b->index]);
-  }
+  if (sim->ns > 0)
+    memcpy(y + sim->ndof, sim->s, sizeof(double) * (size_t)sim->ns);
 }
 
 /* Central difference of column k at step h into d. */
@@ -516,21 +514,14 @@ static dg_sim *stepped_copy(const dg_sim *sim, double dt) {
   bool ok = c->n_inputs == sim->n_inputs && c->n_channels == sim->n_channels &&
             c->ns == sim->ns && c->ndof == sim->ndof;
   int *nodes = calloc((size_t)sim->nn + 1, sizeof *nodes);
-  double *s = calloc((size_t)sim->ns + 1, sizeof *s);
-  ok = ok && nodes && s;
+  ok = ok && nodes;
   if (ok) {
     if (sim->n_inputs > 0)
       memcpy(c->input, sim->input, sizeof(double) * (size_t)sim->n_inputs);
     if (sim->n_channels > 0) /* NULL when there are none */
       memcpy(c->channel, sim->channel, sizeof(double) * (size_t)sim->n_channels);
-    for (int i = 0; i < sim->n_state_blocks; i++) {
-      const dg_block *b = &sim->blocks[sim->state_blocks[i]];
-      dg_block *cb = &c->blocks[sim->state_blocks[i]];
-      double *bs = s + sim->state_off[b->index];
-      b->klass->get_state(b, bs);
-      cb->klass->set_state(cb, bs);
-      cb->klass->set_substep_state(cb, bs);
-    }
+    if (sim->ns > 0)
+      memcpy(c->s, sim->s, sizeof(double) * (size_t)sim->ns);
     for (int n = 0; n < sim->nn; n++)
       nodes[n] = n;
     char why[DG_ERROR_TEXT_LEN];
@@ -538,7 +529,6 @@ static dg_sim *stepped_copy(const dg_sim *sim, double dt) {
   }
   ok = ok && dg_sim_step(c, dt) == DG_OK;
   free(nodes);
-  free(s);
   if (!ok) {
     dg_sim_free(c);
     return NULL;

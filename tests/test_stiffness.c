@@ -387,9 +387,6 @@ typedef struct rate_params {
   double rate;
   double nan_after;
 } rate_params;
-typedef struct rate_data {
-  double s, s_sub;
-} rate_data;
 enum { RATE_IN };
 static const dg_port_def rate_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true},
@@ -414,23 +411,15 @@ static void rate_torque(dg_block *self, dg_ctx *ctx) {
   const rate_params *p = self->params;
   if (ctx->t >= p->nan_after)
     dg_port_add_torque(ctx, self, RATE_IN, NAN);
+  dg_block_state_rate(ctx, self)[0] = p->rate * dg_block_state(ctx, self)[0];
 }
-static void rate_get(const dg_block *self, double *s) { s[0] = ((const rate_data *)self->data)->s; }
-static void rate_set_sub(dg_block *self, const double *s) { ((rate_data *)self->data)->s_sub = s[0]; }
-static void rate_deriv(const dg_block *self, const dg_ctx *ctx, double *ds) {
-  (void)ctx;
-  ds[0] = ((const rate_params *)self->params)->rate * ((const rate_data *)self->data)->s_sub;
-}
-static void rate_set(dg_block *self, const double *s) { ((rate_data *)self->data)->s = s[0]; }
 static double rate_signal(const dg_block *self, const dg_ctx *ctx, int index) {
-  (void)ctx;
   (void)index;
-  return ((const rate_data *)self->data)->s;
+  return dg_block_state(ctx, self)[0];
 }
-static int rate_set_signal(dg_block *self, int index, double value) {
+static int rate_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   (void)index;
-  rate_data *d = self->data;
-  d->s = d->s_sub = value;
+  *dg_block_state_commit(ctx, self) = value;
   return 0;
 }
 static const dg_block_class test_rate = {
@@ -441,14 +430,9 @@ static const dg_block_class test_rate = {
     .params = rate_param_table,
     .params_size = sizeof(rate_params),
     .signals = rate_signals,
-    .data_size = sizeof(rate_data),
     .num_states = 1,
     .state_upstream = rate_upstream,
     .torque_downstream = rate_torque,
-    .get_state = rate_get,
-    .set_substep_state = rate_set_sub,
-    .get_substep_derivative = rate_deriv,
-    .set_state = rate_set,
     .signal = rate_signal,
     .set_signal = rate_set_signal,
 };

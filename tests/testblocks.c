@@ -162,9 +162,6 @@ static const dg_block_class test_wheel = {
 typedef struct cvt_params {
   double ratio, rate;
 } cvt_params;
-typedef struct cvt_data {
-  double r, r_sub;
-} cvt_data;
 static const dg_port_def cvt_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
     {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
@@ -180,34 +177,22 @@ static const dg_signal_def cvt_signals[] = {
     {0},
 };
 static int cvt_init(dg_block *self, dg_init *init) {
-  (void)init;
-  cvt_data *d = self->data;
-  d->r = d->r_sub = ((const cvt_params *)self->params)->ratio;
+  dg_init_state(init)[0] = ((const cvt_params *)self->params)->ratio;
   return 0;
 }
-static void cvt_get_state(const dg_block *self, double *s) { s[0] = ((const cvt_data *)self->data)->r; }
-static void cvt_set_substep(dg_block *self, const double *s) { ((cvt_data *)self->data)->r_sub = s[0]; }
-static void cvt_set_state(dg_block *self, const double *s) {
-  cvt_data *d = self->data;
-  d->r = d->r_sub = s[0];
-}
-static void cvt_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
-  (void)ctx;
-  ds[0] = ((const cvt_params *)self->params)->rate;
+static void cvt_rates(dg_block *self, dg_ctx *ctx) {
+  dg_block_state_rate(ctx, self)[0] = ((const cvt_params *)self->params)->rate;
 }
 static void cvt_state_upstream(dg_block *self, dg_topo *topo) {
-  const cvt_data *d = self->data;
   const double rate = ((const cvt_params *)self->params)->rate;
   const int out = 1;
-  dg_topo_link_rate(topo, self, 0, 1, &out, &d->r_sub, &rate, 1.0);
+  dg_topo_link_rate(topo, self, 0, 1, &out, dg_topo_state(topo, self), &rate, 1.0);
 }
 static const dg_block_class test_cvt = {
     .abi = DG_BLOCK_ABI, .type = "test_cvt", .doc = "test: ratio changing at a constant rate",
     .flags = DG_CLASS_VARIABLE_KINEMATICS, .ports = cvt_ports, .params = cvt_params_table,
-    .params_size = sizeof(cvt_params), .signals = cvt_signals, .data_size = sizeof(cvt_data),
-    .num_states = 1, .init = cvt_init, .get_state = cvt_get_state,
-    .set_substep_state = cvt_set_substep, .get_substep_derivative = cvt_derivative,
-    .set_state = cvt_set_state, .state_upstream = cvt_state_upstream,
+    .params_size = sizeof(cvt_params), .signals = cvt_signals, .num_states = 1,
+    .init = cvt_init, .torque_downstream = cvt_rates, .state_upstream = cvt_state_upstream,
 };
 
 /* ---- test_channel: writes a channel from an input (or a speed) ---- */

@@ -61,8 +61,6 @@ typedef struct retarder_params {
 typedef struct retarder_data {
   int input;       /* index of the "retarder" driver input */
   double k;        /* N·m/(rad/s)², from coefficient or full_torque_rpm */
-  double fill;     /* committed fill level (after the last step) */
-  double fill_sub; /* fill level of the current RK4 substep */
 } retarder_data;
 
 static const dg_port_def retarder_ports[] = {
@@ -149,8 +147,7 @@ static int retarder_init(dg_block *self, dg_init *init) {
     double wf = p->full_torque_rpm / DG_RPM_PER_RAD_S;
     d->k = p->max_torque / (wf * wf);
   }
-  d->fill = d->fill_sub = 0.0;
-  return 0;
+  return 0; /* the fill level starts at 0, as every state */
 }
 
 /* One shaft: `in` follows `out` at ratio 1 without loss, the rotor's
@@ -161,47 +158,35 @@ static void retarder_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_IN, p->inertia);
 }
 
-/* Every RK4 substep, at the substep's speed and fill. */
+/* Every RK4 substep, at the substep's speed and fill: the braking torque,
+ * and the fill level's rate df/dt = (u − f)/τ. The fill is the block's one
+ * continuous state: it lives in the solver's state vector, integrated by
+ * RK4 with the shaft speeds. */
 static void retarder_torque_downstream(dg_block *self, dg_ctx *ctx) {
-  const retarder_data *d = self->data;
-  double w = dg_port_speed(ctx, self, PORT_IN);
-  dg_port_add_torque(ctx, self, PORT_IN, retarder_torque(self, w, d->fill_sub));
-}
-
-/* ---- the fill level: one continuous state, integrated by RK4 ---- */
-
-static void retarder_get_state(const dg_block *self, double *s) {
-  s[0] = ((const retarder_data *)self->data)->fill;
-}
-
-static void retarder_set_substep_state(dg_block *self, const double *s) {
-  ((retarder_data *)self->data)->fill_sub = s[0];
-}
-
-static void retarder_get_substep_derivative(const dg_block *self, const dg_ctx *ctx, double *ds) {
   const retarder_params *p = self->params;
-  const retarder_data *d = self->data;
-  ds[0] = (retarder_command(self, ctx) - d->fill_sub) / p->fill_time;
+  double w = dg_port_speed(ctx, self, PORT_IN);
+  double fill = dg_block_state(ctx, self)[0];
+  dg_port_add_torque(ctx, self, PORT_IN, retarder_torque(self, w, fill));
+  dg_block_state_rate(ctx, self)[0] = (retarder_command(self, ctx) - fill) / p->fill_time;
 }
 
 /* The exact solution stays in [0, 1]; the clamp only absorbs round-off. */
-static void retarder_set_state(dg_block *self, const double *s) {
-  retarder_data *d = self->data;
-  d->fill = d->fill_sub = clamp01(s[0]);
+static void retarder_post_step(dg_block *self, dg_ctx *ctx) {
+  double *fill = dg_block_state_commit(ctx, self);
+  *fill = clamp01(*fill);
 }
 
 /* ---- telemetry (committed state) ---- */
 
 static double retarder_signal(const dg_block *self, const dg_ctx *ctx, int index) {
-  const retarder_data *d = self->data;
-  double w = dg_port_speed(ctx, self, PORT_IN);
+  double w = dg_port_speed(ctx, self, PORT_IN), fill = dg_block_state(ctx, self)[0];
   switch (index) {
   case SIG_TORQUE:
-    return retarder_torque(self, w, d->fill);
+    return retarder_torque(self, w, fill);
   case SIG_POWER:
-    return -retarder_torque(self, w, d->fill) * w;
+    return -retarder_torque(self, w, fill) * w;
   case SIG_FILL:
-    return d->fill;
+    return fill;
   case SIG_COMMAND:
     return retarder_command(self, ctx);
   default:
@@ -209,11 +194,10 @@ static double retarder_signal(const dg_block *self, const dg_ctx *ctx, int index
   }
 }
 
-static int retarder_set_signal(dg_block *self, int index, double value) {
-  retarder_data *d = self->data;
+static int retarder_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   if (index != SIG_FILL || !(value >= 0.0 && value <= 1.0))
     return -1;
-  d->fill = d->fill_sub = value;
+  *dg_block_state_commit(ctx, self) = value;
   return 0;
 }
 
@@ -233,10 +217,7 @@ static const dg_block_class retarder_class = {
     .init = retarder_init,
     .state_upstream = retarder_state_upstream,
     .torque_downstream = retarder_torque_downstream,
-    .get_state = retarder_get_state,
-    .set_substep_state = retarder_set_substep_state,
-    .get_substep_derivative = retarder_get_substep_derivative,
-    .set_state = retarder_set_state,
+    .post_step = retarder_post_step,
     .signal = retarder_signal,
     .set_signal = retarder_set_signal,
 };

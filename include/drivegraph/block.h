@@ -164,7 +164,14 @@ struct dg_block_class {
   size_t params_size;           ///< size of the params struct the table fills
   const dg_signal_def *signals; ///< NULL-terminated by name
   size_t data_size;             ///< per-simulation instance data, zeroed
-  int num_states;               ///< continuous internal states integrated by RK4
+  /// Continuous internal states integrated by RK4 (a tyre's relaxation slip,
+  /// a body's position). They live in the solver's state vector y = [q; s],
+  /// not in the block: read them with dg_block_state, write their rates in
+  /// torque_downstream with dg_block_state_rate, and reset or clamp the
+  /// committed values in pre_step / post_step / set_signal with
+  /// dg_block_state_commit. They start at 0, or at what init writes through
+  /// dg_init_state.
+  int num_states;
 
   /// Extra checks on parsed parameters, beyond the table (at load and
   /// validate). Report with dg_check_error; the path is relative to the block.
@@ -185,21 +192,19 @@ struct dg_block_class {
   /// On each mode change: kinematics, DOFs, ties and inertia (dg_topo_*).
   /// NULL: every in and internal port becomes a free DOF.
   void (*state_upstream)(dg_block *self, dg_topo *topo);
-  /// Every RK4 substep: add torques/forces at ports (dg_port_add_torque).
+  /// Every RK4 substep: add torques/forces at ports (dg_port_add_torque)
+  /// and, for a class with num_states, write the states' rates
+  /// (dg_block_state_rate; they are zeroed before). Required with
+  /// num_states > 0.
   void (*torque_downstream)(dg_block *self, dg_ctx *ctx);
-
-  /// Continuous internal states (num_states values).
-  void (*get_state)(const dg_block *self, double *s);         ///< committed state out
-  void (*set_substep_state)(dg_block *self, const double *s); ///< substep state in
-  void (*get_substep_derivative)(const dg_block *self, const dg_ctx *ctx, double *ds);
-  void (*set_state)(dg_block *self, const double *s);         ///< commit after a step
 
   /// After each step: lock/unlock decisions, using dg_ctx_tie_force.
   void (*post_step)(dg_block *self, dg_ctx *ctx);
   /// Value of a DG_SIGNAL_HOOK signal.
   double (*signal)(const dg_block *self, const dg_ctx *ctx, int index);
-  /// Sets a hook signal as an initial value; return 0, or -1 if not settable.
-  int (*set_signal)(dg_block *self, int index, double value);
+  /// Sets a hook signal as an initial value (a state through
+  /// dg_block_state_commit); return 0, or -1 if not settable.
+  int (*set_signal)(dg_block *self, dg_ctx *ctx, int index, double value);
 
   /// Switching conditions located inside the step (ABI 2): the number of
   /// event functions the block has, and a hook filling g[0..num_events).
@@ -225,6 +230,7 @@ struct dg_block {
   void *data;         ///< instance data, klass->data_size bytes
   const int *node;    ///< node index of each port, in port-table order
   int index;          ///< position in the graph
+  int state;          ///< offset of the block's num_states values in the state vector
 };
 
 /* ------------------------------------------------------------------------ */
@@ -239,8 +245,26 @@ struct dg_ctx {
   const double *input;  ///< driver inputs (DG_INPUT_* and custom)
   double *channel;      ///< block-to-block values (dg_init_channel)
   double *normal_load;  ///< per node: normal force on a ground contact (N)
+  const double *state;  ///< continuous states at this point (dg_block_state)
+  double *state_rate;   ///< torque_downstream: their rates (dg_block_state_rate), else NULL
+  double *state_commit; ///< pre_step, post_step, set_signal: the committed states, else NULL
   dg_sim *sim;
 };
+
+/// The block's continuous states at the context's point (the substep's in
+/// torque_downstream and event_values, the committed ones elsewhere).
+static inline const double *dg_block_state(const dg_ctx *ctx, const dg_block *b) {
+  return ctx->state + b->state;
+}
+/// In torque_downstream: where the rates of the block's states go.
+static inline double *dg_block_state_rate(dg_ctx *ctx, const dg_block *b) {
+  return ctx->state_rate + b->state;
+}
+/// In pre_step, post_step and set_signal: the committed states, writable
+/// (a reset at a mode change, a clamp, an initial value).
+static inline double *dg_block_state_commit(dg_ctx *ctx, const dg_block *b) {
+  return ctx->state_commit + b->state;
+}
 
 static inline double dg_port_speed(const dg_ctx *ctx, const dg_block *b, int port) {
   return ctx->speed[b->node[port]];
@@ -303,6 +327,9 @@ void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
 /// changing ratio (without it a CVT would create or destroy kinetic energy).
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                        const double *coef, const double *coef_rate, double efficiency);
+/// In state_upstream of a DG_CLASS_VARIABLE_KINEMATICS class: the block's
+/// continuous states at the point the kinematics are built for.
+const double *dg_topo_state(const dg_topo *t, const dg_block *b);
 /// speed(dst) = ratio · speed(src).
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency);
@@ -321,6 +348,9 @@ int dg_init_input(dg_init *init, const char *name);
 /// ctx->channel, 0 at start): for example the gearbox writes
 /// "throttle_cut" during a shift and the engine reads it.
 int dg_init_channel(dg_init *init, const char *name);
+/// In init: the block's num_states continuous states, to give them start
+/// values (they are 0 otherwise).
+double *dg_init_state(dg_init *init);
 /// Reports an init failure (the framework adds the block's path).
 void dg_init_error(dg_init *init, const char *fmt, ...)
 #if defined(__GNUC__)
