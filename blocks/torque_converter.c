@@ -383,6 +383,21 @@ static void tc_post_step(dg_block *self, dg_ctx *ctx) {
     tc_lock(d, ctx, p->lockup.max_torque * d->dir);
 }
 
+/* Lock-up switching conditions, located inside the step: the slip of an
+ * applied lock-up clutch reaching zero (g0 = slip · s), and a lock's torque
+ * reaching the static capacity (g1 = T_s − |λ|). */
+static void tc_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+  const tc_params *p = self->params;
+  const tc_data *d = self->data;
+  g[0] = g[1] = 1.0;
+  if (!p->has_lockup)
+    return;
+  if (d->mode == MODE_LOCKED)
+    g[1] = p->lockup.static_factor * p->lockup.max_torque - fabs(dg_ctx_tie_force(ctx, d->tie));
+  else if (d->applied && d->dir != 0)
+    g[0] = tc_slip(self, ctx) * d->dir;
+}
+
 static double tc_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   const tc_params *p = self->params;
   const tc_data *d = self->data;
@@ -433,5 +448,7 @@ const dg_block_class dg_block_torque_converter = {
     .state_upstream = tc_state_upstream,
     .torque_downstream = tc_torque_downstream,
     .post_step = tc_post_step,
+    .num_events = 2,
+    .event_values = tc_event_values,
     .signal = tc_signal,
 };

@@ -514,6 +514,22 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
     wheel_release(self, d, ctx, true);
 }
 
+/* ---- events ---- */
+
+/* Switching conditions, located inside the step: a braked wheel's hub
+ * reaching rest (g0 = ω · s − tol, s its direction of rotation), and a
+ * held magic-formula wheel's ground contact reaching rest (g1 = v · s −
+ * tol): the brake then holds. Letting go depends on the pools of all the
+ * wheels and is decided at step ends. */
+static void wheel_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+  const wheel_data *d = self->data;
+  g[0] = g[1] = 1.0;
+  if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
+    g[0] = dg_port_speed(ctx, self, PORT_HUB) * d->dir - REST_TOL;
+  else if (d->mode == MODE_HELD && is_magic(self->params) && d->vdir != 0)
+    g[1] = dg_port_speed(ctx, self, PORT_GROUND) * d->vdir - REST_TOL;
+}
+
 /* ---- telemetry ---- */
 
 static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
@@ -573,4 +589,6 @@ const dg_block_class dg_block_wheel = {
     .post_step = wheel_post_step,
     .signal = wheel_signal,
     .set_signal = wheel_set_signal,
+    .num_events = 2,
+    .event_values = wheel_event_values,
 };
