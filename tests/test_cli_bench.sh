@@ -62,6 +62,7 @@ check "bench sedan_baseline: steps per second" has "$OUT" '^steps per second: +[
 check "bench sedan_baseline: real-time factor" has "$OUT" '^real-time factor: +[0-9]+ at dt = 0.001 s$'
 check "bench sedan_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median .*same launch \(relative difference [0-9.e+-]+\)$'
 check "bench sedan_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
+check "bench sedan_baseline: its own baseline" has "$OUT" 'hand-written tests/baseline_sedan\.c'
 
 # any other graph: no baseline, its own counts
 run "$DG" bench "$TREE" --steps 200 --reps 1 --dt 0.002
