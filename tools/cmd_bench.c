@@ -10,12 +10,14 @@
  * machine the time the thread spends descheduled is not the step's cost
  * (on an idle one the two clocks agree).
  *
- * With a hand-written baseline's graph twin (graphs/bench/sedan_baseline.json,
- * found by its name) the baseline (tests/baseline_sedan.c, linked from the
- * dgbaseline library) runs the same way, and the framework/baseline cost ratio is printed once the two
+ * With a hand-written baseline's graph twin (graphs/bench/sedan_baseline.json
+ * or axle_baseline.json, found by its name) the baseline (tests/baseline_
+ * sedan.c, baseline_axle.c, linked from the dgbaseline library) runs the
+ * same way, and the framework/baseline cost ratio is printed once the two
  * trajectories are seen to agree. */
 #include "tool.h"
 
+#include "tests/baseline_axle.h"
 #include "tests/baseline_sedan.h"
 
 #include <drivegraph/drivegraph.h>
@@ -32,7 +34,7 @@
 #define DEFAULT_REPS 5
 #define MAX_REPS 1000
 /* The trajectories of a baseline and its twin agree to ~1e-15 (see
- * tests/test_baseline.c); anything above this means
+ * tests/test_baseline.c, test_baseline_axle.c); anything above this means
  * the graph was edited. */
 #define AGREE_TOL 1e-9
 #define MAX_COMPARED 3
@@ -139,9 +141,25 @@ static void sedan_final(const void *state, double *values, long *topology_change
   *topology_changes = s->topology_changes;
 }
 
+static void axle_init(void *state) {
+  baseline_axle_params p;
+  baseline_axle_defaults(&p);
+  baseline_axle_init(state, &p);
+}
+static void axle_step(void *state, double dt) { baseline_axle_step(state, dt); }
+static void axle_final(const void *state, double *values, long *topology_changes) {
+  const baseline_axle *s = state;
+  values[0] = baseline_axle_source_speed(s);
+  values[1] = s->w[BA_LEFT];
+  values[2] = s->w[BA_RIGHT];
+  *topology_changes = 0;
+}
+
 static const baseline_def baselines[] = {
     {BASELINE_SEDAN_NAME, "tests/baseline_sedan.c", {"engine.omega", "body.speed", "body.x"},
      sizeof(baseline_sedan), sedan_init, sedan_step, sedan_final},
+    {BASELINE_AXLE_NAME, "tests/baseline_axle.c", {"motor.omega", "left.omega", "right.omega"},
+     sizeof(baseline_axle), axle_init, axle_step, axle_final},
 };
 
 static const baseline_def *baseline_for(const dg_graph *g) {
@@ -329,9 +347,10 @@ const command dg_cmd_bench = {
             "CPU clock) and prints the median and spread of the ns per step, steps per\n"
             "second, the real-time factor at dt and the number of topology changes per\n"
             "run.\n\n"
-            "With graphs/bench/sedan_baseline.json (recognized by its name) the\n"
-            "hand-written baseline tests/baseline_sedan.c runs the same way and the\n"
-            "framework/baseline cost ratio is printed, once their trajectories agree.\n\n"
+            "With graphs/bench/sedan_baseline.json or axle_baseline.json (recognized\n"
+            "by their names) the hand-written baseline tests/baseline_sedan.c or\n"
+            "baseline_axle.c runs the same way and the framework/baseline cost ratio\n"
+            "is printed, once their trajectories agree.\n\n"
             "Options:\n"
             "  --steps N         steps per run (default 10000)\n"
             "  --dt s            step size (default 0.001)\n"
