@@ -25,7 +25,7 @@ RUN_BIN       = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/drivegraph
 
 # Debian packages the build and the tests need.
 DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
-                libplplot-dev plplot-driver-cairo graphviz python3-jsonschema \
+                libplplot-dev plplot-driver-cairo graphviz python3-jsonschema python3-scipy \
                 clang libclang-rt-dev valgrind
 
 # Any sanitizer report fails the test that triggered it.

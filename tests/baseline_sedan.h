@@ -11,8 +11,9 @@
  * baseline_sedan.c). Keep the graph file and baseline_sedan_defaults in
  * step: a changed number in one is a test failure.
  *
- * The tool and the test compile baseline_sedan.c by including it (it is
- * not part of the library). */
+ * Built, with baseline_axle.c, into the static library `dgbaseline`
+ * (meson.build), which the tool and the baseline suites link; it is not
+ * part of libdrivegraph. */
 #ifndef DG_BASELINE_SEDAN_H
 #define DG_BASELINE_SEDAN_H
 

@@ -14,7 +14,7 @@
  * position). */
 #include "testutil.h"
 
-#include "baseline_sedan.c" /* not part of the library: compiled in here */
+#include "baseline_sedan.h" /* not part of the library: the dgbaseline library */
 
 #include <math.h>
 #include <stdio.h>

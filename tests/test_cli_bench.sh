@@ -20,6 +20,7 @@ for line in sys.stdin: json.loads(line)' <<<"$1"
 field() { sed -n "$1p" <<<"$2" | grep -Eo "\"$3\":[^,}]*" | head -1 | cut -d: -f2; }
 
 SEDAN=$ROOT/graphs/bench/sedan_baseline.json
+AXLE=$ROOT/graphs/bench/axle_baseline.json
 TREE=$ROOT/graphs/bench/diff_tree_2.json
 NUM='[0-9]+(\.[0-9]+)?'
 
@@ -30,6 +31,7 @@ run "$DG" bench --help
 check "bench --help: exit 0" rc_is 0
 check "bench --help: options" has "$OUT" '--steps N'
 check "bench --help: the baseline" has "$OUT" 'sedan_baseline.json'
+check "bench --help: the axle baseline" has "$OUT" 'axle_baseline.json'
 
 run "$DG" bench
 check "bench without a graph: exit 2" rc_is 2
@@ -62,6 +64,19 @@ check "bench sedan_baseline: steps per second" has "$OUT" '^steps per second: +[
 check "bench sedan_baseline: real-time factor" has "$OUT" '^real-time factor: +[0-9]+ at dt = 0.001 s$'
 check "bench sedan_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median .*same launch \(relative difference [0-9.e+-]+\)$'
 check "bench sedan_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
+check "bench sedan_baseline: its own baseline" has "$OUT" 'hand-written tests/baseline_sedan\.c'
+
+# the axle baseline's twin: 2 DOFs, no mode change, its own baseline
+run "$DG" bench "$AXLE" --steps 2000 --reps 3
+check "bench axle_baseline: exit 0" rc_is 0
+check "bench axle_baseline: graph line" has "$OUT" '^graph: +.*axle_baseline.json \(5 blocks, 5 nodes, 2 DOFs\)$'
+check "bench axle_baseline: run line" has "$OUT" '^run: +launch, 2000 steps of 0.001 s \(2 s\), median of 3 after a warm-up run$'
+check "bench axle_baseline: no topology change" has "$OUT" '^topology changes: +0 per run$'
+check "bench axle_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median \(min [0-9]+, max [0-9]+\), hand-written tests/baseline_axle\.c, same launch \(relative difference [0-9.e+-]+\)$'
+check "bench axle_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
+# at another step size too: the baseline takes the same dt
+run "$DG" bench "$AXLE" --steps 1000 --reps 1 --dt 0.0005
+check "bench axle_baseline --dt 0.0005: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step .*baseline_axle\.c, same launch'
 
 # any other graph: no baseline, its own counts
 run "$DG" bench "$TREE" --steps 200 --reps 1 --dt 0.002
@@ -77,6 +92,11 @@ run "$DG" bench "$TMP/edited.json" --steps 1000 --reps 1
 check "bench edited twin: exit 0" rc_is 0
 check "bench edited twin: not compared" has "$OUT" '^baseline: +not compared: .*was the graph edited\?$'
 check "bench edited twin: no ratio" lacks "$OUT" 'framework/baseline'
+sed 's/"c1": 40/"c1": 45/' "$AXLE" >"$TMP/edited_axle.json"
+run "$DG" bench "$TMP/edited_axle.json" --steps 1000 --reps 1
+check "bench edited axle twin: exit 0" rc_is 0
+check "bench edited axle twin: not compared" has "$OUT" '^baseline: +not compared: .*differs from tests/baseline_axle\.c .*was the graph edited\?$'
+check "bench edited axle twin: no ratio" lacks "$OUT" 'framework/baseline'
 
 # ---------------------------------------------------------------------------
 # sweep: options

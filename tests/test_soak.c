@@ -178,6 +178,16 @@ static double throughput(const dg_energy *e) {
          e->kinetic + e->kinetic_start;
 }
 
+/* The driver's seed comes from the graph's file name (FNV-1a), not from
+ * its place in the directory listing, so that adding an example graph does
+ * not hand every graph after it another driver. */
+static uint64_t seed_of(const char *name) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    h = (h ^ *c) * 0x100000001B3ull;
+  return 0x9E3779B97F4A7C15ull ^ h * 0xD1B54A32D192ED03ull;
+}
+
 START_TEST(test_soak_graph) {
   const char *name = graph_names[_i];
   char rel[256], path[1024];
@@ -188,8 +198,7 @@ START_TEST(test_soak_graph) {
   dg_graph *g = dg_graph_load_file(NULL, path, &err);
   ck_assert_msg(g != NULL, "%s: %s", path, err.text);
   dg_sim *sim = dg_test_sim(g);
-  driver d = {.r = {0x9E3779B97F4A7C15ull ^ (uint64_t)(_i + 1) * 0xD1B54A32D192ED03ull},
-              .grade = dg_sim_input_find(sim, "grade")};
+  driver d = {.r = {seed_of(name)}, .grade = dg_sim_input_find(sim, "grade")};
   int nsig = dg_sim_signal_count(sim);
   long steps = lround(seconds / SOAK_DT);
 

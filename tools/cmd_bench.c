@@ -10,13 +10,15 @@
  * machine the time the thread spends descheduled is not the step's cost
  * (on an idle one the two clocks agree).
  *
- * With the baseline's graph twin (graphs/bench/sedan_baseline.json, found
- * by its name) the hand-written baseline (tests/baseline_sedan.c) runs the
+ * With a hand-written baseline's graph twin (graphs/bench/sedan_baseline.json
+ * or axle_baseline.json, found by its name) the baseline (tests/baseline_
+ * sedan.c, baseline_axle.c, linked from the dgbaseline library) runs the
  * same way, and the framework/baseline cost ratio is printed once the two
  * trajectories are seen to agree. */
 #include "tool.h"
 
-#include "tests/baseline_sedan.c" /* the hand-written baseline: not part of the library */
+#include "tests/baseline_axle.h"
+#include "tests/baseline_sedan.h"
 
 #include <drivegraph/drivegraph.h>
 
@@ -31,9 +33,11 @@
 #define DEFAULT_STEPS 10000
 #define DEFAULT_REPS 5
 #define MAX_REPS 1000
-/* The trajectories of the baseline and its twin agree to ~1e-15 (see
- * tests/test_baseline.c); anything above this means the graph was edited. */
+/* The trajectories of a baseline and its twin agree to ~1e-15 (see
+ * tests/test_baseline.c, test_baseline_axle.c); anything above this means
+ * the graph was edited. */
 #define AGREE_TOL 1e-9
+#define MAX_COMPARED 3
 
 typedef struct bench_opts {
   const char *graph;
@@ -104,16 +108,72 @@ static double cpu_seconds(void) {
 typedef struct bench_info {
   int dof_min, dof_max, nodes;
   long topology_changes;
-  double engine_speed, body_speed, body_x; /* at the end; NaN without the signal */
+  double final[MAX_COMPARED]; /* the baseline's compared values at the end, if any */
 } bench_info;
 
-static double signal_or_nan(const dg_sim *sim, const char *name) {
-  return dg_sim_signal(sim, dg_sim_signal_find(sim, name));
+/* ------------------------------------------------------------------------ */
+/* The hand-written baselines                                               */
+
+/* A baseline and how to run and compare it: the launch from rest (the
+ * baselines hold full throttle, the only input that reaches them), then
+ * the values compared with the twin's signals at the end. */
+typedef struct baseline_def {
+  const char *graph_name; /* the twin graph's "name" */
+  const char *source;     /* for the report */
+  const char *signals[MAX_COMPARED]; /* the twin's signals, in final()'s order */
+  size_t size;                       /* bytes of the baseline's state */
+  void (*init)(void *state);
+  void (*step)(void *state, double dt);
+  void (*final)(const void *state, double *values, long *topology_changes);
+} baseline_def;
+
+static void sedan_init(void *state) {
+  baseline_sedan_params p;
+  baseline_sedan_defaults(&p);
+  baseline_sedan_init(state, &p);
+}
+static void sedan_step(void *state, double dt) { baseline_sedan_step(state, 1.0, dt); }
+static void sedan_final(const void *state, double *values, long *topology_changes) {
+  const baseline_sedan *s = state;
+  values[0] = baseline_sedan_engine_speed(s);
+  values[1] = s->v;
+  values[2] = s->x;
+  *topology_changes = s->topology_changes;
+}
+
+static void axle_init(void *state) {
+  baseline_axle_params p;
+  baseline_axle_defaults(&p);
+  baseline_axle_init(state, &p);
+}
+static void axle_step(void *state, double dt) { baseline_axle_step(state, dt); }
+static void axle_final(const void *state, double *values, long *topology_changes) {
+  const baseline_axle *s = state;
+  values[0] = baseline_axle_source_speed(s);
+  values[1] = s->w[BA_LEFT];
+  values[2] = s->w[BA_RIGHT];
+  *topology_changes = 0;
+}
+
+static const baseline_def baselines[] = {
+    {BASELINE_SEDAN_NAME, "tests/baseline_sedan.c", {"engine.omega", "body.speed", "body.x"},
+     sizeof(baseline_sedan), sedan_init, sedan_step, sedan_final},
+    {BASELINE_AXLE_NAME, "tests/baseline_axle.c", {"motor.omega", "left.omega", "right.omega"},
+     sizeof(baseline_axle), axle_init, axle_step, axle_final},
+};
+
+static const baseline_def *baseline_for(const dg_graph *g) {
+  for (size_t i = 0; i < sizeof baselines / sizeof baselines[0]; i++)
+    if (strcmp(dg_graph_name(g), baselines[i].graph_name) == 0)
+      return &baselines[i];
+  return NULL;
 }
 
 /* One run of the launch; returns the seconds spent stepping, or a negative
- * number after printing the failure. `info` (warm-up only) is filled. */
-static double run_graph(const bench_opts *o, const dg_graph *g, bench_info *info) {
+ * number after printing the failure. `info` (warm-up only) is filled, with
+ * the signals `bl` compares when there is a baseline. */
+static double run_graph(const bench_opts *o, const dg_graph *g, const baseline_def *bl,
+                        bench_info *info) {
   dg_error err;
   dg_sim *sim = dg_sim_new(g, &err);
   if (!sim) {
@@ -143,30 +203,27 @@ static double run_graph(const bench_opts *o, const dg_graph *g, bench_info *info
   double seconds = cpu_seconds() - start;
   if (info) {
     info->topology_changes = dg_sim_topology_changes(sim);
-    info->engine_speed = signal_or_nan(sim, "engine.omega");
-    info->body_speed = signal_or_nan(sim, "body.speed");
-    info->body_x = signal_or_nan(sim, "body.x");
+    for (int i = 0; bl && i < MAX_COMPARED; i++) /* NaN for a missing signal */
+      info->final[i] = dg_sim_signal(sim, dg_sim_signal_find(sim, bl->signals[i]));
   }
   dg_sim_free(sim);
   return seconds;
 }
 
-/* The baseline, run like the graph (the same throttle every step). */
-static double run_baseline(const bench_opts *o, const baseline_sedan_params *p, bench_info *info) {
-  baseline_sedan *s = malloc(sizeof *s);
-  if (!s)
+/* The baseline, run like the graph (the same launch every step). */
+static double run_baseline(const bench_opts *o, const baseline_def *bl, bench_info *info) {
+  void *s = malloc(bl->size);
+  if (!s) {
+    fprintf(stderr, "drivegraph bench: out of memory\n");
     return -1.0;
-  baseline_sedan_init(s, p);
+  }
+  bl->init(s);
   double start = cpu_seconds();
   for (long k = 0; k < o->steps; k++)
-    baseline_sedan_step(s, 1.0, o->dt);
+    bl->step(s, o->dt);
   double seconds = cpu_seconds() - start;
-  if (info) {
-    info->topology_changes = s->topology_changes;
-    info->engine_speed = baseline_sedan_engine_speed(s);
-    info->body_speed = s->v;
-    info->body_x = s->x;
-  }
+  if (info)
+    bl->final(s, info->final, &info->topology_changes);
   free(s);
   return seconds;
 }
@@ -186,8 +243,9 @@ static timing summarize(double *ns, int n) {
   return (timing){med, ns[0], ns[n - 1]};
 }
 
-/* Warm-up, then o->reps timed runs of the graph (baseline when p != NULL). */
-static int measure(const bench_opts *o, const dg_graph *g, const baseline_sedan_params *p,
+/* Warm-up, then o->reps timed runs of the graph (g != NULL) or of the
+ * baseline `bl`; a graph's warm-up records the signals `bl` compares. */
+static int measure(const bench_opts *o, const dg_graph *g, const baseline_def *bl,
                    bench_info *info, timing *out) {
   double *ns = calloc((size_t)o->reps, sizeof *ns);
   if (!ns) {
@@ -197,7 +255,7 @@ static int measure(const bench_opts *o, const dg_graph *g, const baseline_sedan_
   int rc = EXIT_OK;
   for (int r = -1; r < o->reps && rc == EXIT_OK; r++) {
     bench_info *rec = r < 0 ? info : NULL;
-    double s = p ? run_baseline(o, p, rec) : run_graph(o, g, rec);
+    double s = g ? run_graph(o, g, bl, rec) : run_baseline(o, bl, rec);
     if (s < 0.0)
       rc = EXIT_INVALID;
     else if (r >= 0)
@@ -214,26 +272,28 @@ static double rel_diff(double a, double b) {
 }
 
 /* The baseline's cost, once its trajectory is seen to match the graph's. */
-static int bench_baseline(const bench_opts *o, const bench_info *fw, const timing *tf) {
-  baseline_sedan_params p;
-  baseline_sedan_defaults(&p);
+static int bench_baseline(const bench_opts *o, const baseline_def *def, const bench_info *fw,
+                          const timing *tf) {
   bench_info bl;
   timing tb;
-  int rc = measure(o, NULL, &p, &bl, &tb);
+  int rc = measure(o, NULL, def, &bl, &tb);
   if (rc != EXIT_OK)
     return rc;
-  double diff = fmax(rel_diff(fw->engine_speed, bl.engine_speed),
-                     fmax(rel_diff(fw->body_speed, bl.body_speed), rel_diff(fw->body_x, bl.body_x)));
+  double diff = 0.0;
+  for (int i = 0; i < MAX_COMPARED; i++) { /* a NaN (missing signal) sticks and fails below */
+    double d = rel_diff(fw->final[i], bl.final[i]);
+    diff = d > diff || isnan(d) ? d : diff;
+  }
   if (!(diff <= AGREE_TOL) || fw->topology_changes != bl.topology_changes) {
     printf("baseline:           not compared: this graph's launch differs from "
-           "tests/baseline_sedan.c (relative difference %.2g, %ld vs %ld topology changes); "
+           "%s (relative difference %.2g, %ld vs %ld topology changes); "
            "was the graph edited?\n",
-           diff, fw->topology_changes, bl.topology_changes);
+           def->source, diff, fw->topology_changes, bl.topology_changes);
     return EXIT_OK;
   }
   printf("baseline:           %.0f ns per step median (min %.0f, max %.0f), hand-written "
-         "tests/baseline_sedan.c, same launch (relative difference %.1e)\n",
-         tb.median, tb.min, tb.max, diff);
+         "%s, same launch (relative difference %.1e)\n",
+         tb.median, tb.min, tb.max, def->source, diff);
   printf("framework/baseline: %.2f\n", tf->median / tb.median);
   return EXIT_OK;
 }
@@ -249,9 +309,10 @@ static int cmd_bench(const command *cmd, int argc, char **argv) {
     print_error(stderr, &err, o.graph);
     return EXIT_INVALID;
   }
+  const baseline_def *bl = baseline_for(g);
   bench_info info;
   timing t;
-  rc = measure(&o, g, NULL, &info, &t);
+  rc = measure(&o, g, bl, &info, &t);
   if (rc == EXIT_OK) {
     printf("graph:              %s (%d blocks, %d nodes, ", o.graph, dg_graph_block_count(g),
            info.nodes);
@@ -267,8 +328,8 @@ static int cmd_bench(const command *cmd, int argc, char **argv) {
     printf("steps per second:   %.0f\n", 1e9 / t.median);
     printf("real-time factor:   %.0f at dt = %g s\n", o.dt * 1e9 / t.median, o.dt);
     fflush(stdout);
-    if (strcmp(dg_graph_name(g), BASELINE_SEDAN_NAME) == 0)
-      rc = bench_baseline(&o, &info, &t);
+    if (bl)
+      rc = bench_baseline(&o, bl, &info, &t);
   }
   dg_graph_free(g);
   return rc;
@@ -286,9 +347,10 @@ const command dg_cmd_bench = {
             "CPU clock) and prints the median and spread of the ns per step, steps per\n"
             "second, the real-time factor at dt and the number of topology changes per\n"
             "run.\n\n"
-            "With graphs/bench/sedan_baseline.json (recognized by its name) the\n"
-            "hand-written baseline tests/baseline_sedan.c runs the same way and the\n"
-            "framework/baseline cost ratio is printed, once their trajectories agree.\n\n"
+            "With graphs/bench/sedan_baseline.json or axle_baseline.json (recognized\n"
+            "by their names) the hand-written baseline tests/baseline_sedan.c or\n"
+            "baseline_axle.c runs the same way and the framework/baseline cost ratio\n"
+            "is printed, once their trajectories agree.\n\n"
             "Options:\n"
             "  --steps N         steps per run (default 10000)\n"
             "  --dt s            step size (default 0.001)\n"

@@ -10,8 +10,8 @@ editing this file and commit the output):
                         (N = 2, 4, 8, 16): N DOFs, no tyres, the cost of DOFs
 
 `drivegraph bench` runs them all with the same launch inputs (README,
-"Performance"). sedan_baseline.json is written by hand: it is the twin of
-tests/baseline_sedan.c.
+"Performance"). sedan_baseline.json and axle_baseline.json are written by
+hand: they are the twins of tests/baseline_sedan.c and baseline_axle.c.
 """
 import json
 import os
