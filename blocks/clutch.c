@@ -301,7 +301,11 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
  *   g0 = Δω · s while slipping with a direction and some capacity: the
  *        slip reaching zero (stick);
  *   g1 = T_s − |λ| while locked: the lock torque reaching the static
- *        capacity (unstick; also the capacity falling to zero). */
+ *        capacity (unstick; also the capacity falling to zero);
+ *   g0 = tol − |Δω| while slipping with no direction yet (both sides at
+ *        one speed, no capacity): the slip leaving zero, so that the
+ *        friction acts from then on (pre_step picks the direction) rather
+ *        than from the next step. */
 static void clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const clutch_params *p = self->params;
   const clutch_data *d = self->data;
@@ -310,6 +314,8 @@ static void clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
     g[1] = p->static_factor * clutch_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
   else if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0)
     g[0] = clutch_slip(self, ctx) * d->dir;
+  else if (d->dir == 0)
+    g[0] = clutch_slip_tol(self, ctx) - fabs(clutch_slip(self, ctx));
 }
 
 static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) {

@@ -63,6 +63,8 @@ enum { SIG_SPEED, SIG_ACCEL, SIG_X, SIG_LOAD_FRONT, SIG_LOAD_REAR, SIG_ROAD_LOAD
 
 /* Speeds this small are rest (m/s); see wheel.c. */
 #define REST_TOL 1e-12
+/* Shortest step segment the acceleration is measured over (s). */
+#define ACCEL_MIN_DT 1e-6
 
 typedef struct road_load_params {
   double f0, f1, f2;
@@ -336,7 +338,10 @@ static void vehicle_torque_downstream(dg_block *self, dg_ctx *ctx) {
 static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
   vehicle_data *d = self->data;
   double v = dg_port_speed(ctx, self, PORT_MASS);
-  d->accel = ctx->dt > 0.0 ? (v - d->v_start) / ctx->dt : 0.0;
+  /* over a segment an event cut very short, the difference of two speeds
+   * would be round-off: keep the acceleration of the last real one */
+  if (ctx->dt > ACCEL_MIN_DT)
+    d->accel = (v - d->v_start) / ctx->dt;
   if (d->mode == MODE_STOPPED) {
     d->hold = dg_ctx_tie_force(ctx, d->stop_tie);
     d->have_hold = true;
