@@ -56,10 +56,8 @@ void dg_error_clear(dg_error *err);
 void dg_pointer_append(char *buf, size_t size, const char *base, const char *token);
 void dg_pointer_index(char *buf, size_t size, const char *base, size_t index);
 
-/* Edit distance, and the closest candidate within a small distance, or NULL
- * (for "did you mean"). */
+/* Edit distance (dg_suggest, the public "did you mean", is built on it). */
 int dg_edit_distance(const char *a, const char *b);
-const char *dg_suggest(const char *word, const char *const *candidates, int n);
 
 /* Reads a whole file into a malloc'ed NUL-terminated buffer; NULL and
  * errno on failure. */
