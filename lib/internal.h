@@ -137,6 +137,14 @@ struct dg_graph {
 void dg_graph_retain(const dg_graph *g);
 void dg_graph_release(const dg_graph *g);
 
+/* dg_graph_load_file and dg_graph_validate_file for graph JSON files only.
+ * The public functions (lib/import/graph_file.c) send .yaml and .yml paths
+ * to the YAML importer and every other path here, so that the core never
+ * calls the importers. */
+dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err);
+int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+                                void *user, dg_graph_info *info);
+
 /* ---- simulation-level checks (sim.c) ------------------------------------ */
 /* Builds a simulation of `g` and checks every reachable mode combination:
  * over-constrained ties and DOFs without inertia. Problems go to diag;

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# The exported API is the declared API. Run by meson as
+# The exported API is the declared API, and the core stands alone. Run by
+# meson as
 #   test_symbols.sh <path-to-drivegraph> <source-root> <libdrivegraph.so>
+#                   <libdrivegraph_core.a> <libdrivegraph_clients.a>
 # Checks, from the built files:
 # - every function declared in the public headers (include/drivegraph/*.h)
 #   is marked DG_API (include/drivegraph/export.h);
 # - libdrivegraph.so exports exactly the DG_API functions (nm -D);
 # - the drivegraph tool exports exactly the DG_API functions among its
 #   dg_* symbols: plugins resolve the library from the tool, so every public
-#   function must be there and nothing internal may leak.
+#   function must be there and nothing internal may leak;
+# - the core library (lib/*.c, blocks/) needs no libyaml and calls no dg_*
+#   function it does not define (not the importers, not lib/run/), while
+#   the client library does use libyaml (so the check can see it).
 # Differences are printed name by name.
 set -euo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 
-LIB=${3:?usage: $0 <path-to-drivegraph> <source-root> <libdrivegraph.so>}
+USAGE="usage: $0 <path-to-drivegraph> <source-root> <libdrivegraph.so> <libdrivegraph_core.a> <libdrivegraph_clients.a>"
+LIB=${3:?$USAGE}
+CORE=${4:?$USAGE}
+CLIENTS=${5:?$USAGE}
 HEADERS=("$ROOT"/include/drivegraph/*.h)
 
 command -v nm >/dev/null || { echo "nm (binutils) not found"; exit 1; }
@@ -55,5 +63,29 @@ check "libdrivegraph.so exports exactly the DG_API functions" \
 defined_dynamic "$DG" | grep -E '^(dg|drivegraph)_' >"$TMP/tool_exports" || true
 check "drivegraph exports exactly the DG_API functions (for plugins)" \
   same_set drivegraph "$TMP/declared" "$TMP/tool_exports"
+
+# undefined_in ARCHIVE: the symbols its objects use without defining them.
+undefined_in() { nm -u "$1" | awk 'NF >= 2 { print $2 }' | sort -u; }
+undefined_in "$CORE" >"$TMP/core_undefined"
+nm --defined-only "$CORE" | awk 'NF >= 3 { print $3 }' | sort -u >"$TMP/core_defined"
+
+no_yaml() {
+  local used
+  used=$(grep -E '^yaml_' "$1" || true)
+  [[ -z $used ]] || sed 's/^/  uses: /' <<<"$used"
+  [[ -z $used ]]
+}
+check "the core library does not use libyaml" no_yaml "$TMP/core_undefined"
+
+core_self_contained() {
+  local outside
+  outside=$(grep -E '^dg_' "$TMP/core_undefined" | comm -23 - "$TMP/core_defined")
+  [[ -z $outside ]] || sed 's/^/  the core calls, not defined in it: /' <<<"$outside"
+  [[ -z $outside ]]
+}
+check "the core library calls no dg_* function outside itself" core_self_contained
+
+uses_yaml() { undefined_in "$CLIENTS" | grep -qE '^yaml_'; }
+check "the client library uses libyaml (control)" uses_yaml
 
 finish
