@@ -564,22 +564,13 @@ static char *read_or_report(const char *path, dg_diag *d) {
   return text;
 }
 
-/* A YAML vehicle config (lib/import_yaml.c) rather than a graph file. */
-static bool is_yaml_path(const char *path) {
-  size_t n = strlen(path);
-  return (n >= 5 && strcmp(path + n - 5, ".yaml") == 0) ||
-         (n >= 4 && strcmp(path + n - 4, ".yml") == 0);
-}
-
-dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err) {
+dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
   dg_diag d;
   dg_error_clear(err);
   if (!path) {
     dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
     return NULL;
   }
-  if (is_yaml_path(path))
-    return dg_graph_import_yaml(reg, path, err);
   dg_diag_init(&d, path, NULL, NULL);
   char *text = read_or_report(path, &d);
   if (!text) {
@@ -601,24 +592,12 @@ int dg_graph_validate_string(const dg_registry *reg, const char *json, const cha
   return d.count;
 }
 
-int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
-                           dg_graph_info *info) {
+int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+                                void *user, dg_graph_info *info) {
   dg_diag d;
   dg_diag_init(&d, path ? path : "", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
-  if (path && is_yaml_path(path)) {
-    dg_error e;
-    char *json = dg_import_yaml_to_json(path, NULL, NULL, &e);
-    if (!json) {
-      if (fn)
-        fn(&e, user);
-      return 1;
-    }
-    int problems = dg_graph_validate_string(reg, json, path, fn, user, info);
-    free(json);
-    return problems;
-  }
   char *text = path ? read_or_report(path, &d) : NULL;
   if (!text)
     return d.count ? d.count : 1;

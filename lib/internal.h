@@ -56,10 +56,8 @@ void dg_error_clear(dg_error *err);
 void dg_pointer_append(char *buf, size_t size, const char *base, const char *token);
 void dg_pointer_index(char *buf, size_t size, const char *base, size_t index);
 
-/* Edit distance, and the closest candidate within a small distance, or NULL
- * (for "did you mean"). */
+/* Edit distance (dg_suggest, the public "did you mean", is built on it). */
 int dg_edit_distance(const char *a, const char *b);
-const char *dg_suggest(const char *word, const char *const *candidates, int n);
 
 /* Reads a whole file into a malloc'ed NUL-terminated buffer; NULL and
  * errno on failure. */
@@ -138,6 +136,14 @@ struct dg_graph {
 
 void dg_graph_retain(const dg_graph *g);
 void dg_graph_release(const dg_graph *g);
+
+/* dg_graph_load_file and dg_graph_validate_file for graph JSON files only.
+ * The public functions (lib/import/graph_file.c) send .yaml and .yml paths
+ * to the YAML importer and every other path here, so that the core never
+ * calls the importers. */
+dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err);
+int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+                                void *user, dg_graph_info *info);
 
 /* ---- simulation-level checks (sim.c) ------------------------------------ */
 /* Builds a simulation of `g` and checks every reachable mode combination:

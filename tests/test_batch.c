@@ -1,4 +1,4 @@
-/* lib/batch.c: parameter overrides, the launch input pattern and batch runs.
+/* lib/run/batch.c: parameter overrides, the launch input pattern and batch runs.
  *
  * The central property: a variant run in a batch, on any number of threads,
  * gives bit for bit what a single run of that variant gives — the single

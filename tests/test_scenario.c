@@ -1,4 +1,4 @@
-/* Tests for lib/scenario.c: loading scenario files, their errors, and the
+/* Tests for lib/run/scenario.c: loading scenario files, their errors, and the
  * driver that plays them into a simulation. */
 #include "testutil.h"
 

@@ -50,7 +50,7 @@ static int cmd_blocks(const command *cmd, int argc, char **argv) {
       int n = dg_registry_count(reg) < 128 ? dg_registry_count(reg) : 128;
       for (int i = 0; i < n; i++)
         names[i] = dg_registry_at(reg, i)->type;
-      const char *close = tool_suggest(argv[optind], names, n);
+      const char *close = dg_suggest(argv[optind], names, n);
       fprintf(stderr, "drivegraph blocks: unknown block type '%s'%s%s%s\n", argv[optind],
               close ? "; did you mean '" : "", close ? close : "", close ? "'?" : "");
       rc = EXIT_INVALID;

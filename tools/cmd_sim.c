@@ -110,7 +110,7 @@ static int parse_preset(const command *cmd, const char *name, int *out) {
       *out = i;
       return EXIT_OK;
     }
-  const char *close = tool_suggest(name, preset_names + 1, NUM_PRESETS - 1);
+  const char *close = dg_suggest(name, preset_names + 1, NUM_PRESETS - 1);
   if (close)
     return usage_error(cmd,
                        "--preset: unknown preset '%s'; did you mean '%s'? (launch, coast, brake)",
@@ -748,7 +748,7 @@ static void report_unknown_signal(const dg_sim *sim, const char *name) {
   if (names) {
     for (int i = 0; i < n; i++)
       names[i] = dg_sim_signal_name(sim, i);
-    close = tool_suggest(name, names, n);
+    close = dg_suggest(name, names, n);
   }
   if (close)
     fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"; did you mean \"%s\"?\n",

@@ -9,7 +9,7 @@
  * whose index % n == i, so that a job array or GNU parallel can split one
  * sweep over machines and the union of the shards is the whole sweep.
  *
- * The runs are dg_batch_run's (lib/batch.c): one simulation per thread at a
+ * The runs are dg_batch_run's (lib/run/batch.c): one simulation per thread at a
  * time and nothing mutable shared, so every line is bit for bit what a run
  * of that variant alone gives, whatever --jobs is (numbers are printed in
  * the shortest form that reads back to the same double). Variants run in chunks

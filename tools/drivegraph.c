@@ -57,7 +57,7 @@ static int unknown_command(const char *name) {
   const char *names[NUM_COMMANDS];
   for (int i = 0; i < NUM_COMMANDS; i++)
     names[i] = commands[i]->name;
-  const char *close = tool_suggest(name, names, NUM_COMMANDS);
+  const char *close = dg_suggest(name, names, NUM_COMMANDS);
   if (close)
     fprintf(stderr, "drivegraph: unknown command '%s'; did you mean '%s'?\n", name, close);
   else

@@ -1,9 +1,6 @@
 /* Helpers shared by the subcommands (tool.h). */
 #include "tool.h"
 
-/* For dg_suggest only; the tool otherwise sticks to the public API. */
-#include "internal.h"
-
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
@@ -80,8 +77,4 @@ double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-const char *tool_suggest(const char *word, const char *const *names, int n) {
-  return dg_suggest(word, names, n);
 }

@@ -35,7 +35,5 @@ void print_error(FILE *out, const dg_error *err, const char *fallback);
 /* A strictly positive, finite number of seconds from an option value. */
 bool parse_seconds(const char *text, double *out);
 double now_seconds(void);
-/* The closest of `names` to `word` for "did you mean", or NULL. */
-const char *tool_suggest(const char *word, const char *const *names, int n);
 
 #endif

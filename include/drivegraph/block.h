@@ -103,8 +103,8 @@ typedef struct dg_table2d {
   const double *z;
 } dg_table2d;
 
-double dg_table1d_eval(const dg_table1d *t, double x);
-double dg_table2d_eval(const dg_table2d *t, double x, double y);
+DG_API double dg_table1d_eval(const dg_table1d *t, double x);
+DG_API double dg_table2d_eval(const dg_table2d *t, double x, double y);
 
 typedef struct dg_param_def {
   const char *key;    ///< JSON key; NULL terminates the table
@@ -291,16 +291,16 @@ static inline void dg_port_set_normal_load(dg_ctx *ctx, const dg_block *b, int p
 /// Asks for a mode change: the solver rebuilds the topology (calling every
 /// state_upstream) after the current pre_step / post_step pass and projects
 /// the speeds conserving momentum.
-void dg_ctx_request_topology(dg_ctx *ctx);
+DG_API void dg_ctx_request_topology(dg_ctx *ctx);
 /// In post_step (and event_values): the multiplier of tie `tie` (returned
 /// by dg_topo_tie in the current mode) at the end of the step segment (in
 /// event_values: at the point evaluated), computed in the solver's
 /// acceleration stage: the generalized force the tie applies along its
 /// coefficient vector. For a tie `x_a − x_b = 0` it is the
 /// torque applied at a (and its negative at b). 0 for a redundant tie.
-double dg_ctx_tie_force(dg_ctx *ctx, int tie);
+DG_API double dg_ctx_tie_force(dg_ctx *ctx, int tie);
 /// Stops the simulation with an error naming the block and the time.
-void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
+DG_API void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -308,58 +308,58 @@ void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
 
 /// A block of a simulation by id (for block-specific public APIs such as a
 /// gearbox's shift callback), or NULL.
-dg_block *dg_sim_block(dg_sim *sim, const char *id);
+DG_API dg_block *dg_sim_block(dg_sim *sim, const char *id);
 
 /* ------------------------------------------------------------------------ */
 /* Topology building (state_upstream)                                       */
 
 /// The node at `port` becomes a new DOF.
-void dg_topo_dof(dg_topo *t, const dg_block *b, int port);
+DG_API void dg_topo_dof(dg_topo *t, const dg_block *b, int port);
 /// speed(dst) = Σ coef[i] · speed(src[i]); `efficiency` (0..1] is the power
 /// efficiency from dst to the srcs (driving power is multiplied by it,
 /// braking power divided). Sources without a speed yet become free DOFs. A
 /// dst that already has a speed becomes a tie instead.
-void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+DG_API void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                   const double *coef, double efficiency);
 /// As dg_topo_link, for classes with DG_CLASS_VARIABLE_KINEMATICS whose
 /// coefficients change with their state (a CVT): `coef_rate` gives d(coef)/dt
 /// at this substep, so the solver can add the inertial force −I·Ġ·q of the
 /// changing ratio (without it a CVT would create or destroy kinetic energy).
-void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+DG_API void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                        const double *coef, const double *coef_rate, double efficiency);
 /// In state_upstream of a DG_CLASS_VARIABLE_KINEMATICS class: the block's
 /// continuous states at the point the kinematics are built for.
-const double *dg_topo_state(const dg_topo *t, const dg_block *b);
+DG_API const double *dg_topo_state(const dg_topo *t, const dg_block *b);
 /// speed(dst) = ratio · speed(src).
-void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+DG_API void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency);
 /// Adds the constraint Σ coef[i] · speed(port[i]) = 0 (one port: held at
 /// rest). Returns the tie's index for dg_ctx_tie_force.
-int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef);
+DG_API int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef);
 /// Adds inertia (kg·m², or kg on a linear port) at a port's node.
-void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
+DG_API void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
 
 /* ------------------------------------------------------------------------ */
 /* Load time                                                                */
 
 /// Registers (or finds) a named custom driver input and returns its index.
-int dg_init_input(dg_init *init, const char *name);
+DG_API int dg_init_input(dg_init *init, const char *name);
 /// Registers (or finds) a named block-to-block channel (a double in
 /// ctx->channel, 0 at start): for example the gearbox writes
 /// "throttle_cut" during a shift and the engine reads it.
-int dg_init_channel(dg_init *init, const char *name);
+DG_API int dg_init_channel(dg_init *init, const char *name);
 /// In init: the block's num_states continuous states, to give them start
 /// values (they are 0 otherwise).
-double *dg_init_state(dg_init *init);
+DG_API double *dg_init_state(dg_init *init);
 /// Reports an init failure (the framework adds the block's path).
-void dg_init_error(dg_init *init, const char *fmt, ...)
+DG_API void dg_init_error(dg_init *init, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /// Reports a parameter problem at `path` relative to the block
 /// ("ratios/2"; "" for the block itself).
-void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...)
+DG_API void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -15,6 +15,7 @@
 #ifndef DRIVEGRAPH_DRIVEGRAPH_H
 #define DRIVEGRAPH_DRIVEGRAPH_H
 
+#include <drivegraph/export.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -53,7 +54,7 @@ typedef enum dg_code {
 } dg_code;
 
 /// Short symbolic name of a code ("ERR_RANGE"); "?" for unknown codes.
-const char *dg_code_name(int code);
+DG_API const char *dg_code_name(int code);
 
 #define DG_ERROR_FILE_LEN 256
 #define DG_ERROR_PATH_LEN 256
@@ -72,11 +73,21 @@ typedef struct dg_error {
 /// Formats an error as `file:line:column: text` (syntax errors) or
 /// `file: /path: text`; parts that are empty are left out. Returns the
 /// length snprintf would have written.
-int dg_error_format(const dg_error *err, char *buf, size_t size);
+DG_API int dg_error_format(const dg_error *err, char *buf, size_t size);
 
 /// Callback receiving one problem at a time (validation, see
 /// dg_graph_validate_file). The error is only valid during the call.
 typedef void (*dg_diag_fn)(const dg_error *err, void *user);
+
+/// The closest of `candidates` to `word`, for a "did you mean" hint, by the
+/// rule of the library's own messages: at most a third of the word's
+/// letters apart (at least one edit; optimal string alignment distance,
+/// ASCII case-insensitive) and not a complete rewrite of a short name;
+/// failing that, a name that differs by a whole "_" suffix (a unit, as in
+/// "redline" for "redline_rpm"). Ties go to the earlier candidate; NULL
+/// entries are skipped. Returns one of `candidates` (not copied), or NULL
+/// (also for a NULL word or list). Thread-safe.
+DG_API const char *dg_suggest(const char *word, const char *const *candidates, int n);
 
 typedef struct dg_block_class dg_block_class; ///< see block.h
 typedef struct dg_registry dg_registry;       ///< type name → block class
@@ -90,16 +101,16 @@ typedef struct dg_driver dg_driver;           ///< a scenario bound to one simul
 
 /// A new registry holding the built-in block classes. Users add their own
 /// classes with dg_registry_add. Read-only use is thread-safe.
-dg_registry *dg_registry_new(void);
-void dg_registry_free(dg_registry *reg);
+DG_API dg_registry *dg_registry_new(void);
+DG_API void dg_registry_free(dg_registry *reg);
 /// Registers a block class (not copied: it must outlive the registry; classes
 /// are normally `static const`). Replaces nothing: a type that is already
 /// registered, an ABI mismatch or a malformed table is an error.
-int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err);
+DG_API int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err);
 /// The class for a JSON `type`, or NULL.
-const dg_block_class *dg_registry_find(const dg_registry *reg, const char *type);
-int dg_registry_count(const dg_registry *reg);
-const dg_block_class *dg_registry_at(const dg_registry *reg, int index);
+DG_API const dg_block_class *dg_registry_find(const dg_registry *reg, const char *type);
+DG_API int dg_registry_count(const dg_registry *reg);
+DG_API const dg_block_class *dg_registry_at(const dg_registry *reg, int index);
 
 /* ------------------------------------------------------------------------ */
 /* Graphs                                                                   */
@@ -107,10 +118,10 @@ const dg_block_class *dg_registry_at(const dg_registry *reg, int index);
 /// Loads and checks a graph file. `reg` NULL means the built-in classes only;
 /// otherwise the registry must outlive the graph. Returns NULL and fills
 /// `err` with the first problem.
-dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err);
+DG_API dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err);
 /// Same from a NUL-terminated string; `name` is used as the file in errors
 /// (NULL gives "<string>").
-dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
+DG_API dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
                                dg_error *err);
 
 /// Summary of a valid graph (see dg_graph_validate_file).
@@ -124,24 +135,24 @@ typedef struct dg_graph_info {
 /// Checks a graph file and reports every problem found through `fn` (which
 /// may be NULL). Returns the number of problems (0 = valid). `info`, if not
 /// NULL, is filled when the graph is valid.
-int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
+DG_API int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
                            dg_graph_info *info);
 /// Same for a string.
-int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
+DG_API int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info);
 
 /// Frees a graph. Simulations created from it keep it alive until they are
 /// freed too (reference counted, thread-safe).
-void dg_graph_free(dg_graph *graph);
+DG_API void dg_graph_free(dg_graph *graph);
 
-const char *dg_graph_name(const dg_graph *graph);  ///< the "name" field or ""
-const char *dg_graph_file(const dg_graph *graph);  ///< file it was loaded from
-int dg_graph_block_count(const dg_graph *graph);
-const char *dg_graph_block_id(const dg_graph *graph, int index);
-const char *dg_graph_block_type(const dg_graph *graph, int index);
-int dg_graph_connection_count(const dg_graph *graph);
+DG_API const char *dg_graph_name(const dg_graph *graph);  ///< the "name" field or ""
+DG_API const char *dg_graph_file(const dg_graph *graph);  ///< file it was loaded from
+DG_API int dg_graph_block_count(const dg_graph *graph);
+DG_API const char *dg_graph_block_id(const dg_graph *graph, int index);
+DG_API const char *dg_graph_block_type(const dg_graph *graph, int index);
+DG_API int dg_graph_connection_count(const dg_graph *graph);
 /// Endpoints of connection `index` as "block.port" strings (owned by graph).
-void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
+DG_API void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
 
 /* ------------------------------------------------------------------------ */
 /* Importers: YAML vehicle configs and Chrono::Vehicle powertrain files     */
@@ -158,10 +169,10 @@ void dg_graph_connection(const dg_graph *graph, int index, const char **from, co
 /// starts with "note: " or "warning: " (line 0 when no place applies).
 /// dg_graph_load_file and dg_graph_validate_file call this importer for a
 /// path ending in .yaml or .yml.
-char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_error *err);
+DG_API char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_error *err);
 /// Imports a YAML vehicle config and loads the graph (see
 /// dg_import_yaml_to_json; `reg` as for dg_graph_load_file).
-dg_graph *dg_graph_import_yaml(const dg_registry *reg, const char *path, dg_error *err);
+DG_API dg_graph *dg_graph_import_yaml(const dg_registry *reg, const char *path, dg_error *err);
 
 /// Converts a Chrono::Vehicle engine file (template EngineSimpleMap,
 /// EngineShafts or EngineSimple) and transmission file
@@ -172,10 +183,10 @@ dg_graph *dg_graph_import_yaml(const dg_registry *reg, const char *path, dg_erro
 /// gear ratios (output/input speed) become drivegraph's input/output ratios.
 /// Errors name the file, line and column and the key; memory and notes as
 /// for dg_import_yaml_to_json.
-char *dg_import_chrono_to_json(const char *engine, const char *transmission, const char *vehicle,
+DG_API char *dg_import_chrono_to_json(const char *engine, const char *transmission, const char *vehicle,
                                dg_diag_fn notes, void *user, dg_error *err);
 /// Imports a Chrono engine + transmission pair and loads the graph.
-dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engine,
+DG_API dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engine,
                                  const char *transmission, const char *vehicle, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
@@ -192,9 +203,9 @@ enum {
 
 /// Creates a simulation at t = 0 with all speeds zero and every block in its
 /// start mode. Allocates everything the step needs.
-dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err);
-void dg_sim_free(dg_sim *sim);
-const dg_graph *dg_sim_graph(const dg_sim *sim);
+DG_API dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err);
+DG_API void dg_sim_free(dg_sim *sim);
+DG_API const dg_graph *dg_sim_graph(const dg_sim *sim);
 
 /// Advances by `dt` seconds. The step is integrated with RK4 in one or more
 /// segments: it ends a segment at every breakpoint of a scheduled input and
@@ -203,19 +214,19 @@ const dg_graph *dg_sim_graph(const dg_sim *sim);
 /// starts in the new mode (pre_step). Returns DG_OK, or an error code with the details in
 /// dg_sim_last_error (the block, signal and time for a diverged state); the
 /// simulation must not be stepped again after an error. Never allocates.
-int dg_sim_step(dg_sim *sim, double dt);
-const dg_error *dg_sim_last_error(const dg_sim *sim);
-double dg_sim_time(const dg_sim *sim);
+DG_API int dg_sim_step(dg_sim *sim, double dt);
+DG_API const dg_error *dg_sim_last_error(const dg_sim *sim);
+DG_API double dg_sim_time(const dg_sim *sim);
 
-int dg_sim_input_count(const dg_sim *sim);
-const char *dg_sim_input_name(const dg_sim *sim, int input);
+DG_API int dg_sim_input_count(const dg_sim *sim);
+DG_API const char *dg_sim_input_name(const dg_sim *sim, int input);
 /// Index of a named input ("throttle", "grade", ...), or -1.
-int dg_sim_input_find(const dg_sim *sim, const char *name);
+DG_API int dg_sim_input_find(const dg_sim *sim, const char *name);
 /// Sets an input by index to a constant (it replaces a schedule or callback
 /// set before); out-of-range indices are ignored.
-void dg_sim_set_input(dg_sim *sim, int input, double value);
+DG_API void dg_sim_set_input(dg_sim *sim, int input, double value);
 /// Current value of an input (at dg_sim_time), NaN for a bad index.
-double dg_sim_get_input(const dg_sim *sim, int input);
+DG_API double dg_sim_get_input(const dg_sim *sim, int input);
 
 /// Gives an input a schedule: n >= 1 breakpoints (t[k], v[k]) in seconds of
 /// simulation time, t non-decreasing. The value is linear between
@@ -230,7 +241,7 @@ double dg_sim_get_input(const dg_sim *sim, int input);
 /// DG_OK, or DG_ERR_USAGE / DG_ERR_RANGE (bad index, n < 1, times not
 /// finite or decreasing, values not finite) with `err` filled. Allocates;
 /// call it between steps.
-int dg_sim_set_input_schedule(dg_sim *sim, int input, int n, const double *t, const double *v,
+DG_API int dg_sim_set_input_schedule(dg_sim *sim, int input, int n, const double *t, const double *v,
                               bool stepped, dg_error *err);
 /// An input computed by a callback: `fn(t, user)` gives its value at time t
 /// (s). It is called at every substep's time (four times per step, plus a
@@ -242,21 +253,21 @@ int dg_sim_set_input_schedule(dg_sim *sim, int input, int n, const double *t, co
 /// or callback set before; `fn` NULL makes the input a constant at its
 /// current value.
 typedef double (*dg_input_fn)(double t, void *user);
-int dg_sim_set_input_fn(dg_sim *sim, int input, dg_input_fn fn, void *user, dg_error *err);
+DG_API int dg_sim_set_input_fn(dg_sim *sim, int input, dg_input_fn fn, void *user, dg_error *err);
 /// Sets every scheduled or callback input to its value at time t without
 /// removing the schedules (what the solver does at each step's start).
-void dg_sim_apply_inputs(dg_sim *sim, double t);
+DG_API void dg_sim_apply_inputs(dg_sim *sim, double t);
 
 /// Signals are named "<block>.<signal>" ("engine.rpm"); each has a unit.
-int dg_sim_signal_count(const dg_sim *sim);
-const char *dg_sim_signal_name(const dg_sim *sim, int id);
-const char *dg_sim_signal_unit(const dg_sim *sim, int id);
+DG_API int dg_sim_signal_count(const dg_sim *sim);
+DG_API const char *dg_sim_signal_name(const dg_sim *sim, int id);
+DG_API const char *dg_sim_signal_unit(const dg_sim *sim, int id);
 /// Pre-resolves a signal name to an id for fast reads, or -1.
-int dg_sim_signal_find(const dg_sim *sim, const char *name);
+DG_API int dg_sim_signal_find(const dg_sim *sim, const char *name);
 /// Value of a signal by id (no string work; NaN for a bad id).
-double dg_sim_signal(const dg_sim *sim, int id);
+DG_API double dg_sim_signal(const dg_sim *sim, int id);
 /// Value by name; returns DG_OK or DG_ERR_UNKNOWN (and fills err).
-int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg_error *err);
+DG_API int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg_error *err);
 
 /// Sets initial values by signal id (speeds such as "engine.rpm" or
 /// "body.speed", and block states whose class allows it), then makes every
@@ -264,30 +275,30 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
 /// exactly and the remaining freedom is filled by a momentum-conserving
 /// projection of the previous speeds. Contradictory values (two speeds that
 /// a rigid connection forces apart) are an error.
-int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err);
+DG_API int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err);
 
-int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
-int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
-long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far
-long dg_sim_step_count(const dg_sim *sim);
+DG_API int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
+DG_API int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
+DG_API long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far
+DG_API long dg_sim_step_count(const dg_sim *sim);
 /// Switching events located inside steps so far (a clutch sticking or
 /// letting go, any block's switching condition): each one ended a step
 /// segment at the event's time.
-long dg_sim_event_count(const dg_sim *sim);
+DG_API long dg_sim_event_count(const dg_sim *sim);
 /// Step segments integrated so far: one per step, plus one more for every
 /// located event and every input breakpoint that fell inside a step.
-long dg_sim_segment_count(const dg_sim *sim);
+DG_API long dg_sim_segment_count(const dg_sim *sim);
 /// Time (s) of the last event located inside a step, NaN before the first.
-double dg_sim_last_event_time(const dg_sim *sim);
+DG_API double dg_sim_last_event_time(const dg_sim *sim);
 /// Kinetic energy ½ Σ I ω² over all nodes (J).
-double dg_sim_kinetic_energy(const dg_sim *sim);
+DG_API double dg_sim_kinetic_energy(const dg_sim *sim);
 /// Generalized momentum Gᵀ·I·ω of the current DOFs (n = dg_sim_dof_count).
-void dg_sim_momentum(const dg_sim *sim, double *p);
+DG_API void dg_sim_momentum(const dg_sim *sim, double *p);
 /// Names the shaft a DOF of the current mode belongs to ("diff.left"):
 /// the port whose speed the DOF was declared on. Returns snprintf's length.
-int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size);
+DG_API int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size);
 /// Coupled inertia matrix of the current mode, row-major n×n.
-void dg_sim_mass_matrix(const dg_sim *sim, double *m);
+DG_API void dg_sim_mass_matrix(const dg_sim *sim, double *m);
 /// Energy audit since t = 0 (or since the last dg_sim_set_initial), in J.
 /// Every block's net work is the integral of the power of the torques it
 /// applies (RK4, alongside the speeds): positive for sources, negative for
@@ -304,12 +315,12 @@ typedef struct dg_energy {
   double impact_loss;      ///< lost in momentum-conserving mode changes (<= 0)
   double balance_error;    ///< kinetic − kinetic_start − (the four above)
 } dg_energy;
-void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
+DG_API void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 /// Net work (J) done by block `index` (graph order) since the audit started.
-double dg_sim_block_work(const dg_sim *sim, int index);
+DG_API double dg_sim_block_work(const dg_sim *sim, int index);
 
 /// Speed of the node at "block.port" (rad/s or m/s); NaN if unknown.
-double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
+DG_API double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
 
 /* ------------------------------------------------------------------------ */
 /* Stiffness: can RK4 take the step size?                                   */
@@ -362,7 +373,7 @@ typedef struct dg_stiffness {
 /// NULL) is filled whenever the eigenvalues were computed. Systems of more
 /// than 400 states are not checked (DG_OK, `size` set, `dt_limit` INFINITY).
 /// Allocates; not for the hot path.
-int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *err);
+DG_API int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Gearbox shift policy callback                                            */
@@ -384,30 +395,30 @@ typedef int (*dg_shift_policy)(const dg_shift_context *ctx, void *user);
 
 /// Installs a shift policy on the gearbox block `gearbox_id`, overriding its
 /// declarative mode (NULL restores it). `user` is passed back unchanged.
-int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
+DG_API int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
                             void *user, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Scenarios: driver inputs over time, initial values, stop condition       */
 
-dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
-dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err);
-void dg_scenario_free(dg_scenario *scn);
+DG_API dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
+DG_API dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err);
+DG_API void dg_scenario_free(dg_scenario *scn);
 /// Values from the file; NaN when the file leaves them out.
-double dg_scenario_duration(const dg_scenario *scn);
-double dg_scenario_dt(const dg_scenario *scn);
-double dg_scenario_output_interval(const dg_scenario *scn);
+DG_API double dg_scenario_duration(const dg_scenario *scn);
+DG_API double dg_scenario_dt(const dg_scenario *scn);
+DG_API double dg_scenario_output_interval(const dg_scenario *scn);
 
 /// Binds a scenario to a simulation: resolves input and signal names (errors
 /// carry the scenario file and JSON pointer) and applies `initial`. The
 /// scenario must outlive the driver.
-dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err);
-void dg_driver_free(dg_driver *drv);
+DG_API dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err);
+DG_API void dg_driver_free(dg_driver *drv);
 /// Sets every scheduled input to its value at time t (no allocation, no
 /// string lookups).
-void dg_driver_apply(dg_driver *drv, double t);
+DG_API void dg_driver_apply(dg_driver *drv, double t);
 /// True once the scenario's stop condition holds.
-bool dg_driver_should_stop(const dg_driver *drv);
+DG_API bool dg_driver_should_stop(const dg_driver *drv);
 
 /* ------------------------------------------------------------------------ */
 /* Batch runs: parameter overrides and many simulations on several threads  */
@@ -432,14 +443,14 @@ typedef struct dg_override {
 /// key without a parameter, or a path through a value that is not an
 /// object. Numbers keep every bit (17 significant digits); block order is
 /// kept, so an unmodified graph simulates identically.
-char *dg_override_apply(const char *json, const char *name, int n, const dg_override *ov,
+DG_API char *dg_override_apply(const char *json, const char *name, int n, const dg_override *ov,
                         dg_error *err);
 
 /// dg_override_apply, then dg_graph_load_string: overrides are validated
 /// like the file itself. A load error at or inside an override's path ends
 /// with " (override KEY=VALUE)", any other error of a modified graph with
 /// " (with N overrides)". `n` = 0 loads `json` unchanged.
-dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, const char *name,
+DG_API dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, const char *name,
                                   int n, const dg_override *ov, dg_error *err);
 
 /// The built-in "launch" input pattern at time t (s), used by `drivegraph
@@ -447,7 +458,7 @@ dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, cons
 /// brake 0, clutch pedal 0 (engaged), gear input 1 + floor(t / 2 s) (a
 /// manual gearbox shifts up every 2 s, up to its top gear; automatic modes
 /// read any gear input >= 0 as drive). Sets the four standard inputs.
-void dg_batch_launch_inputs(dg_sim *sim, double t);
+DG_API void dg_batch_launch_inputs(dg_sim *sim, double t);
 
 /// One variant of a batch: overrides applied to the base graph.
 typedef struct dg_batch_variant {
@@ -469,7 +480,7 @@ typedef struct dg_batch_options {
 } dg_batch_options;
 
 /// Zeroes the options and sets dt and duration to NaN (the defaults).
-void dg_batch_options_init(dg_batch_options *o);
+DG_API void dg_batch_options_init(dg_batch_options *o);
 
 /// Summary of one variant's run.
 typedef struct dg_batch_result {
@@ -498,7 +509,7 @@ typedef struct dg_batch_result {
 /// their own code), or an error in `err` when nothing could run: missing
 /// graph text, a base graph that does not load, an unknown signal name,
 /// out of memory.
-int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+DG_API int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                  dg_batch_result *results, double *final_values, dg_error *err);
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
-/* Private interface shared by the importers: lib/import_yaml.c (vehicle
- * configs with a `powertrain:` block, the default sedan, the driveline and
- * the graph writer) and lib/import_chrono.c (Chrono::Vehicle engine and
- * transmission templates). Not installed.
+/* Private interface shared by the importers: lib/import/import_yaml.c
+ * (vehicle configs with a `powertrain:` block, the default sedan, the
+ * driveline and the graph writer) and lib/import/import_chrono.c
+ * (Chrono::Vehicle engine and transmission templates). Not installed.
  *
  * Both importers build a graph document with jansson, following the
  * drivegraph graph format, and print it with dg_import_dump. Every value
