@@ -242,7 +242,9 @@ static int build_hook_lists(dg_sim *sim) {
   sim->post = calloc((size_t)sim->nb + 1, sizeof *sim->post);
   sim->state_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->state_blocks);
   sim->state_off = calloc((size_t)sim->nb + 1, sizeof *sim->state_off);
-  if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->state_off)
+  sim->var_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->var_blocks);
+  if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->state_off ||
+      !sim->var_blocks)
     return -1;
   /* Torques are summed, so their order does not matter; pre/post hooks run
    * from the sources to the road (graph order reversed) so that an upstream
@@ -262,8 +264,10 @@ static int build_hook_lists(dg_sim *sim) {
       sim->ns += c->num_states;
       sim->state_blocks[sim->n_state_blocks++] = b->index;
     }
-    if (c->flags & DG_CLASS_VARIABLE_KINEMATICS)
+    if (c->flags & DG_CLASS_VARIABLE_KINEMATICS) {
       sim->variable_kinematics = true;
+      sim->var_blocks[sim->n_var_blocks++] = b->index;
+    }
   }
   return 0;
 }
@@ -429,6 +433,7 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->post);
   free(sim->state_blocks);
   free(sim->state_off);
+  free(sim->var_blocks);
   free(sim->blocks);
   dg_solver_free(sim);
   dg_graph_release(sim->g);

@@ -65,6 +65,17 @@ typedef struct dg_topo_ws {
   int *active_tie;   /* active row → tie index */
   double *raw_eff;   /* efficiency a raw DOF passes on through a lock */
   int nactive;
+  /* variable kinematics: the links of the build, in order, so a substep
+   * can recompute the rows that depend on a changing coefficient */
+  int nlinks, max_links;
+  int *link_dst, *link_first, *link_n, *link_block;
+  unsigned char *link_var;   /* coefficients come from a variable-kinematics block */
+  int *link_src;             /* max_terms: source nodes */
+  double *link_coef, *link_rate; /* max_terms */
+  unsigned char *row_dirty;  /* nn: the node's row depends on a variable link */
+  int refresh_cursor;        /* links visited while refreshing */
+  bool refreshing;           /* state_upstream runs to read new coefficients */
+  bool refresh_bad;          /* a refresh found another structure: build in full */
   int error;         /* first error while building (DG_ERR_*) */
   char errmsg[DG_ERROR_TEXT_LEN];
   int errblock;
@@ -111,6 +122,9 @@ struct dg_sim {
   int *state_blocks, n_state_blocks;
   int *state_off;           /* per block: offset into the state vector */
   bool variable_kinematics;
+  bool refreshable;         /* the mode's variable links can be refreshed in place */
+  bool lam_stale;           /* Λ predates a refresh of the rows */
+  int *var_blocks, n_var_blocks;
 
   /* per-node data of the current mode */
   double *inertia, *eff, *inv_eff;
@@ -129,6 +143,7 @@ struct dg_sim {
   int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
   int *lossy, n_lossy;      /* nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
+  double *Mfix;             /* variable kinematics: M of the rows that do not change */
   dg_topo_ws ws;
   struct dg_topo topo;
 

@@ -57,6 +57,15 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = ws->A;
   out[n++] = ws->active_tie;
   out[n++] = ws->raw_eff;
+  out[n++] = ws->link_dst;
+  out[n++] = ws->link_first;
+  out[n++] = ws->link_n;
+  out[n++] = ws->link_block;
+  out[n++] = ws->link_var;
+  out[n++] = ws->link_src;
+  out[n++] = ws->link_coef;
+  out[n++] = ws->link_rate;
+  out[n++] = ws->row_dirty;
   out[n++] = sim->inertia;
   out[n++] = sim->eff;
   out[n++] = sim->inv_eff;
@@ -75,6 +84,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->lossy;
   out[n++] = sim->M;
   out[n++] = sim->Minv;
+  out[n++] = sim->Mfix;
   out[n++] = sim->L;
   out[n++] = sim->q;
   out[n++] = sim->s;
@@ -117,6 +127,17 @@ int dg_solver_alloc(dg_sim *sim) {
   ws->A = xcalloc(mt * mt, sizeof(double));
   ws->active_tie = xcalloc(mt, sizeof(int));
   ws->raw_eff = xcalloc(nn, sizeof(double));
+  ws->max_links = 2 * sim->nn + 4 * sim->nb + 8;
+  size_t ml = (size_t)ws->max_links;
+  ws->link_dst = xcalloc(ml, sizeof(int));
+  ws->link_first = xcalloc(ml, sizeof(int));
+  ws->link_n = xcalloc(ml, sizeof(int));
+  ws->link_block = xcalloc(ml, sizeof(int));
+  ws->link_var = xcalloc(ml, 1);
+  ws->link_src = xcalloc((size_t)ws->max_terms, sizeof(int));
+  ws->link_coef = xcalloc((size_t)ws->max_terms, sizeof(double));
+  ws->link_rate = xcalloc((size_t)ws->max_terms, sizeof(double));
+  ws->row_dirty = xcalloc(nn, 1);
   sim->inertia = xcalloc(nn, sizeof(double));
   sim->eff = xcalloc(nn, sizeof(double));
   sim->inv_eff = xcalloc(nn, sizeof(double));
@@ -135,6 +156,7 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->lossy = xcalloc(nn, sizeof(int));
   sim->M = xcalloc(nn * nn, sizeof(double));
   sim->Minv = xcalloc(nn * nn, sizeof(double));
+  sim->Mfix = xcalloc(nn * nn, sizeof(double));
   sim->L = xcalloc(nn * nn, sizeof(double));
   sim->q = xcalloc(nn, sizeof(double));
   sim->s = xcalloc((size_t)sim->ns, sizeof(double));
@@ -152,7 +174,7 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->lam_node = xcalloc(mt * nn, sizeof(int));
   sim->lam_coef = xcalloc(mt * nn, sizeof(double));
   sim->acc = xcalloc(nn, sizeof(double));
-  void *all[64];
+  void *all[80];
   int n = solver_buffers(sim, all);
   for (int i = 0; i < n; i++)
     if (!all[i])
@@ -160,7 +182,7 @@ int dg_solver_alloc(dg_sim *sim) {
   return DG_OK;
 }
 void dg_solver_free(dg_sim *sim) {
-  void *all[64];
+  void *all[80];
   int n = solver_buffers(sim, all);
   for (int i = 0; i < n; i++)
     free(all[i]);
@@ -213,6 +235,8 @@ static bool valid_port(dg_sim *sim, const dg_block *b, int port) {
 }
 
 void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
+  if (t->sim->ws.refreshing)
+    return;
   if (valid_port(t->sim, b, port))
     ensure_row(t->sim, b->node[port], b->index);
 }
@@ -230,6 +254,8 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   memset(c, 0, sizeof(double) * (size_t)sim->nn);
   for (int i = 0; i < n; i++) {
     ensure_row(sim, node[i], b->index);
+    if (ws->row_dirty[node[i]])
+      sim->refreshable = false; /* the elimination would change with the ratio */
     ws->tie_node[ws->nterms] = node[i];
     ws->tie_coef[ws->nterms] = coef[i];
     ws->nterms++;
@@ -245,10 +271,60 @@ void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
   dg_topo_link_rate(t, b, dst, n, src, coef, NULL, efficiency);
 }
 
+/* Refresh: the link's new coefficients, checked against the build's. */
+static void refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const double *coef,
+                         const double *coef_rate) {
+  dg_topo_ws *ws = &sim->ws;
+  /* the block's links in build order: the next one of this block */
+  int k = ws->refresh_cursor;
+  while (k < ws->nlinks && ws->link_block[k] != b->index)
+    k++;
+  if (k == ws->nlinks || ws->link_dst[k] != b->node[dst] || ws->link_n[k] != n) {
+    ws->refresh_bad = true;
+    return;
+  }
+  ws->refresh_cursor = k + 1;
+  int f = ws->link_first[k];
+  for (int i = 0; i < n; i++) {
+    ws->link_coef[f + i] = coef[i];
+    ws->link_rate[f + i] = coef_rate ? coef_rate[i] : 0.0;
+  }
+}
+
+/* Build: the link, so that a refresh can recompute the rows after it. */
+static void record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
+                        const double *coef, const double *coef_rate) {
+  dg_topo_ws *ws = &sim->ws;
+  int k = ws->nlinks;
+  int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
+  if (k >= ws->max_links || f + n > ws->max_terms) {
+    sim->refreshable = false; /* too many to record: every substep builds in full */
+    return;
+  }
+  ws->nlinks++;
+  ws->link_dst[k] = dnode;
+  ws->link_first[k] = f;
+  ws->link_n[k] = n;
+  ws->link_block[k] = b->index;
+  ws->link_var[k] = (b->klass->flags & DG_CLASS_VARIABLE_KINEMATICS) != 0;
+  bool dirty = ws->link_var[k];
+  for (int i = 0; i < n; i++) {
+    ws->link_src[f + i] = nodes[i];
+    ws->link_coef[f + i] = coef[i];
+    ws->link_rate[f + i] = coef_rate ? coef_rate[i] : 0.0;
+    dirty = dirty || ws->row_dirty[nodes[i]];
+  }
+  ws->row_dirty[dnode] = dirty;
+}
+
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                        const double *coef, const double *coef_rate, double efficiency) {
   dg_sim *sim = t->sim;
   dg_topo_ws *ws = &sim->ws;
+  if (ws->refreshing) {
+    refresh_link(sim, b, dst, n, coef, coef_rate);
+    return;
+  }
   if (!valid_port(sim, b, dst))
     return;
   if (n < 1 || n > 16) {
@@ -293,6 +369,8 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
   }
   ws->has_row[dnode] = 1;
   sim->eff[dnode] = efficiency * (wsum > 0.0 ? esum / wsum : 1.0);
+  if (sim->variable_kinematics)
+    record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
 }
 
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
@@ -303,6 +381,8 @@ void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio
 int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
   dg_sim *sim = t->sim;
   int nodes[16];
+  if (sim->ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
+    return -1;
   if (n < 1 || n > 16) {
     topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_tie with %d ports (1..16)", n);
     return -1;
@@ -320,6 +400,8 @@ const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
 }
 
 void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
+  if (t->sim->ws.refreshing)
+    return;
   if (!valid_port(t->sim, b, port))
     return;
   if (!(inertia >= 0.0) || !isfinite(inertia)) {
@@ -650,6 +732,30 @@ static void propagate_lock_efficiency(dg_sim *sim) {
   memcpy(sim->eff, sim->scratch, sizeof(double) * (size_t)sim->nn);
 }
 
+static void build_lambda_map(dg_sim *sim);
+
+/* After a refresh of the rows: Λ's entries at the changed rows (a row that
+ * changes is its build value times the changing coefficients, so the
+ * entries that were zero stay zero). */
+static void refresh_lambda_map(dg_sim *sim) {
+  const dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  for (int a = 0; a < ws->nactive; a++) {
+    const double *p = ws->P + (size_t)a * st;
+    for (int k = sim->lam_start[a]; k < sim->lam_start[a + 1]; k++) {
+      int node = sim->lam_node[k];
+      if (!ws->row_dirty[node])
+        continue;
+      const double *r = row_of(sim, node);
+      double v = 0.0;
+      for (int j = 0; j < ws->nraw; j++)
+        v += p[j] * r[j];
+      sim->lam_coef[k] = v;
+    }
+  }
+  sim->lam_stale = false;
+}
+
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->ws;
@@ -685,8 +791,16 @@ static void build_multiplier_map(dg_sim *sim) {
     for (int i = 0; i < na; i++)
       ws->P[(size_t)i * st + (size_t)k] = col[i];
   }
-  /* Λ = P Rᵀ over nodes, so that the acceleration stage gets λ = Λ r from
-   * the node residuals r = I ẍ − w with no pass over the raw DOFs */
+  build_lambda_map(sim);
+}
+
+/* Λ = P Rᵀ over nodes, so that the acceleration stage gets λ = Λ r from the
+ * node residuals r = I ẍ − w with no pass over the raw DOFs. */
+static void build_lambda_map(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  int na = ws->nactive, nraw = ws->nraw;
+  sim->lam_stale = false;
   int nz = 0;
   for (int i = 0; i < na; i++) {
     const double *p = ws->P + (size_t)i * st;
@@ -705,6 +819,70 @@ static void build_multiplier_map(dg_sim *sim) {
   sim->lam_start[na] = nz;
 }
 
+/* Adds the contributions I·g gᵀ of the nodes `on` selects (all when NULL,
+ * else those whose flag equals `want`) to M. */
+static void add_node_inertia(dg_sim *sim, const unsigned char *on, unsigned char want) {
+  size_t st = (size_t)sim->nn;
+  for (int n = 0; n < sim->nn; n++) {
+    double in = sim->inertia[n];
+    if (in == 0.0 || (on && on[n] != want))
+      continue;
+    for (int i = sim->row_start[n]; i < sim->row_start[n + 1]; i++) {
+      double *mi = sim->M + (size_t)sim->gs_dof[i] * st;
+      double gi = in * sim->gs_val[i];
+      for (int k = sim->row_start[n]; k < sim->row_start[n + 1]; k++)
+        mi[sim->gs_dof[k]] += gi * sim->gs_val[k];
+    }
+  }
+}
+
+/* M = Gᵀ diag(I) G from G's non-zeros, and its Cholesky factor; M⁻¹ too
+ * for a mode with constant kinematics (a substep is then one matrix-vector
+ * product). With variable kinematics the part of M from the rows that do
+ * not change is kept (Mfix), a refresh adds the changing rows to it, and a
+ * substep solves with the factor (no inverse per refresh). */
+static int assemble_mass(dg_sim *sim, bool refresh) {
+  size_t st = (size_t)sim->nn;
+  int nred = sim->ndof;
+  const unsigned char *dirty = sim->variable_kinematics ? sim->ws.row_dirty : NULL;
+  for (int j = 0; j < nred; j++)
+    memset(sim->M + (size_t)j * st, 0, sizeof(double) * (size_t)nred);
+  if (!dirty) {
+    add_node_inertia(sim, NULL, 0);
+  } else {
+    if (!refresh) {
+      add_node_inertia(sim, dirty, 0);
+      for (int j = 0; j < nred; j++)
+        memcpy(sim->Mfix + (size_t)j * st, sim->M + (size_t)j * st, sizeof(double) * (size_t)nred);
+    } else {
+      for (int j = 0; j < nred; j++)
+        memcpy(sim->M + (size_t)j * st, sim->Mfix + (size_t)j * st, sizeof(double) * (size_t)nred);
+    }
+    add_node_inertia(sim, dirty, 1);
+  }
+  int rc = cholesky(sim->M, sim->L, nred, st);
+  if (rc != 0) {
+    if (refresh)
+      return -1; /* let a full build name the shafts */
+    report_zero_inertia(sim, -1 - rc);
+    return sim->ws.error;
+  }
+  if (dirty)
+    return DG_OK;
+  /* M⁻¹ once per mode: each substep is then one matrix-vector product with
+   * no divisions (as cheap as two triangular solves, and faster for the
+   * small n of drivetrains). */
+  for (int c = 0; c < nred; c++) {
+    double *col = sim->f;
+    for (int i = 0; i < nred; i++)
+      col[i] = i == c ? 1.0 : 0.0;
+    cholesky_solve(sim->L, nred, st, col);
+    for (int i = 0; i < nred; i++)
+      sim->Minv[(size_t)i * st + (size_t)c] = col[i];
+  }
+  return DG_OK;
+}
+
 int dg_solver_build(dg_sim *sim) {
   dg_topo_ws *ws = &sim->ws;
   size_t st = (size_t)sim->nn;
@@ -712,7 +890,10 @@ int dg_solver_build(dg_sim *sim) {
   ws->errmsg[0] = '\0';
   ws->errblock = -1;
   ws->nraw = ws->nties = ws->nterms = 0;
+  ws->nlinks = 0;
+  sim->refreshable = sim->variable_kinematics;
   memset(ws->has_row, 0, st);
+  memset(ws->row_dirty, 0, st);
   memset(sim->inertia, 0, sizeof(double) * st);
   for (size_t n = 0; n < st; n++)
     sim->eff[n] = 1.0;
@@ -780,38 +961,87 @@ int dg_solver_build(dg_sim *sim) {
   sim->row_start[sim->nn] = sim->nnz;
   if (ws->error)
     return ws->error;
-  /* M = Gᵀ diag(I) G, accumulated node by node over the non-zeros */
-  for (int j = 0; j < nred; j++)
-    memset(sim->M + (size_t)j * st, 0, sizeof(double) * (size_t)nred);
-  for (int a = 0; a < sim->nnz;) {
-    int n = sim->gs_node[a], b = a;
-    while (b < sim->nnz && sim->gs_node[b] == n)
-      b++;
-    double in = sim->inertia[n];
-    if (in != 0.0)
-      for (int i = a; i < b; i++)
-        for (int k = a; k < b; k++)
-          sim->M[(size_t)sim->gs_dof[i] * st + (size_t)sim->gs_dof[k]] +=
-              in * sim->gs_val[i] * sim->gs_val[k];
-    a = b;
+  return assemble_mass(sim, false);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Variable kinematics: a refresh of the rows that change                   */
+
+/* Every substep of a mode with a variable-ratio block (a CVT): instead of
+ * building the topology again, ask the variable blocks for their new
+ * coefficients (their state_upstream in refresh mode: dg_topo_link_rate
+ * records the values, the other dg_topo_* calls do nothing), recompute the
+ * node rows that depend on them from the recorded links (R and Ṙ), then
+ * those rows of G = R T and Ġ = Ṙ T, and M with its factor. The ties and
+ * the elimination T do not change: a mode whose ties reach a changing row
+ * is not refreshable and builds in full. Returns DG_OK, or -1 when the
+ * refresh cannot be made (the structure differs: build in full). */
+static int refresh_rows(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->ws;
+  size_t st = (size_t)sim->nn;
+  ws->refreshing = true;
+  ws->refresh_bad = false;
+  ws->refresh_cursor = 0;
+  for (int i = 0; i < sim->n_var_blocks; i++) {
+    dg_block *b = &sim->blocks[sim->var_blocks[i]];
+    b->klass->state_upstream(b, &sim->topo);
   }
-  int rc = cholesky(sim->M, sim->L, nred, st);
-  if (rc != 0) {
-    report_zero_inertia(sim, -1 - rc);
-    return ws->error;
+  ws->refreshing = false;
+  if (ws->refresh_bad)
+    return -1;
+  int nraw = ws->nraw, nred = sim->ndof;
+  for (int k = 0; k < ws->nlinks; k++) {
+    int dst = ws->link_dst[k];
+    if (!ws->row_dirty[dst])
+      continue;
+    double *r = row_of(sim, dst), *rd = ws->Rd + (size_t)dst * st;
+    for (int j = 0; j < nraw; j++)
+      r[j] = rd[j] = 0.0;
+    for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++) {
+      const double *sr = row_of(sim, ws->link_src[i]);
+      const double *srd = ws->Rd + (size_t)ws->link_src[i] * st;
+      double c = ws->link_coef[i], cr = ws->link_rate[i];
+      for (int j = 0; j < nraw; j++) {
+        r[j] += c * sr[j];
+        rd[j] += c * srd[j] + cr * sr[j];
+      }
+    }
   }
-  /* M⁻¹ once per mode: each substep is then one matrix-vector product with
-   * no divisions (as cheap as two triangular solves, and faster for the
-   * small n of drivetrains). */
-  for (int c = 0; c < nred; c++) {
-    double *col = sim->f;
-    for (int i = 0; i < nred; i++)
-      col[i] = i == c ? 1.0 : 0.0;
-    cholesky_solve(sim->L, nred, st, col);
-    for (int i = 0; i < nred; i++)
-      sim->Minv[(size_t)i * st + (size_t)c] = col[i];
+  for (int n = 0; n < sim->nn; n++) {
+    if (!ws->row_dirty[n])
+      continue;
+    double *gr = sim->G + (size_t)n * st, *gd = sim->Gd + (size_t)n * st;
+    reduced_row(sim, n, nred, gr);
+    const double *rd = ws->Rd + (size_t)n * st;
+    for (int j = 0; j < nred; j++) {
+      double v = 0.0;
+      for (int k = 0; k < nraw; k++)
+        v += rd[k] * ws->T[(size_t)k * st + (size_t)j];
+      gd[j] = v;
+    }
+    /* the non-zeros keep their places unless a coefficient reached zero */
+    int a = sim->row_start[n];
+    for (int j = 0; j < nred; j++) {
+      if (fabs(gr[j]) < 1e-15)
+        gr[j] = 0.0;
+      if (gr[j] == 0.0)
+        continue;
+      if (a >= sim->row_start[n + 1] || sim->gs_dof[a] != j)
+        return -1;
+      sim->gs_val[a++] = gr[j];
+    }
+    if (a != sim->row_start[n + 1])
+      return -1;
   }
-  return DG_OK;
+  sim->lam_stale = ws->nactive > 0;
+  return assemble_mass(sim, true) == DG_OK ? DG_OK : -1;
+}
+
+/* The kinematics at the point a substep evaluates (variable kinematics). */
+static int solver_kinematics(dg_sim *sim) {
+  if (sim->refreshable && refresh_rows(sim) == DG_OK)
+    return DG_OK;
+  return dg_solver_build(sim);
 }
 
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
@@ -879,7 +1109,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   const double *s = y + nd;
   if (sim->variable_kinematics) {
     sim->topo_state = s;
-    int rc = dg_solver_build(sim);
+    int rc = solver_kinematics(sim);
     sim->topo_state = sim->s;
     if (rc != DG_OK && !sim->failed)
       fail_topology(sim, rc);
@@ -917,7 +1147,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
      * whose inertial force −I Ġ q joins the applied torques. It keeps
      * d(KE)/dt equal to the applied power when a ratio changes. */
     for (int n = 0; n < sim->nn; n++) {
-      if (sim->inertia[n] == 0.0)
+      if (sim->inertia[n] == 0.0 || !sim->ws.row_dirty[n]) /* Ġ is zero elsewhere */
         continue;
       const double *gd = sim->Gd + (size_t)n * (size_t)sim->nn;
       double bias = 0.0;
@@ -931,15 +1161,22 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     f[j] = 0.0;
   for (int a = 0; a < sim->nnz; a++)
     f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
-  for (int i = 0; i < nd; i++) {
-    const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
-    double v = 0.0;
-    for (int j = 0; j < nd; j++)
-      v += mi[j] * f[j];
-    dy[i] = v;
+  if (sim->variable_kinematics) { /* the factor of this substep's M */
+    memcpy(dy, f, sizeof(double) * (size_t)nd);
+    cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
+  } else {
+    for (int i = 0; i < nd; i++) {
+      const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
+      double v = 0.0;
+      for (int j = 0; j < nd; j++)
+        v += mi[j] * f[j];
+      dy[i] = v;
+    }
   }
   ctx->state_rate = NULL;
   if (sim->want_lambda) {
+    if (sim->lam_stale)
+      refresh_lambda_map(sim);
     /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
      * with ẍ = G q̇ row by row */
     const int *start = sim->row_start, *dof = sim->gs_dof;
