@@ -288,7 +288,7 @@ static int build_event_lists(dg_sim *sim) {
     sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
     sim->n_events += c->num_events;
   }
-  size_t ne = (size_t)sim->n_events + 1, ny = (size_t)(sim->nn + sim->ns + sim->ne);
+  size_t ne = (size_t)sim->n_events + 1, ny = (size_t)(sim->nn + sim->ns);
   sim->g0 = calloc(ne, sizeof(double));
   sim->g1 = calloc(ne, sizeof(double));
   sim->gt = calloc(ne, sizeof(double));

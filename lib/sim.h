@@ -110,7 +110,9 @@ struct dg_sim {
   /* energy audit: net work per block, booked by dg_port_add_torque */
   double *work;             /* per block */
   double eff_loss, impact_loss, ke_start;
-  int ne;                   /* energy states: one per torque hook + efficiency */
+  int ne;                   /* energy audit: one power per torque hook + efficiency */
+  double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
+  double *pcur;             /* where the current evaluation puts its powers */
 
   /* signals */
   int n_signals;
@@ -141,6 +143,9 @@ struct dg_sim {
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;
   int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
+  int *single_node, *single_dof, n_single; /* rows of one non-zero: x = v q[dof] */
+  double *single_val;
+  int *multi_node, n_multi; /* the other rows (by row_start) */
   int *lossy, n_lossy;      /* nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
   double *Mfix;             /* variable kinematics: M of the rows that do not change */
@@ -153,7 +158,6 @@ struct dg_sim {
   const double *topo_state; /* the states dg_topo_state reads (committed, or a substep's) */
   double *y0, *yt, *k1, *k2, *k3, *k4;
   double *f;                /* generalized force scratch (nn) */
-  double *w;                /* node torques after efficiency (nn) */
   double *gvec;             /* raw generalized residual (nn) */
   double *scratch;          /* nn scratch */
 

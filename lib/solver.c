@@ -74,13 +74,16 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->work;
   out[n++] = sim->xw;
   out[n++] = sim->tau;
-  out[n++] = sim->w;
   out[n++] = sim->gvec;
   out[n++] = sim->G;
   out[n++] = sim->gs_node;
   out[n++] = sim->gs_dof;
   out[n++] = sim->gs_val;
   out[n++] = sim->row_start;
+  out[n++] = sim->single_node;
+  out[n++] = sim->single_dof;
+  out[n++] = sim->single_val;
+  out[n++] = sim->multi_node;
   out[n++] = sim->lossy;
   out[n++] = sim->M;
   out[n++] = sim->Minv;
@@ -97,6 +100,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->f;
   out[n++] = sim->scratch;
   out[n++] = sim->lambda;
+  out[n++] = sim->pw;
   out[n++] = sim->lam_start;
   out[n++] = sim->lam_node;
   out[n++] = sim->lam_coef;
@@ -106,7 +110,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
 
 int dg_solver_alloc(dg_sim *sim) {
   sim->ne = sim->n_torque + 1;
-  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns + sim->ne);
+  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns);
   dg_topo_ws *ws = &sim->ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
   ws->max_terms = 8 * ws->max_ties;
@@ -146,13 +150,16 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->work = xcalloc((size_t)sim->nb, sizeof(double));
   sim->xw = xcalloc(nn, sizeof(double));
   sim->tau = xcalloc(nn, sizeof(double));
-  sim->w = xcalloc(nn, sizeof(double));
   sim->gvec = xcalloc(nn, sizeof(double));
   sim->G = xcalloc(nn * nn, sizeof(double));
   sim->gs_node = xcalloc(nn * nn, sizeof(int));
   sim->gs_dof = xcalloc(nn * nn, sizeof(int));
   sim->gs_val = xcalloc(nn * nn, sizeof(double));
   sim->row_start = xcalloc(nn + 1, sizeof(int));
+  sim->single_node = xcalloc(nn, sizeof(int));
+  sim->single_dof = xcalloc(nn, sizeof(int));
+  sim->single_val = xcalloc(nn, sizeof(double));
+  sim->multi_node = xcalloc(nn, sizeof(int));
   sim->lossy = xcalloc(nn, sizeof(int));
   sim->M = xcalloc(nn * nn, sizeof(double));
   sim->Minv = xcalloc(nn * nn, sizeof(double));
@@ -170,6 +177,8 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->f = xcalloc(nn, sizeof(double));
   sim->scratch = xcalloc(nn, sizeof(double));
   sim->lambda = xcalloc(mt, sizeof(double));
+  sim->pw = xcalloc(5 * (size_t)sim->ne, sizeof(double));
+  sim->pcur = sim->pw + 4 * sim->ne;
   sim->lam_start = xcalloc(mt + 1, sizeof(int));
   sim->lam_node = xcalloc(mt * nn, sizeof(int));
   sim->lam_coef = xcalloc(mt * nn, sizeof(double));
@@ -733,6 +742,7 @@ static void propagate_lock_efficiency(dg_sim *sim) {
 }
 
 static void build_lambda_map(dg_sim *sim);
+static void build_speed_plan(dg_sim *sim);
 
 /* After a refresh of the rows: Λ's entries at the changed rows (a row that
  * changes is its build value times the changing coefficients, so the
@@ -961,6 +971,7 @@ int dg_solver_build(dg_sim *sim) {
   sim->row_start[sim->nn] = sim->nnz;
   if (ws->error)
     return ws->error;
+  build_speed_plan(sim);
   return assemble_mass(sim, false);
 }
 
@@ -1034,6 +1045,7 @@ static int refresh_rows(dg_sim *sim) {
       return -1;
   }
   sim->lam_stale = ws->nactive > 0;
+  build_speed_plan(sim);
   return assemble_mass(sim, true) == DG_OK ? DG_OK : -1;
 }
 
@@ -1044,10 +1056,32 @@ static int solver_kinematics(dg_sim *sim) {
   return dg_solver_build(sim);
 }
 
+/* The SPEEDS stage's plan: G's rows of one non-zero (most shafts: a gear's
+ * output, a wheel's hub) as a flat list, the others (differential inputs,
+ * rows without motion) by node over the non-zeros. */
+static void build_speed_plan(dg_sim *sim) {
+  sim->n_single = sim->n_multi = 0;
+  for (int n = 0; n < sim->nn; n++) {
+    int a = sim->row_start[n], b = sim->row_start[n + 1];
+    if (b - a == 1) {
+      sim->single_node[sim->n_single] = n;
+      sim->single_dof[sim->n_single] = sim->gs_dof[a];
+      sim->single_val[sim->n_single++] = sim->gs_val[a];
+    } else {
+      sim->multi_node[sim->n_multi++] = n;
+    }
+  }
+}
+
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
+  const int *sn = sim->single_node, *sd = sim->single_dof;
+  const double *sv = sim->single_val;
+  for (int k = 0; k < sim->n_single; k++)
+    x[sn[k]] = sv[k] * q[sd[k]];
   const int *start = sim->row_start, *dof = sim->gs_dof;
   const double *val = sim->gs_val;
-  for (int n = 0; n < sim->nn; n++) { /* G's rows, stored by node */
+  for (int k = 0; k < sim->n_multi; k++) {
+    int n = sim->multi_node[k];
     double v = 0.0;
     for (int a = start[n]; a < start[n + 1]; a++)
       v += val[a] * q[dof[a]];
@@ -1114,7 +1148,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     if (rc != DG_OK && !sim->failed)
       fail_topology(sim, rc);
   }
-  double *x = sim->xw, *tau = sim->tau, *w = sim->w;
+  double *x = sim->xw, *tau = sim->tau, *w = tau; /* w: tau after efficiency, in place */
   dg_solver_speeds(sim, y, x);
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
   dg_ctx *ctx = &sim->ctx;
@@ -1126,7 +1160,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->state_commit = NULL;
   if (sim->ns > 0)
     memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
-  double *de = dy + nd + sim->ns; /* energy audit rates */
+  double *de = sim->pcur; /* energy audit: each torque hook's power */
   for (int i = 0; i < sim->n_torque; i++) {
     ctx->power = 0.0;
     sim->torque[i].fn(sim->torque[i].b, ctx);
@@ -1135,11 +1169,11 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   /* efficiency path factors: η on driving torque, 1/η on braking torque,
    * only at the nodes behind lossy gears */
   double p_eff = 0.0;
-  memcpy(w, tau, sizeof(double) * (size_t)sim->nn);
   for (int i = 0; i < sim->n_lossy; i++) {
     int n = sim->lossy[i];
-    w[n] = tau[n] * (tau[n] * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
-    p_eff += (w[n] - tau[n]) * x[n];
+    double tn = tau[n], wn = tn * (tn * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
+    p_eff += (wn - tn) * x[n];
+    w[n] = wn;
   }
   de[sim->n_torque] = p_eff;
   if (sim->variable_kinematics) {
@@ -1203,10 +1237,9 @@ void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
   sim->want_lambda = want;
 }
 
-/* y = [q; s; energy increments from 0] */
+/* y = [q; s] */
 static void gather_state(dg_sim *sim, double *y) {
   memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
-  memset(y + sim->ndof + sim->ns, 0, sizeof(double) * (size_t)sim->ne);
   if (sim->ns > 0)
     memcpy(y + sim->ndof, sim->s, sizeof(double) * (size_t)sim->ns);
 }
@@ -1364,17 +1397,22 @@ static void event_values(dg_sim *sim, double *g) {
 static void rk4_stages(dg_sim *sim, double t, double h, int ny) {
   const double *y0 = sim->y0, *k1 = sim->k1;
   double *yt = sim->yt, *k2 = sim->k2, *k3 = sim->k3, *k4 = sim->k4;
+  int ne = sim->ne;
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k1[i];
   inputs_at(sim, t + 0.5 * h);
+  sim->pcur = sim->pw + ne;
   derivative(sim, t + 0.5 * h, yt, k2);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k2[i];
+  sim->pcur = sim->pw + 2 * ne;
   derivative(sim, t + 0.5 * h, yt, k3);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h * k3[i];
   inputs_at(sim, t + h);
+  sim->pcur = sim->pw + 3 * ne;
   derivative(sim, t + h, yt, k4);
+  sim->pcur = sim->pw + 4 * ne; /* other evaluations book nothing */
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }
@@ -1468,11 +1506,13 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     return sim->err.code;
 
   /* PREPARE, then the first stage (with tie forces when events need them) */
-  int nd = sim->ndof, ny = sim->ndof + sim->ns + sim->ne;
+  int nd = sim->ndof, ny = sim->ndof + sim->ns;
   bool events = sim->n_events > 0 && segs_left > 1;
   gather_state(sim, sim->y0);
   sim->want_lambda = events && sim->ws.nactive > 0;
+  sim->pcur = sim->pw; /* stage 1's powers */
   derivative(sim, t, sim->y0, sim->k1);
+  sim->pcur = sim->pw + 4 * sim->ne;
   sim->want_lambda = false;
   if (events) {
     ctx->t = t;
@@ -1516,10 +1556,14 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   const double *yt = sim->yt;
   memcpy(sim->q, yt, sizeof(double) * (size_t)nd);
   memcpy(sim->s, yt + nd, sizeof(double) * (size_t)sim->ns);
-  const double *de = yt + nd + sim->ns;
+  /* the energy audit: each hook's work over the segment, with RK4's
+   * weights on the stages' powers (what RK4 gives a state whose rate is
+   * the power, without carrying those states through the stages) */
+  const double *p1 = sim->pw, *p2 = p1 + sim->ne, *p3 = p2 + sim->ne, *p4 = p3 + sim->ne;
   for (int i = 0; i < sim->n_torque; i++)
-    sim->work[sim->torque[i].b->index] += de[i];
-  sim->eff_loss += de[sim->n_torque];
+    sim->work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+  int ie = sim->n_torque;
+  sim->eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
   sim->segments++;
   sim->t = tb;
   dg_solver_speeds(sim, sim->q, sim->x);
