@@ -306,16 +306,21 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
  *        one speed, no capacity): the slip leaving zero, so that the
  *        friction acts from then on (pre_step picks the direction) rather
  *        than from the next step. */
-static void clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+static int clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const clutch_params *p = self->params;
   const clutch_data *d = self->data;
   g[0] = g[1] = 1.0;
-  if (d->mode == MODE_LOCKED)
+  if (d->mode == MODE_LOCKED) {
     g[1] = p->static_factor * clutch_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
-  else if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0)
+    return 1;
+  } else if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0) {
     g[0] = clutch_slip(self, ctx) * d->dir;
-  else if (d->dir == 0)
+    return 1;
+  } else if (d->dir == 0) {
     g[0] = clutch_slip_tol(self, ctx) - fabs(clutch_slip(self, ctx));
+    return 1;
+  }
+  return 0;
 }
 
 static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) {

@@ -274,20 +274,23 @@ static void lsd_post_step(dg_block *self, dg_ctx *ctx) {
  * slipping speed difference reaching zero (g0 = s · Δω, s the direction
  * it slips in), and the lock's torque reaching the capacity its input
  * torque gives (g1 = C(T_c) + tol − |λ|). */
-static void diff_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+static int diff_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const diff_params *p = self->params;
   const diff_data *d = self->data;
   g[0] = g[1] = 1.0;
   if (p->kind != KIND_CLUTCH_LSD)
-    return;
+    return 0;
   if (d->mode == MODE_LOCKED) {
     double t_c = -dg_ctx_tie_force(ctx, d->carrier_tie);
     double lam = dg_ctx_tie_force(ctx, d->lock_tie);
     double cap = lsd_capacity(p, t_c, dg_port_speed(ctx, self, PORT_CARRIER));
     g[1] = cap + LOCK_TOL_ABS + LOCK_TOL_REL * (fabs(t_c) + fabs(lam)) - fabs(lam);
+    return 1;
   } else if (d->dir != 0.0) {
     g[0] = d->dir * (dg_port_speed(ctx, self, PORT_LEFT) - dg_port_speed(ctx, self, PORT_RIGHT));
+    return 1;
   }
+  return 0;
 }
 
 static void diff_post_step(dg_block *self, dg_ctx *ctx) {

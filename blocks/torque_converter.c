@@ -386,16 +386,20 @@ static void tc_post_step(dg_block *self, dg_ctx *ctx) {
 /* Lock-up switching conditions, located inside the step: the slip of an
  * applied lock-up clutch reaching zero (g0 = slip · s), and a lock's torque
  * reaching the static capacity (g1 = T_s − |λ|). */
-static void tc_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+static int tc_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const tc_params *p = self->params;
   const tc_data *d = self->data;
   g[0] = g[1] = 1.0;
   if (!p->has_lockup)
-    return;
-  if (d->mode == MODE_LOCKED)
+    return 0;
+  if (d->mode == MODE_LOCKED) {
     g[1] = p->lockup.static_factor * p->lockup.max_torque - fabs(dg_ctx_tie_force(ctx, d->tie));
-  else if (d->applied && d->dir != 0)
+    return 1;
+  } else if (d->applied && d->dir != 0) {
     g[0] = tc_slip(self, ctx) * d->dir;
+    return 1;
+  }
+  return 0;
 }
 
 static double tc_signal(const dg_block *self, const dg_ctx *ctx, int index) {

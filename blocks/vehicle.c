@@ -364,13 +364,17 @@ static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
  * reaching rest (g0 = v · s − tol, s the direction it moves in; the
  * friction of the road load then holds it), and a held body's hold force
  * reaching the static friction (g1 = F_c − |λ|). */
-static void vehicle_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+static int vehicle_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const vehicle_data *d = self->data;
   g[0] = g[1] = 1.0;
-  if (d->mode == MODE_STOPPED)
+  if (d->mode == MODE_STOPPED) {
     g[1] = d->f_c - fabs(dg_ctx_tie_force(ctx, d->stop_tie));
-  else if (d->dir != 0 && d->f_c > 0.0)
+    return 1;
+  } else if (d->dir != 0 && d->f_c > 0.0) {
     g[0] = dg_port_speed(ctx, self, PORT_MASS) * d->dir - REST_TOL;
+    return 1;
+  }
+  return 0;
 }
 
 static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index) {

@@ -521,13 +521,17 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
  * held magic-formula wheel's ground contact reaching rest (g1 = v · s −
  * tol): the brake then holds. Letting go depends on the pools of all the
  * wheels and is decided at step ends. */
-static void wheel_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+static int wheel_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const wheel_data *d = self->data;
   g[0] = g[1] = 1.0;
-  if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
+  if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0) {
     g[0] = dg_port_speed(ctx, self, PORT_HUB) * d->dir - REST_TOL;
-  else if (d->mode == MODE_HELD && is_magic(self->params) && d->vdir != 0)
+    return 1;
+  } else if (d->mode == MODE_HELD && is_magic(self->params) && d->vdir != 0) {
     g[1] = dg_port_speed(ctx, self, PORT_GROUND) * d->vdir - REST_TOL;
+    return 1;
+  }
+  return 0;
 }
 
 /* ---- telemetry ---- */

@@ -1384,12 +1384,15 @@ static double next_break(const dg_sim *sim, double ta, double t_end, double tol)
 #define EVENT_TOL 1e-10
 
 
-/* Event functions of every block at the context's point. */
-static void event_values(dg_sim *sim, double *g) {
+/* Event functions of every block at the context's point; returns how many
+ * blocks have a condition that applies. */
+static int event_values(dg_sim *sim, double *g) {
+  int active = 0;
   for (int i = 0; i < sim->n_evb; i++) {
     const dg_block *b = sim->evb[i].b;
-    b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]);
+    active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
   }
+  return active;
 }
 
 /* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
@@ -1516,7 +1519,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   sim->want_lambda = false;
   if (events) {
     ctx->t = t;
-    event_values(sim, sim->g0);
+    events = event_values(sim, sim->g0) > 0; /* none applies: nothing to locate */
   }
   rk4_stages(sim, t, h, ny);
   if (sim->failed)

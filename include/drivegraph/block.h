@@ -216,10 +216,12 @@ struct dg_block_class {
   /// there, so the block's usual post_step test decides the change. The
   /// context has the time, speeds, inputs, states and tie forces
   /// (dg_ctx_tie_force) of the point evaluated; the hook must not change
-  /// the block. Return +1 for a condition that does not apply in the
-  /// current mode. NULL / 0: no events (decisions at step ends only).
+  /// the block. Set g_i = +1 for a condition that does not apply in the
+  /// current mode, and return 0 when none applies (the solver then skips
+  /// the block's end-of-segment evaluation), else 1. NULL / 0: no events
+  /// (decisions at step ends only).
   int num_events;
-  void (*event_values)(const dg_block *self, dg_ctx *ctx, double *g);
+  int (*event_values)(const dg_block *self, dg_ctx *ctx, double *g);
 };
 
 /// A block instance. Authors read the fields; the framework owns them.
