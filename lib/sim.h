@@ -149,6 +149,8 @@ struct dg_sim {
   int *lossy, n_lossy;      /* nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
   double *Mfix;             /* variable kinematics: M of the rows that do not change */
+  double *B;                /* ndof × nn (stride nn): M⁻¹ Gᵀ, node torques to q̇ */
+  bool use_B;               /* the ACCEL stage uses B (small modes) */
   dg_topo_ws ws;
   struct dg_topo topo;
 

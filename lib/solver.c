@@ -88,6 +88,7 @@ static int solver_buffers(const dg_sim *sim, void **out) {
   out[n++] = sim->M;
   out[n++] = sim->Minv;
   out[n++] = sim->Mfix;
+  out[n++] = sim->B;
   out[n++] = sim->L;
   out[n++] = sim->q;
   out[n++] = sim->s;
@@ -164,6 +165,7 @@ int dg_solver_alloc(dg_sim *sim) {
   sim->M = xcalloc(nn * nn, sizeof(double));
   sim->Minv = xcalloc(nn * nn, sizeof(double));
   sim->Mfix = xcalloc(nn * nn, sizeof(double));
+  sim->B = xcalloc(nn * nn, sizeof(double));
   sim->L = xcalloc(nn * nn, sizeof(double));
   sim->q = xcalloc(nn, sizeof(double));
   sim->s = xcalloc((size_t)sim->ns, sizeof(double));
@@ -877,11 +879,13 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
     report_zero_inertia(sim, -1 - rc);
     return sim->ws.error;
   }
+  sim->use_B = false;
   if (dirty)
     return DG_OK;
-  /* M⁻¹ once per mode: each substep is then one matrix-vector product with
-   * no divisions (as cheap as two triangular solves, and faster for the
-   * small n of drivetrains). */
+  /* M⁻¹ once per mode, and the ACCEL stage's map B = M⁻¹ Gᵀ from node
+   * torques to accelerations: a substep is then one dense product
+   * q̇ = B w with no divisions and no indirection (for drivetrain sizes
+   * cheaper than f = Gᵀ w over the non-zeros and two triangular solves). */
   for (int c = 0; c < nred; c++) {
     double *col = sim->f;
     for (int i = 0; i < nred; i++)
@@ -889,6 +893,20 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
     cholesky_solve(sim->L, nred, st, col);
     for (int i = 0; i < nred; i++)
       sim->Minv[(size_t)i * st + (size_t)c] = col[i];
+  }
+  /* dense B only where it is the smaller product (small graphs); else
+   * f = Gᵀ w over the non-zeros and M⁻¹ f (measured: the sedan's 15 nodes
+   * and 6 DOFs are faster sparse, the 2-DOF axle dense) */
+  sim->use_B = nred * sim->nn <= 2 * sim->nnz;
+  for (int i = 0; sim->use_B && i < nred; i++) {
+    double *bi = sim->B + (size_t)i * st;
+    const double *mi = sim->Minv + (size_t)i * st;
+    for (int n = 0; n < sim->nn; n++) {
+      double v = 0.0;
+      for (int a = sim->row_start[n]; a < sim->row_start[n + 1]; a++)
+        v += mi[sim->gs_dof[a]] * sim->gs_val[a];
+      bi[n] = v;
+    }
   }
   return DG_OK;
 }
@@ -1190,20 +1208,31 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
       w[n] -= sim->inertia[n] * bias;
     }
   }
-  double *f = sim->f;
-  for (int j = 0; j < nd; j++)
-    f[j] = 0.0;
-  for (int a = 0; a < sim->nnz; a++)
-    f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
-  if (sim->variable_kinematics) { /* the factor of this substep's M */
-    memcpy(dy, f, sizeof(double) * (size_t)nd);
-    cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
-  } else {
+  if (!sim->use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
+    double *f = sim->f;
+    for (int j = 0; j < nd; j++)
+      f[j] = 0.0;
+    for (int a = 0; a < sim->nnz; a++)
+      f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
+    if (sim->variable_kinematics) {
+      memcpy(dy, f, sizeof(double) * (size_t)nd);
+      cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
+    } else {
+      for (int i = 0; i < nd; i++) {
+        const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
+        double v = 0.0;
+        for (int j = 0; j < nd; j++)
+          v += mi[j] * f[j];
+        dy[i] = v;
+      }
+    }
+  } else { /* q̇ = B w, B = M⁻¹ Gᵀ of the mode */
+    int nn = sim->nn;
     for (int i = 0; i < nd; i++) {
-      const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
+      const double *bi = sim->B + (size_t)i * (size_t)nn;
       double v = 0.0;
-      for (int j = 0; j < nd; j++)
-        v += mi[j] * f[j];
+      for (int n = 0; n < nn; n++)
+        v += bi[n] * w[n];
       dy[i] = v;
     }
   }
