@@ -89,7 +89,7 @@ int dg_init_input(dg_init *init, const char *name) {
   return id;
 }
 
-double *dg_init_state(dg_init *init) { return init->sim->s + init->block->state; }
+double *dg_init_state(dg_init *init) { return init->sim->sv.s + init->block->state; }
 
 void dg_init_error(dg_init *init, const char *fmt, ...) {
   char path[DG_ERROR_PATH_LEN];
@@ -265,7 +265,7 @@ static int build_hook_lists(dg_sim *sim) {
       sim->state_blocks[sim->n_state_blocks++] = b->index;
     }
     if (c->flags & DG_CLASS_VARIABLE_KINEMATICS) {
-      sim->variable_kinematics = true;
+      sim->sv.variable_kinematics = true;
       sim->var_blocks[sim->n_var_blocks++] = b->index;
     }
   }
@@ -289,12 +289,12 @@ static int build_event_lists(dg_sim *sim) {
     sim->n_events += c->num_events;
   }
   size_t ne = (size_t)sim->n_events + 1, ny = (size_t)(sim->nn + sim->ns);
-  sim->g0 = calloc(ne, sizeof(double));
-  sim->g1 = calloc(ne, sizeof(double));
-  sim->gt = calloc(ne, sizeof(double));
-  sim->ydense = calloc(ny, sizeof(double));
-  sim->ysave = calloc(ny, sizeof(double));
-  return sim->g0 && sim->g1 && sim->gt && sim->ydense && sim->ysave ? 0 : -1;
+  sim->sv.g0 = calloc(ne, sizeof(double));
+  sim->sv.g1 = calloc(ne, sizeof(double));
+  sim->sv.gt = calloc(ne, sizeof(double));
+  sim->sv.ydense = calloc(ny, sizeof(double));
+  sim->sv.ysave = calloc(ny, sizeof(double));
+  return sim->sv.g0 && sim->sv.g1 && sim->sv.gt && sim->sv.ydense && sim->sv.ysave ? 0 : -1;
 }
 
 dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
@@ -357,19 +357,19 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     sim->timed[i].input = -1;
   sim->ctx.input = sim->input;
   sim->ctx.channel = sim->channel;
-  sim->ctx.normal_load = sim->normal_load;
+  sim->ctx.normal_load = sim->sv.normal_load;
   return sim;
 }
 
 /* Reports a failed topology build through diag (path at the block). */
 static void report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag) {
   char path[DG_ERROR_PATH_LEN] = "";
-  if (sim->ws.errblock >= 0)
-    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[sim->ws.errblock].id);
+  if (sim->sv.ws.errblock >= 0)
+    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[sim->sv.ws.errblock].id);
   if (mode_desc && mode_desc[0])
-    dg_diag_add(diag, rc, path, "%s (in mode %s)", sim->ws.errmsg, mode_desc);
+    dg_diag_add(diag, rc, path, "%s (in mode %s)", sim->sv.ws.errmsg, mode_desc);
   else
-    dg_diag_add(diag, rc, path, "%s", sim->ws.errmsg);
+    dg_diag_add(diag, rc, path, "%s", sim->sv.ws.errmsg);
 }
 
 dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
@@ -388,7 +388,7 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
       dg_sim_free(sim);
       sim = NULL;
     } else {
-      dg_solver_speeds(sim, sim->q, sim->x);
+      dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
     }
   }
   if (!sim)
@@ -420,11 +420,11 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->timed);
   free(sim->evb);
   free(sim->ev_off);
-  free(sim->g0);
-  free(sim->g1);
-  free(sim->gt);
-  free(sim->ydense);
-  free(sim->ysave);
+  free(sim->sv.g0);
+  free(sim->sv.g1);
+  free(sim->sv.gt);
+  free(sim->sv.ydense);
+  free(sim->sv.ysave);
   free(sim->input_names);
   free(sim->input);
   free(sim->signals);
@@ -501,7 +501,7 @@ static bool seen_before(seen_list *s, const char *text) {
 static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag) {
   set_modes(sim, mode);
   int rc = dg_solver_build(sim);
-  if (rc == DG_OK || seen_before(seen, sim->ws.errmsg))
+  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
     return;
   char desc[DG_ERROR_TEXT_LEN / 2];
   describe_mode(sim, mode, desc, sizeof desc);
@@ -531,10 +531,10 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int checked = 0;
   int rc = dg_solver_build(sim);
   if (rc != DG_OK) {
-    seen_before(&seen, sim->ws.errmsg);
+    seen_before(&seen, sim->sv.ws.errmsg);
     report_build(sim, rc, "", diag);
   } else if (info) {
-    info->dofs = sim->ndof;
+    info->dofs = sim->sv.ndof;
   }
   checked++;
   if (combos <= MAX_MODE_COMBINATIONS) {
@@ -602,12 +602,12 @@ double dg_sim_signal(const dg_sim *sim, int id) {
     return NAN;
   const dg_signal_entry *e = &sim->signals[id];
   if (e->node >= 0)
-    return e->scale * sim->x[e->node];
+    return e->scale * sim->sv.x[e->node];
   const dg_block *b = &sim->blocks[e->block];
   dg_ctx ctx = sim->ctx;
   ctx.t = sim->t;
-  ctx.speed = sim->x;
-  ctx.state = sim->s;
+  ctx.speed = sim->sv.x;
+  ctx.state = sim->sv.s;
   ctx.state_rate = ctx.state_commit = NULL;
   return b->klass->signal(b, &ctx, e->index);
 }
@@ -634,9 +634,9 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
 
 /* The energy audit starts again from the current state. */
 static void reset_audit(dg_sim *sim) {
-  memset(sim->work, 0, sizeof(double) * (size_t)sim->nb);
-  sim->eff_loss = sim->impact_loss = 0.0;
-  sim->ke_start = dg_sim_kinetic_energy(sim);
+  memset(sim->sv.work, 0, sizeof(double) * (size_t)sim->nb);
+  sim->sv.eff_loss = sim->sv.impact_loss = 0.0;
+  sim->sv.ke_start = dg_sim_kinetic_energy(sim);
 }
 
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err) {
@@ -669,8 +669,8 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     dg_block *b = &sim->blocks[e->block];
     dg_ctx ctx = sim->ctx;
     ctx.t = sim->t;
-    ctx.speed = sim->x;
-    ctx.state = ctx.state_commit = sim->s;
+    ctx.speed = sim->sv.x;
+    ctx.state = ctx.state_commit = sim->sv.s;
     ctx.state_rate = NULL;
     if (!b->klass->set_signal || b->klass->set_signal(b, &ctx, e->index, values[i]) != 0) {
       rc = DG_ERR_RANGE;
@@ -691,7 +691,7 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
   return rc;
 }
 
-int dg_sim_dof_count(const dg_sim *sim) { return sim->ndof; }
+int dg_sim_dof_count(const dg_sim *sim) { return sim->sv.ndof; }
 int dg_sim_node_count(const dg_sim *sim) { return sim->nn; }
 long dg_sim_topology_changes(const dg_sim *sim) { return sim->topo_changes; }
 long dg_sim_step_count(const dg_sim *sim) { return sim->steps; }
@@ -702,28 +702,28 @@ double dg_sim_last_event_time(const dg_sim *sim) { return sim->last_event; }
 double dg_sim_kinetic_energy(const dg_sim *sim) {
   double e = 0.0;
   for (int n = 0; n < sim->nn; n++)
-    e += 0.5 * sim->inertia[n] * sim->x[n] * sim->x[n];
+    e += 0.5 * sim->sv.inertia[n] * sim->sv.x[n] * sim->sv.x[n];
   return e;
 }
 
 void dg_sim_energy(const dg_sim *sim, dg_energy *e) {
   memset(e, 0, sizeof *e);
   e->kinetic = dg_sim_kinetic_energy(sim);
-  e->kinetic_start = sim->ke_start;
+  e->kinetic_start = sim->sv.ke_start;
   for (int i = 0; i < sim->nb; i++) {
-    if (sim->work[i] > 0.0)
-      e->work_in += sim->work[i];
+    if (sim->sv.work[i] > 0.0)
+      e->work_in += sim->sv.work[i];
     else
-      e->work_out += sim->work[i];
+      e->work_out += sim->sv.work[i];
   }
-  e->efficiency_loss = sim->eff_loss;
-  e->impact_loss = sim->impact_loss;
+  e->efficiency_loss = sim->sv.eff_loss;
+  e->impact_loss = sim->sv.impact_loss;
   e->balance_error = e->kinetic - e->kinetic_start -
                      (e->work_in + e->work_out + e->efficiency_loss + e->impact_loss);
 }
 
 double dg_sim_block_work(const dg_sim *sim, int index) {
-  return index >= 0 && index < sim->nb ? sim->work[index] : NAN;
+  return index >= 0 && index < sim->nb ? sim->sv.work[index] : NAN;
 }
 
 dg_block *dg_sim_block(dg_sim *sim, const char *id) {
@@ -734,18 +734,18 @@ dg_block *dg_sim_block(dg_sim *sim, const char *id) {
 }
 
 void dg_sim_momentum(const dg_sim *sim, double *p) {
-  for (int j = 0; j < sim->ndof; j++)
+  for (int j = 0; j < sim->sv.ndof; j++)
     p[j] = 0.0;
-  for (int a = 0; a < sim->nnz; a++) {
-    int n = sim->gs_node[a];
-    p[sim->gs_dof[a]] += sim->gs_val[a] * sim->inertia[n] * sim->x[n];
+  for (int a = 0; a < sim->sv.nnz; a++) {
+    int n = sim->sv.gs_node[a];
+    p[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * sim->sv.inertia[n] * sim->sv.x[n];
   }
 }
 
 void dg_sim_mass_matrix(const dg_sim *sim, double *m) {
-  for (int i = 0; i < sim->ndof; i++)
-    for (int j = 0; j < sim->ndof; j++)
-      m[i * sim->ndof + j] = sim->M[(size_t)i * (size_t)sim->nn + (size_t)j];
+  for (int i = 0; i < sim->sv.ndof; i++)
+    for (int j = 0; j < sim->sv.ndof; j++)
+      m[i * sim->sv.ndof + j] = sim->sv.M[(size_t)i * (size_t)sim->nn + (size_t)j];
 }
 
 double dg_sim_port_speed(const dg_sim *sim, const char *block_port) {
@@ -758,7 +758,128 @@ double dg_sim_port_speed(const dg_sim *sim, const char *block_port) {
         strncmp(b->id, block_port, (size_t)(dot - block_port)) != 0)
       continue;
     int p = dg_class_port_find(b->klass, dot + 1);
-    return p >= 0 ? sim->x[b->node[p]] : NAN;
+    return p >= 0 ? sim->sv.x[b->node[p]] : NAN;
   }
   return NAN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Snapshots                                                                */
+
+struct dg_snapshot {
+  const dg_graph *g;
+  dg_solver sv;        /* the solver's scalars */
+  double t, ctx_t, ctx_dt, last_event;
+  long steps, topo_changes, events, segments;
+  size_t size;
+  unsigned char *bytes; /* solver arrays, block data, inputs, schedule places, channels */
+};
+
+/* Bytes of everything but the solver's arrays. */
+static size_t cold_bytes(const dg_sim *sim) {
+  size_t n = 0;
+  for (int i = 0; i < sim->nb; i++)
+    n += sim->blocks[i].klass->data_size;
+  return n + sizeof(double) * (size_t)(sim->n_inputs + sim->n_channels) +
+         sizeof(int) * (size_t)sim->n_inputs;
+}
+
+dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
+  dg_error_clear(err);
+  if (!sim || sim->failed) {
+    dg_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "",
+                 "cannot take a snapshot of a simulation that has failed");
+    return NULL;
+  }
+  size_t hot = dg_solver_state_bytes(sim), size = hot + cold_bytes(sim);
+  dg_snapshot *snap = calloc(1, sizeof *snap);
+  unsigned char *bytes = snap ? malloc(size ? size : 1) : NULL;
+  if (!bytes) {
+    free(snap);
+    dg_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
+    return NULL;
+  }
+  dg_graph_retain(sim->g);
+  *snap = (dg_snapshot){.g = sim->g, .sv = sim->sv, .t = sim->t, .ctx_t = sim->ctx.t,
+                        .ctx_dt = sim->ctx.dt, .last_event = sim->last_event,
+                        .steps = sim->steps, .topo_changes = sim->topo_changes,
+                        .events = sim->events, .segments = sim->segments, .size = size,
+                        .bytes = bytes};
+  unsigned char *p = bytes;
+  dg_solver_save(sim, p);
+  p += hot;
+  for (int i = 0; i < sim->nb; i++) {
+    size_t ds = sim->blocks[i].klass->data_size;
+    memcpy(p, sim->blocks[i].data, ds);
+    p += ds;
+  }
+  memcpy(p, sim->input, sizeof(double) * (size_t)sim->n_inputs);
+  p += sizeof(double) * (size_t)sim->n_inputs;
+  for (int i = 0; i < sim->n_inputs; i++) {
+    const dg_timed_input *ti = timed_find(sim, i);
+    int piece = ti ? ti->piece : -1;
+    memcpy(p, &piece, sizeof piece);
+    p += sizeof piece;
+  }
+  if (sim->n_channels > 0)
+    memcpy(p, sim->channel, sizeof(double) * (size_t)sim->n_channels);
+  return snap;
+}
+
+int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
+  dg_error_clear(err);
+  if (!sim || !snap) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation or snapshot given");
+    return DG_ERR_USAGE;
+  }
+  if (snap->g != sim->g) {
+    dg_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+                 "the snapshot is of a simulation of another graph (%s)", snap->g->file);
+    return DG_ERR_USAGE;
+  }
+  const unsigned char *p = snap->bytes;
+  dg_solver_load(sim, &snap->sv, p);
+  p += dg_solver_state_bytes(sim);
+  for (int i = 0; i < sim->nb; i++) {
+    size_t ds = sim->blocks[i].klass->data_size;
+    memcpy(sim->blocks[i].data, p, ds);
+    p += ds;
+  }
+  memcpy(sim->input, p, sizeof(double) * (size_t)sim->n_inputs);
+  p += sizeof(double) * (size_t)sim->n_inputs;
+  for (int i = 0; i < sim->n_inputs; i++) {
+    int piece;
+    memcpy(&piece, p, sizeof piece);
+    p += sizeof piece;
+    dg_timed_input *ti = timed_find(sim, i);
+    if (ti && !ti->fn)
+      ti->piece = piece < ti->n ? piece : ti->n - 1;
+  }
+  if (sim->n_channels > 0)
+    memcpy(sim->channel, p, sizeof(double) * (size_t)sim->n_channels);
+  sim->t = snap->t;
+  sim->last_event = snap->last_event;
+  sim->steps = snap->steps;
+  sim->topo_changes = snap->topo_changes;
+  sim->events = snap->events;
+  sim->segments = snap->segments;
+  sim->ctx.t = snap->ctx_t;
+  sim->ctx.dt = snap->ctx_dt;
+  sim->ctx.speed = sim->sv.x;
+  sim->ctx.torque = sim->sv.tau;
+  sim->ctx.normal_load = sim->sv.normal_load;
+  sim->ctx.state = sim->sv.s;
+  sim->ctx.state_rate = sim->ctx.state_commit = NULL;
+  sim->topo_request = false;
+  sim->failed = false;
+  dg_error_clear(&sim->err);
+  return DG_OK;
+}
+
+void dg_snapshot_free(dg_snapshot *snap) {
+  if (!snap)
+    return;
+  dg_graph_release(snap->g);
+  free(snap->bytes);
+  free(snap);
 }

@@ -85,6 +85,82 @@ struct dg_topo {
   dg_sim *sim;
 };
 
+/* The hot part of a simulation: everything a step reads or writes, laid
+ * out for the solver's stages. The current mode's *plan* (built between
+ * steps by dg_solver_build: the SPEEDS rows, single-term apart from
+ * multi-term, the lossy nodes and their factors, the factor or inverse of
+ * M and the ACCEL map B, the tie-force map Λ, the recorded links of a
+ * variable-ratio mode), the state y = [q; s] the solver owns (block
+ * states included), the RK4 stages and the event and energy-audit
+ * workspaces. Every array is allocated at creation at its largest size, so
+ * a step never allocates, and the state of a simulation is these arrays
+ * plus the blocks' data (dg_sim_snapshot copies them). */
+typedef struct dg_solver {
+  /* per node */
+  double *inertia, *eff, *inv_eff;
+  double *x;                /* committed node speeds */
+  double *normal_load;      /* per node, published by bodies */
+  double *tau;              /* node torque accumulator, then torques after efficiency */
+  double *xw;               /* substep node speeds */
+
+  /* the current mode's plan */
+  int ndof;
+  double *G;                /* nn × nn (stride nn) */
+  double *Gd;               /* Ġ, only with variable kinematics */
+  int nnz;
+  int *gs_node, *gs_dof;    /* G's non-zeros, by node */
+  double *gs_val;
+  int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
+  int *single_node, *single_dof, n_single; /* SPEEDS: rows of one non-zero, x = v q[dof] */
+  double *single_val;
+  int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
+  int *lossy, n_lossy;      /* FORCES: nodes with an efficiency path factor != 1 */
+  double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
+  double *Mfix;             /* variable kinematics: M of the rows that do not change */
+  double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
+  bool use_B;               /* the ACCEL stage uses B (small modes) */
+  bool variable_kinematics;
+  bool refreshable;         /* the mode's variable links can be refreshed in place */
+  bool lam_stale;           /* Λ predates a refresh of the rows */
+  dg_topo_ws ws;
+  struct dg_topo topo;
+
+  /* state: q (ndof) then s (ns), RK4 workspaces */
+  double *q;
+  double *s;
+  const double *topo_state; /* the states dg_topo_state reads (committed, or a substep's) */
+  double *y0, *yt, *k1, *k2, *k3, *k4;
+  double *f;                /* generalized force scratch (nn) */
+  double *gvec;             /* raw generalized residual (nn) */
+  double *scratch;          /* nn scratch */
+
+  /* events */
+  double *g0, *g1, *gt;     /* at the segment start, end, and a trial time */
+  double *ydense;           /* a state on the step's dense output */
+  double *ysave;            /* the segment's end state while locating */
+
+  /* tie multipliers from the ACCEL stage: λ = Λ (I ẍ − w), Λ = P Rᵀ over
+   * nodes, stored sparse per active tie */
+  int *lam_start;           /* nactive + 1 */
+  int *lam_node;
+  double *lam_coef;
+  double *acc;              /* node accelerations of the stage (nn) */
+  bool lambda_valid;
+  bool want_lambda;         /* the current stage computes λ */
+  double lam_t;             /* where λ is wanted when not valid: (lam_t, */
+  const double *lam_y;      /* lam_y), or the committed state when NULL */
+  double *lambda;           /* per active tie: at the end of the last segment */
+
+  /* energy audit: net work per block, booked by dg_port_add_torque */
+  double *work;             /* per block */
+  double eff_loss, impact_loss, ke_start;
+  int ne;                   /* one power per torque hook + efficiency */
+  double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
+  double *pcur;             /* where the current evaluation puts its powers */
+} dg_solver;
+
+/* A simulation: the graph, names, inputs, outputs, errors and the lists
+ * built once at creation (cold), and its solver (hot). */
 struct dg_sim {
   const dg_graph *g;
   int nb, nn, ns;           /* blocks, nodes, continuous states */
@@ -107,13 +183,6 @@ struct dg_sim {
   char **channel_names;
   double *channel;
 
-  /* energy audit: net work per block, booked by dg_port_add_torque */
-  double *work;             /* per block */
-  double eff_loss, impact_loss, ke_start;
-  int ne;                   /* energy audit: one power per torque hook + efficiency */
-  double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
-  double *pcur;             /* where the current evaluation puts its powers */
-
   /* signals */
   int n_signals;
   dg_signal_entry *signals;
@@ -123,73 +192,20 @@ struct dg_sim {
   int n_pre, n_torque, n_post;
   int *state_blocks, n_state_blocks;
   int *state_off;           /* per block: offset into the state vector */
-  bool variable_kinematics;
-  bool refreshable;         /* the mode's variable links can be refreshed in place */
-  bool lam_stale;           /* Λ predates a refresh of the rows */
   int *var_blocks, n_var_blocks;
-
-  /* per-node data of the current mode */
-  double *inertia, *eff, *inv_eff;
-  double *x;                /* committed node speeds */
-  double *normal_load;      /* per node, published by bodies */
-  double *tau;              /* node torque accumulator */
-  double *xw;               /* substep node speeds */
-
-  /* current mode */
-  int ndof;
-  double *G;                /* nn × nn (stride nn) */
-  double *Gd;               /* Ġ, only with variable kinematics */
-  int nnz;
-  int *gs_node, *gs_dof;    /* G's non-zeros, by node */
-  double *gs_val;
-  int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
-  int *single_node, *single_dof, n_single; /* rows of one non-zero: x = v q[dof] */
-  double *single_val;
-  int *multi_node, n_multi; /* the other rows (by row_start) */
-  int *lossy, n_lossy;      /* nodes with an efficiency path factor != 1 */
-  double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
-  double *Mfix;             /* variable kinematics: M of the rows that do not change */
-  double *B;                /* ndof × nn (stride nn): M⁻¹ Gᵀ, node torques to q̇ */
-  bool use_B;               /* the ACCEL stage uses B (small modes) */
-  dg_topo_ws ws;
-  struct dg_topo topo;
-
-  /* state: q (ndof) then s (ns), RK4 workspaces */
-  double *q;
-  double *s;
-  const double *topo_state; /* the states dg_topo_state reads (committed, or a substep's) */
-  double *y0, *yt, *k1, *k2, *k3, *k4;
-  double *f;                /* generalized force scratch (nn) */
-  double *gvec;             /* raw generalized residual (nn) */
-  double *scratch;          /* nn scratch */
-
-  /* events: switching conditions located inside the step */
   dg_hook_entry *evb;       /* blocks with event functions */
   int n_evb;
   int *ev_off;              /* per evb entry: first of its functions in g0/g1/gt */
   int n_events;             /* functions in all */
-  double *g0, *g1, *gt;     /* at the segment start, end, and a trial time */
-  double *ydense;           /* a state on the step's dense output */
-  double *ysave;            /* the segment's end state while locating */
-
-  /* tie multipliers from the ACCEL stage: λ = Λ (I ẍ − w), Λ = P Rᵀ over
-   * nodes, stored sparse per active tie */
-  int *lam_start;           /* nactive + 1 */
-  int *lam_node;
-  double *lam_coef;
-  double *acc;              /* node accelerations of the stage (nn) */
 
   /* step bookkeeping */
   double t;
   long steps, topo_changes, events, segments;
   double last_event;        /* time of the last located event, NaN before */
   bool topo_request;
-  bool lambda_valid;
-  bool want_lambda;         /* the current stage computes λ */
-  double lam_t;             /* where λ is wanted when not valid: (lam_t, */
-  const double *lam_y;      /* lam_y), or the committed state when NULL */
-  double *lambda;           /* per active tie: at the end of the last segment */
   dg_ctx ctx;
+
+  dg_solver sv;
 };
 
 /* solver.c */
@@ -215,6 +231,13 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */
 int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
                          char *why, size_t why_size);
+
+/* Snapshots: the bytes of every solver array, and their copy out and in
+ * (into a simulation of the same graph; `saved` is the struct the arrays
+ * were saved with). */
+size_t dg_solver_state_bytes(dg_sim *sim);
+void dg_solver_save(dg_sim *sim, unsigned char *out);
+void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
 
 /* sim.c */
 void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);

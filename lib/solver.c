@@ -35,168 +35,173 @@
 /* Speeds above this (rad/s or m/s) are a blow-up, not a drivetrain. */
 #define SPEED_LIMIT 1e9
 
-static void *xcalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
+/* Every buffer the solver owns, with its size: one table for allocation,
+ * freeing and snapshots (sizes depend only on the graph). `slot` is the
+ * address of the pointer member (of whatever pointer type); it is read and
+ * written with memcpy, as object pointers share one representation here. */
+typedef struct buf_spec {
+  void *slot;
+  size_t bytes;
+} buf_spec;
 
-/* Every buffer the solver owns, for one allocation check and one free. */
-static int solver_buffers(const dg_sim *sim, void **out) {
-  const dg_topo_ws *ws = &sim->ws;
+static void *buf_get(const buf_spec *b) {
+  void *p;
+  memcpy(&p, b->slot, sizeof p);
+  return p;
+}
+static void buf_set(const buf_spec *b, void *p) { memcpy(b->slot, &p, sizeof p); }
+
+#define MAX_SOLVER_BUFFERS 80
+static int solver_buffers(dg_sim *sim, buf_spec *out) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns), mt = (size_t)ws->max_ties;
+  size_t ml = (size_t)ws->max_links;
   int n = 0;
-  out[n++] = ws->R;
-  out[n++] = ws->Rd;
-  out[n++] = sim->Gd;
-  out[n++] = ws->has_row;
-  out[n++] = ws->raw_owner;
-  out[n++] = ws->raw_node;
-  out[n++] = ws->T;
-  out[n++] = ws->col_raw;
-  out[n++] = ws->ties;
-  out[n++] = ws->tie_node;
-  out[n++] = ws->tie_coef;
-  out[n++] = ws->C;
-  out[n++] = ws->P;
-  out[n++] = ws->A;
-  out[n++] = ws->active_tie;
-  out[n++] = ws->raw_eff;
-  out[n++] = ws->link_dst;
-  out[n++] = ws->link_first;
-  out[n++] = ws->link_n;
-  out[n++] = ws->link_block;
-  out[n++] = ws->link_var;
-  out[n++] = ws->link_src;
-  out[n++] = ws->link_coef;
-  out[n++] = ws->link_rate;
-  out[n++] = ws->row_dirty;
-  out[n++] = sim->inertia;
-  out[n++] = sim->eff;
-  out[n++] = sim->inv_eff;
-  out[n++] = sim->x;
-  out[n++] = sim->normal_load;
-  out[n++] = sim->work;
-  out[n++] = sim->xw;
-  out[n++] = sim->tau;
-  out[n++] = sim->gvec;
-  out[n++] = sim->G;
-  out[n++] = sim->gs_node;
-  out[n++] = sim->gs_dof;
-  out[n++] = sim->gs_val;
-  out[n++] = sim->row_start;
-  out[n++] = sim->single_node;
-  out[n++] = sim->single_dof;
-  out[n++] = sim->single_val;
-  out[n++] = sim->multi_node;
-  out[n++] = sim->lossy;
-  out[n++] = sim->M;
-  out[n++] = sim->Minv;
-  out[n++] = sim->Mfix;
-  out[n++] = sim->B;
-  out[n++] = sim->L;
-  out[n++] = sim->q;
-  out[n++] = sim->s;
-  out[n++] = sim->y0;
-  out[n++] = sim->yt;
-  out[n++] = sim->k1;
-  out[n++] = sim->k2;
-  out[n++] = sim->k3;
-  out[n++] = sim->k4;
-  out[n++] = sim->f;
-  out[n++] = sim->scratch;
-  out[n++] = sim->lambda;
-  out[n++] = sim->pw;
-  out[n++] = sim->lam_start;
-  out[n++] = sim->lam_node;
-  out[n++] = sim->lam_coef;
-  out[n++] = sim->acc;
+#define SPEC(slot_, count_, size_) \
+  (out[n++] = (buf_spec){(void *)(slot_), (size_t)(count_) * (size_t)(size_)})
+  SPEC(&sim->sv.ws.R, nn * nn, sizeof(double));
+  SPEC(&sim->sv.ws.Rd, nn * nn, sizeof(double));
+  SPEC(&sim->sv.Gd, nn * nn, sizeof(double));
+  SPEC(&sim->sv.ws.has_row, nn, 1);
+  SPEC(&sim->sv.ws.raw_owner, nn, sizeof(int));
+  SPEC(&sim->sv.ws.raw_node, nn, sizeof(int));
+  SPEC(&sim->sv.ws.T, nn * nn, sizeof(double));
+  SPEC(&sim->sv.ws.col_raw, nn, sizeof(int));
+  SPEC(&sim->sv.ws.ties, mt, sizeof(dg_tie));
+  SPEC(&sim->sv.ws.tie_node, (size_t)ws->max_terms, sizeof(int));
+  SPEC(&sim->sv.ws.tie_coef, (size_t)ws->max_terms, sizeof(double));
+  SPEC(&sim->sv.ws.C, mt * nn, sizeof(double));
+  SPEC(&sim->sv.ws.P, mt * nn, sizeof(double));
+  SPEC(&sim->sv.ws.A, mt * mt, sizeof(double));
+  SPEC(&sim->sv.ws.active_tie, mt, sizeof(int));
+  SPEC(&sim->sv.ws.raw_eff, nn, sizeof(double));
+  SPEC(&sim->sv.ws.link_dst, ml, sizeof(int));
+  SPEC(&sim->sv.ws.link_first, ml, sizeof(int));
+  SPEC(&sim->sv.ws.link_n, ml, sizeof(int));
+  SPEC(&sim->sv.ws.link_block, ml, sizeof(int));
+  SPEC(&sim->sv.ws.link_var, ml, 1);
+  SPEC(&sim->sv.ws.link_src, (size_t)ws->max_terms, sizeof(int));
+  SPEC(&sim->sv.ws.link_coef, (size_t)ws->max_terms, sizeof(double));
+  SPEC(&sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
+  SPEC(&sim->sv.ws.row_dirty, nn, 1);
+  SPEC(&sim->sv.inertia, nn, sizeof(double));
+  SPEC(&sim->sv.eff, nn, sizeof(double));
+  SPEC(&sim->sv.inv_eff, nn, sizeof(double));
+  SPEC(&sim->sv.x, nn, sizeof(double));
+  SPEC(&sim->sv.normal_load, nn, sizeof(double));
+  SPEC(&sim->sv.work, (size_t)sim->nb, sizeof(double));
+  SPEC(&sim->sv.xw, nn, sizeof(double));
+  SPEC(&sim->sv.tau, nn, sizeof(double));
+  SPEC(&sim->sv.gvec, nn, sizeof(double));
+  SPEC(&sim->sv.G, nn * nn, sizeof(double));
+  SPEC(&sim->sv.gs_node, nn * nn, sizeof(int));
+  SPEC(&sim->sv.gs_dof, nn * nn, sizeof(int));
+  SPEC(&sim->sv.gs_val, nn * nn, sizeof(double));
+  SPEC(&sim->sv.row_start, nn + 1, sizeof(int));
+  SPEC(&sim->sv.single_node, nn, sizeof(int));
+  SPEC(&sim->sv.single_dof, nn, sizeof(int));
+  SPEC(&sim->sv.single_val, nn, sizeof(double));
+  SPEC(&sim->sv.multi_node, nn, sizeof(int));
+  SPEC(&sim->sv.lossy, nn, sizeof(int));
+  SPEC(&sim->sv.M, nn * nn, sizeof(double));
+  SPEC(&sim->sv.Minv, nn * nn, sizeof(double));
+  SPEC(&sim->sv.Mfix, nn * nn, sizeof(double));
+  SPEC(&sim->sv.B, nn * nn, sizeof(double));
+  SPEC(&sim->sv.L, nn * nn, sizeof(double));
+  SPEC(&sim->sv.q, nn, sizeof(double));
+  SPEC(&sim->sv.s, (size_t)sim->ns, sizeof(double));
+  SPEC(&sim->sv.y0, ny, sizeof(double));
+  SPEC(&sim->sv.yt, ny, sizeof(double));
+  SPEC(&sim->sv.k1, ny, sizeof(double));
+  SPEC(&sim->sv.k2, ny, sizeof(double));
+  SPEC(&sim->sv.k3, ny, sizeof(double));
+  SPEC(&sim->sv.k4, ny, sizeof(double));
+  SPEC(&sim->sv.f, nn, sizeof(double));
+  SPEC(&sim->sv.scratch, nn, sizeof(double));
+  SPEC(&sim->sv.lambda, mt, sizeof(double));
+  SPEC(&sim->sv.pw, 5 * (size_t)sim->sv.ne, sizeof(double));
+  SPEC(&sim->sv.lam_start, mt + 1, sizeof(int));
+  SPEC(&sim->sv.lam_node, mt * nn, sizeof(int));
+  SPEC(&sim->sv.lam_coef, mt * nn, sizeof(double));
+  SPEC(&sim->sv.acc, nn, sizeof(double));
+#undef SPEC
+  DG_ASSERT(n <= MAX_SOLVER_BUFFERS);
   return n;
 }
 
 int dg_solver_alloc(dg_sim *sim) {
-  sim->ne = sim->n_torque + 1;
-  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns);
-  dg_topo_ws *ws = &sim->ws;
+  sim->sv.ne = sim->n_torque + 1;
+  dg_topo_ws *ws = &sim->sv.ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
   ws->max_terms = 8 * ws->max_ties;
-  size_t mt = (size_t)ws->max_ties;
-  ws->R = xcalloc(nn * nn, sizeof(double));
-  ws->Rd = xcalloc(nn * nn, sizeof(double));
-  sim->Gd = xcalloc(nn * nn, sizeof(double));
-  ws->has_row = xcalloc(nn, 1);
-  ws->raw_owner = xcalloc(nn, sizeof(int));
-  ws->raw_node = xcalloc(nn, sizeof(int));
-  ws->T = xcalloc(nn * nn, sizeof(double));
-  ws->col_raw = xcalloc(nn, sizeof(int));
-  ws->ties = xcalloc(mt, sizeof(dg_tie));
-  ws->tie_node = xcalloc((size_t)ws->max_terms, sizeof(int));
-  ws->tie_coef = xcalloc((size_t)ws->max_terms, sizeof(double));
-  ws->C = xcalloc(mt * nn, sizeof(double));
-  ws->P = xcalloc(mt * nn, sizeof(double));
-  ws->A = xcalloc(mt * mt, sizeof(double));
-  ws->active_tie = xcalloc(mt, sizeof(int));
-  ws->raw_eff = xcalloc(nn, sizeof(double));
   ws->max_links = 2 * sim->nn + 4 * sim->nb + 8;
-  size_t ml = (size_t)ws->max_links;
-  ws->link_dst = xcalloc(ml, sizeof(int));
-  ws->link_first = xcalloc(ml, sizeof(int));
-  ws->link_n = xcalloc(ml, sizeof(int));
-  ws->link_block = xcalloc(ml, sizeof(int));
-  ws->link_var = xcalloc(ml, 1);
-  ws->link_src = xcalloc((size_t)ws->max_terms, sizeof(int));
-  ws->link_coef = xcalloc((size_t)ws->max_terms, sizeof(double));
-  ws->link_rate = xcalloc((size_t)ws->max_terms, sizeof(double));
-  ws->row_dirty = xcalloc(nn, 1);
-  sim->inertia = xcalloc(nn, sizeof(double));
-  sim->eff = xcalloc(nn, sizeof(double));
-  sim->inv_eff = xcalloc(nn, sizeof(double));
-  sim->x = xcalloc(nn, sizeof(double));
-  sim->normal_load = xcalloc(nn, sizeof(double));
-  sim->work = xcalloc((size_t)sim->nb, sizeof(double));
-  sim->xw = xcalloc(nn, sizeof(double));
-  sim->tau = xcalloc(nn, sizeof(double));
-  sim->gvec = xcalloc(nn, sizeof(double));
-  sim->G = xcalloc(nn * nn, sizeof(double));
-  sim->gs_node = xcalloc(nn * nn, sizeof(int));
-  sim->gs_dof = xcalloc(nn * nn, sizeof(int));
-  sim->gs_val = xcalloc(nn * nn, sizeof(double));
-  sim->row_start = xcalloc(nn + 1, sizeof(int));
-  sim->single_node = xcalloc(nn, sizeof(int));
-  sim->single_dof = xcalloc(nn, sizeof(int));
-  sim->single_val = xcalloc(nn, sizeof(double));
-  sim->multi_node = xcalloc(nn, sizeof(int));
-  sim->lossy = xcalloc(nn, sizeof(int));
-  sim->M = xcalloc(nn * nn, sizeof(double));
-  sim->Minv = xcalloc(nn * nn, sizeof(double));
-  sim->Mfix = xcalloc(nn * nn, sizeof(double));
-  sim->B = xcalloc(nn * nn, sizeof(double));
-  sim->L = xcalloc(nn * nn, sizeof(double));
-  sim->q = xcalloc(nn, sizeof(double));
-  sim->s = xcalloc((size_t)sim->ns, sizeof(double));
-  sim->topo_state = sim->s;
-  sim->y0 = xcalloc(ny, sizeof(double));
-  sim->yt = xcalloc(ny, sizeof(double));
-  sim->k1 = xcalloc(ny, sizeof(double));
-  sim->k2 = xcalloc(ny, sizeof(double));
-  sim->k3 = xcalloc(ny, sizeof(double));
-  sim->k4 = xcalloc(ny, sizeof(double));
-  sim->f = xcalloc(nn, sizeof(double));
-  sim->scratch = xcalloc(nn, sizeof(double));
-  sim->lambda = xcalloc(mt, sizeof(double));
-  sim->pw = xcalloc(5 * (size_t)sim->ne, sizeof(double));
-  sim->pcur = sim->pw + 4 * sim->ne;
-  sim->lam_start = xcalloc(mt + 1, sizeof(int));
-  sim->lam_node = xcalloc(mt * nn, sizeof(int));
-  sim->lam_coef = xcalloc(mt * nn, sizeof(double));
-  sim->acc = xcalloc(nn, sizeof(double));
-  void *all[80];
-  int n = solver_buffers(sim, all);
-  for (int i = 0; i < n; i++)
-    if (!all[i])
-      return DG_ERR_NOMEM;
-  return DG_OK;
+  buf_spec spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  int rc = DG_OK;
+  for (int i = 0; i < n; i++) {
+    void *p = calloc(spec[i].bytes ? spec[i].bytes : 1, 1);
+    buf_set(&spec[i], p);
+    if (!p)
+      rc = DG_ERR_NOMEM;
+  }
+  sim->sv.topo_state = sim->sv.s;
+  if (sim->sv.pw)
+    sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
+  return rc;
 }
+
 void dg_solver_free(dg_sim *sim) {
-  void *all[80];
-  int n = solver_buffers(sim, all);
+  buf_spec spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    free(buf_get(&spec[i]));
+    buf_set(&spec[i], NULL);
+  }
+}
+
+/* Snapshots: the solver's arrays, copied whole. */
+size_t dg_solver_state_bytes(dg_sim *sim) {
+  buf_spec spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  size_t total = 0;
   for (int i = 0; i < n; i++)
-    free(all[i]);
+    total += spec[i].bytes;
+  return total;
+}
+
+void dg_solver_save(dg_sim *sim, unsigned char *out) {
+  buf_spec spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    memcpy(out, buf_get(&spec[i]), spec[i].bytes);
+    out += spec[i].bytes;
+  }
+}
+
+void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in) {
+  dg_solver keep = sim->sv;
+  sim->sv = *saved; /* the scalars; the pointers are put back below */
+  buf_spec spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    size_t off = (size_t)((char *)spec[i].slot - (char *)&sim->sv);
+    memcpy(spec[i].slot, (char *)&keep + off, sizeof(void *));
+    memcpy(buf_get(&spec[i]), in, spec[i].bytes);
+    in += spec[i].bytes;
+  }
+  sim->sv.g0 = keep.g0;
+  sim->sv.g1 = keep.g1;
+  sim->sv.gt = keep.gt;
+  sim->sv.ydense = keep.ydense;
+  sim->sv.ysave = keep.ysave;
+  sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
+  sim->sv.topo_state = sim->sv.s;
+  sim->sv.topo.sim = sim;
+  /* tie forces saved at the committed state stay valid; any other point's
+   * are computed again when asked for */
+  if (saved->lam_y != NULL)
+    sim->sv.lambda_valid = false;
+  sim->sv.lam_y = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -204,7 +209,7 @@ void dg_solver_free(dg_sim *sim) {
 
 static void topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) DG_PRINTF(4, 5);
 static void topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   if (ws->error)
     return;
   ws->error = code;
@@ -215,11 +220,11 @@ static void topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
   va_end(ap);
 }
 
-static double *row_of(const dg_sim *sim, int node) { return sim->ws.R + (size_t)node * (size_t)sim->nn; }
+static double *row_of(const dg_sim *sim, int node) { return sim->sv.ws.R + (size_t)node * (size_t)sim->nn; }
 
 /* The node gets a new raw DOF of its own. */
 static void new_raw(dg_sim *sim, int node, int owner) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nraw++;
   double *r = row_of(sim, node);
   memset(r, 0, sizeof(double) * (size_t)sim->nn);
@@ -228,11 +233,11 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   ws->has_row[node] = 1;
   ws->raw_owner[k] = owner;
   ws->raw_node[k] = node;
-  sim->eff[node] = 1.0;
+  sim->sv.eff[node] = 1.0;
 }
 
 static void ensure_row(dg_sim *sim, int node, int owner) {
-  if (!sim->ws.has_row[node])
+  if (!sim->sv.ws.has_row[node])
     new_raw(sim, node, owner);
 }
 
@@ -246,14 +251,14 @@ static bool valid_port(dg_sim *sim, const dg_block *b, int port) {
 }
 
 void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
-  if (t->sim->ws.refreshing)
+  if (t->sim->sv.ws.refreshing)
     return;
   if (valid_port(t->sim, b, port))
     ensure_row(t->sim, b->node[port], b->index);
 }
 
 static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   if (ws->nties >= ws->max_ties || ws->nterms + n > ws->max_terms) {
     topo_error(sim, b->index, DG_ERR_BLOCK, "too many ties in one mode (limit %d)", ws->max_ties);
     return -1;
@@ -266,7 +271,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   for (int i = 0; i < n; i++) {
     ensure_row(sim, node[i], b->index);
     if (ws->row_dirty[node[i]])
-      sim->refreshable = false; /* the elimination would change with the ratio */
+      sim->sv.refreshable = false; /* the elimination would change with the ratio */
     ws->tie_node[ws->nterms] = node[i];
     ws->tie_coef[ws->nterms] = coef[i];
     ws->nterms++;
@@ -285,7 +290,7 @@ void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
 /* Refresh: the link's new coefficients, checked against the build's. */
 static void refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const double *coef,
                          const double *coef_rate) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   /* the block's links in build order: the next one of this block */
   int k = ws->refresh_cursor;
   while (k < ws->nlinks && ws->link_block[k] != b->index)
@@ -305,11 +310,11 @@ static void refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const d
 /* Build: the link, so that a refresh can recompute the rows after it. */
 static void record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
                         const double *coef, const double *coef_rate) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nlinks;
   int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
   if (k >= ws->max_links || f + n > ws->max_terms) {
-    sim->refreshable = false; /* too many to record: every substep builds in full */
+    sim->sv.refreshable = false; /* too many to record: every substep builds in full */
     return;
   }
   ws->nlinks++;
@@ -331,7 +336,7 @@ static void record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const 
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                        const double *coef, const double *coef_rate, double efficiency) {
   dg_sim *sim = t->sim;
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   if (ws->refreshing) {
     refresh_link(sim, b, dst, n, coef, coef_rate);
     return;
@@ -376,11 +381,11 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
       rd[k] += coef[i] * srd[k] + (coef_rate ? coef_rate[i] * sr[k] : 0.0);
     }
     wsum += fabs(coef[i]);
-    esum += fabs(coef[i]) * sim->eff[nodes[i + 1]];
+    esum += fabs(coef[i]) * sim->sv.eff[nodes[i + 1]];
   }
   ws->has_row[dnode] = 1;
-  sim->eff[dnode] = efficiency * (wsum > 0.0 ? esum / wsum : 1.0);
-  if (sim->variable_kinematics)
+  sim->sv.eff[dnode] = efficiency * (wsum > 0.0 ? esum / wsum : 1.0);
+  if (sim->sv.variable_kinematics)
     record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
 }
 
@@ -392,7 +397,7 @@ void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio
 int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
   dg_sim *sim = t->sim;
   int nodes[16];
-  if (sim->ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
+  if (sim->sv.ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
     return -1;
   if (n < 1 || n > 16) {
     topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_tie with %d ports (1..16)", n);
@@ -407,11 +412,11 @@ int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const dou
 }
 
 const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
-  return t->sim->topo_state + b->state;
+  return t->sim->sv.topo_state + b->state;
 }
 
 void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
-  if (t->sim->ws.refreshing)
+  if (t->sim->sv.ws.refreshing)
     return;
   if (!valid_port(t->sim, b, port))
     return;
@@ -419,7 +424,7 @@ void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
     topo_error(t->sim, b->index, DG_ERR_BLOCK, "inertia %g must be finite and >= 0", inertia);
     return;
   }
-  t->sim->inertia[b->node[port]] += inertia;
+  t->sim->sv.inertia[b->node[port]] += inertia;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -474,13 +479,13 @@ static void node_label(const dg_sim *sim, int node, char *buf, size_t size) {
 }
 
 int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size) {
-  if (dof < 0 || dof >= sim->ndof) {
+  if (dof < 0 || dof >= sim->sv.ndof) {
     if (size)
       buf[0] = '\0';
     return 0;
   }
   char lab[128];
-  node_label(sim, sim->ws.raw_node[sim->ws.col_raw[dof]], lab, sizeof lab);
+  node_label(sim, sim->sv.ws.raw_node[sim->sv.ws.col_raw[dof]], lab, sizeof lab);
   return snprintf(buf, size, "%s", lab);
 }
 
@@ -518,7 +523,7 @@ static void describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, in
 /* scratch holds the node speeds of a motion without inertia */
 static bool node_moves(const dg_sim *sim, int n, int unused) {
   (void)unused;
-  return sim->scratch[n] != 0.0;
+  return sim->sv.scratch[n] != 0.0;
 }
 
 /* Cholesky stopped at column j: M is singular there. The motion that costs
@@ -526,16 +531,16 @@ static bool node_moves(const dg_sim *sim, int n, int unused) {
  * are the shafts without inertia, named in the message. */
 static void report_zero_inertia(dg_sim *sim, int j) {
   size_t st = (size_t)sim->nn;
-  double *v = sim->f;
-  for (int k = 0; k < sim->ndof; k++)
+  double *v = sim->sv.f;
+  for (int k = 0; k < sim->sv.ndof; k++)
     v[k] = 0.0;
   for (int k = 0; k < j; k++)
-    v[k] = sim->L[(size_t)j * st + (size_t)k];
+    v[k] = sim->sv.L[(size_t)j * st + (size_t)k];
   for (int i = j - 1; i >= 0; i--) { /* L₁₁ᵀ w = l_j */
     double sum = v[i];
     for (int k = i + 1; k < j; k++)
-      sum -= sim->L[(size_t)k * st + (size_t)i] * v[k];
-    v[i] = sum / sim->L[(size_t)i * st + (size_t)i];
+      sum -= sim->sv.L[(size_t)k * st + (size_t)i] * v[k];
+    v[i] = sum / sim->sv.L[(size_t)i * st + (size_t)i];
   }
   for (int k = 0; k < j; k++)
     v[k] = -v[k];
@@ -544,13 +549,13 @@ static void report_zero_inertia(dg_sim *sim, int j) {
   for (int n = 0; n < sim->nn; n++) {
     double x = 0.0;
     for (int k = 0; k <= j; k++)
-      x += sim->G[(size_t)n * st + (size_t)k] * v[k];
-    sim->scratch[n] = x;
+      x += sim->sv.G[(size_t)n * st + (size_t)k] * v[k];
+    sim->sv.scratch[n] = x;
     vmax = fmax(vmax, fabs(x));
   }
   for (int n = 0; n < sim->nn; n++)
-    if (fabs(sim->scratch[n]) <= 1e-9 * vmax)
-      sim->scratch[n] = 0.0;
+    if (fabs(sim->sv.scratch[n]) <= 1e-9 * vmax)
+      sim->sv.scratch[n] = 0.0;
   char nodes[200], blocks[160];
   int first;
   describe_nodes(sim, node_moves, 0, nodes, sizeof nodes, blocks, sizeof blocks, &first);
@@ -570,7 +575,7 @@ static bool row_nonzero(const double *r, int n) {
 /* Node rows of G = R T restricted to one node. */
 static void reduced_row(const dg_sim *sim, int node, int nred, double *out) {
   const double *r = row_of(sim, node);
-  const dg_topo_ws *ws = &sim->ws;
+  const dg_topo_ws *ws = &sim->sv.ws;
   for (int j = 0; j < nred; j++)
     out[j] = 0.0;
   for (int k = 0; k < ws->nraw; k++) {
@@ -585,27 +590,27 @@ static void reduced_row(const dg_sim *sim, int node, int nred, double *out) {
 /* scratch holds 1 for the nodes check_overconstrained flagged */
 static bool node_zeroed(const dg_sim *sim, int n, int unused) {
   (void)unused;
-  return sim->scratch[n] != 0.0;
+  return sim->sv.scratch[n] != 0.0;
 }
 
 /* After the equality ties: a node they join that had motion and has none
  * left means the ties contradict the kinematics (a loop of unequal ratios). */
 static void check_overconstrained(dg_sim *sim, int nred) {
-  dg_topo_ws *ws = &sim->ws;
-  double *red = sim->f;
+  dg_topo_ws *ws = &sim->sv.ws;
+  double *red = sim->sv.f;
   for (int t = 0; t < ws->nties && !ws->error; t++) {
     const dg_tie *tie = &ws->ties[t];
     if (tie->ground)
       continue;
     bool bad = false;
-    memset(sim->scratch, 0, sizeof(double) * (size_t)sim->nn);
+    memset(sim->sv.scratch, 0, sizeof(double) * (size_t)sim->nn);
     for (int i = 0; i < tie->n; i++) {
       int node = ws->tie_node[tie->first + i];
       if (!row_nonzero(row_of(sim, node), ws->nraw))
         continue;
       reduced_row(sim, node, nred, red);
       if (!row_nonzero(red, nred)) {
-        sim->scratch[node] = 1.0;
+        sim->sv.scratch[node] = 1.0;
         bad = true;
       }
     }
@@ -623,7 +628,7 @@ static void check_overconstrained(dg_sim *sim, int nred) {
 
 /* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred. */
 static int eliminate_ties(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   int nraw = ws->nraw, nred = nraw;
   for (int k = 0; k < nraw; k++) {
@@ -633,8 +638,8 @@ static int eliminate_ties(dg_sim *sim) {
     ws->col_raw[k] = k;
   }
   ws->nactive = 0;
-  sim->lam_start[0] = 0;
-  double *c = sim->gvec;
+  sim->sv.lam_start[0] = 0;
+  double *c = sim->sv.gvec;
   for (int pass = 0; pass < 2; pass++) {
     for (int t = 0; t < ws->nties; t++) {
       dg_tie *tie = &ws->ties[t];
@@ -687,12 +692,12 @@ static int eliminate_ties(dg_sim *sim) {
 static double eff_through(const dg_sim *sim, int node) {
   const double *r = row_of(sim, node);
   double wsum = 0.0, esum = 0.0;
-  for (int k = 0; k < sim->ws.nraw; k++)
+  for (int k = 0; k < sim->sv.ws.nraw; k++)
     if (r[k] != 0.0) {
       wsum += fabs(r[k]);
-      esum += fabs(r[k]) * sim->ws.raw_eff[k];
+      esum += fabs(r[k]) * sim->sv.ws.raw_eff[k];
     }
-  return sim->eff[node] * (wsum > 0.0 ? esum / wsum : 1.0);
+  return sim->sv.eff[node] * (wsum > 0.0 ? esum / wsum : 1.0);
 }
 
 /* A lock (a tie between the declaring block's `in` node, itself a raw DOF,
@@ -701,7 +706,7 @@ static double eff_through(const dg_sim *sim, int node) {
  * the raw DOF inherits the efficiency of the `out` node. Locks can be in
  * series (clutch, then a lock-up converter), hence the fixed point. */
 static void propagate_lock_efficiency(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   for (int k = 0; k < ws->nraw; k++)
     ws->raw_eff[k] = 1.0;
   for (int pass = 0; pass <= ws->nties; pass++) {
@@ -739,8 +744,8 @@ static void propagate_lock_efficiency(dg_sim *sim) {
       break;
   }
   for (int n = 0; n < sim->nn; n++)
-    sim->scratch[n] = eff_through(sim, n);
-  memcpy(sim->eff, sim->scratch, sizeof(double) * (size_t)sim->nn);
+    sim->sv.scratch[n] = eff_through(sim, n);
+  memcpy(sim->sv.eff, sim->sv.scratch, sizeof(double) * (size_t)sim->nn);
 }
 
 static void build_lambda_map(dg_sim *sim);
@@ -750,27 +755,27 @@ static void build_speed_plan(dg_sim *sim);
  * changes is its build value times the changing coefficients, so the
  * entries that were zero stay zero). */
 static void refresh_lambda_map(dg_sim *sim) {
-  const dg_topo_ws *ws = &sim->ws;
+  const dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   for (int a = 0; a < ws->nactive; a++) {
     const double *p = ws->P + (size_t)a * st;
-    for (int k = sim->lam_start[a]; k < sim->lam_start[a + 1]; k++) {
-      int node = sim->lam_node[k];
+    for (int k = sim->sv.lam_start[a]; k < sim->sv.lam_start[a + 1]; k++) {
+      int node = sim->sv.lam_node[k];
       if (!ws->row_dirty[node])
         continue;
       const double *r = row_of(sim, node);
       double v = 0.0;
       for (int j = 0; j < ws->nraw; j++)
         v += p[j] * r[j];
-      sim->lam_coef[k] = v;
+      sim->sv.lam_coef[k] = v;
     }
   }
-  sim->lam_stale = false;
+  sim->sv.lam_stale = false;
 }
 
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn, ma = (size_t)ws->max_ties;
   int na = ws->nactive, nraw = ws->nraw;
   if (na == 0)
@@ -795,7 +800,7 @@ static void build_multiplier_map(dg_sim *sim) {
                "constraints are numerically dependent");
     return;
   }
-  double *col = sim->f;
+  double *col = sim->sv.f;
   for (int k = 0; k < nraw; k++) {
     for (int i = 0; i < na; i++)
       col[i] = ws->C[(size_t)idx[i] * st + (size_t)k];
@@ -809,26 +814,26 @@ static void build_multiplier_map(dg_sim *sim) {
 /* Λ = P Rᵀ over nodes, so that the acceleration stage gets λ = Λ r from the
  * node residuals r = I ẍ − w with no pass over the raw DOFs. */
 static void build_lambda_map(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   int na = ws->nactive, nraw = ws->nraw;
-  sim->lam_stale = false;
+  sim->sv.lam_stale = false;
   int nz = 0;
   for (int i = 0; i < na; i++) {
     const double *p = ws->P + (size_t)i * st;
-    sim->lam_start[i] = nz;
+    sim->sv.lam_start[i] = nz;
     for (int node = 0; node < sim->nn; node++) {
       const double *r = row_of(sim, node);
       double v = 0.0;
       for (int k = 0; k < nraw; k++)
         v += p[k] * r[k];
       if (v != 0.0) {
-        sim->lam_node[nz] = node;
-        sim->lam_coef[nz++] = v;
+        sim->sv.lam_node[nz] = node;
+        sim->sv.lam_coef[nz++] = v;
       }
     }
   }
-  sim->lam_start[na] = nz;
+  sim->sv.lam_start[na] = nz;
 }
 
 /* Adds the contributions I·g gᵀ of the nodes `on` selects (all when NULL,
@@ -836,14 +841,14 @@ static void build_lambda_map(dg_sim *sim) {
 static void add_node_inertia(dg_sim *sim, const unsigned char *on, unsigned char want) {
   size_t st = (size_t)sim->nn;
   for (int n = 0; n < sim->nn; n++) {
-    double in = sim->inertia[n];
+    double in = sim->sv.inertia[n];
     if (in == 0.0 || (on && on[n] != want))
       continue;
-    for (int i = sim->row_start[n]; i < sim->row_start[n + 1]; i++) {
-      double *mi = sim->M + (size_t)sim->gs_dof[i] * st;
-      double gi = in * sim->gs_val[i];
-      for (int k = sim->row_start[n]; k < sim->row_start[n + 1]; k++)
-        mi[sim->gs_dof[k]] += gi * sim->gs_val[k];
+    for (int i = sim->sv.row_start[n]; i < sim->sv.row_start[n + 1]; i++) {
+      double *mi = sim->sv.M + (size_t)sim->sv.gs_dof[i] * st;
+      double gi = in * sim->sv.gs_val[i];
+      for (int k = sim->sv.row_start[n]; k < sim->sv.row_start[n + 1]; k++)
+        mi[sim->sv.gs_dof[k]] += gi * sim->sv.gs_val[k];
     }
   }
 }
@@ -855,31 +860,31 @@ static void add_node_inertia(dg_sim *sim, const unsigned char *on, unsigned char
  * substep solves with the factor (no inverse per refresh). */
 static int assemble_mass(dg_sim *sim, bool refresh) {
   size_t st = (size_t)sim->nn;
-  int nred = sim->ndof;
-  const unsigned char *dirty = sim->variable_kinematics ? sim->ws.row_dirty : NULL;
+  int nred = sim->sv.ndof;
+  const unsigned char *dirty = sim->sv.variable_kinematics ? sim->sv.ws.row_dirty : NULL;
   for (int j = 0; j < nred; j++)
-    memset(sim->M + (size_t)j * st, 0, sizeof(double) * (size_t)nred);
+    memset(sim->sv.M + (size_t)j * st, 0, sizeof(double) * (size_t)nred);
   if (!dirty) {
     add_node_inertia(sim, NULL, 0);
   } else {
     if (!refresh) {
       add_node_inertia(sim, dirty, 0);
       for (int j = 0; j < nred; j++)
-        memcpy(sim->Mfix + (size_t)j * st, sim->M + (size_t)j * st, sizeof(double) * (size_t)nred);
+        memcpy(sim->sv.Mfix + (size_t)j * st, sim->sv.M + (size_t)j * st, sizeof(double) * (size_t)nred);
     } else {
       for (int j = 0; j < nred; j++)
-        memcpy(sim->M + (size_t)j * st, sim->Mfix + (size_t)j * st, sizeof(double) * (size_t)nred);
+        memcpy(sim->sv.M + (size_t)j * st, sim->sv.Mfix + (size_t)j * st, sizeof(double) * (size_t)nred);
     }
     add_node_inertia(sim, dirty, 1);
   }
-  int rc = cholesky(sim->M, sim->L, nred, st);
+  int rc = cholesky(sim->sv.M, sim->sv.L, nred, st);
   if (rc != 0) {
     if (refresh)
       return -1; /* let a full build name the shafts */
     report_zero_inertia(sim, -1 - rc);
-    return sim->ws.error;
+    return sim->sv.ws.error;
   }
-  sim->use_B = false;
+  sim->sv.use_B = false;
   if (dirty)
     return DG_OK;
   /* M⁻¹ once per mode, and the ACCEL stage's map B = M⁻¹ Gᵀ from node
@@ -887,24 +892,24 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
    * q̇ = B w with no divisions and no indirection (for drivetrain sizes
    * cheaper than f = Gᵀ w over the non-zeros and two triangular solves). */
   for (int c = 0; c < nred; c++) {
-    double *col = sim->f;
+    double *col = sim->sv.f;
     for (int i = 0; i < nred; i++)
       col[i] = i == c ? 1.0 : 0.0;
-    cholesky_solve(sim->L, nred, st, col);
+    cholesky_solve(sim->sv.L, nred, st, col);
     for (int i = 0; i < nred; i++)
-      sim->Minv[(size_t)i * st + (size_t)c] = col[i];
+      sim->sv.Minv[(size_t)i * st + (size_t)c] = col[i];
   }
   /* dense B only where it is the smaller product (small graphs); else
    * f = Gᵀ w over the non-zeros and M⁻¹ f (measured: the sedan's 15 nodes
    * and 6 DOFs are faster sparse, the 2-DOF axle dense) */
-  sim->use_B = nred * sim->nn <= 2 * sim->nnz;
-  for (int i = 0; sim->use_B && i < nred; i++) {
-    double *bi = sim->B + (size_t)i * st;
-    const double *mi = sim->Minv + (size_t)i * st;
+  sim->sv.use_B = nred * sim->nn <= 2 * sim->sv.nnz;
+  for (int i = 0; sim->sv.use_B && i < nred; i++) {
+    double *bi = sim->sv.B + (size_t)i * st;
+    const double *mi = sim->sv.Minv + (size_t)i * st;
     for (int n = 0; n < sim->nn; n++) {
       double v = 0.0;
-      for (int a = sim->row_start[n]; a < sim->row_start[n + 1]; a++)
-        v += mi[sim->gs_dof[a]] * sim->gs_val[a];
+      for (int a = sim->sv.row_start[n]; a < sim->sv.row_start[n + 1]; a++)
+        v += mi[sim->sv.gs_dof[a]] * sim->sv.gs_val[a];
       bi[n] = v;
     }
   }
@@ -912,25 +917,25 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
 }
 
 int dg_solver_build(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   ws->error = 0;
   ws->errmsg[0] = '\0';
   ws->errblock = -1;
   ws->nraw = ws->nties = ws->nterms = 0;
   ws->nlinks = 0;
-  sim->refreshable = sim->variable_kinematics;
+  sim->sv.refreshable = sim->sv.variable_kinematics;
   memset(ws->has_row, 0, st);
   memset(ws->row_dirty, 0, st);
-  memset(sim->inertia, 0, sizeof(double) * st);
+  memset(sim->sv.inertia, 0, sizeof(double) * st);
   for (size_t n = 0; n < st; n++)
-    sim->eff[n] = 1.0;
-  sim->topo.sim = sim;
+    sim->sv.eff[n] = 1.0;
+  sim->sv.topo.sim = sim;
   const dg_graph *g = sim->g;
   for (int i = 0; i < sim->nb && !ws->error; i++) {
     dg_block *b = &sim->blocks[g->order[i]];
     if (b->klass->state_upstream) {
-      b->klass->state_upstream(b, &sim->topo);
+      b->klass->state_upstream(b, &sim->sv.topo);
       continue;
     }
     int np = g->blocks[b->index].num_ports;
@@ -947,20 +952,20 @@ int dg_solver_build(dg_sim *sim) {
   int nred = eliminate_ties(sim);
   if (ws->error)
     return ws->error;
-  sim->ndof = nred;
+  sim->sv.ndof = nred;
   /* G = R T and its non-zeros by node */
-  sim->nnz = 0;
+  sim->sv.nnz = 0;
   for (int n = 0; n < sim->nn; n++) {
-    double *gr = sim->G + (size_t)n * st;
+    double *gr = sim->sv.G + (size_t)n * st;
     reduced_row(sim, n, nred, gr);
     for (int j = 0; j < nred; j++) {
       if (fabs(gr[j]) < 1e-15)
         gr[j] = 0.0; /* exact zeros keep the sparsity of eliminated rows */
     }
   }
-  if (sim->variable_kinematics) /* Ġ = Ṙ T (ties are constant) */
+  if (sim->sv.variable_kinematics) /* Ġ = Ṙ T (ties are constant) */
     for (int n = 0; n < sim->nn; n++) {
-      double *gd = sim->Gd + (size_t)n * st;
+      double *gd = sim->sv.Gd + (size_t)n * st;
       const double *rd = ws->Rd + (size_t)n * st;
       for (int j = 0; j < nred; j++) {
         double v = 0.0;
@@ -971,22 +976,22 @@ int dg_solver_build(dg_sim *sim) {
     }
   build_multiplier_map(sim);
   propagate_lock_efficiency(sim);
-  sim->n_lossy = 0;
+  sim->sv.n_lossy = 0;
   for (int n = 0; n < sim->nn; n++) {
-    const double *gr = sim->G + (size_t)n * st;
-    sim->row_start[n] = sim->nnz;
+    const double *gr = sim->sv.G + (size_t)n * st;
+    sim->sv.row_start[n] = sim->sv.nnz;
     for (int j = 0; j < nred; j++)
       if (gr[j] != 0.0) {
-        sim->gs_node[sim->nnz] = n;
-        sim->gs_dof[sim->nnz] = j;
-        sim->gs_val[sim->nnz] = gr[j];
-        sim->nnz++;
+        sim->sv.gs_node[sim->sv.nnz] = n;
+        sim->sv.gs_dof[sim->sv.nnz] = j;
+        sim->sv.gs_val[sim->sv.nnz] = gr[j];
+        sim->sv.nnz++;
       }
-    sim->inv_eff[n] = 1.0 / sim->eff[n];
-    if (sim->eff[n] != 1.0) /* the substep scales only these */
-      sim->lossy[sim->n_lossy++] = n;
+    sim->sv.inv_eff[n] = 1.0 / sim->sv.eff[n];
+    if (sim->sv.eff[n] != 1.0) /* the substep scales only these */
+      sim->sv.lossy[sim->sv.n_lossy++] = n;
   }
-  sim->row_start[sim->nn] = sim->nnz;
+  sim->sv.row_start[sim->nn] = sim->sv.nnz;
   if (ws->error)
     return ws->error;
   build_speed_plan(sim);
@@ -1006,19 +1011,19 @@ int dg_solver_build(dg_sim *sim) {
  * is not refreshable and builds in full. Returns DG_OK, or -1 when the
  * refresh cannot be made (the structure differs: build in full). */
 static int refresh_rows(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->ws;
+  dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   ws->refreshing = true;
   ws->refresh_bad = false;
   ws->refresh_cursor = 0;
   for (int i = 0; i < sim->n_var_blocks; i++) {
     dg_block *b = &sim->blocks[sim->var_blocks[i]];
-    b->klass->state_upstream(b, &sim->topo);
+    b->klass->state_upstream(b, &sim->sv.topo);
   }
   ws->refreshing = false;
   if (ws->refresh_bad)
     return -1;
-  int nraw = ws->nraw, nred = sim->ndof;
+  int nraw = ws->nraw, nred = sim->sv.ndof;
   for (int k = 0; k < ws->nlinks; k++) {
     int dst = ws->link_dst[k];
     if (!ws->row_dirty[dst])
@@ -1039,7 +1044,7 @@ static int refresh_rows(dg_sim *sim) {
   for (int n = 0; n < sim->nn; n++) {
     if (!ws->row_dirty[n])
       continue;
-    double *gr = sim->G + (size_t)n * st, *gd = sim->Gd + (size_t)n * st;
+    double *gr = sim->sv.G + (size_t)n * st, *gd = sim->sv.Gd + (size_t)n * st;
     reduced_row(sim, n, nred, gr);
     const double *rd = ws->Rd + (size_t)n * st;
     for (int j = 0; j < nred; j++) {
@@ -1049,27 +1054,27 @@ static int refresh_rows(dg_sim *sim) {
       gd[j] = v;
     }
     /* the non-zeros keep their places unless a coefficient reached zero */
-    int a = sim->row_start[n];
+    int a = sim->sv.row_start[n];
     for (int j = 0; j < nred; j++) {
       if (fabs(gr[j]) < 1e-15)
         gr[j] = 0.0;
       if (gr[j] == 0.0)
         continue;
-      if (a >= sim->row_start[n + 1] || sim->gs_dof[a] != j)
+      if (a >= sim->sv.row_start[n + 1] || sim->sv.gs_dof[a] != j)
         return -1;
-      sim->gs_val[a++] = gr[j];
+      sim->sv.gs_val[a++] = gr[j];
     }
-    if (a != sim->row_start[n + 1])
+    if (a != sim->sv.row_start[n + 1])
       return -1;
   }
-  sim->lam_stale = ws->nactive > 0;
+  sim->sv.lam_stale = ws->nactive > 0;
   build_speed_plan(sim);
   return assemble_mass(sim, true) == DG_OK ? DG_OK : -1;
 }
 
 /* The kinematics at the point a substep evaluates (variable kinematics). */
 static int solver_kinematics(dg_sim *sim) {
-  if (sim->refreshable && refresh_rows(sim) == DG_OK)
+  if (sim->sv.refreshable && refresh_rows(sim) == DG_OK)
     return DG_OK;
   return dg_solver_build(sim);
 }
@@ -1078,28 +1083,28 @@ static int solver_kinematics(dg_sim *sim) {
  * output, a wheel's hub) as a flat list, the others (differential inputs,
  * rows without motion) by node over the non-zeros. */
 static void build_speed_plan(dg_sim *sim) {
-  sim->n_single = sim->n_multi = 0;
+  sim->sv.n_single = sim->sv.n_multi = 0;
   for (int n = 0; n < sim->nn; n++) {
-    int a = sim->row_start[n], b = sim->row_start[n + 1];
+    int a = sim->sv.row_start[n], b = sim->sv.row_start[n + 1];
     if (b - a == 1) {
-      sim->single_node[sim->n_single] = n;
-      sim->single_dof[sim->n_single] = sim->gs_dof[a];
-      sim->single_val[sim->n_single++] = sim->gs_val[a];
+      sim->sv.single_node[sim->sv.n_single] = n;
+      sim->sv.single_dof[sim->sv.n_single] = sim->sv.gs_dof[a];
+      sim->sv.single_val[sim->sv.n_single++] = sim->sv.gs_val[a];
     } else {
-      sim->multi_node[sim->n_multi++] = n;
+      sim->sv.multi_node[sim->sv.n_multi++] = n;
     }
   }
 }
 
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
-  const int *sn = sim->single_node, *sd = sim->single_dof;
-  const double *sv = sim->single_val;
-  for (int k = 0; k < sim->n_single; k++)
+  const int *sn = sim->sv.single_node, *sd = sim->sv.single_dof;
+  const double *sv = sim->sv.single_val;
+  for (int k = 0; k < sim->sv.n_single; k++)
     x[sn[k]] = sv[k] * q[sd[k]];
-  const int *start = sim->row_start, *dof = sim->gs_dof;
-  const double *val = sim->gs_val;
-  for (int k = 0; k < sim->n_multi; k++) {
-    int n = sim->multi_node[k];
+  const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
+  const double *val = sim->sv.gs_val;
+  for (int k = 0; k < sim->sv.n_multi; k++) {
+    int n = sim->sv.multi_node[k];
     double v = 0.0;
     for (int a = start[n]; a < start[n + 1]; a++)
       v += val[a] * q[dof[a]];
@@ -1109,25 +1114,25 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
 
 /* Projection: q = M⁻¹ Gᵀ diag(I) x. */
 static void project(dg_sim *sim, const double *x, double *q) {
-  for (int j = 0; j < sim->ndof; j++)
+  for (int j = 0; j < sim->sv.ndof; j++)
     q[j] = 0.0;
-  for (int a = 0; a < sim->nnz; a++) {
-    int n = sim->gs_node[a];
-    q[sim->gs_dof[a]] += sim->gs_val[a] * sim->inertia[n] * x[n];
+  for (int a = 0; a < sim->sv.nnz; a++) {
+    int n = sim->sv.gs_node[a];
+    q[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * sim->sv.inertia[n] * x[n];
   }
-  cholesky_solve(sim->L, sim->ndof, (size_t)sim->nn, q);
+  cholesky_solve(sim->sv.L, sim->sv.ndof, (size_t)sim->nn, q);
 }
 
 /* The point the next tie-force query refers to: (t, y), or the committed
  * state when y is NULL; computed when first asked for. */
 static void lambda_at(dg_sim *sim, double t, const double *y) {
-  sim->lam_t = t;
-  sim->lam_y = y;
-  sim->lambda_valid = false;
+  sim->sv.lam_t = t;
+  sim->sv.lam_y = y;
+  sim->sv.lambda_valid = false;
 }
 
 static void fail_topology(dg_sim *sim, int rc) {
-  const dg_topo_ws *ws = &sim->ws;
+  const dg_topo_ws *ws = &sim->sv.ws;
   char path[DG_ERROR_PATH_LEN] = "";
   if (ws->errblock >= 0)
     dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[ws->errblock].id);
@@ -1137,16 +1142,16 @@ static void fail_topology(dg_sim *sim, int rc) {
 
 int dg_solver_change_topology(dg_sim *sim) {
   double ke_before = dg_sim_kinetic_energy(sim);
-  /* The build leaves sim->x (the committed speeds) alone, while it uses the
+  /* The build leaves sim->sv.x (the committed speeds) alone, while it uses the
    * scratch arrays: project from x itself. */
   int rc = dg_solver_build(sim);
   if (rc != DG_OK) {
     fail_topology(sim, rc);
     return rc;
   }
-  project(sim, sim->x, sim->q);
-  dg_solver_speeds(sim, sim->q, sim->x);
-  sim->impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
+  project(sim, sim->sv.x, sim->sv.q);
+  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  sim->sv.impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;
   lambda_at(sim, sim->t, NULL);
   return DG_OK;
@@ -1157,16 +1162,16 @@ int dg_solver_change_topology(dg_sim *sim) {
 
 /* ẏ at (t, y): y = [q; s]. Leaves node torques in tau and w. */
 static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
-  int nd = sim->ndof;
+  int nd = sim->sv.ndof;
   const double *s = y + nd;
-  if (sim->variable_kinematics) {
-    sim->topo_state = s;
+  if (sim->sv.variable_kinematics) {
+    sim->sv.topo_state = s;
     int rc = solver_kinematics(sim);
-    sim->topo_state = sim->s;
+    sim->sv.topo_state = sim->sv.s;
     if (rc != DG_OK && !sim->failed)
       fail_topology(sim, rc);
   }
-  double *x = sim->xw, *tau = sim->tau, *w = tau; /* w: tau after efficiency, in place */
+  double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
   dg_solver_speeds(sim, y, x);
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
   dg_ctx *ctx = &sim->ctx;
@@ -1178,7 +1183,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->state_commit = NULL;
   if (sim->ns > 0)
     memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
-  double *de = sim->pcur; /* energy audit: each torque hook's power */
+  double *de = sim->sv.pcur; /* energy audit: each torque hook's power */
   for (int i = 0; i < sim->n_torque; i++) {
     ctx->power = 0.0;
     sim->torque[i].fn(sim->torque[i].b, ctx);
@@ -1187,39 +1192,39 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   /* efficiency path factors: η on driving torque, 1/η on braking torque,
    * only at the nodes behind lossy gears */
   double p_eff = 0.0;
-  for (int i = 0; i < sim->n_lossy; i++) {
-    int n = sim->lossy[i];
-    double tn = tau[n], wn = tn * (tn * x[n] >= 0.0 ? sim->eff[n] : sim->inv_eff[n]);
+  for (int i = 0; i < sim->sv.n_lossy; i++) {
+    int n = sim->sv.lossy[i];
+    double tn = tau[n], wn = tn * (tn * x[n] >= 0.0 ? sim->sv.eff[n] : sim->sv.inv_eff[n]);
     p_eff += (wn - tn) * x[n];
     w[n] = wn;
   }
   de[sim->n_torque] = p_eff;
-  if (sim->variable_kinematics) {
+  if (sim->sv.variable_kinematics) {
     /* Kane / d'Alembert with x = G(t) q: the nodes also accelerate by Ġ q,
      * whose inertial force −I Ġ q joins the applied torques. It keeps
      * d(KE)/dt equal to the applied power when a ratio changes. */
     for (int n = 0; n < sim->nn; n++) {
-      if (sim->inertia[n] == 0.0 || !sim->ws.row_dirty[n]) /* Ġ is zero elsewhere */
+      if (sim->sv.inertia[n] == 0.0 || !sim->sv.ws.row_dirty[n]) /* Ġ is zero elsewhere */
         continue;
-      const double *gd = sim->Gd + (size_t)n * (size_t)sim->nn;
+      const double *gd = sim->sv.Gd + (size_t)n * (size_t)sim->nn;
       double bias = 0.0;
       for (int j = 0; j < nd; j++)
         bias += gd[j] * y[j];
-      w[n] -= sim->inertia[n] * bias;
+      w[n] -= sim->sv.inertia[n] * bias;
     }
   }
-  if (!sim->use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
-    double *f = sim->f;
+  if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
+    double *f = sim->sv.f;
     for (int j = 0; j < nd; j++)
       f[j] = 0.0;
-    for (int a = 0; a < sim->nnz; a++)
-      f[sim->gs_dof[a]] += sim->gs_val[a] * w[sim->gs_node[a]];
-    if (sim->variable_kinematics) {
+    for (int a = 0; a < sim->sv.nnz; a++)
+      f[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * w[sim->sv.gs_node[a]];
+    if (sim->sv.variable_kinematics) {
       memcpy(dy, f, sizeof(double) * (size_t)nd);
-      cholesky_solve(sim->L, nd, (size_t)sim->nn, dy);
+      cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, dy);
     } else {
       for (int i = 0; i < nd; i++) {
-        const double *mi = sim->Minv + (size_t)i * (size_t)sim->nn;
+        const double *mi = sim->sv.Minv + (size_t)i * (size_t)sim->nn;
         double v = 0.0;
         for (int j = 0; j < nd; j++)
           v += mi[j] * f[j];
@@ -1229,7 +1234,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   } else { /* q̇ = B w, B = M⁻¹ Gᵀ of the mode */
     int nn = sim->nn;
     for (int i = 0; i < nd; i++) {
-      const double *bi = sim->B + (size_t)i * (size_t)nn;
+      const double *bi = sim->sv.B + (size_t)i * (size_t)nn;
       double v = 0.0;
       for (int n = 0; n < nn; n++)
         v += bi[n] * w[n];
@@ -1237,50 +1242,50 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     }
   }
   ctx->state_rate = NULL;
-  if (sim->want_lambda) {
-    if (sim->lam_stale)
+  if (sim->sv.want_lambda) {
+    if (sim->sv.lam_stale)
       refresh_lambda_map(sim);
     /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
      * with ẍ = G q̇ row by row */
-    const int *start = sim->row_start, *dof = sim->gs_dof;
-    const double *val = sim->gs_val;
-    for (int a = 0; a < sim->ws.nactive; a++) {
+    const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
+    const double *val = sim->sv.gs_val;
+    for (int a = 0; a < sim->sv.ws.nactive; a++) {
       double v = 0.0;
-      for (int k = sim->lam_start[a]; k < sim->lam_start[a + 1]; k++) {
-        int n = sim->lam_node[k];
+      for (int k = sim->sv.lam_start[a]; k < sim->sv.lam_start[a + 1]; k++) {
+        int n = sim->sv.lam_node[k];
         double acc = 0.0;
         for (int z = start[n]; z < start[n + 1]; z++)
           acc += val[z] * dy[dof[z]];
-        v += sim->lam_coef[k] * (sim->inertia[n] * acc - w[n]);
+        v += sim->sv.lam_coef[k] * (sim->sv.inertia[n] * acc - w[n]);
       }
-      sim->lambda[a] = v;
+      sim->sv.lambda[a] = v;
     }
-    sim->lambda_valid = true;
+    sim->sv.lambda_valid = true;
   }
 }
 
 void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
-  bool want = sim->want_lambda;
-  sim->want_lambda = false;
+  bool want = sim->sv.want_lambda;
+  sim->sv.want_lambda = false;
   derivative(sim, t, y, dy);
-  sim->want_lambda = want;
+  sim->sv.want_lambda = want;
 }
 
 /* y = [q; s] */
 static void gather_state(dg_sim *sim, double *y) {
-  memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
+  memcpy(y, sim->sv.q, sizeof(double) * (size_t)sim->sv.ndof);
   if (sim->ns > 0)
-    memcpy(y + sim->ndof, sim->s, sizeof(double) * (size_t)sim->ns);
+    memcpy(y + sim->sv.ndof, sim->sv.s, sizeof(double) * (size_t)sim->ns);
 }
 
 /* The block and port behind a non-finite or runaway value, for the error. */
 static bool check_finite(dg_sim *sim, const double *y) {
-  int nd = sim->ndof;
+  int nd = sim->sv.ndof;
   for (int j = 0; j < nd; j++) {
     if (isfinite(y[j]) && fabs(y[j]) < SPEED_LIMIT)
       continue;
-    int raw = sim->ws.col_raw[j];
-    int node = sim->ws.raw_node[raw], owner = sim->ws.raw_owner[raw];
+    int raw = sim->sv.ws.col_raw[j];
+    int node = sim->sv.ws.raw_node[raw], owner = sim->sv.ws.raw_owner[raw];
     char lab[128], path[DG_ERROR_PATH_LEN];
     node_label(sim, node, lab, sizeof lab);
     dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[owner].id);
@@ -1313,8 +1318,8 @@ static bool check_finite(dg_sim *sim, const double *y) {
 
 /* pre_step / post_step: the committed state, readable and writable */
 static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
-  sim->ctx.state = sim->s;
-  sim->ctx.state_commit = sim->s;
+  sim->ctx.state = sim->sv.s;
+  sim->ctx.state_commit = sim->sv.s;
   sim->ctx.state_rate = NULL;
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
@@ -1427,24 +1432,24 @@ static int event_values(dg_sim *sim, double *g) {
 /* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
  * left in yt. */
 static void rk4_stages(dg_sim *sim, double t, double h, int ny) {
-  const double *y0 = sim->y0, *k1 = sim->k1;
-  double *yt = sim->yt, *k2 = sim->k2, *k3 = sim->k3, *k4 = sim->k4;
-  int ne = sim->ne;
+  const double *y0 = sim->sv.y0, *k1 = sim->sv.k1;
+  double *yt = sim->sv.yt, *k2 = sim->sv.k2, *k3 = sim->sv.k3, *k4 = sim->sv.k4;
+  int ne = sim->sv.ne;
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k1[i];
   inputs_at(sim, t + 0.5 * h);
-  sim->pcur = sim->pw + ne;
+  sim->sv.pcur = sim->sv.pw + ne;
   derivative(sim, t + 0.5 * h, yt, k2);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k2[i];
-  sim->pcur = sim->pw + 2 * ne;
+  sim->sv.pcur = sim->sv.pw + 2 * ne;
   derivative(sim, t + 0.5 * h, yt, k3);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h * k3[i];
   inputs_at(sim, t + h);
-  sim->pcur = sim->pw + 3 * ne;
+  sim->sv.pcur = sim->sv.pw + 3 * ne;
   derivative(sim, t + h, yt, k4);
-  sim->pcur = sim->pw + 4 * ne; /* other evaluations book nothing */
+  sim->sv.pcur = sim->sv.pw + 4 * ne; /* other evaluations book nothing */
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }
@@ -1456,8 +1461,8 @@ static void dense_state(dg_sim *sim, double theta, double h, int ny) {
   double b1 = theta - 1.5 * t2 + 2.0 / 3.0 * t3, b23 = t2 - 2.0 / 3.0 * t3,
          b4 = -0.5 * t2 + 2.0 / 3.0 * t3;
   for (int i = 0; i < ny; i++)
-    sim->ydense[i] = sim->y0[i] + h * (b1 * sim->k1[i] + b23 * (sim->k2[i] + sim->k3[i]) +
-                                       b4 * sim->k4[i]);
+    sim->sv.ydense[i] = sim->sv.y0[i] + h * (b1 * sim->sv.k1[i] + b23 * (sim->sv.k2[i] + sim->sv.k3[i]) +
+                                       b4 * sim->sv.k4[i]);
 }
 
 /* Event functions at t + θh on the dense output (a full right-hand side
@@ -1465,13 +1470,13 @@ static void dense_state(dg_sim *sim, double theta, double h, int ny) {
 static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
   dense_state(sim, theta, h, ny);
   inputs_at(sim, t + theta * h);
-  sim->want_lambda = sim->ws.nactive > 0;
-  derivative(sim, t + theta * h, sim->ydense, sim->ysave);
-  sim->want_lambda = false;
-  sim->lam_t = t + theta * h; /* the tie forces are this point's */
-  sim->lam_y = sim->ydense;
+  sim->sv.want_lambda = sim->sv.ws.nactive > 0;
+  derivative(sim, t + theta * h, sim->sv.ydense, sim->sv.ysave);
+  sim->sv.want_lambda = false;
+  sim->sv.lam_t = t + theta * h; /* the tie forces are this point's */
+  sim->sv.lam_y = sim->sv.ydense;
   sim->ctx.t = t + theta * h;
-  event_values(sim, sim->gt);
+  event_values(sim, sim->sv.gt);
 }
 
 /* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
@@ -1481,7 +1486,7 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
 static double locate_event(dg_sim *sim, double t, double h, int ny) {
   int ne = sim->n_events;
   double lo = 0.0, hi = 1.0;
-  double *ghi = sim->g1;
+  double *ghi = sim->sv.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
   int stall = 0, last = 0;
   /* g at the bracket's ends: at lo in g0, at hi in g1 */
@@ -1489,9 +1494,9 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     /* the earliest secant root among the functions that have crossed at hi */
     double est = hi;
     for (int i = 0; i < ne; i++) {
-      if (!(sim->g0[i] > 0.0) || ghi[i] > 0.0)
+      if (!(sim->sv.g0[i] > 0.0) || ghi[i] > 0.0)
         continue;
-      double r = lo + (hi - lo) * sim->g0[i] / (sim->g0[i] - ghi[i]);
+      double r = lo + (hi - lo) * sim->sv.g0[i] / (sim->sv.g0[i] - ghi[i]);
       if (r < est)
         est = r;
     }
@@ -1501,16 +1506,16 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     events_at(sim, t, est, h, ny);
     bool crossed = false;
     for (int i = 0; i < ne && !crossed; i++)
-      crossed = sim->g0[i] > 0.0 && sim->gt[i] <= 0.0;
+      crossed = sim->sv.g0[i] > 0.0 && sim->sv.gt[i] <= 0.0;
     int side = crossed ? 1 : -1;
     stall = side == last ? stall + 1 : 0;
     last = side;
     if (crossed) {
       hi = est;
-      memcpy(ghi, sim->gt, sizeof(double) * (size_t)ne);
+      memcpy(ghi, sim->sv.gt, sizeof(double) * (size_t)ne);
     } else {
       lo = est;
-      memcpy(sim->g0, sim->gt, sizeof(double) * (size_t)ne);
+      memcpy(sim->sv.g0, sim->sv.gt, sizeof(double) * (size_t)ne);
     }
   }
   return hi;
@@ -1528,8 +1533,8 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   double h = tb - t;
   ctx->dt = h;
   ctx->t = t;
-  ctx->speed = sim->x;
-  ctx->torque = sim->tau;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
   sim->topo_request = false;
   run_hooks(sim, sim->pre, sim->n_pre);
   if (!sim->failed && sim->topo_request)
@@ -1538,17 +1543,17 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     return sim->err.code;
 
   /* PREPARE, then the first stage (with tie forces when events need them) */
-  int nd = sim->ndof, ny = sim->ndof + sim->ns;
+  int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
   bool events = sim->n_events > 0 && segs_left > 1;
-  gather_state(sim, sim->y0);
-  sim->want_lambda = events && sim->ws.nactive > 0;
-  sim->pcur = sim->pw; /* stage 1's powers */
-  derivative(sim, t, sim->y0, sim->k1);
-  sim->pcur = sim->pw + 4 * sim->ne;
-  sim->want_lambda = false;
+  gather_state(sim, sim->sv.y0);
+  sim->sv.want_lambda = events && sim->sv.ws.nactive > 0;
+  sim->sv.pcur = sim->sv.pw; /* stage 1's powers */
+  derivative(sim, t, sim->sv.y0, sim->sv.k1);
+  sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
+  sim->sv.want_lambda = false;
   if (events) {
     ctx->t = t;
-    events = event_values(sim, sim->g0) > 0; /* none applies: nothing to locate */
+    events = event_values(sim, sim->sv.g0) > 0; /* none applies: nothing to locate */
   }
   rk4_stages(sim, t, h, ny);
   if (sim->failed)
@@ -1556,15 +1561,15 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
-    dg_solver_speeds(sim, sim->yt, sim->xw);
+    dg_solver_speeds(sim, sim->sv.yt, sim->sv.xw);
     ctx->t = tb;
-    ctx->speed = sim->xw;
-    ctx->state = sim->yt + nd;
-    lambda_at(sim, tb, sim->yt);
-    event_values(sim, sim->g1);
+    ctx->speed = sim->sv.xw;
+    ctx->state = sim->sv.yt + nd;
+    lambda_at(sim, tb, sim->sv.yt);
+    event_values(sim, sim->sv.g1);
     bool crossed = false;
     for (int i = 0; i < sim->n_events && !crossed; i++)
-      crossed = sim->g0[i] > 0.0 && sim->g1[i] <= 0.0;
+      crossed = sim->sv.g0[i] > 0.0 && sim->sv.g1[i] <= 0.0;
     if (crossed) {
       double theta = locate_event(sim, t, h, ny);
       if (!sim->failed && theta * h < h - tol) {
@@ -1581,38 +1586,38 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     if (sim->failed)
       return sim->err.code;
   }
-  if (!check_finite(sim, sim->yt))
+  if (!check_finite(sim, sim->sv.yt))
     return sim->err.code;
 
   /* COMMIT */
-  const double *yt = sim->yt;
-  memcpy(sim->q, yt, sizeof(double) * (size_t)nd);
-  memcpy(sim->s, yt + nd, sizeof(double) * (size_t)sim->ns);
+  const double *yt = sim->sv.yt;
+  memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
+  memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
   /* the energy audit: each hook's work over the segment, with RK4's
    * weights on the stages' powers (what RK4 gives a state whose rate is
    * the power, without carrying those states through the stages) */
-  const double *p1 = sim->pw, *p2 = p1 + sim->ne, *p3 = p2 + sim->ne, *p4 = p3 + sim->ne;
+  const double *p1 = sim->sv.pw, *p2 = p1 + sim->sv.ne, *p3 = p2 + sim->sv.ne, *p4 = p3 + sim->sv.ne;
   for (int i = 0; i < sim->n_torque; i++)
-    sim->work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+    sim->sv.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   int ie = sim->n_torque;
-  sim->eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
+  sim->sv.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
   sim->segments++;
   sim->t = tb;
-  dg_solver_speeds(sim, sim->q, sim->x);
-  if (sim->lambda_valid && sim->lam_y == sim->yt)
-    sim->lam_y = NULL; /* the events asked for them at this very state */
+  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  if (sim->sv.lambda_valid && sim->sv.lam_y == sim->sv.yt)
+    sim->sv.lam_y = NULL; /* the events asked for them at this very state */
   else
     lambda_at(sim, tb, NULL);
 
   /* EVENTS_POST: decisions at the segment's end (inputs from the left) */
   ctx->t = sim->t;
   ctx->dt = h;
-  ctx->speed = sim->x;
+  ctx->speed = sim->sv.x;
   sim->topo_request = false;
   run_hooks(sim, sim->post, sim->n_post);
   if (!sim->failed && sim->topo_request)
     dg_solver_change_topology(sim);
-  ctx->speed = sim->x;
+  ctx->speed = sim->sv.x;
   return sim->failed ? sim->err.code : DG_OK;
 }
 
@@ -1639,14 +1644,14 @@ int dg_solver_step(dg_sim *sim, double dt) {
  * stick-slip decisions.) */
 static void compute_lambda(dg_sim *sim) {
   dg_ctx saved = sim->ctx;
-  const double *y = sim->lam_y;
+  const double *y = sim->sv.lam_y;
   if (!y) {
-    gather_state(sim, sim->y0);
-    y = sim->y0;
+    gather_state(sim, sim->sv.y0);
+    y = sim->sv.y0;
   }
-  sim->want_lambda = true;
-  derivative(sim, sim->lam_t, y, sim->ysave);
-  sim->want_lambda = false;
+  sim->sv.want_lambda = true;
+  derivative(sim, sim->sv.lam_t, y, sim->sv.ysave);
+  sim->sv.want_lambda = false;
   sim->ctx = saved;
 }
 
@@ -1654,11 +1659,11 @@ void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
 
 double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
   dg_sim *sim = ctx->sim;
-  if (tie < 0 || tie >= sim->ws.nties || sim->ws.ties[tie].active < 0)
+  if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
     return 0.0;
-  if (!sim->lambda_valid)
+  if (!sim->sv.lambda_valid)
     compute_lambda(sim);
-  return sim->lambda[sim->ws.ties[tie].active];
+  return sim->sv.lambda[sim->sv.ws.ties[tie].active];
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1669,7 +1674,7 @@ double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
  * the kinetic-energy distance to the current speeds, (q − q0)ᵀ M (q − q0). */
 int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value, char *why,
                          size_t why_size) {
-  int nd = sim->ndof;
+  int nd = sim->sv.ndof;
   size_t st = (size_t)sim->nn, snd = (size_t)(nd ? nd : 1);
   double *T = calloc(snd * snd, sizeof(double));
   double *c = calloc(snd, sizeof(double));
@@ -1687,7 +1692,7 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
     T[(size_t)j * snd + (size_t)j] = 1.0;
   int nz = nd;
   for (int i = 0; i < n; i++) {
-    const double *gr = sim->G + (size_t)node[i] * st;
+    const double *gr = sim->sv.G + (size_t)node[i] * st;
     double b = value[i], scale = 0.0;
     for (int j = 0; j < nd; j++) {
       b -= gr[j] * c[j];
@@ -1732,13 +1737,13 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
   }
   /* (TᵀMT) z = TᵀM(q0 − c) */
   for (int j = 0; j < nd; j++)
-    tmp[j] = sim->q[j] - c[j];
+    tmp[j] = sim->sv.q[j] - c[j];
   for (int k = 0; k < nz; k++) {
     double v = 0.0;
     for (int i = 0; i < nd; i++) {
       double mi = 0.0;
       for (int j = 0; j < nd; j++)
-        mi += sim->M[(size_t)i * st + (size_t)j] * tmp[j];
+        mi += sim->sv.M[(size_t)i * st + (size_t)j] * tmp[j];
       v += T[(size_t)i * snd + (size_t)k] * mi;
     }
     rhs[k] = v;
@@ -1746,7 +1751,7 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
       double m = 0.0;
       for (int i = 0; i < nd; i++)
         for (int j = 0; j < nd; j++)
-          m += T[(size_t)i * snd + (size_t)k] * sim->M[(size_t)i * st + (size_t)j] *
+          m += T[(size_t)i * snd + (size_t)k] * sim->sv.M[(size_t)i * st + (size_t)j] *
                T[(size_t)j * snd + (size_t)l];
       A[(size_t)k * snd + (size_t)l] = m;
     }
@@ -1762,9 +1767,9 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
     double v = c[j];
     for (int k = 0; k < nz; k++)
       v += T[(size_t)j * snd + (size_t)k] * rhs[k];
-    sim->q[j] = v;
+    sim->sv.q[j] = v;
   }
-  dg_solver_speeds(sim, sim->q, sim->x);
+  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
   lambda_at(sim, sim->t, NULL);
 done:
   free(T);

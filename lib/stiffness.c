@@ -76,10 +76,10 @@ static void lin_free(lin_ws *ws) {
 }
 
 static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
-  size_t n = (size_t)(sim->ndof + sim->ns) + 1;
-  ws->nd = sim->ndof;
-  ws->n = sim->ndof + sim->ns;
-  ws->full = calloc(n + (size_t)sim->ne, sizeof(double));
+  size_t n = (size_t)(sim->sv.ndof + sim->ns) + 1;
+  ws->nd = sim->sv.ndof;
+  ws->n = sim->sv.ndof + sim->ns;
+  ws->full = calloc(n + (size_t)sim->sv.ne, sizeof(double));
   ws->y0 = calloc(n, sizeof(double));
   ws->yp = calloc(n, sizeof(double));
   ws->fp = calloc(n, sizeof(double));
@@ -112,9 +112,9 @@ static bool rhs(dg_sim *sim, lin_ws *ws, const double *y, double *dy) {
 
 /* The committed state [q; s]. */
 static void committed_state(const dg_sim *sim, double *y) {
-  memcpy(y, sim->q, sizeof(double) * (size_t)sim->ndof);
+  memcpy(y, sim->sv.q, sizeof(double) * (size_t)sim->sv.ndof);
   if (sim->ns > 0)
-    memcpy(y + sim->ndof, sim->s, sizeof(double) * (size_t)sim->ns);
+    memcpy(y + sim->sv.ndof, sim->sv.s, sizeof(double) * (size_t)sim->ns);
 }
 
 /* Central difference of column k at step h into d. */
@@ -428,11 +428,11 @@ static double round_down_nice(double x) {
 
 /* Component k of y: the owning block and a description. */
 static int describe_component(const dg_sim *sim, int k, char *buf, size_t size) {
-  if (k < sim->ndof) {
+  if (k < sim->sv.ndof) {
     /* the DOF's shaft: both ports of its node when it joins two blocks */
-    int raw = sim->ws.col_raw[k];
-    int owner = sim->ws.raw_owner[raw];
-    const dg_gnode *gn = &sim->g->nodes[sim->ws.raw_node[raw]];
+    int raw = sim->sv.ws.col_raw[k];
+    int owner = sim->sv.ws.raw_owner[raw];
+    const dg_gnode *gn = &sim->g->nodes[sim->sv.ws.raw_node[raw]];
     char shaft[160] = "";
     size_t len = 0;
     const int bs[2] = {gn->out_block, gn->in_block}, ps[2] = {gn->out_port, gn->in_port};
@@ -446,7 +446,7 @@ static int describe_component(const dg_sim *sim, int k, char *buf, size_t size) 
     snprintf(buf, size, "speed of %s (block \"%s\")", shaft, sim->g->blocks[owner].id);
     return owner;
   }
-  int off = k - sim->ndof;
+  int off = k - sim->sv.ndof;
   for (int i = 0; i < sim->n_state_blocks; i++) {
     const dg_block *b = &sim->blocks[sim->state_blocks[i]];
     int first = sim->state_off[b->index];
@@ -501,34 +501,17 @@ static void name_mode(const dg_sim *sim, lin_ws *ws, dg_stiffness *out, char *br
 /* ------------------------------------------------------------------------ */
 /* The check                                                                */
 
-/* A copy of `sim` (same graph, inputs, channels, internal states and
- * speeds) advanced by one short step (at most 1 µs: enough for the bodies
- * to publish their loads, too short to move the state away from where it
- * is checked), or NULL when it cannot be made exactly. */
-static dg_sim *stepped_copy(const dg_sim *sim, double dt) {
-  dt = fmin(dt, 1e-6);
+/* A copy of `sim` (a snapshot restored into a new simulation of its graph:
+ * inputs, channels, modes, states and speeds) advanced by one short step
+ * (at most 1 µs: enough for the bodies to publish their loads, too short to
+ * move the state away from where it is checked), or NULL when it cannot be
+ * made. */
+static dg_sim *stepped_copy(dg_sim *sim, double dt) {
   dg_error e;
   dg_sim *c = dg_sim_new(sim->g, &e);
-  if (!c)
-    return NULL;
-  bool ok = c->n_inputs == sim->n_inputs && c->n_channels == sim->n_channels &&
-            c->ns == sim->ns && c->ndof == sim->ndof;
-  int *nodes = calloc((size_t)sim->nn + 1, sizeof *nodes);
-  ok = ok && nodes;
-  if (ok) {
-    if (sim->n_inputs > 0)
-      memcpy(c->input, sim->input, sizeof(double) * (size_t)sim->n_inputs);
-    if (sim->n_channels > 0) /* NULL when there are none */
-      memcpy(c->channel, sim->channel, sizeof(double) * (size_t)sim->n_channels);
-    if (sim->ns > 0)
-      memcpy(c->s, sim->s, sizeof(double) * (size_t)sim->ns);
-    for (int n = 0; n < sim->nn; n++)
-      nodes[n] = n;
-    char why[DG_ERROR_TEXT_LEN];
-    ok = dg_solver_set_speeds(c, sim->nn, nodes, sim->x, why, sizeof why) == DG_OK;
-  }
-  ok = ok && dg_sim_step(c, dt) == DG_OK;
-  free(nodes);
+  dg_snapshot *snap = c ? dg_sim_snapshot(sim, &e) : NULL;
+  bool ok = snap && dg_sim_restore(c, snap, &e) == DG_OK && dg_sim_step(c, fmin(dt, 1e-6)) == DG_OK;
+  dg_snapshot_free(snap);
   if (!ok) {
     dg_sim_free(c);
     return NULL;
@@ -557,7 +540,7 @@ static int analyze(dg_sim *sim, double dt, dg_stiffness *out, char *brief, size_
     snprintf(why, why_size, "a block failed while the system was linearized: %.200s", sim->err.text);
   else if (!ok)
     snprintf(why, why_size, "the topology could not be rebuilt while linearizing: %.200s",
-             sim->ws.errmsg);
+             sim->sv.ws.errmsg);
   /* back to the committed state: substep states, and G for a CVT */
   sim->failed = false;
   rhs(sim, &ws, ws.y0, ws.fp);
@@ -647,8 +630,8 @@ int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *
     dg_error_set(err, DG_ERR_USAGE, file, "", "the simulation has failed: %s", sim->err.text);
     return DG_ERR_USAGE;
   }
-  if (sim->ndof + sim->ns > MAX_STATES) {
-    out->size = sim->ndof + sim->ns;
+  if (sim->sv.ndof + sim->ns > MAX_STATES) {
+    out->size = sim->sv.ndof + sim->ns;
     return DG_OK;
   }
   /* Before the first step the bodies have not published normal loads: a

@@ -467,6 +467,111 @@ START_TEST(test_input_schedule_errors) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Snapshots                                                              */
+
+/* Runs `steps` steps of `dt` and records every signal after each into rec
+ * (steps × signal count). */
+static void record_run(dg_sim *sim, int steps, double dt, double *rec) {
+  int ns = dg_sim_signal_count(sim);
+  for (int k = 0; k < steps; k++) {
+    ck_assert_int_eq(dg_sim_step(sim, dt), DG_OK);
+    for (int i = 0; i < ns; i++)
+      rec[(size_t)k * (size_t)ns + (size_t)i] = dg_sim_signal(sim, i);
+  }
+}
+
+static const char *const snapshot_cases[][2] = {
+    {"graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json"},
+    {"graphs/hatchback_fwd_manual.json", "graphs/scenarios/manual_launch.json"},
+    {"graphs/imported/hmmwv_cvt.json", NULL},
+};
+
+/* A snapshot taken mid-launch (shifts, locks, events and a variable ratio
+ * ahead) and restored gives the same run bit for bit, into the same
+ * simulation and into another one of the same graph; energy audit and
+ * counters included. */
+START_TEST(test_snapshot_restore) {
+  char gpath[512], spath[512];
+  dg_test_path(gpath, sizeof gpath, snapshot_cases[_i][0]);
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(NULL, gpath, &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_scenario *scn = NULL;
+  if (snapshot_cases[_i][1]) {
+    dg_test_path(spath, sizeof spath, snapshot_cases[_i][1]);
+    scn = dg_scenario_load_file(spath, &err);
+    ck_assert_msg(scn != NULL, "%s", err.text);
+  }
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_driver *da = scn ? dg_driver_new(scn, a, &err) : NULL;
+  dg_driver *db = scn ? dg_driver_new(scn, b, &err) : NULL;
+  if (!scn)
+    for (int k = 0; k < 2; k++) { /* the bench launch: full throttle, gear input 1 */
+      dg_sim *x = k ? b : a;
+      dg_sim_set_input(x, DG_INPUT_THROTTLE, 1.0);
+      dg_sim_set_input(x, DG_INPUT_GEAR, 1.0);
+    }
+  const double dt = 1e-3;
+  const int warm = 500, steps = 3000, ns = dg_sim_signal_count(a);
+  double *r1 = malloc(sizeof(double) * (size_t)steps * (size_t)ns);
+  double *r2 = malloc(sizeof(double) * (size_t)steps * (size_t)ns);
+  double *r3 = malloc(sizeof(double) * (size_t)steps * (size_t)ns);
+  ck_assert(r1 && r2 && r3);
+  for (int k = 0; k < warm; k++)
+    ck_assert_int_eq(dg_sim_step(a, dt), DG_OK);
+  dg_snapshot *snap = dg_sim_snapshot(a, &err);
+  ck_assert_msg(snap != NULL, "%s", err.text);
+  long changes = dg_sim_topology_changes(a);
+  double t_snap = dg_sim_time(a);
+  dg_energy e1, e2;
+  record_run(a, steps, dt, r1);
+  dg_sim_energy(a, &e1);
+  if (scn) /* the launches shift and lock after the snapshot */
+    ck_assert_int_gt(dg_sim_topology_changes(a), changes);
+  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
+  ck_assert_double_eq(dg_sim_time(a), t_snap);
+  record_run(a, steps, dt, r2);
+  dg_sim_energy(a, &e2);
+  ck_assert_int_eq(memcmp(r1, r2, sizeof(double) * (size_t)steps * (size_t)ns), 0);
+  ck_assert_int_eq(memcmp(&e1, &e2, sizeof e1), 0);
+  /* another simulation of the same graph, never stepped */
+  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_OK);
+  record_run(b, steps, dt, r3);
+  ck_assert_int_eq(memcmp(r1, r3, sizeof(double) * (size_t)steps * (size_t)ns), 0);
+  ck_assert_int_eq(dg_sim_topology_changes(b), dg_sim_topology_changes(a));
+  dg_snapshot_free(snap);
+  free(r1);
+  free(r2);
+  free(r3);
+  dg_driver_free(da);
+  dg_driver_free(db);
+  dg_scenario_free(scn);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A snapshot belongs to its graph; a failed simulation has none. */
+START_TEST(test_snapshot_errors) {
+  dg_graph *g1 = dg_test_graph(ramp_rig), *g2 = dg_test_graph(ramp_rig);
+  dg_sim *a = dg_test_sim(g1), *b = dg_test_sim(g2);
+  dg_error err;
+  dg_snapshot *snap = dg_sim_snapshot(a, &err);
+  ck_assert_ptr_nonnull(snap);
+  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "the snapshot is of a simulation of another graph (test.json)");
+  ck_assert_int_eq(dg_sim_step(a, -1.0), DG_ERR_USAGE);
+  dg_snapshot_free(snap);
+  dg_snapshot_free(NULL);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g1);
+  dg_graph_free(g2);
+}
+END_TEST
+
 static const char *coupler_graphs[2] = {
     "{\"drivegraph\":1,\"blocks\":{"
     "\"src\":{\"type\":\"torque_source\",\"inertia\":0.5},"
@@ -669,6 +774,9 @@ static Suite *suite(void) {
   tcase_add_test(num, test_input_jump);
   tcase_add_test(num, test_input_callback);
   tcase_add_test(num, test_input_schedule_errors);
+  tcase_add_loop_test(num, test_snapshot_restore, 0,
+                      (int)(sizeof snapshot_cases / sizeof snapshot_cases[0]));
+  tcase_add_test(num, test_snapshot_errors);
   tcase_add_test(num, test_deterministic);
   tcase_add_test(num, test_two_threads);
   suite_add_tcase(s, num);

@@ -319,6 +319,24 @@ DG_API void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 /// Net work (J) done by block `index` (graph order) since the audit started.
 DG_API double dg_sim_block_work(const dg_sim *sim, int index);
 
+/// A copy of everything that makes up a simulation's state at its current
+/// time: speeds and block states, the mode's matrices, every block's data
+/// (modes, timers, latched decisions), input values and schedule places,
+/// channels, the energy audit and the counters.
+typedef struct dg_snapshot dg_snapshot;
+/// Takes a snapshot (allocates: not for the hot path). Fails with
+/// DG_ERR_USAGE for a simulation that has failed.
+DG_API dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err);
+/// Puts `sim` back to the snapshot's state: stepping it then gives, bit for
+/// bit, what stepping the simulation gave after the snapshot was taken.
+/// `sim` may be the simulation the snapshot came from or another one of the
+/// same dg_graph (DG_ERR_USAGE otherwise). Schedules and callbacks are not
+/// part of the state: those set on `sim` stay (their place in time is
+/// restored). A restored simulation that had failed can be stepped again.
+/// Does not allocate.
+DG_API int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err);
+DG_API void dg_snapshot_free(dg_snapshot *snap);
+
 /// Speed of the node at "block.port" (rad/s or m/s); NaN if unknown.
 DG_API double dg_sim_port_speed(const dg_sim *sim, const char *block_port);
 
