@@ -25,24 +25,27 @@
  * Modes (index 0 is the start mode):
  *   0 slipping: `in` and `out` are separate DOFs (dg_topo_dof(in)); the
  *     friction torque is T = T_cap · s, with s the slip direction, a
- *     discrete state fixed in pre_step for the whole step: s = sign(Δω) at
- *     the start of the step, or, when Δω is exactly 0 just after a lock let
- *     go, the direction the lock was pushing. Freezing s keeps the RK4
- *     right-hand side smooth within a step: with sign(Δω) evaluated per
- *     substep the four substeps disagree about a zero crossing and can
- *     leave Δω hovering at a value that never crosses, so the lock would be
- *     missed. No regularization of sign() is used, so a slipping clutch
- *     transmits exactly T_cap, and locking is by the event below.
+ *     discrete state fixed in pre_step for the step segment: s = sign(Δω)
+ *     at its start, or, when Δω is exactly 0 just after a lock let go, the
+ *     direction the lock was pushing. Freezing s keeps the RK4 right-hand
+ *     side smooth within a segment: with sign(Δω) evaluated per substep the
+ *     four substeps disagree about a zero crossing and can leave Δω
+ *     hovering at a value that never crosses, so the lock would be missed.
+ *     No regularization of sign() is used, so a slipping clutch transmits
+ *     exactly T_cap, and locking is by the events below.
  *   1 locked: dg_topo_dof(in) plus the tie ω_in − ω_out = 0. Its multiplier
  *     λ (dg_ctx_tie_force) is the torque the lock applies at `in`, so the
  *     transmitted torque is T = −λ (the `torque` signal shows the last
  *     slipping torque until the first post_step of a new lock).
  *
  * Transitions:
- *   slipping → locked (post_step): the slip reached or crossed zero during
- *     the step (Δω · s <= 0 at its end) and T_cap > 0. The topology change
- *     projects the speeds conserving momentum: a plastic impact on the
- *     overshoot, which is at most one step of slip deceleration. Also in
+ *   slipping → locked (post_step): the slip reached zero (Δω · s <= 0)
+ *     and T_cap > 0. The solver locates that time inside the step (event
+ *     g0 below) and ends the segment there, so the lock comes at the slip's
+ *     root with no overshoot; the momentum-conserving projection of the
+ *     mode change then has nothing to take (beyond 32 segments in one step
+ *     it is decided at the step's end, with a plastic impact on the
+ *     overshoot). Also in
  *     pre_step when Δω is zero with no slip direction known (both shafts
  *     at rest at t = 0, or equal initial speeds) and T_cap > 0. "Zero"
  *     means within 1e-10 of the shaft speeds: a mode change's projection
@@ -53,9 +56,9 @@
  *     ahead). The same test runs in pre_step with the λ of the previous
  *     post_step (same state) and the capacity of the new inputs, so a pedal
  *     pressed at time t opens the clutch for the step starting at t.
- *   A lock whose torque turns out to exceed T_s is only seen at the next
- *   post_step, so it holds for one step; it then slips away from zero in the
- *   direction of λ, so with T_s >= T_cap the clutch does not chatter.
+ *   The lock torque reaching T_s inside a step is located as well (event
+ *   g1), so the clutch lets go at that time; it then slips away from zero
+ *   in the direction of λ, so with T_s >= T_cap it does not chatter.
  *
  * Start mode: slipping, so that initial values may give the two sides
  * different speeds (an idling engine and a car at rest); with equal speeds

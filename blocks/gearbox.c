@@ -136,7 +136,8 @@ typedef struct gearbox_data {
   bool adopt_input;   /* manual without start_gear: the first step takes the input */
   double shift_end;   /* s */
   double ratio;       /* signed ratio of the current topology; 0 = decoupled */
-  double reverse_hold; /* s the auto_reverse condition has held */
+  bool reverse_holding; /* the auto_reverse condition holds ... */
+  double reverse_since; /* ... since this time (s) */
   int cut_channel, speed_channel;
   dg_shift_policy policy;
   void *user;
@@ -487,23 +488,30 @@ static int automatic_gear(dg_block *self, const dg_ctx *ctx) {
   double brake = dg_ctx_input(ctx, DG_INPUT_BRAKE);
   int g = d->gear;
   if (d->lowest < 0 && dg_ctx_input(ctx, DG_INPUT_GEAR) <= -0.5) {
-    d->reverse_hold = 0.0;
+    d->reverse_holding = false;
     return -1; /* the selector's R wins over everything while it is held */
   }
   if (s->auto_reverse) {
     bool still = at_standstill(self, ctx);
     if (g < 0) {
-      d->reverse_hold = 0.0;
+      d->reverse_holding = false;
       return still && throttle > PEDAL_ON ? 1 : -1;
     }
     if (still && brake > PEDAL_ON && !(throttle > PEDAL_ON)) {
-      d->reverse_hold += ctx->dt;
-      if (d->reverse_hold >= s->auto_reverse_delay - TIME_EPS * ctx->dt) {
-        d->reverse_hold = 0.0;
+      /* held from reverse_since to the end of this step segment (a time
+       * span, not a sum of segment lengths: an event may cut a segment
+       * short after its pre_step) */
+      if (!d->reverse_holding) {
+        d->reverse_holding = true;
+        d->reverse_since = ctx->t;
+      }
+      double held = ctx->t + ctx->dt - d->reverse_since;
+      if (held >= s->auto_reverse_delay - TIME_EPS * ctx->dt) {
+        d->reverse_holding = false;
         return -1;
       }
     } else {
-      d->reverse_hold = 0.0;
+      d->reverse_holding = false;
     }
   }
   if (g <= 0)

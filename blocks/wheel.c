@@ -459,8 +459,10 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
 static void wheel_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const wheel_params *p = self->params;
   const wheel_data *d = self->data;
+  /* a sliding brake follows the pedal inside the step; the hold decisions
+   * use the capacity of the segment's start (d->cap) */
   if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
-    dg_port_add_torque(ctx, self, PORT_HUB, -d->cap * d->dir);
+    dg_port_add_torque(ctx, self, PORT_HUB, -wheel_capacity(self, ctx) * d->dir);
   if (is_magic(p) && d->mode != MODE_PARKED) {
     double *dk = dg_block_state_rate(ctx, self);
     double fx = wheel_tyre_force(self, ctx, dg_block_state(ctx, self)[0], dk);

@@ -187,7 +187,9 @@ struct dg_block_class {
   void (*mode_set)(dg_block *self, int mode);
   const char *(*mode_name)(const dg_block *self, int mode);
 
-  /// Before each step: discrete decisions; may call dg_ctx_request_topology.
+  /// Before each step segment (a step, or the part of one after an event
+  /// or an input breakpoint): discrete decisions; may call
+  /// dg_ctx_request_topology. ctx->dt is the planned length of the segment.
   void (*pre_step)(dg_block *self, dg_ctx *ctx);
   /// On each mode change: kinematics, DOFs, ties and inertia (dg_topo_*).
   /// NULL: every in and internal port becomes a free DOF.
@@ -198,7 +200,9 @@ struct dg_block_class {
   /// num_states > 0.
   void (*torque_downstream)(dg_block *self, dg_ctx *ctx);
 
-  /// After each step: lock/unlock decisions, using dg_ctx_tie_force.
+  /// After each step segment (at a located event's time, or the step's
+  /// end): lock/unlock decisions, using dg_ctx_tie_force. ctx->dt is the
+  /// length integrated.
   void (*post_step)(dg_block *self, dg_ctx *ctx);
   /// Value of a DG_SIGNAL_HOOK signal.
   double (*signal)(const dg_block *self, const dg_ctx *ctx, int index);
@@ -240,7 +244,7 @@ struct dg_block {
 
 struct dg_ctx {
   double t;             ///< time of this substep (s)
-  double dt;            ///< step size (s)
+  double dt;            ///< length of the step segment (s): planned in pre_step, integrated in post_step
   const double *speed;  ///< node speeds of this substep
   double *torque;       ///< node torque accumulator (torque_downstream only)
   double power;         ///< power of the torques added by the current block (energy audit)

@@ -396,7 +396,8 @@ DG_API int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_
 /* ------------------------------------------------------------------------ */
 /* Gearbox shift policy callback                                            */
 
-/// What a shift policy sees, once per step (not during a shift's lock-out).
+/// What a shift policy sees, once per step segment (not during a shift's
+/// lock-out): once per step unless an event or an input breakpoint cuts it.
 typedef struct dg_shift_context {
   double time;          ///< s
   double engine_rpm;    ///< gearbox input speed in rpm
@@ -432,8 +433,12 @@ DG_API double dg_scenario_output_interval(const dg_scenario *scn);
 /// scenario must outlive the driver.
 DG_API dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err);
 DG_API void dg_driver_free(dg_driver *drv);
-/// Sets every scheduled input to its value at time t (no allocation, no
-/// string lookups).
+/// Shows the scenario's inputs at time t: the driver handed them to the
+/// simulation as schedules (dg_sim_set_input_schedule) when it was created,
+/// and the simulation evaluates them inside every step, so stepping does
+/// not need this; it sets every schedule or callback input of the
+/// simulation to its value at t (dg_sim_apply_inputs). No allocation, no
+/// string lookups.
 DG_API void dg_driver_apply(dg_driver *drv, double t);
 /// True once the scenario's stop condition holds.
 DG_API bool dg_driver_should_stop(const dg_driver *drv);
