@@ -14,10 +14,16 @@
  *     7 an out-of-range standard input: −1, 2, ±1e3, 1e9, NaN or Inf
  *     8 an initial value: signal a (mod count) = (b − 128)·0.5, ×100 for rpm
  *     9 throttle a/255 and brake b/255 together
+ *    10 a ramp inside the steps: input a mod 3 (throttle, brake, clutch)
+ *       scheduled from its value now to b/255 over 0.37·(hold + 1) steps,
+ *       so its breakpoint falls inside a step
+ *    11 snapshot, then the steps of the record twice (restoring in
+ *       between): both runs must agree bit for bit
  * Properties: no crash, leak or sanitizer report; after every successful
  * step every signal, the kinetic energy and the energy audit are finite; a
  * failed step is a well-formed numeric or block error with the time, and
- * the simulation stays failed. */
+ * the simulation stays failed; a restored snapshot runs the same steps to
+ * the same bits. */
 #include "fuzz_common.h"
 
 #define MAX_STEPS 2000
@@ -79,6 +85,19 @@ static void apply(dg_sim *sim, const char *gname, int op, int a, int b) {
   }
 }
 
+/* A hash of every signal's bits and the time. */
+static uint64_t signal_hash(const dg_sim *sim) {
+  uint64_t h = 1469598103934665603u;
+  int n = dg_sim_signal_count(sim);
+  for (int i = -1; i < n; i++) {
+    double v = i < 0 ? dg_sim_time(sim) : dg_sim_signal(sim, i);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    h = (h ^ bits) * 1099511628211u;
+  }
+  return h;
+}
+
 /* One step with the checks; false once the simulation has failed. */
 static bool step(dg_sim *sim, double dt, const char *gname) {
   int rc = dg_sim_step(sim, dt);
@@ -105,8 +124,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   long steps = 0;
   bool alive = true;
   for (size_t i = 2; alive && i + 4 <= size && steps < MAX_STEPS; i += 4) {
-    int op = data[i] % 10, a = data[i + 1], b = data[i + 2];
+    int op = data[i] % 12, a = data[i + 1], b = data[i + 2];
     long n = 1 + 2L * data[i + 3];
+    if (op == 10) {
+      int input = a % 3;
+      double t0 = dg_sim_time(sim), v0 = dg_sim_get_input(sim, input);
+      const double t[2] = {t0, t0 + 0.37 * dt * (double)(data[i + 3] + 1)};
+      const double v[2] = {isfinite(v0) ? v0 : 0.0, b / 255.0};
+      FUZZ_CHECK(dg_sim_set_input_schedule(sim, input, 2, t, v, false, &err) == DG_OK,
+                 "%s: schedule refused: %s", gname, err.text);
+      for (long k = 0; alive && k < n && steps < MAX_STEPS; k++, steps++)
+        alive = step(sim, dt, gname);
+      continue;
+    }
+    if (op == 11) {
+      dg_snapshot *snap = dg_sim_snapshot(sim, &err);
+      FUZZ_CHECK(snap != NULL, "%s: no snapshot: %s", gname, err.text);
+      uint64_t h[2] = {0, 0};
+      bool ok[2] = {true, true};
+      long done = 0;
+      for (int run = 0; run < 2; run++) {
+        if (run == 1)
+          FUZZ_CHECK(dg_sim_restore(sim, snap, &err) == DG_OK, "%s: restore: %s", gname,
+                     err.text);
+        long k = 0;
+        for (; ok[run] && k < n && steps + k < MAX_STEPS; k++) {
+          ok[run] = dg_sim_step(sim, dt) == DG_OK;
+          h[run] = (h[run] ^ (ok[run] ? signal_hash(sim) : 0)) * 1099511628211u;
+        }
+        done = k;
+      }
+      FUZZ_CHECK(ok[0] == ok[1] && h[0] == h[1],
+                 "%s: a restored snapshot ran differently (%s then %s)", gname,
+                 ok[0] ? "ok" : "failed", ok[1] ? "ok" : "failed");
+      dg_snapshot_free(snap);
+      steps += done;
+      alive = ok[1];
+      if (alive)
+        fuzz_check_finite(sim, gname);
+      continue;
+    }
     if (op == 5) {
       dg_sim_set_input(sim, DG_INPUT_THROTTLE, b / 255.0);
       for (long k = 0; alive && k < n && steps < MAX_STEPS; k++, steps++) {
