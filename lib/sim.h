@@ -203,6 +203,8 @@ struct dg_sim {
   long steps, topo_changes, events, segments;
   double last_event;        /* time of the last located event, NaN before */
   bool topo_request;
+  bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
+  long refreshes;           /* substeps whose variable kinematics were refreshed */
   dg_ctx ctx;
 
   dg_solver sv;

@@ -1074,8 +1074,10 @@ static int refresh_rows(dg_sim *sim) {
 
 /* The kinematics at the point a substep evaluates (variable kinematics). */
 static int solver_kinematics(dg_sim *sim) {
-  if (sim->sv.refreshable && refresh_rows(sim) == DG_OK)
+  if (sim->sv.refreshable && !sim->no_refresh && refresh_rows(sim) == DG_OK) {
+    sim->refreshes++;
     return DG_OK;
+  }
   return dg_solver_build(sim);
 }
 
