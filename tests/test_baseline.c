@@ -22,26 +22,7 @@
 
 #define REL_TOL 1e-9
 
-static dg_graph *load_twin(void) {
-  char path[1024];
-  dg_test_path(path, sizeof path, BASELINE_SEDAN_GRAPH);
-  dg_error err;
-  dg_graph *g = dg_graph_load_file(NULL, path, &err);
-  ck_assert_msg(g != NULL, "%s: %s %s", path, err.path, err.text);
-  return g;
-}
-
-/* DOF of the current mode that was declared on `port` ("body.mass"). */
-static int dof_of(const dg_sim *sim, const char *port) {
-  char buf[128];
-  for (int j = 0; j < dg_sim_dof_count(sim); j++) {
-    dg_sim_dof_describe(sim, j, buf, sizeof buf);
-    if (strcmp(buf, port) == 0)
-      return j;
-  }
-  ck_abort_msg("no DOF on %s", port);
-  return -1;
-}
+static dg_graph *load_twin(void) { return dg_test_graph_file(BASELINE_SEDAN_GRAPH); }
 
 START_TEST(test_name_matches) {
   dg_graph *g = load_twin();
@@ -65,8 +46,8 @@ START_TEST(test_mass_matrix) {
   double m[25];
   dg_sim_mass_matrix(sim, m);
   /* a node is named by its `out` port when it has one */
-  int l = dof_of(sim, "diff.left"), r = dof_of(sim, "diff.right");
-  int fl = dof_of(sim, "wheel_fl.hub"), v = dof_of(sim, "body.mass");
+  int l = dg_test_dof_of(sim, "diff.left"), r = dg_test_dof_of(sim, "diff.right");
+  int fl = dg_test_dof_of(sim, "wheel_fl.hub"), v = dg_test_dof_of(sim, "body.mass");
   double det = m[l * n + l] * m[r * n + r] - m[l * n + r] * m[r * n + l];
   ck_assert_double_eq_tol(m[r * n + r] / det, b.m_ll, 1e-14 * fabs(b.m_ll));
   ck_assert_double_eq_tol(-m[l * n + r] / det, b.m_lr, 1e-14 * fabs(b.m_lr));

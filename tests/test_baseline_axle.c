@@ -38,26 +38,7 @@
 #define MASS_TOL 1e-14
 #define LAUNCH_S 10.0
 
-static dg_graph *load_twin(void) {
-  char path[1024];
-  dg_test_path(path, sizeof path, BASELINE_AXLE_GRAPH);
-  dg_error err;
-  dg_graph *g = dg_graph_load_file(NULL, path, &err);
-  ck_assert_msg(g != NULL, "%s: %s %s", path, err.path, err.text);
-  return g;
-}
-
-/* DOF of the current mode that was declared on `port` ("diff.left"). */
-static int dof_of(const dg_sim *sim, const char *port) {
-  char buf[128];
-  for (int j = 0; j < dg_sim_dof_count(sim); j++) {
-    dg_sim_dof_describe(sim, j, buf, sizeof buf);
-    if (strcmp(buf, port) == 0)
-      return j;
-  }
-  ck_abort_msg("no DOF on %s", port);
-  return -1;
-}
+static dg_graph *load_twin(void) { return dg_test_graph_file(BASELINE_AXLE_GRAPH); }
 
 START_TEST(test_name_matches) {
   dg_graph *g = load_twin();
@@ -80,7 +61,7 @@ START_TEST(test_mass_matrix) {
   ck_assert_int_eq(dg_sim_dof_count(sim), 2);
   double m[4];
   dg_sim_mass_matrix(sim, m);
-  int l = dof_of(sim, "diff.left"), r = dof_of(sim, "diff.right");
+  int l = dg_test_dof_of(sim, "diff.left"), r = dg_test_dof_of(sim, "diff.right");
   double ie = (p.source_inertia + p.final_inertia) * p.final_ratio * p.final_ratio +
               p.diff_inertia;
   ck_assert_double_eq_tol(m[l * 2 + l], p.wheel_inertia[BA_LEFT] + ie / 4, MASS_TOL * ie);

@@ -93,11 +93,7 @@ END_TEST
  * every signal within 1e-9 of its scale (the two may sum M in another
  * order; seen: identical to the bit). */
 START_TEST(test_refresh_equals_rebuild) {
-  char path[512];
-  dg_test_path(path, sizeof path, "graphs/imported/hmmwv_cvt.json");
-  dg_error err;
-  dg_graph *g = dg_graph_load_file(NULL, path, &err);
-  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_graph *g = dg_test_graph_file("graphs/imported/hmmwv_cvt.json");
   dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
   b->no_refresh = true;
   for (int k = 0; k < 2; k++) {

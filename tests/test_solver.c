@@ -492,11 +492,9 @@ static const char *const snapshot_cases[][2] = {
  * simulation and into another one of the same graph; energy audit and
  * counters included. */
 START_TEST(test_snapshot_restore) {
-  char gpath[512], spath[512];
-  dg_test_path(gpath, sizeof gpath, snapshot_cases[_i][0]);
+  char spath[512];
   dg_error err;
-  dg_graph *g = dg_graph_load_file(NULL, gpath, &err);
-  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_graph *g = dg_test_graph_file(snapshot_cases[_i][0]);
   dg_scenario *scn = NULL;
   if (snapshot_cases[_i][1]) {
     dg_test_path(spath, sizeof spath, snapshot_cases[_i][1]);

@@ -24,6 +24,26 @@ void dg_test_first_line(char *buf, size_t size, const char *path) {
 
 dg_graph *dg_test_graph(const char *json) { return dg_test_graph_reg(NULL, json); }
 
+dg_graph *dg_test_graph_file(const char *relative) {
+  char path[1024];
+  dg_test_path(path, sizeof path, relative);
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(NULL, path, &err);
+  ck_assert_msg(g != NULL, "%s: %s %s", path, err.path, err.text);
+  return g;
+}
+
+int dg_test_dof_of(const dg_sim *sim, const char *port) {
+  char buf[128];
+  for (int j = 0; j < dg_sim_dof_count(sim); j++) {
+    dg_sim_dof_describe(sim, j, buf, sizeof buf);
+    if (strcmp(buf, port) == 0)
+      return j;
+  }
+  ck_abort_msg("no DOF on %s", port);
+  return -1;
+}
+
 /* vsnprintf that fails the test when the text does not fit. */
 static void vformat(char *buf, size_t size, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));

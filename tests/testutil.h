@@ -15,6 +15,12 @@ void dg_test_path(char *buf, size_t size, const char *relative);
  * if the file cannot be read or is empty. */
 void dg_test_first_line(char *buf, size_t size, const char *path);
 
+/* Loads the graph file at `relative` (a path in the source tree) and fails
+ * the test with the error's place and text if it does not load. */
+dg_graph *dg_test_graph_file(const char *relative);
+/* The DOF of the current mode declared on the shaft `port` ("diff.left");
+ * fails the test if there is none. */
+int dg_test_dof_of(const dg_sim *sim, const char *port);
 /* Loads a graph from a string and fails the test with the error text if it
  * does not load. */
 dg_graph *dg_test_graph(const char *json);
