@@ -113,6 +113,8 @@ typedef struct dg_solver {
   int *row_start;           /* nn + 1: G's non-zeros of node n are [row_start[n], row_start[n+1]) */
   int *single_node, *single_dof, n_single; /* SPEEDS: rows of one non-zero, x = v q[dof] */
   double *single_val;
+  int *pair_node, *pair_dof, n_pair; /* SPEEDS: rows of two non-zeros */
+  double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
   int *lossy, n_lossy;      /* FORCES: nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */

@@ -102,6 +102,9 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.single_dof, nn, sizeof(int));
   SPEC(&sim->sv.single_val, nn, sizeof(double));
   SPEC(&sim->sv.multi_node, nn, sizeof(int));
+  SPEC(&sim->sv.pair_node, nn, sizeof(int));
+  SPEC(&sim->sv.pair_dof, 2 * nn, sizeof(int));
+  SPEC(&sim->sv.pair_val, 2 * nn, sizeof(double));
   SPEC(&sim->sv.lossy, nn, sizeof(int));
   SPEC(&sim->sv.M, nn * nn, sizeof(double));
   SPEC(&sim->sv.Minv, nn * nn, sizeof(double));
@@ -1085,15 +1088,23 @@ static int solver_kinematics(dg_sim *sim) {
  * output, a wheel's hub) as a flat list, the others (differential inputs,
  * rows without motion) by node over the non-zeros. */
 static void build_speed_plan(dg_sim *sim) {
-  sim->sv.n_single = sim->sv.n_multi = 0;
+  dg_solver *sv = &sim->sv;
+  sv->n_single = sv->n_pair = sv->n_multi = 0;
   for (int n = 0; n < sim->nn; n++) {
-    int a = sim->sv.row_start[n], b = sim->sv.row_start[n + 1];
+    int a = sv->row_start[n], b = sv->row_start[n + 1];
     if (b - a == 1) {
-      sim->sv.single_node[sim->sv.n_single] = n;
-      sim->sv.single_dof[sim->sv.n_single] = sim->sv.gs_dof[a];
-      sim->sv.single_val[sim->sv.n_single++] = sim->sv.gs_val[a];
+      sv->single_node[sv->n_single] = n;
+      sv->single_dof[sv->n_single] = sv->gs_dof[a];
+      sv->single_val[sv->n_single++] = sv->gs_val[a];
+    } else if (b - a == 2) { /* a differential's input: two DOFs */
+      int k = sv->n_pair++;
+      sv->pair_node[k] = n;
+      sv->pair_dof[2 * k] = sv->gs_dof[a];
+      sv->pair_dof[2 * k + 1] = sv->gs_dof[a + 1];
+      sv->pair_val[2 * k] = sv->gs_val[a];
+      sv->pair_val[2 * k + 1] = sv->gs_val[a + 1];
     } else {
-      sim->sv.multi_node[sim->sv.n_multi++] = n;
+      sv->multi_node[sv->n_multi++] = n;
     }
   }
 }
@@ -1103,6 +1114,10 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
   const double *sv = sim->sv.single_val;
   for (int k = 0; k < sim->sv.n_single; k++)
     x[sn[k]] = sv[k] * q[sd[k]];
+  const int *pn = sim->sv.pair_node, *pd = sim->sv.pair_dof;
+  const double *pv = sim->sv.pair_val;
+  for (int k = 0; k < sim->sv.n_pair; k++)
+    x[pn[k]] = pv[2 * k] * q[pd[2 * k]] + pv[2 * k + 1] * q[pd[2 * k + 1]];
   const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
   const double *val = sim->sv.gs_val;
   for (int k = 0; k < sim->sv.n_multi; k++) {
