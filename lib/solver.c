@@ -1178,6 +1178,11 @@ int dg_solver_change_topology(dg_sim *sim) {
 /* RK4                                                                      */
 
 /* ẏ at (t, y): y = [q; s]. Leaves node torques in tau and w. */
+/* One RK4 stage: ẏ at (t, y), y = [q; s], in three stages over the plan.
+ * SPEEDS: x = G q. FORCES: the torque hooks add node torques and write the
+ * states' rates (their powers booked for the energy audit), then the
+ * efficiency factors. ACCEL: q̇ = M⁻¹ Gᵀ w, and the tie forces when wanted.
+ * With a variable ratio the plan's rows are refreshed first. */
 static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   int nd = sim->sv.ndof;
   const double *s = y + nd;
@@ -1188,8 +1193,10 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     if (rc != DG_OK && !sim->failed)
       fail_topology(sim, rc);
   }
+  /* SPEEDS */
   double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
   dg_solver_speeds(sim, y, x);
+  /* FORCES */
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
   dg_ctx *ctx = &sim->ctx;
   ctx->t = t;
@@ -1230,6 +1237,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
       w[n] -= sim->sv.inertia[n] * bias;
     }
   }
+  /* ACCEL */
   if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
     double *f = sim->sv.f;
     for (int j = 0; j < nd; j++)
