@@ -81,6 +81,9 @@ int dg_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_a
 void dg_params_defaults(const dg_param_def *defs, void *out);
 /* Sanity check of a table when a class is registered; 0 ok, else message. */
 int dg_params_check_defs(const dg_param_def *defs, size_t params_size, char *why, size_t n);
+/* Whether v is finite and within the range flags of `d` (what parsing
+ * accepts for a number), without reporting. */
+bool dg_param_value_ok(const dg_param_def *d, double v);
 
 /* ---- registry (registry.c) ---------------------------------------------- */
 struct dg_registry {
