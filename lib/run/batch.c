@@ -5,6 +5,38 @@
  * value goes through exactly the validation of a value written in the file
  * (types, ranges, cross-checks, every reachable mode).
  *
+ * The every-mode check runs once per distinct structure, not once per
+ * variant. Before the threads start, dg_batch_run loads the base graph in
+ * full and sorts the variants by what their overrides can do to that check,
+ * as the parameter tables say (DG_P_DYNAMICS, DG_P_INERTIA in block.h):
+ *   - only dynamics parameters (torque maps, capacities, tyre coefficients,
+ *     shift speeds, road load, ...): the check comes out as the base
+ *     graph's, so the variant is loaded without it (DG_LOAD_NO_MODE_CHECK);
+ *   - inertias too: the check sees an inertia only in M = Gᵀ diag(I) G,
+ *     tested mode by mode for positive definiteness by a Cholesky whose
+ *     pivots must exceed PIVOT_EPS times M's largest diagonal entry. M is
+ *     affine in the inertias, a pivot (a Schur complement) is concave in
+ *     them where the pivots before it are positive, and the largest
+ *     diagonal is convex, so the inertias that pass form a convex set:
+ *     when the values at the corners of a box pass, every value inside
+ *     does (in exact arithmetic: rounding moves a pivot by some 1e-16 of
+ *     the scale against a threshold of 1e-10, so only a corner within a
+ *     hair of the threshold could disagree, as any check there may). So
+ *     the batch checks the corners of the boxes its variants span around
+ *     the base values ("probes": full loads of the base graph with those
+ *     inertias) and loads the variants inside boxes that passed without
+ *     the check. Zero is no special case: if 0 leaves a degree of freedom
+ *     without inertia, the probe at 0 fails and the variants on that side
+ *     are checked in full. (Nor is zero the only value that fails: the
+ *     pivot test is relative, so 1e-12 kg·m² beside a 0.5 kg·m² flywheel
+ *     counts as none, and the probes catch that too);
+ *   - anything else (a ratio, a kind, an unknown key, a parameter of a
+ *     plugin's class, whose table has no flags): checked in full.
+ * Everything else about loading (syntax, parameters, did-you-mean, ranges,
+ * the classes' checks) runs for every variant, and a variant that reuses
+ * the check is one that the full check accepts, so results and error
+ * messages are those of loading every variant in full.
+ *
  * Threads. dg_batch_run starts T POSIX threads; thread k runs variants
  * k, k + T, k + 2T, ... one after another, each as a complete simulation of
  * its own (graph, sim, driver created and freed by that thread). What the
@@ -14,7 +46,7 @@
  * result is bit-for-bit the result of running it alone. The static
  * assignment costs at most one run of imbalance at the end when variants
  * take about as long as each other, the case of a sweep. */
-#include "internal.h"
+#include "run/batch.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -196,15 +228,16 @@ static void error_suffix(dg_error *err, const char *suffix) {
   snprintf(err->text + len, sizeof err->text - len, " (%s)", suffix);
 }
 
-dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, const char *name,
-                                  int n, const dg_override *ov, dg_error *err) {
+/* dg_graph_load_overrides with load options (DG_LOAD_*). */
+static dg_graph *load_overrides(const dg_registry *reg, const char *json, const char *name, int n,
+                                const dg_override *ov, unsigned opts, dg_error *err) {
   if (n <= 0)
-    return dg_graph_load_string(reg, json, name, err);
+    return dg_graph_load_string_opts(reg, json, name, opts, err);
   char *text = dg_override_apply(json, name, n, ov, err);
   if (!text)
     return NULL;
   dg_error local;
-  dg_graph *g = dg_graph_load_string(reg, text, name, &local);
+  dg_graph *g = dg_graph_load_string_opts(reg, text, name, opts, &local);
   free(text);
   if (g) {
     dg_error_clear(err);
@@ -227,6 +260,11 @@ dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, cons
   if (err)
     *err = local;
   return NULL;
+}
+
+dg_graph *dg_graph_load_overrides(const dg_registry *reg, const char *json, const char *name,
+                                  int n, const dg_override *ov, dg_error *err) {
+  return load_overrides(reg, json, name, n, ov, 0, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -277,22 +315,26 @@ static void result_fail(dg_batch_result *r, const dg_error *e) {
   r->error = *e;
 }
 
-/* One variant, start to end (see dg_batch_run). */
-static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, dg_batch_result *r,
-                        double *finals) {
+/* One variant, start to end (see dg_batch_run), or only its loading
+ * (`load_only`, dg_batch_validate); `opts` are its load options
+ * (DG_LOAD_NO_MODE_CHECK when it reuses the base graph's check). */
+static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, unsigned opts,
+                        bool load_only, dg_batch_result *r, double *finals) {
   memset(r, 0, sizeof *r);
   r->t_0_100 = r->top_speed = NAN;
   for (int k = 0; k < o->n_signals; k++)
     finals[k] = NAN;
   dg_error err;
-  dg_graph *g = dg_graph_load_overrides(o->reg, o->graph_json, o->graph_name, v->n_overrides,
-                                        v->overrides, &err);
+  dg_graph *g = load_overrides(o->reg, o->graph_json, o->graph_name, v->n_overrides,
+                               v->overrides, opts, &err);
   dg_sim *sim = NULL;
   dg_driver *drv = NULL;
   if (!g) {
     result_fail(r, &err);
     return;
   }
+  if (load_only)
+    goto done;
   sim = dg_sim_new(g, &err);
   if (!sim) {
     result_fail(r, &err);
@@ -357,21 +399,217 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Which variants reuse the base graph's every-mode check                   */
+
+/* Inertia parameters one batch may vary and still reuse the check. The
+ * probes are points of {base, lo, hi}^k, so at most 3^k - 1 = 26 of them. */
+#define MAX_AXES 3
+#define MAX_POINTS 27 /* 3^MAX_AXES */
+
+/* Where a variant's inertia lies on its axis: the digit of a probe point. */
+enum { SIDE_BASE, SIDE_LOW, SIDE_HIGH };
+
+/* What a variant's overrides can do to the every-mode check. */
+enum { VARIANT_FULL, VARIANT_SAME, VARIANT_INERTIA };
+
+typedef struct axis {
+  const double *param; /* the base graph's parsed value: identifies the parameter */
+  const char *key;     /* an override key naming it (a variant's, borrowed) */
+  double base, lo, hi; /* the base value, the smallest and largest a variant gives */
+} axis;
+
+typedef struct plan {
+  const dg_batch_options *opt;
+  const dg_graph *base; /* loaded and checked in full */
+  int n_axes;
+  axis axes[MAX_AXES];
+  dg_batch_stats stats;
+} plan;
+
+static const int pow3[MAX_AXES + 1] = {1, 3, 9, 27};
+
+/* One override's inertia value (what the loader parses), the variant's
+ * last one for that parameter winning. */
+typedef struct inertia_value {
+  const double *param;
+  const char *key;
+  double value;
+} inertia_value;
+
+/* Sorts one variant (VARIANT_*); for VARIANT_INERTIA, side[a] says where
+ * its value lies on axis a (axes are added as variants need them). */
+static int classify(plan *p, const dg_batch_variant *v, unsigned char side[MAX_AXES]) {
+  inertia_value iv[MAX_AXES];
+  int m = 0;
+  for (int k = 0; k < v->n_overrides; k++) {
+    const dg_override *o = &v->overrides[k];
+    const dg_param_def *def = NULL;
+    const double *param = NULL;
+    unsigned effect = dg_graph_override_effect(p->base, o->key, &def, &param);
+    if (effect == DG_P_DYNAMICS)
+      continue;
+    if (effect != DG_P_INERTIA || !o->value)
+      return VARIANT_FULL;
+    json_t *j = override_value(o->value);
+    bool number = j && json_is_number(j);
+    double x = number ? json_number_value(j) : 0.0;
+    json_decref(j);
+    /* a value parsing refuses never reaches the check: load it in full */
+    if (!number || !dg_param_value_ok(def, x))
+      return VARIANT_FULL;
+    int at = 0;
+    while (at < m && iv[at].param != param)
+      at++;
+    if (at == MAX_AXES)
+      return VARIANT_FULL;
+    iv[at] = (inertia_value){param, o->key, x};
+    m = at == m ? m + 1 : m;
+  }
+  int axis_of[MAX_AXES], added = 0;
+  for (int i = 0; i < m; i++) {
+    axis_of[i] = -1;
+    if (iv[i].value == *iv[i].param) /* the base value: nothing changes */
+      continue;
+    for (int a = 0; a < p->n_axes && axis_of[i] < 0; a++)
+      if (p->axes[a].param == iv[i].param)
+        axis_of[i] = a;
+    if (axis_of[i] < 0)
+      axis_of[i] = p->n_axes + added++;
+  }
+  if (p->n_axes + added > MAX_AXES)
+    return VARIANT_FULL;
+  for (int i = 0; i < m; i++) {
+    int a = axis_of[i];
+    if (a >= p->n_axes) {
+      double b = *iv[i].param;
+      p->axes[a] = (axis){iv[i].param, iv[i].key, b, b, b};
+      p->n_axes = a + 1;
+    }
+  }
+  memset(side, SIDE_BASE, MAX_AXES);
+  bool any = false;
+  for (int i = 0; i < m; i++) {
+    if (axis_of[i] < 0)
+      continue;
+    axis *ax = &p->axes[axis_of[i]];
+    double x = iv[i].value;
+    side[axis_of[i]] = x < ax->base ? SIDE_LOW : SIDE_HIGH;
+    ax->lo = fmin(ax->lo, x);
+    ax->hi = fmax(ax->hi, x);
+    any = true;
+  }
+  return any ? VARIANT_INERTIA : VARIANT_SAME;
+}
+
+/* The probe points a variant's box needs: its corners other than the
+ * base, as base-3 numbers (digit a: SIDE_* on axis a). Returns how many. */
+static int box_corners(const unsigned char side[MAX_AXES], int corners[MAX_POINTS]) {
+  int dev[MAX_AXES], m = 0, n = 0;
+  for (int a = 0; a < MAX_AXES; a++)
+    if (side[a] != SIDE_BASE)
+      dev[m++] = a;
+  for (int mask = 1; mask < (1 << m); mask++) {
+    int point = 0;
+    for (int j = 0; j < m; j++)
+      if (mask & (1 << j))
+        point += side[dev[j]] * pow3[dev[j]];
+    corners[n++] = point;
+  }
+  return n;
+}
+
+/* Loads the base graph with the inertias of a probe point, in full:
+ * whether its every-mode check passes. */
+static bool probe_passes(plan *p, int point) {
+  dg_override ov[MAX_AXES];
+  char text[MAX_AXES][32];
+  int n = 0;
+  for (int a = 0; a < p->n_axes; a++) {
+    int digit = point / pow3[a] % 3;
+    if (digit == SIDE_BASE)
+      continue;
+    /* 17 significant digits read back as the same double */
+    snprintf(text[n], sizeof text[n], "%.17g", digit == SIDE_LOW ? p->axes[a].lo : p->axes[a].hi);
+    ov[n] = (dg_override){p->axes[a].key, text[n]};
+    n++;
+  }
+  dg_error err;
+  dg_graph *g = dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name, n,
+                                        ov, &err);
+  p->stats.mode_checks++;
+  dg_graph_free(g);
+  return g != NULL;
+}
+
+/* reuse[i] = 1 for the variants to load without the every-mode check. */
+static int plan_variants(plan *p, int n, const dg_batch_variant *variants,
+                         unsigned char *reuse) {
+  unsigned char *kind = malloc((size_t)n + 1);
+  unsigned char(*side)[MAX_AXES] = malloc(sizeof *side * ((size_t)n + 1));
+  if (!kind || !side) {
+    free(kind);
+    free(side);
+    return DG_ERR_NOMEM;
+  }
+  int n_inertia = 0;
+  for (int i = 0; i < n; i++) {
+    kind[i] = (unsigned char)classify(p, &variants[i], side[i]);
+    n_inertia += kind[i] == VARIANT_INERTIA;
+  }
+  /* A probe costs what a variant's own check does: probe only when the
+   * variants it serves outnumber the probes. */
+  bool needed[MAX_POINTS] = {false};
+  int n_points = 0, corners[MAX_POINTS];
+  for (int i = 0; i < n; i++) {
+    if (kind[i] != VARIANT_INERTIA)
+      continue;
+    int c = box_corners(side[i], corners);
+    for (int k = 0; k < c; k++) {
+      n_points += !needed[corners[k]];
+      needed[corners[k]] = true;
+    }
+  }
+  bool probe = n_points < n_inertia;
+  bool passed[MAX_POINTS] = {false};
+  for (int point = 0; probe && point < MAX_POINTS; point++)
+    if (needed[point])
+      passed[point] = probe_passes(p, point);
+  for (int i = 0; i < n; i++) {
+    bool ok = kind[i] == VARIANT_SAME;
+    if (kind[i] == VARIANT_INERTIA && probe) {
+      int c = box_corners(side[i], corners);
+      ok = true;
+      for (int k = 0; k < c; k++)
+        ok = ok && passed[corners[k]];
+    }
+    reuse[i] = ok;
+    p->stats.reused += ok;
+    p->stats.full += !ok;
+  }
+  free(kind);
+  free(side);
+  return DG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Threads                                                                  */
 
 typedef struct batch_job {
   const dg_batch_options *opt;
   const dg_batch_variant *variants;
+  const unsigned char *reuse; /* per variant: load without the every-mode check */
   dg_batch_result *results;
   double *finals; /* n × n_signals, or a scratch row when n_signals = 0 */
   int n, first, stride;
+  bool load_only;
 } batch_job;
 
 static void *batch_thread(void *arg) {
   const batch_job *j = arg;
   int ns = j->opt->n_signals;
   for (int i = j->first; i < j->n; i += j->stride)
-    run_variant(j->opt, &j->variants[i], &j->results[i], j->finals + (size_t)i * (size_t)ns);
+    run_variant(j->opt, &j->variants[i], j->reuse[i] ? DG_LOAD_NO_MODE_CHECK : 0, j->load_only,
+                &j->results[i], j->finals + (size_t)i * (size_t)ns);
   return NULL;
 }
 
@@ -380,9 +618,11 @@ static int online_cpus(void) {
   return n > 0 && n < 4096 ? (int)n : 1;
 }
 
-/* Checks the base graph and the signal names once, before any thread. */
-static int batch_check(const dg_batch_options *opt, dg_error *err) {
+/* Checks the base graph (in full) and the signal names once, before any
+ * thread; the base graph stays loaded in *base. */
+static int batch_check(const dg_batch_options *opt, dg_graph **base, dg_error *err) {
   dg_graph *g = dg_graph_load_string(opt->reg, opt->graph_json, opt->graph_name, err);
+  *base = NULL;
   if (!g)
     return err ? err->code : DG_ERR_SCHEMA;
   dg_sim *sim = dg_sim_new(g, err);
@@ -394,21 +634,42 @@ static int batch_check(const dg_batch_options *opt, dg_error *err) {
   if (rc != DG_OK && err && !err->file[0])
     snprintf(err->file, sizeof err->file, "%s", opt->graph_name ? opt->graph_name : "<string>");
   dg_sim_free(sim);
-  dg_graph_free(g);
+  if (rc == DG_OK)
+    *base = g;
+  else
+    dg_graph_free(g);
   return rc;
 }
 
-int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
-                 dg_batch_result *results, double *final_values, dg_error *err) {
+/* dg_batch_run, or with `load_only` dg_batch_validate. */
+static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                     dg_batch_result *results, double *final_values, bool load_only,
+                     dg_batch_stats *stats, dg_error *err) {
   dg_error_clear(err);
+  if (stats)
+    memset(stats, 0, sizeof *stats);
   if (!opt || !opt->graph_json || n < 0 || (n > 0 && (!variants || !results)) ||
       (opt->n_signals > 0 && (!opt->signals || (n > 0 && !final_values)))) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "dg_batch_run: missing options, graph or output");
+    dg_error_set(err, DG_ERR_USAGE, "", "", "%s: missing options, graph or output",
+                 load_only ? "dg_batch_validate" : "dg_batch_run");
     return DG_ERR_USAGE;
   }
-  int rc = batch_check(opt, err);
-  if (rc != DG_OK || n == 0)
+  dg_graph *base;
+  int rc = batch_check(opt, &base, err);
+  if (rc != DG_OK)
     return rc;
+  plan p = {.opt = opt, .base = base, .stats = {.mode_checks = 1}};
+  unsigned char *reuse = calloc((size_t)n + 1, 1);
+  rc = reuse ? plan_variants(&p, n, variants, reuse) : DG_ERR_NOMEM;
+  dg_graph_free(base);
+  if (stats)
+    *stats = p.stats;
+  if (rc != DG_OK || n == 0) {
+    free(reuse);
+    if (rc != DG_OK)
+      dg_error_set(err, rc, "", "", "out of memory");
+    return rc;
+  }
   int threads = opt->threads > 0 ? opt->threads : online_cpus();
   if (threads > n)
     threads = n;
@@ -421,11 +682,12 @@ int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *var
     free(jobs);
     free(tids);
     free(started);
+    free(reuse);
     dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
     return DG_ERR_NOMEM;
   }
   for (int k = 0; k < threads; k++)
-    jobs[k] = (batch_job){opt, variants, results, finals, n, k, threads};
+    jobs[k] = (batch_job){opt, variants, reuse, results, finals, n, k, threads, load_only};
   /* thread 0 is the caller; a thread that cannot start leaves its share to
    * the caller too, so results never depend on how many threads ran */
   for (int k = 1; k < threads; k++)
@@ -440,5 +702,34 @@ int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *var
   free(jobs);
   free(tids);
   free(started);
+  free(reuse);
   return DG_OK;
+}
+
+int dg_batch_run_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                       dg_batch_result *results, double *final_values, dg_batch_stats *stats,
+                       dg_error *err) {
+  return batch_run(opt, n, variants, results, final_values, false, stats, err);
+}
+
+int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                 dg_batch_result *results, double *final_values, dg_error *err) {
+  return batch_run(opt, n, variants, results, final_values, false, NULL, err);
+}
+
+int dg_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                            dg_batch_result *results, dg_batch_stats *stats, dg_error *err) {
+  if (!opt)
+    return batch_run(opt, n, variants, results, NULL, true, stats, err);
+  /* only the loading: no signals to look up or report */
+  dg_batch_options o = *opt;
+  o.n_signals = 0;
+  o.signals = NULL;
+  o.speed_signal = NULL;
+  return batch_run(&o, n, variants, results, NULL, true, stats, err);
+}
+
+int dg_batch_validate(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                      dg_batch_result *results, dg_error *err) {
+  return dg_batch_validate_stats(opt, n, variants, results, NULL, err);
 }
