@@ -161,7 +161,10 @@ START_TEST(test_batch_equals_single_runs) {
   dg_error err;
   dg_batch_stats st;
   ck_assert_int_eq(dg_batch_run_stats(&o, 4, v, res, finals, &st, &err), DG_OK);
-  /* final.ratio may change which modes are valid: every variant is checked */
+  /* final.ratio may change which modes are valid; each ratio is shared by
+   * two variants, but they change the inertia to either side of the base
+   * value: sharing the ratio's check would cost as many checks as it saves,
+   * so every variant is checked in full */
   ck_assert_int_eq(st.mode_checks, 1);
   ck_assert_int_eq(st.full, 4);
   ck_assert_int_eq(st.reused, 0);
@@ -577,6 +580,85 @@ START_TEST(test_reuse_two_inertias) {
 }
 END_TEST
 
+/* Runs `n` variants of sedan_baseline for 1 s and compares each with the
+ * run of that variant loaded in full. */
+static void assert_batch_equals_full_loads(const char *base, int n, const dg_batch_variant *v,
+                                           dg_batch_stats *st) {
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = base;
+  o.duration = 1.0;
+  o.dt = DT;
+  o.threads = 2;
+  o.n_signals = 3;
+  o.signals = final_signals;
+  dg_batch_result *res = calloc((size_t)n, sizeof *res);
+  double *finals = calloc((size_t)n * 3, sizeof *finals);
+  dg_error err;
+  ck_assert_int_eq(dg_batch_run_stats(&o, n, v, res, finals, st, &err), DG_OK);
+  for (int i = 0; i < n; i++) {
+    char *text = overridden(base, v[i].n_overrides, v[i].overrides);
+    dg_graph *g = dg_test_graph(text);
+    dg_sim *sim = dg_test_sim(g);
+    for (int k = 0; k < 1000; k++) {
+      dg_batch_launch_inputs(sim, k * DT);
+      ck_assert_int_eq(dg_sim_step(sim, DT), DG_OK);
+    }
+    ck_assert_int_eq(res[i].code, DG_OK);
+    ck_assert_int_eq(res[i].topology_changes, dg_sim_topology_changes(sim));
+    for (int k = 0; k < 3; k++) {
+      double x = dg_test_signal(sim, final_signals[k]);
+      ck_assert(memcmp(&finals[3 * i + k], &x, sizeof x) == 0);
+    }
+    dg_sim_free(sim);
+    dg_graph_free(g);
+    free(text);
+  }
+  free(res);
+  free(finals);
+}
+
+/* A structural parameter (final.ratio) × an inertia, and × a dynamics
+ * parameter: each ratio is one structure, checked once, and its variants
+ * reuse that check (the inertias through probes of that structure). */
+START_TEST(test_structures_shared) {
+  char *base = read_source("graphs/bench/sedan_baseline.json");
+  static const char *const ratio[3] = {"3.7", "4.1", "4.5"};
+  static const char *const inertia[4] = {"0.15", "0.18", "0.25", "0.3"};
+  static const char *const upshift[3] = {"5200", "5600", "6000"};
+  dg_override ov[12][2];
+  dg_batch_variant v[12];
+  for (int i = 0; i < 12; i++) {
+    ov[i][0] = (dg_override){"final.ratio", ratio[i / 4]};
+    ov[i][1] = (dg_override){"engine.inertia", inertia[i % 4]};
+    v[i] = (dg_batch_variant){2, ov[i]};
+  }
+  dg_batch_stats st;
+  assert_batch_equals_full_loads(base, 12, v, &st);
+  /* the base graph; per ratio its check and the probes at 0.15 and 0.3
+   * (4.1 is the base graph's ratio, but written in the override it is
+   * a structure of its own) */
+  ck_assert_int_eq(st.mode_checks, 1 + 3 * 3);
+  ck_assert_int_eq(st.reused, 12);
+  for (int i = 0; i < 9; i++) {
+    ov[i][0] = (dg_override){"final.ratio", ratio[i / 3]};
+    ov[i][1] = (dg_override){"gearbox.shift.upshift_rpm", upshift[i % 3]};
+    v[i] = (dg_batch_variant){2, ov[i]};
+  }
+  assert_batch_equals_full_loads(base, 9, v, &st);
+  ck_assert_int_eq(st.mode_checks, 1 + 3);
+  ck_assert_int_eq(st.reused, 9);
+  /* overlapping keys do not commute: such a variant is checked in full */
+  dg_override overlap[2] = {{"gearbox.shift.upshift_rpm", "5500"},
+                            {"gearbox.shift", "{\"mode\": \"auto_rpm\", \"upshift_rpm\": 5800, "
+                                              "\"downshift_rpm\": 2000}"}};
+  dg_batch_variant both[3] = {{2, overlap}, {2, overlap}, {2, overlap}};
+  assert_batch_equals_full_loads(base, 3, both, &st);
+  ck_assert_int_eq(st.full, 3);
+  free(base);
+}
+END_TEST
+
 /* A rig whose clutch plate is the only inertia behind a slipping clutch:
  * clutch.inertia = 0 leaves that side without inertia. */
 static const char *clutch_rig =
@@ -725,6 +807,25 @@ START_TEST(test_check_count_and_structural_refusal) {
   assert_refused_as_full(&res[5], axle_rig, "diff.kind", "locked");
   ck_assert_int_eq(res[5].code, DG_ERR_OVERCONSTRAINED);
   ck_assert_int_eq(res[6].code, DG_OK);
+  /* an invalid structure shared by three variants: its check fails once,
+   * then each variant is checked in full and refused with its message */
+  dg_override locked[3][2];
+  static const char *const torques[3] = {"40", "50", "60"};
+  for (int i = 0; i < 3; i++) {
+    locked[i][0] = (dg_override){"diff.kind", "locked"};
+    locked[i][1] = (dg_override){"src.torque", torques[i]};
+    v[i] = (dg_batch_variant){2, locked[i]};
+  }
+  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.mode_checks, 2);
+  ck_assert_int_eq(st.full, 3);
+  for (int i = 0; i < 3; i++) {
+    dg_error full;
+    ck_assert_ptr_null(dg_graph_load_overrides(NULL, axle_rig, "rig.json", 2, locked[i], &full));
+    ck_assert_int_eq(res[i].code, DG_ERR_OVERCONSTRAINED);
+    ck_assert_str_eq(res[i].error.path, full.path);
+    ck_assert_str_eq(res[i].error.text, full.text);
+  }
 }
 END_TEST
 
@@ -836,6 +937,7 @@ static Suite *batch_suite(void) {
   tcase_set_timeout(st, 120);
   tcase_add_test(st, test_reuse_equals_single_runs);
   tcase_add_test(st, test_reuse_two_inertias);
+  tcase_add_test(st, test_structures_shared);
   tcase_add_test(st, test_inertia_zero_not_reused);
   tcase_add_test(st, test_inertia_tiny_not_reused);
   tcase_add_test(st, test_check_count_and_structural_refusal);

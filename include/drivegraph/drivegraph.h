@@ -507,7 +507,10 @@ typedef struct dg_batch_result {
 /// once per variant: a variant whose overrides cannot change the outcome
 /// of that check (parameters marked DG_P_DYNAMICS in their class's table,
 /// inertias marked DG_P_INERTIA within a range the batch has checked) is
-/// loaded without it, and its results and errors are those of a full load.
+/// loaded without it, reusing the base graph's check or that of the
+/// structure it shares with other variants (the base graph with the same
+/// overrides of other parameters), and its results and errors are those
+/// of a full load.
 /// Threads: variant i runs on thread i % T, one simulation per thread at a
 /// time; the threads share only read-only inputs and write disjoint result
 /// slots. Returns DG_OK once every variant has run (failed variants carry

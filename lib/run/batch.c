@@ -7,11 +7,13 @@
  *
  * The every-mode check runs once per distinct structure, not once per
  * variant. Before the threads start, dg_batch_run loads the base graph in
- * full and sorts the variants by what their overrides can do to that check,
- * as the parameter tables say (DG_P_DYNAMICS, DG_P_INERTIA in block.h):
+ * full and sorts each variant's overrides by what they can do to that
+ * check, as the parameter tables say (DG_P_DYNAMICS, DG_P_INERTIA in
+ * block.h):
  *   - only dynamics parameters (torque maps, capacities, tyre coefficients,
  *     shift speeds, road load, ...): the check comes out as the base
- *     graph's, so the variant is loaded without it (DG_LOAD_NO_MODE_CHECK);
+ *     graph's (or its structure's, below), so the variant is loaded
+ *     without it (DG_LOAD_NO_MODE_CHECK);
  *   - inertias too: the check sees an inertia only in M = Gᵀ diag(I) G,
  *     tested mode by mode for positive definiteness by a Cholesky whose
  *     pivots must exceed PIVOT_EPS times M's largest diagonal entry. M is
@@ -31,10 +33,18 @@
  *     pivot test is relative, so 1e-12 kg·m² beside a 0.5 kg·m² flywheel
  *     counts as none, and the probes catch that too);
  *   - anything else (a ratio, a kind, an unknown key, a parameter of a
- *     plugin's class, whose table has no flags): checked in full.
+ *     plugin's class, whose table has no flags) is structural.
+ * Variants with the same structural overrides (same keys and value texts,
+ * in the same order) share one structure: the base graph with those
+ * overrides. When the variants that would reuse its check outnumber the
+ * checks it costs (its own and its probes), it is loaded in full once and
+ * its variants are sorted against it as above; otherwise, and when it
+ * fails, each is checked in full. (A variant in which a structural override
+ * and another one overlap, "gearbox.shift" and "gearbox.shift.mode", is not
+ * its structure plus the others: it is checked in full.)
  * Everything else about loading (syntax, parameters, did-you-mean, ranges,
  * the classes' checks) runs for every variant, and a variant that reuses
- * the check is one that the full check accepts, so results and error
+ * a check is one that the full check accepts, so results and error
  * messages are those of loading every variant in full.
  *
  * Threads. dg_batch_run starts T POSIX threads; thread k runs variants
@@ -399,34 +409,124 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
-/* Which variants reuse the base graph's every-mode check                   */
+/* Which variants reuse an every-mode check                                 */
 
-/* Inertia parameters one batch may vary and still reuse the check. The
- * probes are points of {base, lo, hi}^k, so at most 3^k - 1 = 26 of them. */
+/* Inertia parameters the variants of one structure may vary and still
+ * reuse its check. The probes are points of {base, lo, hi}^k, so at most
+ * 3^k - 1 = 26 of them. */
 #define MAX_AXES 3
 #define MAX_POINTS 27 /* 3^MAX_AXES */
 
 /* Where a variant's inertia lies on its axis: the digit of a probe point. */
 enum { SIDE_BASE, SIDE_LOW, SIDE_HIGH };
 
-/* What a variant's overrides can do to the every-mode check. */
+/* What a variant's other overrides can do to its structure's check. */
 enum { VARIANT_FULL, VARIANT_SAME, VARIANT_INERTIA };
 
 typedef struct axis {
-  const double *param; /* the base graph's parsed value: identifies the parameter */
+  const double *param; /* the structure graph's parsed value: identifies the parameter */
   const char *key;     /* an override key naming it (a variant's, borrowed) */
-  double base, lo, hi; /* the base value, the smallest and largest a variant gives */
+  double base, lo, hi; /* the structure's value, the smallest and largest a variant gives */
 } axis;
 
 typedef struct plan {
   const dg_batch_options *opt;
   const dg_graph *base; /* loaded and checked in full */
-  int n_axes;
-  axis axes[MAX_AXES];
+  const dg_batch_variant *variants;
+  int *first;                /* per variant: its first override's index in `structural` */
+  unsigned char *structural; /* per override: 1 when it may change the check (on the base graph) */
+  unsigned char *kind;       /* per variant: VARIANT_* */
+  unsigned char (*side)[MAX_AXES];
+  unsigned char *reuse;      /* per variant: 1 to load it without the check */
   dg_batch_stats stats;
 } plan;
 
+/* A structure: the base graph with the structural overrides of variant
+ * `v` (none for v < 0: the base graph itself), loaded and checked in full,
+ * and the inertia axes of the variants that share it. */
+typedef struct structure {
+  const dg_graph *graph;
+  int v;
+  int n_axes;
+  axis axes[MAX_AXES];
+} structure;
+
 static const int pow3[MAX_AXES + 1] = {1, 3, 9, 27};
+
+static const dg_override *override_at(const plan *p, int v, int k) {
+  return &p->variants[v].overrides[k];
+}
+static bool is_structural(const plan *p, int v, int k) { return p->structural[p->first[v] + k]; }
+static int structural_count(const plan *p, int v) {
+  int c = 0;
+  for (int k = 0; k < p->variants[v].n_overrides; k++)
+    c += is_structural(p, v, k);
+  return c;
+}
+
+/* The next level of an override key as the override walks it
+ * (dg_override_apply: the block id up to the first '.', then the
+ * non-empty names between dots); its length, 0 at the end. */
+static size_t key_level(const char **k) {
+  while (**k == '.')
+    (*k)++;
+  size_t len = strcspn(*k, ".");
+  return len;
+}
+
+/* Do two override keys set the same value, or one a value inside the
+ * other's? Then their order matters and they do not commute. */
+static bool keys_overlap(const char *a, const char *b) {
+  if (!a || !b)
+    return true;
+  size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+  if (la != lb || strncmp(a, b, la) != 0)
+    return false;
+  a += la;
+  b += lb;
+  for (;;) {
+    la = key_level(&a);
+    lb = key_level(&b);
+    if (la == 0 || lb == 0)
+      return true;
+    if (la != lb || strncmp(a, b, la) != 0)
+      return false;
+    a += la;
+    b += lb;
+  }
+}
+
+/* The order of structures: the structural overrides in order, key then
+ * value; equal lists are one structure. */
+static int structure_cmp(const plan *p, int a, int b) {
+  const dg_batch_variant *va = &p->variants[a], *vb = &p->variants[b];
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < va->n_overrides && !is_structural(p, a, i))
+      i++;
+    while (j < vb->n_overrides && !is_structural(p, b, j))
+      j++;
+    if (i == va->n_overrides || j == vb->n_overrides)
+      return (i < va->n_overrides) - (j < vb->n_overrides);
+    const dg_override *x = override_at(p, a, i++), *y = override_at(p, b, j++);
+    int c = strcmp(x->key ? x->key : "", y->key ? y->key : "");
+    if (c == 0)
+      c = strcmp(x->value ? x->value : "", y->value ? y->value : "");
+    if (c != 0)
+      return c;
+  }
+}
+
+typedef struct sort_item {
+  const plan *p;
+  int v;
+} sort_item;
+
+static int sort_item_cmp(const void *x, const void *y) {
+  const sort_item *a = x, *b = y;
+  int c = structure_cmp(a->p, a->v, b->v);
+  return c ? c : (a->v > b->v) - (a->v < b->v);
+}
 
 /* One override's inertia value (what the loader parses), the variant's
  * last one for that parameter winning. */
@@ -436,16 +536,20 @@ typedef struct inertia_value {
   double value;
 } inertia_value;
 
-/* Sorts one variant (VARIANT_*); for VARIANT_INERTIA, side[a] says where
- * its value lies on axis a (axes are added as variants need them). */
-static int classify(plan *p, const dg_batch_variant *v, unsigned char side[MAX_AXES]) {
+/* Sorts variant v against structure s by its overrides that are not
+ * structural (VARIANT_*); for VARIANT_INERTIA, side[a] says where its value
+ * lies on axis a (axes are added as variants need them). */
+static int classify(const plan *p, structure *s, int v, unsigned char side[MAX_AXES]) {
   inertia_value iv[MAX_AXES];
   int m = 0;
-  for (int k = 0; k < v->n_overrides; k++) {
-    const dg_override *o = &v->overrides[k];
+  memset(side, SIDE_BASE, MAX_AXES);
+  for (int k = 0; k < p->variants[v].n_overrides; k++) {
+    if (is_structural(p, v, k))
+      continue; /* in s->graph already */
+    const dg_override *o = override_at(p, v, k);
     const dg_param_def *def = NULL;
     const double *param = NULL;
-    unsigned effect = dg_graph_override_effect(p->base, o->key, &def, &param);
+    unsigned effect = dg_graph_override_effect(s->graph, o->key, &def, &param);
     if (effect == DG_P_DYNAMICS)
       continue;
     if (effect != DG_P_INERTIA || !o->value)
@@ -468,32 +572,29 @@ static int classify(plan *p, const dg_batch_variant *v, unsigned char side[MAX_A
   int axis_of[MAX_AXES], added = 0;
   for (int i = 0; i < m; i++) {
     axis_of[i] = -1;
-    if (iv[i].value == *iv[i].param) /* the base value: nothing changes */
+    if (iv[i].value == *iv[i].param) /* the structure's own value: nothing changes */
       continue;
-    for (int a = 0; a < p->n_axes && axis_of[i] < 0; a++)
-      if (p->axes[a].param == iv[i].param)
+    for (int a = 0; a < s->n_axes && axis_of[i] < 0; a++)
+      if (s->axes[a].param == iv[i].param)
         axis_of[i] = a;
     if (axis_of[i] < 0)
-      axis_of[i] = p->n_axes + added++;
+      axis_of[i] = s->n_axes + added++;
   }
-  if (p->n_axes + added > MAX_AXES)
+  if (s->n_axes + added > MAX_AXES)
     return VARIANT_FULL;
-  for (int i = 0; i < m; i++) {
-    int a = axis_of[i];
-    if (a >= p->n_axes) {
-      double b = *iv[i].param;
-      p->axes[a] = (axis){iv[i].param, iv[i].key, b, b, b};
-      p->n_axes = a + 1;
-    }
-  }
-  memset(side, SIDE_BASE, MAX_AXES);
   bool any = false;
   for (int i = 0; i < m; i++) {
-    if (axis_of[i] < 0)
+    int a = axis_of[i];
+    if (a < 0)
       continue;
-    axis *ax = &p->axes[axis_of[i]];
+    if (a >= s->n_axes) {
+      double b = *iv[i].param;
+      s->axes[a] = (axis){iv[i].param, iv[i].key, b, b, b};
+      s->n_axes = a + 1;
+    }
+    axis *ax = &s->axes[a];
     double x = iv[i].value;
-    side[axis_of[i]] = x < ax->base ? SIDE_LOW : SIDE_HIGH;
+    side[a] = x < ax->base ? SIDE_LOW : SIDE_HIGH;
     ax->lo = fmin(ax->lo, x);
     ax->hi = fmax(ax->hi, x);
     any = true;
@@ -502,7 +603,8 @@ static int classify(plan *p, const dg_batch_variant *v, unsigned char side[MAX_A
 }
 
 /* The probe points a variant's box needs: its corners other than the
- * base, as base-3 numbers (digit a: SIDE_* on axis a). Returns how many. */
+ * structure's own values, as base-3 numbers (digit a: SIDE_* on axis a).
+ * Returns how many. */
 static int box_corners(const unsigned char side[MAX_AXES], int corners[MAX_POINTS]) {
   int dev[MAX_AXES], m = 0, n = 0;
   for (int a = 0; a < MAX_AXES; a++)
@@ -518,77 +620,172 @@ static int box_corners(const unsigned char side[MAX_AXES], int corners[MAX_POINT
   return n;
 }
 
-/* Loads the base graph with the inertias of a probe point, in full:
- * whether its every-mode check passes. */
-static bool probe_passes(plan *p, int point) {
-  dg_override ov[MAX_AXES];
+/* Loads the base graph with the structural overrides of variant v (none
+ * for v < 0) and the inertias of probe point `point` of s (0: none), in
+ * full: whether it passes every check, the every-mode check included. */
+static bool check_structure(plan *p, const structure *s, int v, int point) {
+  int ns = v >= 0 ? p->variants[v].n_overrides : 0, n = 0;
+  dg_override *ov = malloc(sizeof *ov * (size_t)(ns + MAX_AXES));
   char text[MAX_AXES][32];
-  int n = 0;
-  for (int a = 0; a < p->n_axes; a++) {
+  if (!ov)
+    return false;
+  for (int k = 0; k < ns; k++)
+    if (is_structural(p, v, k))
+      ov[n++] = *override_at(p, v, k);
+  for (int a = 0; a < s->n_axes; a++) {
     int digit = point / pow3[a] % 3;
     if (digit == SIDE_BASE)
       continue;
     /* 17 significant digits read back as the same double */
-    snprintf(text[n], sizeof text[n], "%.17g", digit == SIDE_LOW ? p->axes[a].lo : p->axes[a].hi);
-    ov[n] = (dg_override){p->axes[a].key, text[n]};
-    n++;
+    snprintf(text[a], sizeof text[a], "%.17g", digit == SIDE_LOW ? s->axes[a].lo : s->axes[a].hi);
+    ov[n++] = (dg_override){s->axes[a].key, text[a]};
   }
   dg_error err;
   dg_graph *g = dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name, n,
                                         ov, &err);
   p->stats.mode_checks++;
+  free(ov);
   dg_graph_free(g);
   return g != NULL;
 }
 
-/* reuse[i] = 1 for the variants to load without the every-mode check. */
-static int plan_variants(plan *p, int n, const dg_batch_variant *variants,
-                         unsigned char *reuse) {
-  unsigned char *kind = malloc((size_t)n + 1);
-  unsigned char(*side)[MAX_AXES] = malloc(sizeof *side * ((size_t)n + 1));
-  if (!kind || !side) {
-    free(kind);
-    free(side);
-    return DG_ERR_NOMEM;
-  }
-  int n_inertia = 0;
-  for (int i = 0; i < n; i++) {
-    kind[i] = (unsigned char)classify(p, &variants[i], side[i]);
-    n_inertia += kind[i] == VARIANT_INERTIA;
-  }
-  /* A probe costs what a variant's own check does: probe only when the
-   * variants it serves outnumber the probes. */
+/* What sharing structure s would give its members: variants that reuse
+ * the check, and the checks that costs (beyond the structure's own). */
+typedef struct sharing {
+  int reused, probes;
+} sharing;
+
+/* Sorts the members against s; with `decide`, probes and sets their
+ * reuse flags, else only counts (s->graph may then stand in for the
+ * structure's graph: a probe costs what a variant's own check does, so
+ * the count decides whether the structure is worth checking). */
+static sharing share_structure(plan *p, structure *s, const int *members, int m, bool decide) {
+  int n_inertia = 0, n_same = 0, n_points = 0, corners[MAX_POINTS];
   bool needed[MAX_POINTS] = {false};
-  int n_points = 0, corners[MAX_POINTS];
-  for (int i = 0; i < n; i++) {
-    if (kind[i] != VARIANT_INERTIA)
+  s->n_axes = 0;
+  for (int i = 0; i < m; i++) {
+    int v = members[i];
+    p->kind[v] = (unsigned char)classify(p, s, v, p->side[v]);
+    n_same += p->kind[v] == VARIANT_SAME;
+    n_inertia += p->kind[v] == VARIANT_INERTIA;
+    if (p->kind[v] != VARIANT_INERTIA)
       continue;
-    int c = box_corners(side[i], corners);
+    int c = box_corners(p->side[v], corners);
     for (int k = 0; k < c; k++) {
       n_points += !needed[corners[k]];
       needed[corners[k]] = true;
     }
   }
+  /* probe only when the variants the probes serve outnumber them */
   bool probe = n_points < n_inertia;
+  sharing sh = {n_same + (probe ? n_inertia : 0), probe ? n_points : 0};
+  if (!decide)
+    return sh;
   bool passed[MAX_POINTS] = {false};
-  for (int point = 0; probe && point < MAX_POINTS; point++)
+  for (int point = 1; probe && point < MAX_POINTS; point++)
     if (needed[point])
-      passed[point] = probe_passes(p, point);
-  for (int i = 0; i < n; i++) {
-    bool ok = kind[i] == VARIANT_SAME;
-    if (kind[i] == VARIANT_INERTIA && probe) {
-      int c = box_corners(side[i], corners);
+      passed[point] = check_structure(p, s, s->v, point);
+  for (int i = 0; i < m; i++) {
+    int v = members[i];
+    bool ok = p->kind[v] == VARIANT_SAME;
+    if (p->kind[v] == VARIANT_INERTIA && probe) {
+      int c = box_corners(p->side[v], corners);
       ok = true;
       for (int k = 0; k < c; k++)
         ok = ok && passed[corners[k]];
     }
-    reuse[i] = ok;
-    p->stats.reused += ok;
-    p->stats.full += !ok;
+    p->reuse[v] = ok;
   }
-  free(kind);
-  free(side);
-  return DG_OK;
+  return sh;
+}
+
+/* The variants of one structure (members, sharing variant v's structural
+ * overrides, or none for v < 0): checks it once if that saves checks, and
+ * decides which members reuse it. */
+static void plan_structure(plan *p, int v, const int *members, int m) {
+  structure s = {.graph = p->base, .v = v};
+  if (v < 0) {
+    share_structure(p, &s, members, m, true);
+    return;
+  }
+  /* counted against the base graph: the structural overrides seldom
+   * change what the others can do (they could make an object present) */
+  sharing sh = share_structure(p, &s, members, m, false);
+  if (sh.reused <= 1 + sh.probes)
+    return; /* every member is checked in full */
+  dg_error err;
+  int ns = structural_count(p, v), n = 0;
+  dg_override *ov = malloc(sizeof *ov * (size_t)(ns ? ns : 1));
+  for (int k = 0; ov && k < p->variants[v].n_overrides; k++)
+    if (is_structural(p, v, k))
+      ov[n++] = *override_at(p, v, k);
+  dg_graph *g = ov ? dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name,
+                                             n, ov, &err)
+                   : NULL;
+  p->stats.mode_checks += ov != NULL;
+  free(ov);
+  if (!g)
+    return; /* an invalid structure: each member fails with its own message */
+  s.graph = g;
+  share_structure(p, &s, members, m, true);
+  dg_graph_free(g);
+}
+
+/* Sets p->reuse[i] = 1 for the variants to load without the every-mode
+ * check. Variants are grouped by their structural overrides (those that
+ * may change the check); each structure that enough variants share is
+ * checked once, the base graph's having been already. */
+static int plan_variants(plan *p, int n) {
+  int total = 0;
+  for (int i = 0; i < n; i++)
+    total += p->variants[i].n_overrides > 0 ? p->variants[i].n_overrides : 0;
+  p->first = malloc(sizeof *p->first * ((size_t)n + 1));
+  p->structural = malloc((size_t)total + 1);
+  p->kind = calloc((size_t)n + 1, 1);
+  p->side = malloc(sizeof *p->side * ((size_t)n + 1));
+  sort_item *order = malloc(sizeof *order * ((size_t)n + 1));
+  int *members = malloc(sizeof *members * ((size_t)n + 1));
+  int rc = p->first && p->structural && p->kind && p->side && order && members ? DG_OK
+                                                                              : DG_ERR_NOMEM;
+  int m = 0;
+  for (int i = 0, at = 0; rc == DG_OK && i < n; i++) {
+    const dg_batch_variant *v = &p->variants[i];
+    p->first[i] = at;
+    for (int k = 0; k < v->n_overrides; k++) {
+      const dg_param_def *def;
+      const double *param;
+      p->structural[at++] = dg_graph_override_effect(p->base, v->overrides[k].key, &def, &param) == 0;
+    }
+    /* a structural override and another that overlap do not commute: the
+     * variant is not its structure plus the others */
+    bool apart = true;
+    for (int a = 0; a < v->n_overrides && apart; a++)
+      for (int b = 0; b < v->n_overrides && apart; b++)
+        apart = !is_structural(p, i, a) || is_structural(p, i, b) ||
+                !keys_overlap(v->overrides[a].key, v->overrides[b].key);
+    if (apart)
+      order[m++] = (sort_item){p, i};
+  }
+  if (rc == DG_OK)
+    qsort(order, (size_t)m, sizeof *order, sort_item_cmp);
+  for (int a = 0; rc == DG_OK && a < m;) {
+    int b = a, count = 0;
+    while (b < m && structure_cmp(p, order[a].v, order[b].v) == 0)
+      members[count++] = order[b++].v;
+    plan_structure(p, structural_count(p, order[a].v) ? order[a].v : -1, members, count);
+    a = b;
+  }
+  for (int i = 0; rc == DG_OK && i < n; i++) {
+    p->stats.reused += p->reuse[i];
+    p->stats.full += !p->reuse[i];
+  }
+  free(p->first);
+  free(p->structural);
+  free(p->kind);
+  free(p->side);
+  free(order);
+  free(members);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -658,9 +855,10 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
   int rc = batch_check(opt, &base, err);
   if (rc != DG_OK)
     return rc;
-  plan p = {.opt = opt, .base = base, .stats = {.mode_checks = 1}};
   unsigned char *reuse = calloc((size_t)n + 1, 1);
-  rc = reuse ? plan_variants(&p, n, variants, reuse) : DG_ERR_NOMEM;
+  plan p = {.opt = opt, .base = base, .variants = variants, .reuse = reuse,
+            .stats = {.mode_checks = 1}};
+  rc = reuse ? plan_variants(&p, n) : DG_ERR_NOMEM;
   dg_graph_free(base);
   if (stats)
     *stats = p.stats;
