@@ -429,10 +429,36 @@ typedef struct axis {
   double base, lo, hi; /* the structure's value, the smallest and largest a variant gives */
 } axis;
 
+/* A structure: the base graph with the structural overrides of variant
+ * `v` (none for v < 0: the base graph itself), and the variants that
+ * share it. */
+typedef struct group {
+  int v;
+  const int *members;
+  int m;
+  bool valid;                 /* its every-mode check passed */
+  int n_axes;                 /* the inertias its members vary */
+  axis axes[MAX_AXES];
+  int n_inertia, n_same;      /* members by kind */
+  bool needed[MAX_POINTS];    /* probe points its members' boxes need */
+  int n_points;
+  bool passed[MAX_POINTS];    /* probe points that passed */
+} group;
+
+/* A full load the plan needs: group g's structure (point 0), or one of
+ * its probe points. The structure's job also sorts the group's members
+ * against the loaded graph. */
+typedef struct check_job {
+  group *g;
+  int point;
+  bool passed;
+} check_job;
+
 typedef struct plan {
   const dg_batch_options *opt;
   const dg_graph *base; /* loaded and checked in full */
   const dg_batch_variant *variants;
+  int threads;
   int *first;                /* per variant: its first override's index in `structural` */
   unsigned char *structural; /* per override: 1 when it may change the check (on the base graph) */
   unsigned char *kind;       /* per variant: VARIANT_* */
@@ -441,28 +467,12 @@ typedef struct plan {
   dg_batch_stats stats;
 } plan;
 
-/* A structure: the base graph with the structural overrides of variant
- * `v` (none for v < 0: the base graph itself), loaded and checked in full,
- * and the inertia axes of the variants that share it. */
-typedef struct structure {
-  const dg_graph *graph;
-  int v;
-  int n_axes;
-  axis axes[MAX_AXES];
-} structure;
-
 static const int pow3[MAX_AXES + 1] = {1, 3, 9, 27};
 
 static const dg_override *override_at(const plan *p, int v, int k) {
   return &p->variants[v].overrides[k];
 }
 static bool is_structural(const plan *p, int v, int k) { return p->structural[p->first[v] + k]; }
-static int structural_count(const plan *p, int v) {
-  int c = 0;
-  for (int k = 0; k < p->variants[v].n_overrides; k++)
-    c += is_structural(p, v, k);
-  return c;
-}
 
 /* The next level of an override key as the override walks it
  * (dg_override_apply: the block id up to the first '.', then the
@@ -470,8 +480,7 @@ static int structural_count(const plan *p, int v) {
 static size_t key_level(const char **k) {
   while (**k == '.')
     (*k)++;
-  size_t len = strcspn(*k, ".");
-  return len;
+  return strcspn(*k, ".");
 }
 
 /* Do two override keys set the same value, or one a value inside the
@@ -536,20 +545,21 @@ typedef struct inertia_value {
   double value;
 } inertia_value;
 
-/* Sorts variant v against structure s by its overrides that are not
- * structural (VARIANT_*); for VARIANT_INERTIA, side[a] says where its value
- * lies on axis a (axes are added as variants need them). */
-static int classify(const plan *p, structure *s, int v, unsigned char side[MAX_AXES]) {
+/* Sorts variant v by its overrides that are not structural against
+ * `graph`, group g's structure (VARIANT_*); for VARIANT_INERTIA, side[a]
+ * says where its value lies on axis a of g (added as variants need them). */
+static int classify(const plan *p, const dg_graph *graph, group *g, int v,
+                    unsigned char side[MAX_AXES]) {
   inertia_value iv[MAX_AXES];
   int m = 0;
   memset(side, SIDE_BASE, MAX_AXES);
   for (int k = 0; k < p->variants[v].n_overrides; k++) {
     if (is_structural(p, v, k))
-      continue; /* in s->graph already */
+      continue; /* in the structure already */
     const dg_override *o = override_at(p, v, k);
     const dg_param_def *def = NULL;
     const double *param = NULL;
-    unsigned effect = dg_graph_override_effect(s->graph, o->key, &def, &param);
+    unsigned effect = dg_graph_override_effect(graph, o->key, &def, &param);
     if (effect == DG_P_DYNAMICS)
       continue;
     if (effect != DG_P_INERTIA || !o->value)
@@ -574,25 +584,25 @@ static int classify(const plan *p, structure *s, int v, unsigned char side[MAX_A
     axis_of[i] = -1;
     if (iv[i].value == *iv[i].param) /* the structure's own value: nothing changes */
       continue;
-    for (int a = 0; a < s->n_axes && axis_of[i] < 0; a++)
-      if (s->axes[a].param == iv[i].param)
+    for (int a = 0; a < g->n_axes && axis_of[i] < 0; a++)
+      if (g->axes[a].param == iv[i].param)
         axis_of[i] = a;
     if (axis_of[i] < 0)
-      axis_of[i] = s->n_axes + added++;
+      axis_of[i] = g->n_axes + added++;
   }
-  if (s->n_axes + added > MAX_AXES)
+  if (g->n_axes + added > MAX_AXES)
     return VARIANT_FULL;
   bool any = false;
   for (int i = 0; i < m; i++) {
     int a = axis_of[i];
     if (a < 0)
       continue;
-    if (a >= s->n_axes) {
+    if (a >= g->n_axes) {
       double b = *iv[i].param;
-      s->axes[a] = (axis){iv[i].param, iv[i].key, b, b, b};
-      s->n_axes = a + 1;
+      g->axes[a] = (axis){iv[i].param, iv[i].key, b, b, b};
+      g->n_axes = a + 1;
     }
-    axis *ax = &s->axes[a];
+    axis *ax = &g->axes[a];
     double x = iv[i].value;
     side[a] = x < ax->base ? SIDE_LOW : SIDE_HIGH;
     ax->lo = fmin(ax->lo, x);
@@ -620,121 +630,120 @@ static int box_corners(const unsigned char side[MAX_AXES], int corners[MAX_POINT
   return n;
 }
 
-/* Loads the base graph with the structural overrides of variant v (none
- * for v < 0) and the inertias of probe point `point` of s (0: none), in
- * full: whether it passes every check, the every-mode check included. */
-static bool check_structure(plan *p, const structure *s, int v, int point) {
-  int ns = v >= 0 ? p->variants[v].n_overrides : 0, n = 0;
-  dg_override *ov = malloc(sizeof *ov * (size_t)(ns + MAX_AXES));
-  char text[MAX_AXES][32];
-  if (!ov)
-    return false;
-  for (int k = 0; k < ns; k++)
-    if (is_structural(p, v, k))
-      ov[n++] = *override_at(p, v, k);
-  for (int a = 0; a < s->n_axes; a++) {
-    int digit = point / pow3[a] % 3;
-    if (digit == SIDE_BASE)
-      continue;
-    /* 17 significant digits read back as the same double */
-    snprintf(text[a], sizeof text[a], "%.17g", digit == SIDE_LOW ? s->axes[a].lo : s->axes[a].hi);
-    ov[n++] = (dg_override){s->axes[a].key, text[a]};
-  }
-  dg_error err;
-  dg_graph *g = dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name, n,
-                                        ov, &err);
-  p->stats.mode_checks++;
-  free(ov);
-  dg_graph_free(g);
-  return g != NULL;
-}
-
-/* What sharing structure s would give its members: variants that reuse
- * the check, and the checks that costs (beyond the structure's own). */
-typedef struct sharing {
-  int reused, probes;
-} sharing;
-
-/* Sorts the members against s; with `decide`, probes and sets their
- * reuse flags, else only counts (s->graph may then stand in for the
- * structure's graph: a probe costs what a variant's own check does, so
- * the count decides whether the structure is worth checking). */
-static sharing share_structure(plan *p, structure *s, const int *members, int m, bool decide) {
-  int n_inertia = 0, n_same = 0, n_points = 0, corners[MAX_POINTS];
-  bool needed[MAX_POINTS] = {false};
-  s->n_axes = 0;
-  for (int i = 0; i < m; i++) {
-    int v = members[i];
-    p->kind[v] = (unsigned char)classify(p, s, v, p->side[v]);
-    n_same += p->kind[v] == VARIANT_SAME;
-    n_inertia += p->kind[v] == VARIANT_INERTIA;
+/* Sorts group g's members against `graph` (its structure, or the base
+ * graph standing in for it to count what checking it would save): their
+ * kinds and sides, g's axes and the probe points their boxes need. */
+static void sort_members(plan *p, const dg_graph *graph, group *g) {
+  int corners[MAX_POINTS];
+  g->n_axes = g->n_inertia = g->n_same = g->n_points = 0;
+  memset(g->needed, 0, sizeof g->needed);
+  for (int i = 0; i < g->m; i++) {
+    int v = g->members[i];
+    p->kind[v] = (unsigned char)classify(p, graph, g, v, p->side[v]);
+    g->n_same += p->kind[v] == VARIANT_SAME;
+    g->n_inertia += p->kind[v] == VARIANT_INERTIA;
     if (p->kind[v] != VARIANT_INERTIA)
       continue;
     int c = box_corners(p->side[v], corners);
     for (int k = 0; k < c; k++) {
-      n_points += !needed[corners[k]];
-      needed[corners[k]] = true;
+      g->n_points += !g->needed[corners[k]];
+      g->needed[corners[k]] = true;
     }
   }
-  /* probe only when the variants the probes serve outnumber them */
-  bool probe = n_points < n_inertia;
-  sharing sh = {n_same + (probe ? n_inertia : 0), probe ? n_points : 0};
-  if (!decide)
-    return sh;
-  bool passed[MAX_POINTS] = {false};
-  for (int point = 1; probe && point < MAX_POINTS; point++)
-    if (needed[point])
-      passed[point] = check_structure(p, s, s->v, point);
-  for (int i = 0; i < m; i++) {
-    int v = members[i];
-    bool ok = p->kind[v] == VARIANT_SAME;
-    if (p->kind[v] == VARIANT_INERTIA && probe) {
-      int c = box_corners(p->side[v], corners);
-      ok = true;
-      for (int k = 0; k < c; k++)
-        ok = ok && passed[corners[k]];
-    }
-    p->reuse[v] = ok;
-  }
-  return sh;
 }
 
-/* The variants of one structure (members, sharing variant v's structural
- * overrides, or none for v < 0): checks it once if that saves checks, and
- * decides which members reuse it. */
-static void plan_structure(plan *p, int v, const int *members, int m) {
-  structure s = {.graph = p->base, .v = v};
-  if (v < 0) {
-    share_structure(p, &s, members, m, true);
+/* Whether the probes of g are worth their cost: a probe costs what a
+ * variant's own check does, so only when the variants it serves outnumber
+ * the probes. */
+static bool worth_probing(const group *g) { return g->n_points < g->n_inertia; }
+
+/* Whether checking g's structure saves checks: the variants that would
+ * reuse it outnumber the checks it costs, its own and its probes. */
+static bool worth_checking(const group *g) {
+  bool probe = worth_probing(g);
+  return g->n_same + (probe ? g->n_inertia : 0) > 1 + (probe ? g->n_points : 0);
+}
+
+/* Runs one check job: loads the base graph with the structural overrides
+ * of its group and, for a probe, the inertias of its point, in full. */
+static void run_check(plan *p, check_job *job) {
+  group *g = job->g;
+  int ns = g->v >= 0 ? p->variants[g->v].n_overrides : 0, n = 0;
+  dg_override *ov = malloc(sizeof *ov * (size_t)(ns + MAX_AXES));
+  char text[MAX_AXES][32];
+  job->passed = false;
+  if (!ov)
     return;
+  for (int k = 0; k < ns; k++)
+    if (is_structural(p, g->v, k))
+      ov[n++] = *override_at(p, g->v, k);
+  for (int a = 0; a < g->n_axes; a++) {
+    int digit = job->point / pow3[a] % 3;
+    if (digit == SIDE_BASE)
+      continue;
+    /* 17 significant digits read back as the same double */
+    snprintf(text[a], sizeof text[a], "%.17g", digit == SIDE_LOW ? g->axes[a].lo : g->axes[a].hi);
+    ov[n++] = (dg_override){g->axes[a].key, text[a]};
   }
-  /* counted against the base graph: the structural overrides seldom
-   * change what the others can do (they could make an object present) */
-  sharing sh = share_structure(p, &s, members, m, false);
-  if (sh.reused <= 1 + sh.probes)
-    return; /* every member is checked in full */
   dg_error err;
-  int ns = structural_count(p, v), n = 0;
-  dg_override *ov = malloc(sizeof *ov * (size_t)(ns ? ns : 1));
-  for (int k = 0; ov && k < p->variants[v].n_overrides; k++)
-    if (is_structural(p, v, k))
-      ov[n++] = *override_at(p, v, k);
-  dg_graph *g = ov ? dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name,
-                                             n, ov, &err)
-                   : NULL;
-  p->stats.mode_checks += ov != NULL;
+  dg_graph *graph = dg_graph_load_overrides(p->opt->reg, p->opt->graph_json, p->opt->graph_name,
+                                            n, ov, &err);
   free(ov);
-  if (!g)
-    return; /* an invalid structure: each member fails with its own message */
-  s.graph = g;
-  share_structure(p, &s, members, m, true);
-  dg_graph_free(g);
+  job->passed = graph != NULL;
+  /* the structure's own check: sort its members against it (each job
+   * writes only its group and its members' entries) */
+  if (graph && job->point == 0)
+    sort_members(p, graph, g);
+  dg_graph_free(graph);
+}
+
+typedef struct check_share {
+  plan *p;
+  check_job *jobs;
+  int n, first, stride;
+} check_share;
+
+static void *check_thread(void *arg) {
+  const check_share *s = arg;
+  for (int i = s->first; i < s->n; i += s->stride)
+    run_check(s->p, &s->jobs[i]);
+  return NULL;
+}
+
+/* Runs the jobs on the batch's threads (the caller is one of them; a
+ * thread that cannot start leaves its share to the caller). */
+static void run_checks(plan *p, check_job *jobs, int n) {
+  int threads = p->threads < n ? p->threads : n;
+  check_share *share = calloc((size_t)threads + 1, sizeof *share);
+  pthread_t *tids = calloc((size_t)threads + 1, sizeof *tids);
+  bool *started = calloc((size_t)threads + 1, sizeof *started);
+  if (!share || !tids || !started) /* then the caller runs them all */
+    threads = 1;
+  check_share alone = {p, jobs, n, 0, 1};
+  for (int k = 0; share && k < threads; k++)
+    share[k] = (check_share){p, jobs, n, k, threads};
+  for (int k = 1; k < threads; k++)
+    started[k] = pthread_create(&tids[k], NULL, check_thread, &share[k]) == 0;
+  check_thread(share && threads > 1 ? &share[0] : &alone);
+  for (int k = 1; k < threads; k++) {
+    if (started[k])
+      pthread_join(tids[k], NULL);
+    else
+      check_thread(&share[k]);
+  }
+  free(share);
+  free(tids);
+  free(started);
+  p->stats.mode_checks += n;
 }
 
 /* Sets p->reuse[i] = 1 for the variants to load without the every-mode
  * check. Variants are grouped by their structural overrides (those that
- * may change the check); each structure that enough variants share is
- * checked once, the base graph's having been already. */
+ * may change the check). The base graph's structure is checked already;
+ * another is checked once when the variants that would reuse it outnumber
+ * the checks it costs (its own and its probes), counted against the base
+ * graph; then its members are sorted against it, and the probes it needs
+ * run. The checks run on the batch's threads. */
 static int plan_variants(plan *p, int n) {
   int total = 0;
   for (int i = 0; i < n; i++)
@@ -745,16 +754,20 @@ static int plan_variants(plan *p, int n) {
   p->side = malloc(sizeof *p->side * ((size_t)n + 1));
   sort_item *order = malloc(sizeof *order * ((size_t)n + 1));
   int *members = malloc(sizeof *members * ((size_t)n + 1));
-  int rc = p->first && p->structural && p->kind && p->side && order && members ? DG_OK
-                                                                              : DG_ERR_NOMEM;
-  int m = 0;
+  group *groups = calloc((size_t)n + 1, sizeof *groups);
+  check_job *jobs = NULL;
+  int rc = p->first && p->structural && p->kind && p->side && order && members && groups
+               ? DG_OK
+               : DG_ERR_NOMEM;
+  int m = 0, n_groups = 0;
   for (int i = 0, at = 0; rc == DG_OK && i < n; i++) {
     const dg_batch_variant *v = &p->variants[i];
     p->first[i] = at;
     for (int k = 0; k < v->n_overrides; k++) {
       const dg_param_def *def;
       const double *param;
-      p->structural[at++] = dg_graph_override_effect(p->base, v->overrides[k].key, &def, &param) == 0;
+      unsigned effect = dg_graph_override_effect(p->base, v->overrides[k].key, &def, &param);
+      p->structural[at++] = effect == 0;
     }
     /* a structural override and another that overlap do not commute: the
      * variant is not its structure plus the others */
@@ -769,11 +782,59 @@ static int plan_variants(plan *p, int n) {
   if (rc == DG_OK)
     qsort(order, (size_t)m, sizeof *order, sort_item_cmp);
   for (int a = 0; rc == DG_OK && a < m;) {
-    int b = a, count = 0;
-    while (b < m && structure_cmp(p, order[a].v, order[b].v) == 0)
-      members[count++] = order[b++].v;
-    plan_structure(p, structural_count(p, order[a].v) ? order[a].v : -1, members, count);
-    a = b;
+    group *g = &groups[n_groups++];
+    g->members = members + a;
+    while (a + g->m < m && structure_cmp(p, order[a].v, order[a + g->m].v) == 0) {
+      members[a + g->m] = order[a + g->m].v;
+      g->m++;
+    }
+    bool none = true;
+    for (int k = 0; k < p->variants[order[a].v].n_overrides && none; k++)
+      none = !is_structural(p, order[a].v, k);
+    g->v = none ? -1 : order[a].v;
+    a += g->m;
+    /* the base graph's structure passed already; another is counted
+     * against the base graph to see whether checking it saves checks */
+    sort_members(p, p->base, g);
+    g->valid = none;
+  }
+  jobs = rc == DG_OK ? calloc((size_t)n_groups * MAX_POINTS + 1, sizeof *jobs) : NULL;
+  rc = rc == DG_OK && !jobs ? DG_ERR_NOMEM : rc;
+  /* the structures worth checking, each sorting its members */
+  int k = 0;
+  for (int i = 0; rc == DG_OK && i < n_groups; i++)
+    if (groups[i].v >= 0 && worth_checking(&groups[i]))
+      jobs[k++] = (check_job){&groups[i], 0, false};
+  if (rc == DG_OK)
+    run_checks(p, jobs, k);
+  for (int i = 0; rc == DG_OK && i < k; i++)
+    jobs[i].g->valid = jobs[i].passed;
+  /* then the probes of every structure that passed */
+  k = 0;
+  for (int i = 0; rc == DG_OK && i < n_groups; i++) {
+    group *g = &groups[i];
+    for (int point = 1; g->valid && worth_probing(g) && point < MAX_POINTS; point++)
+      if (g->needed[point])
+        jobs[k++] = (check_job){g, point, false};
+  }
+  if (rc == DG_OK)
+    run_checks(p, jobs, k);
+  for (int i = 0; rc == DG_OK && i < k; i++)
+    jobs[i].g->passed[jobs[i].point] = jobs[i].passed;
+  int corners[MAX_POINTS];
+  for (int i = 0; rc == DG_OK && i < n_groups; i++) {
+    const group *g = &groups[i];
+    for (int j = 0; g->valid && j < g->m; j++) {
+      int v = g->members[j];
+      bool ok = p->kind[v] == VARIANT_SAME;
+      if (p->kind[v] == VARIANT_INERTIA && worth_probing(g)) {
+        int c = box_corners(p->side[v], corners);
+        ok = true;
+        for (int q = 0; q < c; q++)
+          ok = ok && g->passed[corners[q]];
+      }
+      p->reuse[v] = ok;
+    }
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
     p->stats.reused += p->reuse[i];
@@ -785,6 +846,8 @@ static int plan_variants(plan *p, int n) {
   free(p->side);
   free(order);
   free(members);
+  free(groups);
+  free(jobs);
   return rc;
 }
 
@@ -855,8 +918,9 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
   int rc = batch_check(opt, &base, err);
   if (rc != DG_OK)
     return rc;
+  int threads = opt->threads > 0 ? opt->threads : online_cpus();
   unsigned char *reuse = calloc((size_t)n + 1, 1);
-  plan p = {.opt = opt, .base = base, .variants = variants, .reuse = reuse,
+  plan p = {.opt = opt, .base = base, .variants = variants, .threads = threads, .reuse = reuse,
             .stats = {.mode_checks = 1}};
   rc = reuse ? plan_variants(&p, n) : DG_ERR_NOMEM;
   dg_graph_free(base);
@@ -868,7 +932,6 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
       dg_error_set(err, rc, "", "", "out of memory");
     return rc;
   }
-  int threads = opt->threads > 0 ? opt->threads : online_cpus();
   if (threads > n)
     threads = n;
   double scratch = 0.0; /* finals of zero signals: never written */
