@@ -27,8 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Variants per thread in a chunk: output is written once per chunk. */
-#define CHUNK_PER_THREAD 128
+/* Variants per thread in a chunk: output is written once per chunk, and a
+ * chunk is what one dg_batch_run shares every-mode checks over, so a chunk
+ * should hold many variants of each structure (a 100 x 100 grid of an
+ * inertia and a ratio: 20 of each ratio in a chunk of 2 x 1024, against 2
+ * or 3 with 128 per thread). MAX_CHUNK bounds the memory of many jobs
+ * (about 1.5 kB a variant). */
+#define CHUNK_PER_THREAD 1024
+#define MAX_CHUNK 32768L
 #define MAX_JOBS 1024
 /* Sweeps larger than this are surely a mistake in the grid. */
 #define MAX_VARIANTS 100000000L
@@ -683,6 +689,8 @@ static int sweep_run(sweep *s) {
   long selected = s->total > s->o.shard_i ? (s->total - s->o.shard_i - 1) / s->o.shard_n + 1 : 0;
   int jobs = s->o.jobs > 0 ? s->o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   long chunk = (long)(jobs > 0 ? jobs : 1) * CHUNK_PER_THREAD;
+  if (chunk > MAX_CHUNK)
+    chunk = MAX_CHUNK;
   int per = max_overrides(s);
   dg_batch_variant *vars = calloc((size_t)chunk, sizeof *vars);
   dg_override *ovs = calloc((size_t)chunk * (size_t)(per ? per : 1), sizeof *ovs);
