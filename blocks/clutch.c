@@ -109,26 +109,28 @@ static const dg_port_def clutch_ports[] = {
 };
 
 static const dg_param_def clutch_params_table[] = {
-    DG_PARAM_NUM_REQ(clutch_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL, 0, 0,
-                     "kinetic (slipping) torque capacity at full engagement"),
-    DG_PARAM_NUM(clutch_params, static_factor, "static_factor", "", 1.1, DG_P_MIN, 1, 0,
-                 "static / kinetic capacity: a lock holds up to static_factor times the "
+    DG_PARAM_NUM_REQ(clutch_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL | DG_P_DYNAMICS,
+                     0, 0, "kinetic (slipping) torque capacity at full engagement"),
+    DG_PARAM_NUM(clutch_params, static_factor, "static_factor", "", 1.1, DG_P_MIN | DG_P_DYNAMICS,
+                 1, 0, "static / kinetic capacity: a lock holds up to static_factor times the "
                  "slipping capacity"),
-    DG_PARAM_NUM(clutch_params, inertia, "inertia", "kg*m^2", 0.01, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(clutch_params, inertia, "inertia", "kg*m^2", 0.01, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "driven plate inertia, on `out`"),
     {.key = "mode", .kind = DG_PARAM_ENUM, .offset = offsetof(clutch_params, mode), .unit = "",
      .doc = "pedal: engagement from the clutch pedal; auto: also rises with engine rpm from "
             "idle_rpm to launch_rpm",
-     .def = ENGAGE_PEDAL, .choices = clutch_modes_enum},
+     .def = ENGAGE_PEDAL, .choices = clutch_modes_enum, .flags = DG_P_DYNAMICS},
     {.key = "engagement", .kind = DG_PARAM_TABLE1D, .offset = offsetof(clutch_params, engagement),
      .unit = "", .doc = "engagement over pedal position (default 1 - pedal)",
-     .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1, .axis = {"pedal", "engagement"}},
+     .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1,
+     .axis = {"pedal", "engagement"}},
     {.key = "idle_rpm", .kind = DG_PARAM_NUMBER, .offset = offsetof(clutch_params, idle_rpm),
      .unit = "rpm", .doc = "auto mode: engine speed below which the clutch is open", .def = 1000,
-     .flags = DG_P_MIN, .min = 0, .present = DG_PRESENT(clutch_params, has_idle_rpm)},
+     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(clutch_params, has_idle_rpm)},
     {.key = "launch_rpm", .kind = DG_PARAM_NUMBER, .offset = offsetof(clutch_params, launch_rpm),
      .unit = "rpm", .doc = "auto mode: engine speed from which the clutch is fully engaged",
-     .def = 2000, .flags = DG_P_MIN_EXCL, .min = 0,
+     .def = 2000, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(clutch_params, has_launch_rpm)},
     {0},
 };

@@ -55,9 +55,9 @@ static const dg_param_def cvt_params_table[] = {
      .doc = "target ratio in/out over the output speed (rad/s): { \"omega_out\": [...], "
             "\"ratio\": [...] }",
      .required = true, .flags = DG_P_MIN_EXCL, .min = 0, .axis = {"omega_out", "ratio"}},
-    DG_PARAM_NUM(cvt_params, efficiency, "efficiency", "", 1.0, DG_P_MIN_EXCL | DG_P_MAX, 0, 1,
-                 "power efficiency"),
-    DG_PARAM_NUM(cvt_params, inertia, "inertia", "kg*m^2", 0.02, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(cvt_params, efficiency, "efficiency", "", 1.0,
+                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1, "power efficiency"),
+    DG_PARAM_NUM(cvt_params, inertia, "inertia", "kg*m^2", 0.02, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "input-shaft inertia, on `in`"),
     DG_PARAM_NUM(cvt_params, time_constant, "time_constant", "s", 0.2, DG_P_MIN_EXCL, 0, 0,
                  "ratio actuator lag (the speed it reads is filtered with a quarter of it)"),

@@ -25,9 +25,9 @@ static const dg_port_def gear_ports[] = {
 static const dg_param_def gear_params_table[] = {
     DG_PARAM_NUM_REQ(gear_params, ratio, "ratio", "", DG_P_MIN_EXCL, 0, 0,
                      "speed ratio in/out (> 1 reduces speed and multiplies torque)"),
-    DG_PARAM_NUM(gear_params, efficiency, "efficiency", "", 1.0, DG_P_MIN_EXCL | DG_P_MAX, 0, 1,
-                 "power efficiency of the mesh"),
-    DG_PARAM_NUM(gear_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(gear_params, efficiency, "efficiency", "", 1.0,
+                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1, "power efficiency of the mesh"),
+    DG_PARAM_NUM(gear_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "inertia referred to the input shaft"),
     {0},
 };

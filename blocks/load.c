@@ -22,13 +22,13 @@ static const dg_port_def load_ports[] = {
 };
 
 static const dg_param_def load_params_table[] = {
-    DG_PARAM_NUM(load_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(load_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "inertia of the load"),
-    DG_PARAM_NUM(load_params, c0, "c0", "N*m", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(load_params, c0, "c0", "N*m", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "constant (Coulomb) resisting torque"),
-    DG_PARAM_NUM(load_params, c1, "c1", "N*m*s/rad", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(load_params, c1, "c1", "N*m*s/rad", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "resisting torque per unit speed"),
-    DG_PARAM_NUM(load_params, c2, "c2", "N*m*s^2/rad^2", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(load_params, c2, "c2", "N*m*s^2/rad^2", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "resisting torque per unit speed squared"),
     {0},
 };

@@ -118,13 +118,14 @@ static const dg_port_def tc_ports[] = {
 };
 
 static const dg_param_def tc_lockup_fields[] = {
-    DG_PARAM_NUM_REQ(lockup_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL, 0, 0,
-                     "kinetic (slipping) torque capacity of the lock-up clutch"),
-    DG_PARAM_NUM(lockup_params, speed_ratio, "speed_ratio", "", 0.0, DG_P_MIN | DG_P_MAX, 0, 1,
+    DG_PARAM_NUM_REQ(lockup_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL | DG_P_DYNAMICS,
+                     0, 0, "kinetic (slipping) torque capacity of the lock-up clutch"),
+    DG_PARAM_NUM(lockup_params, speed_ratio, "speed_ratio", "", 0.0,
+                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
                  "applied at speed ratios >= this (0: only through the \"lockup\" channel)"),
-    DG_PARAM_NUM(lockup_params, static_factor, "static_factor", "", 1.1, DG_P_MIN, 1, 0,
-                 "static / kinetic capacity"),
-    DG_PARAM_NUM(lockup_params, min_rpm, "min_rpm", "rpm", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(lockup_params, static_factor, "static_factor", "", 1.1, DG_P_MIN | DG_P_DYNAMICS,
+                 1, 0, "static / kinetic capacity"),
+    DG_PARAM_NUM(lockup_params, min_rpm, "min_rpm", "rpm", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "released below this pump speed (0: no limit)"),
     {0},
 };
@@ -134,15 +135,15 @@ static const dg_param_def tc_params_table[] = {
      .offset = offsetof(tc_params, capacity_factor), .unit = "rad/s/sqrt(N*m)",
      .doc = "K over speed ratio; pump torque (w_p/K)^2 (default: K 13 at stall rising to 21 at "
             "SR 0.9 and steeply toward SR 1)",
-     .flags = DG_P_MIN_EXCL, .min = 0, .axis = {"speed_ratio", "k"}},
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0, .axis = {"speed_ratio", "k"}},
     {.key = "torque_ratio", .kind = DG_PARAM_TABLE1D, .offset = offsetof(tc_params, torque_ratio),
      .unit = "", .doc = "turbine / pump torque over speed ratio (default: 2.0 at stall, linear to "
                         "1.0 at the coupling point SR 0.87)",
-     .flags = DG_P_MIN_EXCL, .min = 0, .axis = {"speed_ratio", "ratio"}},
-    DG_PARAM_NUM(tc_params, pump_inertia, "pump_inertia", "kg*m^2", 0.05, DG_P_MIN, 0, 0,
-                 "pump (impeller and cover) inertia, on `in`"),
-    DG_PARAM_NUM(tc_params, turbine_inertia, "turbine_inertia", "kg*m^2", 0.03, DG_P_MIN, 0, 0,
-                 "turbine inertia, on `out`"),
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0, .axis = {"speed_ratio", "ratio"}},
+    DG_PARAM_NUM(tc_params, pump_inertia, "pump_inertia", "kg*m^2", 0.05, DG_P_MIN | DG_P_INERTIA,
+                 0, 0, "pump (impeller and cover) inertia, on `in`"),
+    DG_PARAM_NUM(tc_params, turbine_inertia, "turbine_inertia", "kg*m^2", 0.03,
+                 DG_P_MIN | DG_P_INERTIA, 0, 0, "turbine inertia, on `out`"),
     {.key = "lockup", .kind = DG_PARAM_OBJECT, .offset = offsetof(tc_params, lockup),
      .doc = "lock-up clutch: { \"max_torque\", \"speed_ratio\", \"static_factor\", \"min_rpm\" }",
      .fields = tc_lockup_fields, .present = DG_PRESENT(tc_params, has_lockup)},

@@ -24,16 +24,17 @@ static const dg_port_def source_ports[] = {
 };
 
 static const dg_param_def source_params_table[] = {
-    DG_PARAM_NUM(source_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN, 0, 0,
+    DG_PARAM_NUM(source_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "inertia of the source's shaft"),
     {.key = "torque", .kind = DG_PARAM_NUMBER, .offset = offsetof(source_params, torque),
-     .unit = "N*m", .doc = "constant torque", .present = DG_PRESENT(source_params, has_torque)},
+     .unit = "N*m", .doc = "constant torque", .present = DG_PRESENT(source_params, has_torque),
+     .flags = DG_P_DYNAMICS},
     {.key = "torque_vs_time", .kind = DG_PARAM_TABLE1D, .offset = offsetof(source_params, vs_time),
      .unit = "N*m", .doc = "torque over time: { \"time\": [s...], \"torque\": [N*m...] }",
-     .axis = {"time", "torque"}},
+     .axis = {"time", "torque"}, .flags = DG_P_DYNAMICS},
     {.key = "torque_vs_rpm", .kind = DG_PARAM_TABLE1D, .offset = offsetof(source_params, vs_rpm),
      .unit = "N*m", .doc = "torque over shaft speed: { \"rpm\": [...], \"torque\": [N*m...] }",
-     .axis = {"rpm", "torque"}},
+     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
     {0},
 };
 

@@ -6,8 +6,10 @@
  * connection (endpoints, directions, domains, ports used twice), required
  * ports, isolated blocks, directed cycles; then, when all that is clean, the
  * modes (dg_sim_check_modes: over-constrained ties and DOFs without
- * inertia). Every problem is reported, not only the first, so `validate`
- * can list them all. */
+ * inertia), unless the caller knows how that check comes out
+ * (DG_LOAD_NO_MODE_CHECK: batch runs, whose overrides the parameter tables
+ * say cannot change it). Every problem is reported, not only the first, so
+ * `validate` can list them all. */
 #include "internal.h"
 
 #include <errno.h>
@@ -437,8 +439,8 @@ static void order_blocks(dg_graph *g, dg_diag *d) {
 }
 
 /* Parses and checks; returns the graph even with problems (caller decides). */
-static dg_graph *load(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
-                      dg_graph_info *info) {
+static dg_graph *load(const dg_registry *reg, const char *text, const char *file, unsigned opts,
+                      dg_diag *d, dg_graph_info *info) {
   dg_graph *g = calloc(1, sizeof *g);
   if (!g || !(g->arena = dg_arena_new())) {
     free(g);
@@ -503,7 +505,7 @@ static dg_graph *load(const dg_registry *reg, const char *text, const char *file
     return g;
   }
   order_blocks(g, d);
-  if (d->count == 0)
+  if (d->count == 0 && !(opts & DG_LOAD_NO_MODE_CHECK))
     dg_sim_check_modes(g, d, info);
   if (info) {
     info->blocks = g->num_blocks;
@@ -527,11 +529,11 @@ void dg_graph_release(const dg_graph *g) {
 void dg_graph_free(dg_graph *graph) { dg_graph_release(graph); }
 
 static dg_graph *load_checked(const dg_registry *reg, const char *text, const char *file,
-                              dg_error *err) {
+                              unsigned opts, dg_error *err) {
   dg_diag d;
   dg_diag_init(&d, file, NULL, NULL);
   dg_error_clear(err);
-  dg_graph *g = load(reg, text, file, &d, NULL);
+  dg_graph *g = load(reg, text, file, opts, &d, NULL);
   if (d.count > 0) {
     dg_diag_to_error(&d, err);
     dg_graph_release(g);
@@ -540,13 +542,18 @@ static dg_graph *load_checked(const dg_registry *reg, const char *text, const ch
   return g;
 }
 
-dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
-                               dg_error *err) {
+dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
+                                    unsigned opts, dg_error *err) {
   if (!json) {
     dg_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
     return NULL;
   }
-  return load_checked(reg, json, name ? name : "<string>", err);
+  return load_checked(reg, json, name ? name : "<string>", opts, err);
+}
+
+dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
+                               dg_error *err) {
+  return dg_graph_load_string_opts(reg, json, name, 0, err);
 }
 
 static char *read_or_report(const char *path, dg_diag *d) {
@@ -577,7 +584,7 @@ dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_e
     dg_diag_to_error(&d, err);
     return NULL;
   }
-  dg_graph *g = load_checked(reg, text, path, err);
+  dg_graph *g = load_checked(reg, text, path, 0, err);
   free(text);
   return g;
 }
@@ -588,7 +595,7 @@ int dg_graph_validate_string(const dg_registry *reg, const char *json, const cha
   dg_diag_init(&d, name ? name : "<string>", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
-  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", &d, info));
+  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
   return d.count;
 }
 
@@ -601,9 +608,71 @@ int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_dia
   char *text = path ? read_or_report(path, &d) : NULL;
   if (!text)
     return d.count ? d.count : 1;
-  dg_graph_release(load(reg, text, path, &d, info));
+  dg_graph_release(load(reg, text, path, 0, &d, info));
   free(text);
   return d.count;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What an override can do to the every-mode check                          */
+
+/* The `present` flag of `d` in the struct at `base`. */
+static bool param_present(const unsigned char *base, const dg_param_def *d) {
+  bool yes;
+  memcpy(&yes, base + d->present - 1, sizeof yes);
+  return yes;
+}
+
+/* The definition in `defs` whose key is the first `len` bytes of `key`. */
+static const dg_param_def *def_named(const dg_param_def *defs, const char *key, size_t len) {
+  for (const dg_param_def *d = defs; d && d->key; d++)
+    if (strlen(d->key) == len && strncmp(d->key, key, len) == 0)
+      return d;
+  return NULL;
+}
+
+unsigned dg_graph_override_effect(const dg_graph *g, const char *key, const dg_param_def **def,
+                                  const double **value) {
+  const char *dot = key ? strchr(key, '.') : NULL;
+  if (!g || !dot || dot == key)
+    return 0;
+  const dg_gblock *b = NULL;
+  size_t idlen = (size_t)(dot - key);
+  for (int i = 0; i < g->num_blocks && !b; i++)
+    if (strlen(g->blocks[i].id) == idlen && strncmp(g->blocks[i].id, key, idlen) == 0)
+      b = &g->blocks[i];
+  if (!b || !b->klass || !b->params)
+    return 0;
+  const dg_param_def *defs = b->klass->params;
+  const unsigned char *base = b->params;
+  bool dynamic_object = false; /* under an object whose presence and fields are DG_P_DYNAMICS */
+  for (const char *tok = dot + 1;;) {
+    const char *end = strchr(tok, '.');
+    size_t len = end ? (size_t)(end - tok) : strlen(tok);
+    const dg_param_def *d = len ? def_named(defs, tok, len) : NULL;
+    if (!d)
+      return 0;
+    if (!end) {
+      if (dynamic_object || (d->flags & DG_P_DYNAMICS))
+        return DG_P_DYNAMICS;
+      /* a parameter the file leaves out whose presence a block may read */
+      if (!(d->flags & DG_P_INERTIA) || d->kind != DG_PARAM_NUMBER ||
+          (d->present && !param_present(base, d)))
+        return 0;
+      *def = d;
+      *value = (const double *)(const void *)(base + d->offset);
+      return DG_P_INERTIA;
+    }
+    if (d->kind != DG_PARAM_OBJECT)
+      return 0;
+    dynamic_object = dynamic_object || (d->flags & DG_P_DYNAMICS);
+    /* giving a field of an absent object makes the object present */
+    if (!dynamic_object && d->present && !param_present(base, d))
+      return 0;
+    base += d->offset;
+    defs = d->fields;
+    tok = end + 1;
+  }
 }
 
 const char *dg_graph_name(const dg_graph *g) { return g ? g->name : ""; }

@@ -81,6 +81,9 @@ int dg_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_a
 void dg_params_defaults(const dg_param_def *defs, void *out);
 /* Sanity check of a table when a class is registered; 0 ok, else message. */
 int dg_params_check_defs(const dg_param_def *defs, size_t params_size, char *why, size_t n);
+/* Whether v is finite and within the range flags of `d` (what parsing
+ * accepts for a number), without reporting. */
+bool dg_param_value_ok(const dg_param_def *d, double v);
 
 /* ---- registry (registry.c) ---------------------------------------------- */
 struct dg_registry {
@@ -136,6 +139,33 @@ struct dg_graph {
 
 void dg_graph_retain(const dg_graph *g);
 void dg_graph_release(const dg_graph *g);
+
+/* dg_graph_load_string with options (DG_LOAD_*). */
+enum {
+  /* Skip the every-mode check (dg_sim_check_modes) and nothing else: for a
+   * graph whose check is known to come out as an already checked graph's
+   * did (batch runs, lib/run/batch.c). Its blocks' init then first runs in
+   * dg_sim_new. */
+  DG_LOAD_NO_MODE_CHECK = 1u << 0
+};
+dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
+                                    unsigned opts, dg_error *err);
+
+/* The parameter that an override key "block.param[.field...]" sets in the
+ * loaded graph g, and what overriding it can do to the every-mode check:
+ *   DG_P_DYNAMICS  nothing, whatever the value;
+ *   DG_P_INERTIA   a number in M only: *def and *value (the graph's parsed
+ *                  value, a stable address that identifies the parameter)
+ *                  are set;
+ *   0              anything: an unflagged parameter, a whole object
+ *                  replaced, a field that makes an absent object present
+ *                  (unless the object is DG_P_DYNAMICS), an inertia the
+ *                  file leaves out that has a `present` flag, or a key
+ *                  that names no parameter (an unknown block or key, an
+ *                  empty level, a field of something that is not an
+ *                  object), which loading then reports. */
+unsigned dg_graph_override_effect(const dg_graph *g, const char *key, const dg_param_def **def,
+                                  const double **value);
 
 /* dg_graph_load_file and dg_graph_validate_file for graph JSON files only.
  * The public functions (lib/import/graph_file.c) send .yaml and .yml paths

@@ -23,6 +23,8 @@
 /* Room for an enum's choices or a table's shape in a message; longer lists
  * are cut by snprintf, the message stays valid. */
 #define HINT_LEN 192
+/* The flags that bound values (the others say what a parameter does). */
+#define DG_P_RANGE_FLAGS (DG_P_MIN | DG_P_MAX | DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_INCREASING)
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                 */
@@ -111,6 +113,22 @@ static const char *plural(long n, const char *one, const char *many) { return n 
 /* ------------------------------------------------------------------------ */
 /* Checks on values                                                         */
 
+/* The first bound of `d` that v violates: its operator and value, or NULL
+ * when v is within every bound. */
+static const char *violated_bound(const dg_param_def *d, double v, double *bound) {
+  *bound = d->min;
+  if ((d->flags & DG_P_MIN_EXCL) && !(v > d->min))
+    return ">";
+  if ((d->flags & DG_P_MIN) && !(v >= d->min))
+    return ">=";
+  *bound = d->max;
+  if ((d->flags & DG_P_MAX_EXCL) && !(v < d->max))
+    return "<";
+  if ((d->flags & DG_P_MAX) && !(v <= d->max))
+    return "<=";
+  return NULL;
+}
+
 /* The range flags of `d` on one value. Reports the first bound violated. */
 static bool check_range(const dg_param_def *d, double v, const char *path, dg_diag *diag) {
   char got[32], bound[32];
@@ -119,22 +137,19 @@ static bool check_range(const dg_param_def *d, double v, const char *path, dg_di
     dg_diag_add(diag, DG_ERR_RANGE, path, "must be a finite number (got %s)", got);
     return false;
   }
-  const char *op = NULL;
-  double b = 0;
-  if ((d->flags & DG_P_MIN_EXCL) && !(v > d->min))
-    op = ">", b = d->min;
-  else if ((d->flags & DG_P_MIN) && !(v >= d->min))
-    op = ">=", b = d->min;
-  else if ((d->flags & DG_P_MAX_EXCL) && !(v < d->max))
-    op = "<", b = d->max;
-  else if ((d->flags & DG_P_MAX) && !(v <= d->max))
-    op = "<=", b = d->max;
+  double b;
+  const char *op = violated_bound(d, v, &b);
   if (!op)
     return true;
   fmt_num(got, sizeof got, v);
   fmt_num(bound, sizeof bound, b);
   dg_diag_add(diag, DG_ERR_RANGE, path, "must be %s %s (got %s)", op, bound, got);
   return false;
+}
+
+bool dg_param_value_ok(const dg_param_def *d, double v) {
+  double b;
+  return isfinite(v) && !violated_bound(d, v, &b);
 }
 
 /* Length bounds of an array or table axis (0 = no bound). */
@@ -189,7 +204,7 @@ static bool read_numbers(const json_t *arr, const dg_param_def *ranged, const ch
     double v = json_number_value(e);
     if (dst)
       dst[i] = v;
-    if (ranged && ranged->flags) {
+    if (ranged && (ranged->flags & DG_P_RANGE_FLAGS)) {
       dg_pointer_index(p, sizeof p, path, i);
       check_range(ranged, v, p, diag);
     }
@@ -694,8 +709,7 @@ static int check_enum(const dg_param_def *d, const char *name, char *why, size_t
  * objects, whose size dg_param_def does not record. */
 static int check_defs(const dg_param_def *defs, size_t limit, const char *prefix, char *why,
                       size_t n) {
-  const unsigned known_flags =
-      DG_P_MIN | DG_P_MAX | DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_INCREASING;
+  const unsigned known_flags = DG_P_RANGE_FLAGS | DG_P_DYNAMICS | DG_P_INERTIA;
   for (int i = 0; defs[i].key; i++) {
     const dg_param_def *d = &defs[i];
     char name[DG_ERROR_PATH_LEN];
@@ -724,6 +738,19 @@ static int check_defs(const dg_param_def *defs, size_t limit, const char *prefix
     if ((has_min && isnan(d->min)) || (has_max && isnan(d->max)) ||
         (has_min && has_max && d->min > d->max))
       return why_not(why, n, "parameter \"%s\": empty range [%g, %g]", name, d->min, d->max);
+    if ((d->flags & DG_P_DYNAMICS) && (d->flags & DG_P_INERTIA))
+      return why_not(why, n, "parameter \"%s\": DG_P_DYNAMICS and DG_P_INERTIA exclude each other",
+                     name);
+    /* an inertia is a number >= 0: dg_topo_inertia refuses the others */
+    if ((d->flags & DG_P_INERTIA) &&
+        (d->kind != DG_PARAM_NUMBER || !has_min || !(d->min >= 0.0)))
+      return why_not(why, n, "parameter \"%s\": DG_P_INERTIA needs a number bounded below by 0 "
+                     "or more", name);
+    if ((d->flags & DG_P_DYNAMICS) && d->kind == DG_PARAM_OBJECT && d->fields)
+      for (const dg_param_def *f = d->fields; f->key; f++)
+        if (!(f->flags & DG_P_DYNAMICS))
+          return why_not(why, n, "parameter \"%s\": DG_P_DYNAMICS on an object needs it on every "
+                         "field (not on \"%s\")", name, f->key);
     if (d->min_len < 0 || d->max_len < 0 || (d->max_len > 0 && d->min_len > d->max_len))
       return why_not(why, n, "parameter \"%s\": bad length bounds %d..%d", name, d->min_len,
                      d->max_len);

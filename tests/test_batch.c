@@ -6,6 +6,8 @@
  * edited by hand. Results are compared with memcmp and ==, no tolerance. */
 #include "testutil.h"
 
+#include "run/batch.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +159,15 @@ START_TEST(test_batch_equals_single_runs) {
   dg_batch_result res[4];
   double finals[4 * 3];
   dg_error err;
-  ck_assert_int_eq(dg_batch_run(&o, 4, v, res, finals, &err), DG_OK);
+  dg_batch_stats st;
+  ck_assert_int_eq(dg_batch_run_stats(&o, 4, v, res, finals, &st, &err), DG_OK);
+  /* final.ratio may change which modes are valid; each ratio is shared by
+   * two variants, but they change the inertia to either side of the base
+   * value: sharing the ratio's check would cost as many checks as it saves,
+   * so every variant is checked in full */
+  ck_assert_int_eq(st.mode_checks, 1);
+  ck_assert_int_eq(st.full, 4);
+  ck_assert_int_eq(st.reused, 0);
   for (int i = 0; i < 4; i++) {
     char *edited = edited_graph(base, i);
     single s = single_run(edited, NULL);
@@ -464,6 +474,453 @@ START_TEST(test_summary_numbers) {
 }
 END_TEST
 
+/* ---- one every-mode check per structure -------------------------------- */
+
+/* Loads `base` with the overrides in full: the text a single run starts from. */
+static char *overridden(const char *base, int n, const dg_override *ov) {
+  dg_error err;
+  char *text = dg_override_apply(base, "sedan_baseline.json", n, ov, &err);
+  ck_assert_msg(text != NULL, "%s", err.text);
+  return text;
+}
+
+/* Engine inertia (an inertia: probed at its extremes) × the upshift speed
+ * and a tyre's peak factor (dynamics): every variant reuses the base graph's
+ * check, and each result is bit for bit the single run of that variant
+ * loaded in full. */
+START_TEST(test_reuse_equals_single_runs) {
+  char *base = read_source("graphs/bench/sedan_baseline.json");
+  enum { N = 6 };
+  static const char *const inertia[N] = {"0.15", "0.15", "0.2", "0.25", "0.31", "0.31"};
+  static const char *const upshift[N] = {"5500", "6000", "5200", "5800", "5500", "6000"};
+  dg_override ov[N][3];
+  dg_batch_variant v[N];
+  for (int i = 0; i < N; i++) {
+    ov[i][0] = (dg_override){"engine.inertia", inertia[i]};
+    ov[i][1] = (dg_override){"gearbox.shift.upshift_rpm", upshift[i]};
+    ov[i][2] = (dg_override){"wheel_rl.tyre.D", i % 2 ? "0.9" : "1.05"};
+    v[i] = (dg_batch_variant){3, ov[i]};
+  }
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = base;
+  o.graph_name = "sedan_baseline.json";
+  o.duration = SECONDS;
+  o.dt = DT;
+  o.threads = 2;
+  o.n_signals = 3;
+  o.signals = final_signals;
+  dg_batch_result res[N];
+  double finals[N * 3];
+  dg_error err;
+  dg_batch_stats st;
+  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
+  /* the base graph's check and the probes at 0.15 and 0.31 */
+  ck_assert_int_eq(st.mode_checks, 3);
+  ck_assert_int_eq(st.reused, N);
+  ck_assert_int_eq(st.full, 0);
+  for (int i = 0; i < N; i++) {
+    char *text = overridden(base, 3, ov[i]);
+    single s = single_run(text, NULL);
+    assert_same(&res[i], finals + 3 * i, &s);
+    free(text);
+  }
+  ck_assert(finals[0] != finals[3]); /* the overrides took effect */
+  free(base);
+}
+END_TEST
+
+/* Two inertias at once (the engine's and a wheel's): the probes are the
+ * corners of the boxes the variants span around the base values. */
+START_TEST(test_reuse_two_inertias) {
+  char *base = read_source("graphs/bench/sedan_baseline.json");
+  enum { N = 12 };
+  static const char *const engine[4] = {"0.1", "0.15", "0.25", "0.3"};
+  static const char *const wheel[3] = {"1", "1.5", "2"};
+  dg_override ov[N][2];
+  dg_batch_variant v[N];
+  for (int i = 0; i < N; i++) {
+    ov[i][0] = (dg_override){"engine.inertia", engine[i / 3]};
+    ov[i][1] = (dg_override){"wheel_rl.inertia", wheel[i % 3]};
+    v[i] = (dg_batch_variant){2, ov[i]};
+  }
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = base;
+  o.duration = 1.0;
+  o.dt = DT;
+  o.n_signals = 3;
+  o.signals = final_signals;
+  dg_batch_result res[N];
+  double finals[N * 3];
+  dg_error err;
+  dg_batch_stats st;
+  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
+  /* engine 0.1..0.3 around 0.2, wheel 1..2 around 1.3: the points of
+   * {base, lo, hi}² the variants' boxes touch, here all but the base */
+  ck_assert_int_eq(st.mode_checks, 1 + 8);
+  ck_assert_int_eq(st.reused, N);
+  for (int i = 0; i < N; i++) {
+    char *text = overridden(base, 2, ov[i]);
+    dg_graph *g = dg_test_graph(text);
+    dg_sim *sim = dg_test_sim(g);
+    dg_batch_launch_inputs(sim, 0.0);
+    for (int k = 0; k < 1000; k++) {
+      dg_batch_launch_inputs(sim, k * DT);
+      ck_assert_int_eq(dg_sim_step(sim, DT), DG_OK);
+    }
+    double speed = dg_test_signal(sim, "body.speed");
+    ck_assert_int_eq(res[i].code, DG_OK);
+    ck_assert(memcmp(&finals[3 * i], &speed, sizeof speed) == 0);
+    dg_sim_free(sim);
+    dg_graph_free(g);
+    free(text);
+  }
+  free(base);
+}
+END_TEST
+
+/* Runs `n` variants of sedan_baseline for 1 s and compares each with the
+ * run of that variant loaded in full. */
+static void assert_batch_equals_full_loads(const char *base, int n, const dg_batch_variant *v,
+                                           dg_batch_stats *st) {
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = base;
+  o.duration = 1.0;
+  o.dt = DT;
+  o.threads = 2;
+  o.n_signals = 3;
+  o.signals = final_signals;
+  dg_batch_result *res = calloc((size_t)n, sizeof *res);
+  double *finals = calloc((size_t)n * 3, sizeof *finals);
+  dg_error err;
+  ck_assert_int_eq(dg_batch_run_stats(&o, n, v, res, finals, st, &err), DG_OK);
+  for (int i = 0; i < n; i++) {
+    char *text = overridden(base, v[i].n_overrides, v[i].overrides);
+    dg_graph *g = dg_test_graph(text);
+    dg_sim *sim = dg_test_sim(g);
+    for (int k = 0; k < 1000; k++) {
+      dg_batch_launch_inputs(sim, k * DT);
+      ck_assert_int_eq(dg_sim_step(sim, DT), DG_OK);
+    }
+    ck_assert_int_eq(res[i].code, DG_OK);
+    ck_assert_int_eq(res[i].topology_changes, dg_sim_topology_changes(sim));
+    for (int k = 0; k < 3; k++) {
+      double x = dg_test_signal(sim, final_signals[k]);
+      ck_assert(memcmp(&finals[3 * i + k], &x, sizeof x) == 0);
+    }
+    dg_sim_free(sim);
+    dg_graph_free(g);
+    free(text);
+  }
+  free(res);
+  free(finals);
+}
+
+/* A structural parameter (final.ratio) × an inertia, and × a dynamics
+ * parameter: each ratio is one structure, checked once, and its variants
+ * reuse that check (the inertias through probes of that structure). */
+START_TEST(test_structures_shared) {
+  char *base = read_source("graphs/bench/sedan_baseline.json");
+  static const char *const ratio[3] = {"3.7", "4.1", "4.5"};
+  static const char *const inertia[4] = {"0.15", "0.18", "0.25", "0.3"};
+  static const char *const upshift[3] = {"5200", "5600", "6000"};
+  dg_override ov[12][2];
+  dg_batch_variant v[12];
+  for (int i = 0; i < 12; i++) {
+    ov[i][0] = (dg_override){"final.ratio", ratio[i / 4]};
+    ov[i][1] = (dg_override){"engine.inertia", inertia[i % 4]};
+    v[i] = (dg_batch_variant){2, ov[i]};
+  }
+  dg_batch_stats st;
+  assert_batch_equals_full_loads(base, 12, v, &st);
+  /* the base graph; per ratio its check and the probes at 0.15 and 0.3
+   * (4.1 is the base graph's ratio, but written in the override it is
+   * a structure of its own) */
+  ck_assert_int_eq(st.mode_checks, 1 + 3 * 3);
+  ck_assert_int_eq(st.reused, 12);
+  for (int i = 0; i < 9; i++) {
+    ov[i][0] = (dg_override){"final.ratio", ratio[i / 3]};
+    ov[i][1] = (dg_override){"gearbox.shift.upshift_rpm", upshift[i % 3]};
+    v[i] = (dg_batch_variant){2, ov[i]};
+  }
+  assert_batch_equals_full_loads(base, 9, v, &st);
+  ck_assert_int_eq(st.mode_checks, 1 + 3);
+  ck_assert_int_eq(st.reused, 9);
+  /* overlapping keys do not commute: such a variant is checked in full */
+  dg_override overlap[2] = {{"gearbox.shift.upshift_rpm", "5500"},
+                            {"gearbox.shift", "{\"mode\": \"auto_rpm\", \"upshift_rpm\": 5800, "
+                                              "\"downshift_rpm\": 2000}"}};
+  dg_batch_variant both[3] = {{2, overlap}, {2, overlap}, {2, overlap}};
+  assert_batch_equals_full_loads(base, 3, both, &st);
+  ck_assert_int_eq(st.full, 3);
+  free(base);
+}
+END_TEST
+
+/* A rig whose clutch plate is the only inertia behind a slipping clutch:
+ * clutch.inertia = 0 leaves that side without inertia. */
+static const char *clutch_rig =
+    "{ \"drivegraph\": 1, \"blocks\": {"
+    "  \"src\": {\"type\": \"torque_source\", \"inertia\": 0.5, \"torque\": 10},"
+    "  \"clutch\": {\"type\": \"clutch\", \"max_torque\": 50, \"inertia\": 0.2},"
+    "  \"ld\": {\"type\": \"load\", \"c1\": 0.1}},"
+    " \"connections\": [[\"src.out\", \"clutch.in\"], [\"clutch.out\", \"ld.in\"]] }";
+
+/* Runs the clutch rig with one clutch.inertia override per variant. */
+static void clutch_batch(int n, const char *const *values, dg_batch_result *res,
+                         dg_batch_stats *st) {
+  dg_override ov[8];
+  dg_batch_variant v[8];
+  ck_assert_int_le(n, 8);
+  for (int i = 0; i < n; i++) {
+    ov[i] = (dg_override){"clutch.inertia", values[i]};
+    v[i] = (dg_batch_variant){1, &ov[i]};
+  }
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = clutch_rig;
+  o.graph_name = "rig.json";
+  o.duration = 0.05;
+  dg_error err;
+  ck_assert_int_eq(dg_batch_run_stats(&o, n, v, res, NULL, st, &err), DG_OK);
+}
+
+/* A variant refused with exactly the error of loading it in full. */
+static void assert_refused_as_full(const dg_batch_result *r, const char *base, const char *key,
+                                   const char *value) {
+  dg_override ov = {key, value};
+  dg_error full;
+  ck_assert_ptr_null(dg_graph_load_overrides(NULL, base, "rig.json", 1, &ov, &full));
+  ck_assert_int_ne(r->code, DG_OK);
+  ck_assert_int_eq(r->code, full.code);
+  ck_assert_int_eq(r->error.code, full.code);
+  ck_assert_str_eq(r->error.file, full.file);
+  ck_assert_str_eq(r->error.path, full.path);
+  ck_assert_str_eq(r->error.text, full.text);
+  /* and it is the file's own error, the override named after it */
+  dg_error err;
+  char *text = dg_override_apply(base, "rig.json", 1, &ov, &err);
+  ck_assert_ptr_nonnull(text);
+  dg_error direct = dg_test_graph_error(text);
+  free(text);
+  ck_assert_int_eq(direct.code, full.code);
+  ck_assert_str_eq(direct.path, full.path);
+  ck_assert(strncmp(full.text, direct.text, strlen(direct.text)) == 0);
+  ck_assert_str_eq(full.text + strlen(direct.text), " (with 1 override)");
+}
+
+/* 0.2 → 0.3 reuses the check; 0.2 → 0 does not, and is refused. */
+START_TEST(test_inertia_zero_not_reused) {
+  dg_batch_result res[4];
+  dg_batch_stats st;
+  static const char *const up[3] = {"0.3", "0.25", "0.35"};
+  clutch_batch(3, up, res, &st);
+  ck_assert_int_eq(st.mode_checks, 2); /* the base graph and the probe at 0.35 */
+  ck_assert_int_eq(st.reused, 3);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(res[i].code, DG_OK);
+  /* alone, a probe would cost what the variant's own check does */
+  static const char *const zero[1] = {"0"};
+  clutch_batch(1, zero, res, &st);
+  ck_assert_int_eq(st.mode_checks, 1);
+  ck_assert_int_eq(st.full, 1);
+  assert_refused_as_full(&res[0], clutch_rig, "clutch.inertia", "0");
+  ck_assert_int_eq(res[0].code, DG_ERR_INERTIA);
+  /* with others: the probe at 0 fails, so the variants below the base value
+   * are checked in full; those above reuse the probe at 0.3 */
+  static const char *const mixed[4] = {"0", "0.3", "0.1", "0.25"};
+  clutch_batch(4, mixed, res, &st);
+  ck_assert_int_eq(st.mode_checks, 3);
+  ck_assert_int_eq(st.full, 2);
+  ck_assert_int_eq(st.reused, 2);
+  assert_refused_as_full(&res[0], clutch_rig, "clutch.inertia", "0");
+  ck_assert_int_eq(res[1].code, DG_OK);
+  ck_assert_int_eq(res[2].code, DG_OK);
+  ck_assert_int_eq(res[3].code, DG_OK);
+}
+END_TEST
+
+/* Only zero matters in exact arithmetic, not in the check: a DOF's inertia
+ * below 1e-10 of M's largest diagonal entry counts as none. A tiny positive
+ * inertia is refused as the full check refuses it, not reused. */
+START_TEST(test_inertia_tiny_not_reused) {
+  dg_batch_result res[3];
+  dg_batch_stats st;
+  static const char *const values[3] = {"1e-12", "0.3", "0.25"};
+  clutch_batch(3, values, res, &st);
+  assert_refused_as_full(&res[0], clutch_rig, "clutch.inertia", "1e-12");
+  ck_assert_int_eq(res[0].code, DG_ERR_INERTIA);
+  ck_assert_int_eq(st.full, 1);
+  ck_assert_int_eq(st.reused, 2);
+}
+END_TEST
+
+/* Two driven wheels of different radii on one body: an open differential
+ * is fine, a locked one contradicts the loop (the only motion left would be
+ * standstill). */
+static const char *axle_rig =
+    "{ \"drivegraph\": 1, \"blocks\": {"
+    "  \"src\": {\"type\": \"torque_source\", \"inertia\": 0.2, \"torque\": 50},"
+    "  \"diff\": {\"type\": \"differential\", \"kind\": \"open\"},"
+    "  \"wl\": {\"type\": \"wheel\", \"radius\": 0.30, \"inertia\": 1},"
+    "  \"wr\": {\"type\": \"wheel\", \"radius\": 0.32, \"inertia\": 1},"
+    "  \"body\": {\"type\": \"vehicle\", \"mass\": 1000}},"
+    " \"connections\": [[\"src.out\", \"diff.in\"], [\"diff.left\", \"wl.hub\"],"
+    "   [\"diff.right\", \"wr.hub\"], [\"wl.ground\", \"body.rear_left\"],"
+    "   [\"wr.ground\", \"body.rear_right\"]] }";
+
+/* Dynamics-only variants run one check between them; a ratio or a kind is
+ * checked again, and a kind that makes the graph invalid is refused with
+ * the message loading that graph gives. */
+START_TEST(test_check_count_and_structural_refusal) {
+  enum { N = 7 };
+  dg_override ov[N] = {
+      {"src.torque", "40"},      {"body.cda", "0.7"},     {"wl.brake_torque", "900"},
+      {"body.road_load.f1", "3"}, {"src.torque", "60"},    {"diff.kind", "locked"},
+      {"wl.radius", "0.31"},
+  };
+  dg_batch_variant v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = (dg_batch_variant){1, &ov[i]};
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = axle_rig;
+  o.graph_name = "rig.json";
+  o.duration = 0.1;
+  dg_batch_result res[N];
+  dg_batch_stats st;
+  dg_error err;
+  /* the first five: dynamics only */
+  ck_assert_int_eq(dg_batch_run_stats(&o, 5, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.mode_checks, 1);
+  ck_assert_int_eq(st.reused, 5);
+  ck_assert_int_eq(st.full, 0);
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(res[i].code, DG_OK);
+  /* all seven: the kind and the radius are checked in full */
+  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.mode_checks, 1);
+  ck_assert_int_eq(st.reused, 5);
+  ck_assert_int_eq(st.full, 2);
+  assert_refused_as_full(&res[5], axle_rig, "diff.kind", "locked");
+  ck_assert_int_eq(res[5].code, DG_ERR_OVERCONSTRAINED);
+  ck_assert_int_eq(res[6].code, DG_OK);
+  /* an invalid structure shared by three variants: its check fails once,
+   * then each variant is checked in full and refused with its message */
+  dg_override locked[3][2];
+  static const char *const torques[3] = {"40", "50", "60"};
+  for (int i = 0; i < 3; i++) {
+    locked[i][0] = (dg_override){"diff.kind", "locked"};
+    locked[i][1] = (dg_override){"src.torque", torques[i]};
+    v[i] = (dg_batch_variant){2, locked[i]};
+  }
+  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.mode_checks, 2);
+  ck_assert_int_eq(st.full, 3);
+  for (int i = 0; i < 3; i++) {
+    dg_error full;
+    ck_assert_ptr_null(dg_graph_load_overrides(NULL, axle_rig, "rig.json", 2, locked[i], &full));
+    ck_assert_int_eq(res[i].code, DG_ERR_OVERCONSTRAINED);
+    ck_assert_str_eq(res[i].error.path, full.path);
+    ck_assert_str_eq(res[i].error.text, full.text);
+  }
+}
+END_TEST
+
+/* Parameters of classes whose tables carry no flags (a plugin's, the test
+ * classes here) are always checked in full; so are keys that name no
+ * parameter, which loading reports as before. */
+START_TEST(test_unflagged_and_unknown_keys_full) {
+  dg_registry *reg = dg_test_registry();
+  const char *graph = "{ \"drivegraph\": 1, \"blocks\": {"
+                      "  \"src\": {\"type\": \"torque_source\", \"inertia\": 0.2},"
+                      "  \"w\": {\"type\": \"test_wheel\", \"radius\": 0.3},"
+                      "  \"m\": {\"type\": \"test_mass\", \"mass\": 500}},"
+                      " \"connections\": [[\"src.out\", \"w.hub\"], [\"w.ground\", \"m.in\"]] }";
+  enum { N = 4 };
+  dg_override ov[N] = {
+      {"m.mass", "600"}, {"src.inertai", "0.3"}, {"src..inertia", "0.3"}, {"src.inertia", "0.3"}};
+  dg_batch_variant v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = (dg_batch_variant){1, &ov[i]};
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.reg = reg;
+  o.graph_json = graph;
+  o.graph_name = "rig.json";
+  o.duration = 0.01;
+  o.speed_signal = "m.speed";
+  dg_batch_result res[N];
+  dg_batch_stats st;
+  dg_error err;
+  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
+  /* and one inertia variant alone: a probe would cost what its check does */
+  ck_assert_int_eq(st.full, 4);
+  ck_assert_int_eq(st.reused, 0);
+  ck_assert_int_eq(res[0].code, DG_OK);
+  ck_assert_int_eq(res[1].code, DG_ERR_UNKNOWN);
+  ck_assert_str_eq(res[1].error.text,
+                   "unknown parameter; did you mean \"inertia\"? (override src.inertai=0.3)");
+  ck_assert_int_eq(res[2].code, DG_OK); /* "src..inertia" sets src/inertia */
+  ck_assert_int_eq(res[3].code, DG_OK);
+  /* the test class's mass, three times: three checks, however many */
+  dg_override masses[3] = {{"m.mass", "600"}, {"m.mass", "700"}, {"m.mass", "800"}};
+  for (int i = 0; i < 3; i++)
+    v[i] = (dg_batch_variant){1, &masses[i]};
+  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.full, 3);
+  /* the built-in source's inertia, three times: one probe at 0.4 */
+  dg_override inertias[3] = {
+      {"src.inertia", "0.3"}, {"src.inertia", "0.4"}, {"src.inertia", "0.25"}};
+  for (int i = 0; i < 3; i++)
+    v[i] = (dg_batch_variant){1, &inertias[i]};
+  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(st.mode_checks, 2);
+  ck_assert_int_eq(st.reused, 3);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* dg_batch_validate loads like dg_batch_run and simulates nothing. */
+START_TEST(test_validate) {
+  char *base = read_source("graphs/bench/sedan_baseline.json");
+  enum { N = 5 };
+  dg_override ov[N] = {{"engine.inertia", "-1"},       {"engine.inertia", "0.3"},
+                       {"final.ratio", "3.9"},          {"gearbox.shift.upshift_rpm", "5000"},
+                       {"engine.inertia", "0.25"}};
+  dg_batch_variant v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = (dg_batch_variant){1, &ov[i]};
+  dg_batch_options o;
+  dg_batch_options_init(&o);
+  o.graph_json = base;
+  o.graph_name = "g.json";
+  static const char *const sig[] = {"not.a.signal"}; /* not looked up */
+  o.n_signals = 1;
+  o.signals = sig;
+  dg_batch_result res[N];
+  dg_batch_stats st;
+  dg_error err;
+  ck_assert_int_eq(dg_batch_validate_stats(&o, N, v, res, &st, &err), DG_OK);
+  ck_assert_int_eq(res[0].code, DG_ERR_RANGE);
+  ck_assert_str_eq(res[0].error.text, "must be > 0 (got -1) (override engine.inertia=-1)");
+  for (int i = 1; i < N; i++) {
+    ck_assert_int_eq(res[i].code, DG_OK);
+    ck_assert_int_eq(res[i].steps, 0);
+    ck_assert(isnan(res[i].top_speed));
+  }
+  ck_assert_int_eq(st.mode_checks, 2); /* the base and the probe at 0.3 */
+  ck_assert_int_eq(st.full, 2);        /* the ratio, and the value out of range */
+  ck_assert_int_eq(st.reused, 3);
+  ck_assert_int_eq(dg_batch_validate(&o, N, v, res, &err), DG_OK);
+  ck_assert_int_eq(dg_batch_validate(NULL, N, v, res, &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "dg_batch_validate: missing options, graph or output");
+  free(base);
+}
+END_TEST
+
 static Suite *batch_suite(void) {
   Suite *s = suite_create("batch");
   TCase *tc = tcase_create("runs");
@@ -476,6 +933,17 @@ static Suite *batch_suite(void) {
   tcase_add_test(tc, test_batch_setup_errors);
   tcase_add_test(tc, test_summary_numbers);
   suite_add_tcase(s, tc);
+  TCase *st = tcase_create("structure");
+  tcase_set_timeout(st, 120);
+  tcase_add_test(st, test_reuse_equals_single_runs);
+  tcase_add_test(st, test_reuse_two_inertias);
+  tcase_add_test(st, test_structures_shared);
+  tcase_add_test(st, test_inertia_zero_not_reused);
+  tcase_add_test(st, test_inertia_tiny_not_reused);
+  tcase_add_test(st, test_check_count_and_structural_refusal);
+  tcase_add_test(st, test_unflagged_and_unknown_keys_full);
+  tcase_add_test(st, test_validate);
+  suite_add_tcase(s, st);
   TCase *ov = tcase_create("overrides");
   tcase_add_test(ov, test_override_apply);
   tcase_add_test(ov, test_override_errors);

@@ -174,6 +174,65 @@ check "sweep --output: the file" same_text "$(cat "$TMP/grid.jsonl")" "$GRID_OUT
 check "sweep --output: no temporary file" no_file "$TMP/grid.jsonl.tmp"
 
 # ---------------------------------------------------------------------------
+# sweep: one every-mode check per structure (lib/run/batch.c)
+
+# Inertia values in one sweep reuse the base graph's check after probing the
+# range they span; alone, each is loaded in full. The results are the same
+# bytes.
+run "$DG" sweep "$SEDAN" --set engine.inertia=0.15,0.25,0.3 --duration 1 --signals body.speed,engine.rpm
+check "sweep reusing the check: exit 0" rc_is 0
+REUSED=$(results "$OUT")
+ALONE=""
+for value in 0.15 0.25 0.3; do
+  run "$DG" sweep "$SEDAN" --set engine.inertia=$value --duration 1 --signals body.speed,engine.rpm
+  ALONE+="$(results "$OUT")"$'\n'
+done
+check "sweep reusing the check: the results of full loads" same_text "$REUSED"$'\n' "$ALONE"
+
+# A structural override that makes the graph invalid is refused with the
+# message `validate` gives for the edited graph; so is an inertia set to 0
+# where it leaves a degree of freedom without inertia.
+cat >"$TMP/axle.json" <<'EOF'
+{ "drivegraph": 1, "blocks": {
+  "src": {"type": "torque_source", "inertia": 0.2, "torque": 50},
+  "diff": {"type": "differential", "kind": "open"},
+  "wl": {"type": "wheel", "radius": 0.30, "inertia": 1},
+  "wr": {"type": "wheel", "radius": 0.32, "inertia": 1},
+  "body": {"type": "vehicle", "mass": 1000}},
+ "connections": [["src.out", "diff.in"], ["diff.left", "wl.hub"], ["diff.right", "wr.hub"],
+   ["wl.ground", "body.rear_left"], ["wr.ground", "body.rear_right"]] }
+EOF
+printf '{"src.torque": 40}\n{"diff.kind": "locked"}\n{"src.torque": 60}\n' >"$TMP/axle.jsonl"
+sed 's/"kind": "open"/"kind": "locked"/' "$TMP/axle.json" >"$TMP/axle_locked.json"
+run "$DG" validate "$TMP/axle_locked.json"
+LOCKED=${OUT#"$TMP/axle_locked.json: "}
+check "sweep structural refusal: validate refuses the edited graph" has "$LOCKED" '^/blocks/diff: over-constrained'
+run "$DG" sweep "$TMP/axle.json" --variants "$TMP/axle.jsonl" --duration 0.1 --signals body.speed
+check "sweep structural refusal: exit 1" rc_is 1
+check "sweep structural refusal: validate's message" same_text \
+  "$(sed -n 2p <<<"$OUT")" \
+  "{\"variant\":1,\"overrides\":{\"diff.kind\":\"locked\"},\"error\":\"$TMP/axle.json: ${LOCKED//\"/\\\"} (with 1 override)\"}"
+check "sweep structural refusal: the others ran" has "$ERR" '3 variants .*: 2 ok, 1 failed$'
+
+cat >"$TMP/plate.json" <<'EOF'
+{ "drivegraph": 1, "blocks": {
+  "src": {"type": "torque_source", "inertia": 0.5, "torque": 10},
+  "clutch": {"type": "clutch", "max_torque": 50, "inertia": 0.2},
+  "ld": {"type": "load", "c1": 0.1}},
+ "connections": [["src.out", "clutch.in"], ["clutch.out", "ld.in"]] }
+EOF
+sed 's/"inertia": 0.2}/"inertia": 0}/' "$TMP/plate.json" >"$TMP/plate_zero.json"
+run "$DG" validate "$TMP/plate_zero.json"
+ZERO=${OUT#"$TMP/plate_zero.json: "}
+check "sweep inertia 0: validate refuses the edited graph" has "$ZERO" 'a degree of freedom has no inertia'
+run "$DG" sweep "$TMP/plate.json" --set clutch.inertia=0.3,0.25,0,0.1 --duration 0.1
+check "sweep inertia 0: exit 1" rc_is 1
+check "sweep inertia 0: named before anything runs, with validate's message" same_text "$ERR" \
+  "drivegraph sweep: --set clutch.inertia=0: $TMP/plate.json: $ZERO (with 1 override)"
+run "$DG" sweep "$TMP/plate.json" --set clutch.inertia=0.3,0.25,0.1 --duration 0.1
+check "sweep inertia above 0: exit 0" rc_is 0
+
+# ---------------------------------------------------------------------------
 # sweep: JSON Lines variants
 
 cat >"$TMP/variants.jsonl" <<'EOF'

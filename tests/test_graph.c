@@ -1,5 +1,6 @@
 /* Graph loading and checks: the invalid corpus (every problem, in order,
  * with path and message), the good example graphs, and the API. */
+#include "internal.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -187,6 +188,83 @@ START_TEST(test_registry) {
 }
 END_TEST
 
+/* ---- what overriding a parameter can do to the every-mode check -------- */
+
+static const struct {
+  const char *key;
+  unsigned effect;
+  double base; /* the parsed base value, for DG_P_INERTIA */
+} effects[] = {
+    {"engine.inertia", DG_P_INERTIA, 0.2},
+    {"engine.torque_map", DG_P_DYNAMICS, 0},
+    {"engine.idle_rpm", DG_P_DYNAMICS, 0},
+    {"converter.pump_inertia", DG_P_INERTIA, 0.05}, /* the default */
+    {"converter.lockup.min_rpm", DG_P_DYNAMICS, 0}, /* the object is given */
+    {"converter.lockup", 0, 0},                     /* presence sets the modes */
+    {"gearbox.ratios", 0, 0},
+    {"gearbox.reverse", 0, 0},
+    {"gearbox.efficiency", DG_P_DYNAMICS, 0},
+    {"gearbox.start_gear", 0, 0},
+    {"gearbox.shift", 0, 0},
+    {"gearbox.shift.mode", 0, 0},
+    {"gearbox.shift.upshift_rpm", DG_P_DYNAMICS, 0},
+    {"final.ratio", 0, 0},
+    {"final.inertia", DG_P_INERTIA, 0},
+    {"diff.kind", 0, 0},
+    {"wheel_rl.radius", 0, 0},
+    {"wheel_rl.tyre.model", 0, 0},
+    {"wheel_rl.tyre.D", DG_P_DYNAMICS, 0},
+    {"wheel_rl.inertia", DG_P_INERTIA, 1.3},
+    {"body.mass", DG_P_INERTIA, 1500},
+    {"body.road_load", DG_P_DYNAMICS, 0},    /* absent, but presence is dynamics too */
+    {"body.road_load.f1", DG_P_DYNAMICS, 0},
+    /* keys that name no parameter: loading reports them */
+    {"engine.inertai", 0, 0},
+    {"engine..inertia", 0, 0},
+    {"engine.inertia.x", 0, 0},
+    {"engine.", 0, 0},
+    {"engine", 0, 0},
+    {".inertia", 0, 0},
+    {"engin.inertia", 0, 0},
+    {"wheel_rl.tyre.D.x", 0, 0},
+};
+
+START_TEST(test_override_effect) {
+  char path[1024];
+  dg_test_path(path, sizeof path, "graphs/sedan_rwd_automatic.json");
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(NULL, path, &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  const dg_param_def *def = NULL;
+  const double *value = NULL;
+  unsigned effect = dg_graph_override_effect(g, effects[_i].key, &def, &value);
+  ck_assert_msg(effect == effects[_i].effect, "%s: %u", effects[_i].key, effect);
+  if (effect == DG_P_INERTIA) {
+    ck_assert_double_eq(*value, effects[_i].base);
+    ck_assert_int_eq(def->kind, DG_PARAM_NUMBER);
+    ck_assert(def->flags & DG_P_INERTIA);
+  }
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A field of an object the file leaves out makes the object present, and
+ * the converter's lock-up decides its modes: that is structural. */
+START_TEST(test_override_effect_absent_object) {
+  dg_graph *g = dg_test_chain("\"inertia\": 0.2, \"torque\": 10", "torque_converter", "tc", "",
+                              "\"inertia\": 1");
+  const dg_param_def *def;
+  const double *value;
+  ck_assert_uint_eq(dg_graph_override_effect(g, "tc.lockup.min_rpm", &def, &value), 0);
+  ck_assert_uint_eq(dg_graph_override_effect(g, "tc.capacity_factor", &def, &value),
+                    DG_P_DYNAMICS);
+  ck_assert_uint_eq(dg_graph_override_effect(g, "src.torque", &def, &value), DG_P_DYNAMICS);
+  ck_assert_uint_eq(dg_graph_override_effect(NULL, "src.torque", &def, &value), 0);
+  ck_assert_uint_eq(dg_graph_override_effect(g, NULL, &def, &value), 0);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("graph");
   TCase *tc = tcase_create("errors");
@@ -198,6 +276,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_example_graphs);
   tcase_add_test(tc, test_modes_enumerated);
   tcase_add_test(tc, test_registry);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("overrides");
+  tcase_add_loop_test(tc, test_override_effect, 0, (int)(sizeof effects / sizeof effects[0]));
+  tcase_add_test(tc, test_override_effect_absent_object);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -728,6 +729,21 @@ static const struct {
     {{{.key = "d", .kind = DG_PARAM_NUMBER, .flags = 1u << 9}},
      64,
      "parameter \"d\": unknown flags 0x200"},
+    {{{.key = "d", .kind = DG_PARAM_NUMBER, .flags = DG_P_MIN | DG_P_DYNAMICS | DG_P_INERTIA}},
+     64,
+     "parameter \"d\": DG_P_DYNAMICS and DG_P_INERTIA exclude each other"},
+    {{{.key = "d", .kind = DG_PARAM_NUMBER, .flags = DG_P_INERTIA}},
+     64,
+     "parameter \"d\": DG_P_INERTIA needs a number bounded below by 0 or more"},
+    {{{.key = "d", .kind = DG_PARAM_NUMBER, .flags = DG_P_INERTIA | DG_P_MIN, .min = -1}},
+     64,
+     "parameter \"d\": DG_P_INERTIA needs a number bounded below by 0 or more"},
+    {{{.key = "t", .kind = DG_PARAM_TABLE1D, .axis = {"a", "b"}, .flags = DG_P_INERTIA | DG_P_MIN}},
+     64,
+     "parameter \"t\": DG_P_INERTIA needs a number bounded below by 0 or more"},
+    {{{.key = "o", .kind = DG_PARAM_OBJECT, .fields = shift_defs, .flags = DG_P_DYNAMICS}},
+     64,
+     "parameter \"o\": DG_P_DYNAMICS on an object needs it on every field (not on \"mode\")"},
     {{{.key = "a", .kind = DG_PARAM_ARRAY, .min_len = 5, .max_len = 2}},
      64,
      "parameter \"a\": bad length bounds 5..2"},
@@ -744,6 +760,43 @@ START_TEST(check_defs_rejects_bad_tables) {
     ck_assert_msg(strstr(why, "exceeds params_size") != NULL, "why: %s", why);
   /* A NULL buffer is allowed. */
   ck_assert_int_eq(dg_params_check_defs(bad_tables[_i].defs, bad_tables[_i].size, NULL, 0), -1);
+}
+END_TEST
+
+/* The structure flags are accepted where they belong, and they bound
+ * nothing: a table with only DG_P_DYNAMICS takes any finite numbers. */
+static const dg_param_def flagged_fields[] = {
+    DG_PARAM_NUM(tshift, upshift_rpm, "upshift_rpm", "rpm", 5000, DG_P_DYNAMICS, 0, 0, "up"),
+    {0},
+};
+static const dg_param_def flagged[] = {
+    DG_PARAM_NUM(tparams, inertia, "inertia", "kg*m^2", 0.1, DG_P_MIN | DG_P_INERTIA, 0, 0, "I"),
+    DG_PARAM_NUM(tparams, efficiency, "efficiency", "", 1, DG_P_MAX | DG_P_DYNAMICS, 0, 1, "eta"),
+    {.key = "full_load", .kind = DG_PARAM_TABLE1D, .offset = offsetof(tparams, full_load),
+     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
+    {.key = "shift", .kind = DG_PARAM_OBJECT, .offset = offsetof(tparams, shift),
+     .fields = flagged_fields, .flags = DG_P_DYNAMICS},
+    {0},
+};
+
+START_TEST(structure_flags) {
+  char why[256] = "";
+  ck_assert_msg(dg_params_check_defs(flagged, sizeof(tparams), why, sizeof why) == 0, "%s", why);
+  json_t *obj = json_loads("{\"full_load\": {\"rpm\": [0, 1000], \"torque\": [-50, 300]}}", 0,
+                           NULL);
+  tparams p;
+  dg_arena *arena = dg_arena_new();
+  ck_assert_int_eq(dg_params_parse(flagged, obj, &p, arena, "/blocks/x", NULL, NULL), 0);
+  ck_assert_double_eq(p.full_load.y[0], -50);
+  json_decref(obj);
+  dg_arena_free(arena);
+  /* dg_param_value_ok: what parsing accepts for a number */
+  ck_assert(dg_param_value_ok(&flagged[0], 0.0));
+  ck_assert(!dg_param_value_ok(&flagged[0], -1e-300));
+  ck_assert(!dg_param_value_ok(&flagged[0], INFINITY));
+  ck_assert(dg_param_value_ok(&flagged[1], 1.0));
+  ck_assert(!dg_param_value_ok(&flagged[1], 1.0000001));
+  ck_assert(!dg_param_value_ok(&defs[0], 0.0)); /* inertia > 0 */
 }
 END_TEST
 
@@ -782,6 +835,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(d, check_defs_rejects_bad_tables, 0,
                       (int)(sizeof bad_tables / sizeof bad_tables[0]));
   tcase_add_test(d, check_defs_params_size_too_small);
+  tcase_add_test(d, structure_flags);
   suite_add_tcase(s, d);
   return s;
 }

@@ -27,8 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Variants per thread in a chunk: output is written once per chunk. */
-#define CHUNK_PER_THREAD 128
+/* Variants per thread in a chunk: output is written once per chunk, and a
+ * chunk is what one dg_batch_run shares every-mode checks over, so a chunk
+ * should hold many variants of each structure (a 100 x 100 grid of an
+ * inertia and a ratio: 20 of each ratio in a chunk of 2 x 1024, against 2
+ * or 3 with 128 per thread). MAX_CHUNK bounds the memory of many jobs
+ * (about 1.5 kB a variant). */
+#define CHUNK_PER_THREAD 1024
+#define MAX_CHUNK 32768L
 #define MAX_JOBS 1024
 /* Sweeps larger than this are surely a mistake in the grid. */
 #define MAX_VARIANTS 100000000L
@@ -388,23 +394,46 @@ static int read_variants(sweep *s) {
 }
 
 /* Every grid value alone on the base graph: a bad one is named before
- * anything runs. */
+ * anything runs. They are loaded as the sweep loads its variants
+ * (dg_batch_validate), so the every-mode check is shared the same way. */
 static int check_grid(sweep *s) {
-  for (int k = 0; k < s->o.nkeys; k++) {
-    const grid_key *g = &s->o.keys[k];
-    for (int i = 0; i < g->n; i++) {
-      dg_override ov = {g->key, g->values[i]};
-      dg_error err;
-      dg_graph *gr = dg_graph_load_overrides(NULL, s->graph_text, s->o.graph, 1, &ov, &err);
-      if (!gr) {
-        fprintf(stderr, "drivegraph sweep: --set %s=%s: ", g->key, g->values[i]);
-        print_error(stderr, &err, s->o.graph);
-        return EXIT_INVALID;
-      }
-      dg_graph_free(gr);
+  int n = 0;
+  for (int k = 0; k < s->o.nkeys; k++)
+    n += s->o.keys[k].n;
+  if (n == 0)
+    return EXIT_OK;
+  dg_override *ov = calloc((size_t)n, sizeof *ov);
+  dg_batch_variant *vars = calloc((size_t)n, sizeof *vars);
+  dg_batch_result *res = calloc((size_t)n, sizeof *res);
+  int rc = ov && vars && res ? EXIT_OK : EXIT_INVALID;
+  if (rc != EXIT_OK)
+    fprintf(stderr, "drivegraph sweep: out of memory\n");
+  for (int k = 0, i = 0; rc == EXIT_OK && k < s->o.nkeys; k++)
+    for (int j = 0; j < s->o.keys[k].n; j++, i++) {
+      ov[i] = (dg_override){s->o.keys[k].key, s->o.keys[k].values[j]};
+      vars[i] = (dg_batch_variant){1, &ov[i]};
     }
+  dg_batch_options bo;
+  dg_batch_options_init(&bo);
+  bo.graph_json = s->graph_text;
+  bo.graph_name = s->o.graph;
+  bo.threads = s->o.jobs;
+  dg_error err;
+  if (rc == EXIT_OK && dg_batch_validate(&bo, n, vars, res, &err) != DG_OK) {
+    print_error(stderr, &err, s->o.graph);
+    rc = EXIT_INVALID;
   }
-  return EXIT_OK;
+  for (int i = 0; rc == EXIT_OK && i < n; i++) {
+    if (res[i].code == DG_OK)
+      continue;
+    fprintf(stderr, "drivegraph sweep: --set %s=%s: ", ov[i].key, ov[i].value);
+    print_error(stderr, &res[i].error, s->o.graph);
+    rc = EXIT_INVALID;
+  }
+  free(ov);
+  free(vars);
+  free(res);
+  return rc;
 }
 
 static char *trim(char *t) {
@@ -416,14 +445,13 @@ static char *trim(char *t) {
   return t;
 }
 
-/* Signal names for the final values: --signals, else every signal. */
-static int choose_signals(sweep *s) {
+/* Signal names for the final values: --signals, else every signal of the
+ * base graph g. */
+static int choose_signals(sweep *s, const dg_graph *g) {
   dg_error err;
-  dg_graph *g = dg_graph_load_string(NULL, s->graph_text, s->o.graph, &err);
-  dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
+  dg_sim *sim = dg_sim_new(g, &err);
   if (!sim) {
     print_error(stderr, &err, s->o.graph);
-    dg_graph_free(g);
     return EXIT_INVALID;
   }
   int rc = EXIT_OK;
@@ -459,7 +487,6 @@ static int choose_signals(sweep *s) {
     free(copy);
   }
   dg_sim_free(sim);
-  dg_graph_free(g);
   return rc;
 }
 
@@ -475,35 +502,34 @@ static int sweep_prepare(sweep *s) {
     print_error(stderr, &err, s->o.graph);
     return EXIT_INVALID;
   }
-  dg_graph_free(g);
+  int rc = EXIT_OK;
   if (s->o.scenario) {
     s->scn = dg_scenario_load_file(s->o.scenario, &err);
     if (!s->scn) {
       print_error(stderr, &err, s->o.scenario);
-      return EXIT_INVALID;
+      rc = EXIT_INVALID;
     }
   }
-  if (s->o.variants_file) {
-    int rc = read_variants(s);
-    if (rc != EXIT_OK)
-      return rc;
-  }
+  if (rc == EXIT_OK && s->o.variants_file)
+    rc = read_variants(s);
   s->grid_size = 1;
-  for (int k = 0; k < s->o.nkeys; k++) {
+  for (int k = 0; rc == EXIT_OK && k < s->o.nkeys; k++) {
     s->grid_size *= s->o.keys[k].n;
     if (s->grid_size > MAX_VARIANTS) {
       fprintf(stderr, "drivegraph sweep: more than %ld variants\n", MAX_VARIANTS);
-      return EXIT_INVALID;
+      rc = EXIT_INVALID;
     }
   }
   s->total = s->grid_size * (s->nlines > 0 ? s->nlines : 1);
-  if (s->total > MAX_VARIANTS) {
+  if (rc == EXIT_OK && s->total > MAX_VARIANTS) {
     fprintf(stderr, "drivegraph sweep: more than %ld variants\n", MAX_VARIANTS);
-    return EXIT_INVALID;
+    rc = EXIT_INVALID;
   }
-  int rc = check_grid(s);
   if (rc == EXIT_OK)
-    rc = choose_signals(s);
+    rc = check_grid(s);
+  if (rc == EXIT_OK)
+    rc = choose_signals(s, g);
+  dg_graph_free(g);
   return rc;
 }
 
@@ -663,6 +689,8 @@ static int sweep_run(sweep *s) {
   long selected = s->total > s->o.shard_i ? (s->total - s->o.shard_i - 1) / s->o.shard_n + 1 : 0;
   int jobs = s->o.jobs > 0 ? s->o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   long chunk = (long)(jobs > 0 ? jobs : 1) * CHUNK_PER_THREAD;
+  if (chunk > MAX_CHUNK)
+    chunk = MAX_CHUNK;
   int per = max_overrides(s);
   dg_batch_variant *vars = calloc((size_t)chunk, sizeof *vars);
   dg_override *ovs = calloc((size_t)chunk * (size_t)(per ? per : 1), sizeof *ovs);

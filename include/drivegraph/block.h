@@ -74,13 +74,42 @@ typedef enum dg_param_kind {
   DG_PARAM_OBJECT   ///< nested object described by `fields`, stored at `offset`
 } dg_param_kind;
 
-/// Range flags for dg_param_def.flags.
+/// Range flags for dg_param_def.flags, and what a parameter can do to the
+/// modes (DG_P_DYNAMICS, DG_P_INERTIA).
+///
+/// Loading a graph checks every reachable mode (the blocks' state_upstream
+/// in every combination of their mode_set modes). A batch run that overrides
+/// parameters (dg_batch_run, `drivegraph sweep`) skips that check for a
+/// variant when no override can change its outcome, and reuses the base
+/// graph's: the two flags below say which parameters those are. A parameter
+/// without either may change it (ratios, kinds, anything state_upstream,
+/// mode_count or mode_set reads, or init derives their data from), and every
+/// variant overriding it is checked in full. Leave them off when in doubt:
+/// a flag that is wrong lets a sweep accept a variant that loading the same
+/// graph refuses.
 enum {
   DG_P_MIN = 1u << 0,      ///< value >= min
   DG_P_MAX = 1u << 1,      ///< value <= max
   DG_P_MIN_EXCL = 1u << 2, ///< value > min
   DG_P_MAX_EXCL = 1u << 3, ///< value < max
-  DG_P_INCREASING = 1u << 4 ///< array: strictly increasing
+  DG_P_INCREASING = 1u << 4, ///< array: strictly increasing
+  /// Used only by the dynamics (torques, decisions in pre_step / post_step,
+  /// events, signals), not by state_upstream or the mode hooks, nor by init
+  /// for data they read, and init cannot fail on it — or read by
+  /// state_upstream only as the efficiency of a dg_topo_link, which weights
+  /// torques but enters neither G nor M. Overriding it, or giving it where
+  /// the file leaves it out, cannot change which modes are valid. On an
+  /// object: its presence and every field (each field must carry the flag).
+  DG_P_DYNAMICS = 1u << 5,
+  /// A number (an inertia, a mass) that state_upstream passes only to
+  /// dg_topo_inertia, at most times a factor >= 0 fixed by parameters
+  /// without these flags, that mode_count, mode_set and init do not read,
+  /// and that the dynamics may read. The every-mode check sees it only in
+  /// the inertia matrix M = Gᵀ diag(I) G, whose positive definiteness it
+  /// tests relative to M's largest diagonal entry; M is linear in it, so a
+  /// batch run reuses a check for every value between two values that pass
+  /// (see lib/run/batch.c).
+  DG_P_INERTIA = 1u << 6
 };
 
 typedef struct dg_array {

@@ -526,6 +526,14 @@ typedef struct dg_batch_result {
 /// the stop condition does not hold: inputs at t = k·dt (dg_driver_apply
 /// or dg_batch_launch_inputs), dg_sim_step(dt), speed bookkeeping. The
 /// results do not depend on the number of threads or on other variants.
+/// Loading checks every reachable mode once per distinct structure, not
+/// once per variant: a variant whose overrides cannot change the outcome
+/// of that check (parameters marked DG_P_DYNAMICS in their class's table,
+/// inertias marked DG_P_INERTIA within a range the batch has checked) is
+/// loaded without it, reusing the base graph's check or that of the
+/// structure it shares with other variants (the base graph with the same
+/// overrides of other parameters), and its results and errors are those
+/// of a full load.
 /// Threads: variant i runs on thread i % T, one simulation per thread at a
 /// time; the threads share only read-only inputs and write disjoint result
 /// slots. Returns DG_OK once every variant has run (failed variants carry
@@ -534,6 +542,17 @@ typedef struct dg_batch_result {
 /// out of memory.
 DG_API int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                  dg_batch_result *results, double *final_values, dg_error *err);
+
+/// Loads every variant's graph as dg_batch_run does, sharing the every-mode
+/// check the same way, and simulates nothing: results[i].code is DG_OK or
+/// the load error (results[i].error, the text ending with the override as
+/// dg_graph_load_overrides writes it); the other result fields are 0, or
+/// NaN for t_0_100 and top_speed. For naming a bad override before a long
+/// batch starts (`drivegraph sweep` loads each --set value alone this way).
+/// opt's signals are not looked up. Threads and return value as
+/// dg_batch_run.
+DG_API int dg_batch_validate(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                             dg_batch_result *results, dg_error *err);
 
 #ifdef __cplusplus
 }
