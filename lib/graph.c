@@ -1,15 +1,13 @@
 /* Graph files: parsing, structural checks, nodes and block order.
  *
  * A graph is { "drivegraph": 1, "name": ..., "blocks": { id: {type, params} },
- * "connections": [ ["a.out", "b.in"], ... ] }. Loading checks, in order:
+ * "connections": [ ["a.out", "b.in"], ... ] }. Parsing checks, in order:
  * the document, each block (type, parameters, the class's own check), each
  * connection (endpoints, directions, domains, ports used twice), required
- * ports, isolated blocks, directed cycles; then, when all that is clean, the
- * modes (dg_sim_check_modes: over-constrained ties and DOFs without
- * inertia), unless the caller knows how that check comes out
- * (DG_LOAD_NO_MODE_CHECK: batch runs, whose overrides the parameter tables
- * say cannot change it). Every problem is reported, not only the first, so
- * `validate` can list them all. */
+ * ports, isolated blocks, directed cycles. Every problem is reported, not
+ * only the first, so `validate` can list them all. The check of every
+ * reachable mode, which needs the blocks' instances and the solver's
+ * topology builder, is not made here: lib/check.c composes the two. */
 #include "internal.h"
 
 #include <errno.h>
@@ -438,9 +436,8 @@ static void order_blocks(dg_graph *g, dg_diag *d) {
   free(queue);
 }
 
-/* Parses and checks; returns the graph even with problems (caller decides). */
-static dg_graph *load(const dg_registry *reg, const char *text, const char *file, unsigned opts,
-                      dg_diag *d, dg_graph_info *info) {
+dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
+                         dg_graph_info *info) {
   dg_graph *g = calloc(1, sizeof *g);
   if (!g || !(g->arena = dg_arena_new())) {
     free(g);
@@ -505,8 +502,6 @@ static dg_graph *load(const dg_registry *reg, const char *text, const char *file
     return g;
   }
   order_blocks(g, d);
-  if (d->count == 0 && !(opts & DG_LOAD_NO_MODE_CHECK))
-    dg_sim_check_modes(g, d, info);
   if (info) {
     info->blocks = g->num_blocks;
     info->connections = g->num_conns;
@@ -527,91 +522,6 @@ void dg_graph_release(const dg_graph *g) {
 }
 
 void dg_graph_free(dg_graph *graph) { dg_graph_release(graph); }
-
-static dg_graph *load_checked(const dg_registry *reg, const char *text, const char *file,
-                              unsigned opts, dg_error *err) {
-  dg_diag d;
-  dg_diag_init(&d, file, NULL, NULL);
-  dg_error_clear(err);
-  dg_graph *g = load(reg, text, file, opts, &d, NULL);
-  if (d.count > 0) {
-    dg_diag_to_error(&d, err);
-    dg_graph_release(g);
-    return NULL;
-  }
-  return g;
-}
-
-dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
-                                    unsigned opts, dg_error *err) {
-  if (!json) {
-    dg_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
-    return NULL;
-  }
-  return load_checked(reg, json, name ? name : "<string>", opts, err);
-}
-
-dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
-                               dg_error *err) {
-  return dg_graph_load_string_opts(reg, json, name, 0, err);
-}
-
-static char *read_or_report(const char *path, dg_diag *d) {
-  size_t len;
-  char *text = dg_read_file(path, &len);
-  if (!text) {
-    dg_diag_add(d, DG_ERR_IO, "", "cannot read file: %s", strerror(errno));
-    return NULL;
-  }
-  if (strlen(text) != len) {
-    dg_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
-    free(text);
-    return NULL;
-  }
-  return text;
-}
-
-dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
-  dg_diag d;
-  dg_error_clear(err);
-  if (!path) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
-    return NULL;
-  }
-  dg_diag_init(&d, path, NULL, NULL);
-  char *text = read_or_report(path, &d);
-  if (!text) {
-    dg_diag_to_error(&d, err);
-    return NULL;
-  }
-  dg_graph *g = load_checked(reg, text, path, 0, err);
-  free(text);
-  return g;
-}
-
-int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
-                             dg_diag_fn fn, void *user, dg_graph_info *info) {
-  dg_diag d;
-  dg_diag_init(&d, name ? name : "<string>", fn, user);
-  if (info)
-    memset(info, 0, sizeof *info);
-  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
-  return d.count;
-}
-
-int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
-                                void *user, dg_graph_info *info) {
-  dg_diag d;
-  dg_diag_init(&d, path ? path : "", fn, user);
-  if (info)
-    memset(info, 0, sizeof *info);
-  char *text = path ? read_or_report(path, &d) : NULL;
-  if (!text)
-    return d.count ? d.count : 1;
-  dg_graph_release(load(reg, text, path, 0, &d, info));
-  free(text);
-  return d.count;
-}
 
 /* ------------------------------------------------------------------------ */
 /* What an override can do to the every-mode check                          */

@@ -137,6 +137,12 @@ struct dg_graph {
   int *order; /* blocks from the road back to the sources */
 };
 
+/* Parses a graph's text and makes the structural checks (graph.c), not the
+ * mode check (lib/check.c adds it); problems go to d. Returns the graph
+ * even with problems (NULL only when out of memory), and fills info's
+ * block and connection counts. */
+dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
+                         dg_graph_info *info);
 void dg_graph_retain(const dg_graph *g);
 void dg_graph_release(const dg_graph *g);
 
