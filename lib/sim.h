@@ -222,8 +222,8 @@ int dg_solver_build(dg_sim *sim);
 int dg_solver_change_topology(dg_sim *sim);
 /* One RK4 step with events; the body of dg_sim_step. */
 int dg_solver_step(dg_sim *sim, double dt);
-/* ẏ at (t, y) with y = [q; s], as one RK4 substep computes it; dy has room
- * for ndof + ns + ne values (the energy-audit rates come last). Uses the
+/* ẏ at (t, y) with y = [q; s], as one RK4 substep computes it (ndof + ns
+ * values; the hooks' powers go to a scratch row, not into dy). Uses the
  * solver's scratch arrays and sets ctx; sim->failed tells a failure. */
 void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
 /* Sets the timed inputs to their values at the start of a segment at t

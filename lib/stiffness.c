@@ -102,7 +102,7 @@ static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
 /* The right-hand side                                                      */
 
 /* ẏ at y = [q; s] and the committed time: the solver's own right-hand side
- * (dg_solver_rhs), of which the energy-audit rates at the end are dropped.
+ * (dg_solver_rhs).
  * Returns false if a block failed or a variable-kinematics rebuild did. */
 static bool rhs(dg_sim *sim, lin_ws *ws, const double *y, double *dy) {
   dg_solver_rhs(sim, sim->t, y, ws->full);
