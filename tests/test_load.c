@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static dg_sim *spinning_load(dg_graph **g, const char *coeffs, double w0) {
   *g = dg_test_graphf(
@@ -50,6 +51,70 @@ START_TEST(test_opposes_rotation) {
 }
 END_TEST
 
+/* Coulomb friction stops the shaft at t_stop = J ω0 / c0 — located inside
+ * the step whatever dt is — and holds it at exactly zero (no creep); the
+ * audit closes: the friction's work is the kinetic energy it took. */
+static const double stop_dts[] = {1e-3, 3.7e-3, 2e-2};
+
+START_TEST(test_coulomb_stops_and_sticks) {
+  dg_graph *g;
+  dg_sim *sim = spinning_load(&g, "\"c0\":3", 10.0); /* stops at 20/3 s, off every grid */
+  double h = stop_dts[_i];
+  while (dg_sim_time(sim) < 8.0)
+    ck_assert_int_eq(dg_sim_step(sim, h), DG_OK);
+  ck_assert_int_eq(dg_sim_event_count(sim), 1);
+  ck_assert_double_eq_tol(dg_sim_last_event_time(sim), 2.0 * 10.0 / 3.0, 1e-9);
+  ck_assert_double_eq(dg_test_signal(sim, "ld.omega"), 0.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 0); /* held: src and ld on one shaft */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.kinetic, 0.0, 1e-20);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.kinetic_start);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-9 * e.kinetic_start);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Held at rest, the friction carries the applied torque up to c0 and lets
+ * go when it exceeds c0: a source torque ramping as 2·t N·m breaks a c0 of
+ * 3 N·m away at t = 1.5 s (located inside the step), after which the shaft
+ * turns with J ω̇ = 2 t − 3 (J = 2 + 0.5): ω = (t − 1.5)² / 2.5. */
+START_TEST(test_coulomb_holds_and_breaks_away) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":0.5,"
+      "\"torque_vs_time\":{\"time\":[0,10],\"torque\":[0,20]}},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2,\"c0\":3}},\"connections\":[[\"src.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 1000, 1e-3); /* t = 1: held, carrying 2 N·m */
+  ck_assert_double_eq(dg_test_signal(sim, "ld.omega"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.torque"), -2.0, 1e-9);
+  dg_test_step(sim, 1000, 1e-3); /* t = 2 */
+  ck_assert_double_eq_tol(dg_sim_last_event_time(sim), 1.5, 1e-9);
+  double t = dg_sim_time(sim);
+  /* RK4 is exact for this quadratic speed */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), (t - 1.5) * (t - 1.5) / 2.5, 1e-10);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.torque"), -3.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Without c0 the load has one mode; with it two (sliding, stuck). */
+START_TEST(test_modes) {
+  static const char *const json =
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1,\"c0\":%g}},\"connections\":[[\"src.out\",\"ld.in\"]]}";
+  for (int k = 0; k < 2; k++) {
+    char text[512];
+    snprintf(text, sizeof text, json, k ? 1.0 : 0.0);
+    dg_graph_info info;
+    ck_assert_int_eq(dg_graph_validate_string(NULL, text, "t.json", NULL, NULL, &info), 0);
+    ck_assert_int_eq(info.modes, k ? 2 : 1);
+  }
+}
+END_TEST
+
 START_TEST(test_bad_params) {
   dg_test_graph_error_at(
       "/blocks/ld/c1", "must be >= 0 (got -1)",
@@ -64,6 +129,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_coulomb);
   tcase_add_test(tc, test_viscous);
   tcase_add_test(tc, test_opposes_rotation);
+  tcase_add_loop_test(tc, test_coulomb_stops_and_sticks, 0,
+                      (int)(sizeof stop_dts / sizeof stop_dts[0]));
+  tcase_add_test(tc, test_coulomb_holds_and_breaks_away);
+  tcase_add_test(tc, test_modes);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");
   tcase_add_test(tc, test_bad_params);

@@ -50,28 +50,6 @@
  * percent level. */
 #define SOAK_BALANCE_TOL 1e-6
 
-/* Known defects found by the soak, reported and not yet fixed. Each gets an
- * allowance growing with time (J/s) so that the soak stays green, and is
- * printed on every run; when the defect is fixed the soak says the
- * allowance is no longer needed. */
-static const struct known_issue {
-  const char *graph;
-  double rate; /* J/s of balance error allowed on top of the tolerance */
-  const char *why;
-} known_issues[] = {
-    {"gear_train.json", 1e-3,
-     "blocks/load.c: c0*sign(w) evaluated per RK4 substep gives the step map a spurious fixed "
-     "point at rest (w stays at 5.7e-5 rad/s instead of stopping) while the audit books "
-     "3.4e-4 J/s of friction work that no kinetic energy pays for"},
-};
-
-static const struct known_issue *known_issue(const char *graph) {
-  for (size_t i = 0; i < sizeof known_issues / sizeof known_issues[0]; i++)
-    if (strcmp(known_issues[i].graph, graph) == 0)
-      return &known_issues[i];
-  return NULL;
-}
-
 static char graph_names[64][128];
 static int num_graphs;
 
@@ -205,7 +183,6 @@ START_TEST(test_soak_graph) {
   /* Failures are recorded and asserted after the loop: Check's assertions
    * talk to the parent process, which would disturb the heap measurement. */
   char problem[1024] = "";
-  const struct known_issue *issue = known_issue(name);
   double worst_balance = 0.0, worst_at = 0.0;
   long manoeuvres = 0;
   struct mallinfo2 before = mallinfo2();
@@ -236,8 +213,7 @@ START_TEST(test_soak_graph) {
     dg_energy e;
     dg_sim_energy(sim, &e);
     double rel_err = fabs(e.balance_error) / fmax(throughput(&e), 1.0);
-    double allowed = SOAK_BALANCE_TOL * fmax(throughput(&e), 1.0) +
-                     (issue ? issue->rate * dg_sim_time(sim) : 0.0);
+    double allowed = SOAK_BALANCE_TOL * fmax(throughput(&e), 1.0);
     if (!isfinite(e.balance_error) || !(fabs(e.balance_error) <= allowed))
       snprintf(problem, sizeof problem,
                "energy balance error %g J is %g of the throughput %g J at t = %g s",
@@ -262,13 +238,6 @@ START_TEST(test_soak_graph) {
           "%.1f s CPU\n",
           name, seconds, steps, manoeuvres, dg_sim_topology_changes(sim), throughput(&e),
           worst_balance, worst_at, before.uordblks, after.uordblks, cpu);
-  double final_rate = fabs(e.balance_error) / fmax(dg_sim_time(sim), 1.0);
-  if (issue && final_rate > issue->rate / 100)
-    fprintf(stderr, "soak %-26s KNOWN ISSUE, allowed %g J/s (saw %.2g J/s): %s\n", name,
-            issue->rate, final_rate, issue->why);
-  else if (issue)
-    fprintf(stderr, "soak %-26s the known issue no longer shows; remove its allowance: %s\n",
-            name, issue->why);
   dg_sim_free(sim);
   dg_graph_free(g);
 }
