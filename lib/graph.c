@@ -44,9 +44,10 @@ static const char *const top_keys[] = {"drivegraph", "name",        "description
                                        "blocks",     "connections", "$schema"};
 #define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
-static int block_find(const dg_graph *g, const char *id) {
+/* The block whose id is the first `len` bytes of `id` (any length). */
+static int block_find_n(const dg_graph *g, const char *id, size_t len) {
   for (int i = 0; i < g->num_blocks; i++)
-    if (strcmp(g->blocks[i].id, id) == 0)
+    if (strlen(g->blocks[i].id) == len && memcmp(g->blocks[i].id, id, len) == 0)
       return i;
   return -1;
 }
@@ -174,13 +175,14 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
     dg_diag_add(d, DG_ERR_PORT, path, "expected \"block.port\", got \"%s\"", s);
     return false;
   }
-  char id[256];
+  /* the id is compared at its full length; only the copy for messages and
+   * suggestions is bounded (a longer one is named by its start) */
   size_t len = (size_t)(dot - s);
-  if (len >= sizeof id)
-    len = sizeof id - 1;
-  memcpy(id, s, len);
-  id[len] = '\0';
-  *block = block_find(g, id);
+  char id[256];
+  size_t shown = len < sizeof id ? len : sizeof id - 1;
+  memcpy(id, s, shown);
+  id[shown] = '\0';
+  *block = block_find_n(g, s, len);
   if (*block < 0) {
     const char *names[512];
     int n = g->num_blocks < 512 ? g->num_blocks : 512;
@@ -197,7 +199,8 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
   if (!b->klass)
     return false; /* already reported */
   *port = dg_class_port_find(b->klass, dot + 1);
-  if (*port < 0 || b->klass->ports[*port].dir == DG_PORT_INTERNAL) {
+  bool internal = *port >= 0 && b->klass->ports[*port].dir == DG_PORT_INTERNAL;
+  if (*port < 0 || internal) {
     const char *names[64];
     char list[256] = "";
     int n = 0;
@@ -209,7 +212,12 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
       snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", b->klass->ports[i].name);
     }
     const char *sug = dg_suggest(dot + 1, names, n);
-    if (sug)
+    if (internal)
+      dg_diag_add(d, DG_ERR_PORT, path,
+                  "port \"%s\" of block \"%s\" (%s) is internal and cannot be connected "
+                  "(ports: %s)",
+                  dot + 1, id, b->klass->type, list);
+    else if (sug)
       dg_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\"; did you mean \"%s\"?",
                   id, b->klass->type, dot + 1, sug);
     else

@@ -487,8 +487,8 @@ START_TEST(test_carrier_not_connectable) {
       "\"b\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"src.out\",\"diff.in\"],"
       "[\"diff.left\",\"a.in\"],[\"diff.carrier\",\"b.in\"]]}");
   ck_assert_str_eq(err.path, "/connections/2/0");
-  ck_assert_str_eq(
-      err.text, "block \"diff\" (differential) has no port \"carrier\" (ports: in, left, right)");
+  ck_assert_str_eq(err.text, "port \"carrier\" of block \"diff\" (differential) is internal and "
+                            "cannot be connected (ports: in, left, right)");
 }
 END_TEST
 

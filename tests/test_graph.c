@@ -172,6 +172,30 @@ START_TEST(test_modes_enumerated) {
 }
 END_TEST
 
+/* Block ids are compared at their full length in connections: ids of 300
+ * bytes that differ only after byte 255 are two blocks, found as such. */
+START_TEST(test_long_block_ids) {
+  char a[301], b[301], json[2048];
+  memset(a, 'x', 300);
+  memcpy(b, a, 300);
+  a[300] = b[300] = '\0';
+  a[299] = 'a';
+  b[299] = 'b';
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{\"%s\":{\"type\":\"torque_source\",\"inertia\":1},"
+           "\"%s\":{\"type\":\"load\",\"inertia\":1}},\"connections\":[[\"%s.out\",\"%s.in\"]]}",
+           a, b, a, b);
+  dg_graph *g = dg_test_graph(json);
+  ck_assert_int_eq(dg_graph_connection_count(g), 1);
+  const char *from, *to;
+  dg_graph_connection(g, 0, &from, &to);
+  ck_assert_int_eq((int)strlen(from), 304);
+  ck_assert_int_eq(from[299], 'a');
+  ck_assert_int_eq(to[299], 'b');
+  dg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_registry) {
   dg_registry *reg = dg_registry_new();
   ck_assert_int_ge(dg_registry_count(reg), 5);
@@ -274,6 +298,7 @@ static Suite *suite(void) {
   tc = tcase_create("load");
   tcase_add_test(tc, test_connection_order_and_accessors);
   tcase_add_test(tc, test_example_graphs);
+  tcase_add_test(tc, test_long_block_ids);
   tcase_add_test(tc, test_modes_enumerated);
   tcase_add_test(tc, test_registry);
   suite_add_tcase(s, tc);
