@@ -132,10 +132,17 @@ static void timed_clear(dg_sim *sim, int i) {
 }
 
 void dg_sim_set_input(dg_sim *sim, int i, double value) {
-  if (i >= 0 && i < sim->n_inputs) {
-    timed_clear(sim, i);
-    sim->input[i] = value;
+  if (i < 0 || i >= sim->n_inputs)
+    return;
+  if (!isfinite(value)) { /* refused: the next step says so, naming the input */
+    if (sim->bad_input < 0) {
+      sim->bad_input = i;
+      sim->bad_value = value;
+    }
+    return;
   }
+  timed_clear(sim, i);
+  sim->input[i] = value;
 }
 double dg_sim_get_input(const dg_sim *sim, int i) {
   return i >= 0 && i < sim->n_inputs ? sim->input[i] : NAN;
@@ -309,6 +316,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->nn = g->num_nodes;
   sim->ctx.sim = sim;
   sim->last_event = NAN;
+  sim->bad_input = -1;
   sim->blocks = calloc((size_t)sim->nb, sizeof *sim->blocks);
   bool ok = sim->blocks != NULL;
   for (int i = 0; ok && i < DG_NUM_STD_INPUTS; i++)
@@ -573,6 +581,13 @@ done:
 int dg_sim_step(dg_sim *sim, double dt) {
   if (sim->failed)
     return sim->err.code;
+  if (sim->bad_input >= 0) {
+    dg_error_set(&sim->err, DG_ERR_RANGE, sim->g->file, "",
+                 "at t = %.6g s: input \"%s\" was set to %g; inputs must be finite", sim->t,
+                 sim->input_names[sim->bad_input], sim->bad_value);
+    sim->failed = true;
+    return DG_ERR_RANGE;
+  }
   if (!(dt > 0.0) || !isfinite(dt)) {
     dg_error_set(&sim->err, DG_ERR_USAGE, sim->g->file, "", "step size must be > 0 (got %g)",
                  dt);

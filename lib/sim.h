@@ -176,6 +176,9 @@ struct dg_sim {
   char **input_names;
   double *input;
 
+  int bad_input;            /* an input given a non-finite value, -1: none */
+  double bad_value;
+
   /* inputs that vary with time (schedules, callbacks), by slot */
   dg_timed_input *timed;    /* n_inputs slots, `input` -1 when unused */
   int n_timed;              /* slots in use are [0, n_timed) */

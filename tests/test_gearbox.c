@@ -747,8 +747,10 @@ START_TEST(test_manual_clamps) {
   dg_test_step(sim, 10, DT);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
   ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
+  /* a gear input that is not a number is refused (the selector keeps 2) */
   dg_sim_set_input(sim, DG_INPUT_GEAR, NAN);
-  dg_test_step(sim, 10, DT);
+  ck_assert_double_eq(dg_sim_get_input(sim, DG_INPUT_GEAR), 1.5);
+  ck_assert_int_eq(dg_sim_step(sim, DT), DG_ERR_RANGE);
   ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
   dg_sim_free(sim);
   dg_graph_free(g);

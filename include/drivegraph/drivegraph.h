@@ -223,7 +223,9 @@ DG_API const char *dg_sim_input_name(const dg_sim *sim, int input);
 /// Index of a named input ("throttle", "grade", ...), or -1.
 DG_API int dg_sim_input_find(const dg_sim *sim, const char *name);
 /// Sets an input by index to a constant (it replaces a schedule or callback
-/// set before); out-of-range indices are ignored.
+/// set before); out-of-range indices are ignored. A value that is not
+/// finite (NaN, ±Inf) is refused: the input keeps its value and the next
+/// dg_sim_step fails with DG_ERR_RANGE naming the input and the value.
 DG_API void dg_sim_set_input(dg_sim *sim, int input, double value);
 /// Current value of an input (at dg_sim_time), NaN for a bad index.
 DG_API double dg_sim_get_input(const dg_sim *sim, int input);

@@ -98,7 +98,7 @@ static inline void fuzz_check_step_error(dg_sim *sim, int rc, const char *graph)
   FUZZ_CHECK(rc == err->code, "%s: step returned %d but last error has code %d", graph, rc,
              err->code);
   FUZZ_CHECK(rc == DG_ERR_NUMERIC || rc == DG_ERR_BLOCK || rc == DG_ERR_INERTIA ||
-                 rc == DG_ERR_OVERCONSTRAINED,
+                 rc == DG_ERR_OVERCONSTRAINED || rc == DG_ERR_RANGE,
              "%s: unexpected step error %s: %s", graph, dg_code_name(rc), err->text);
   fuzz_check_error(err, graph);
   FUZZ_CHECK(strstr(err->text, "t = ") != NULL, "%s: step error without the time: %s", graph,
