@@ -279,10 +279,19 @@ check "diverging: no plot" no_file "$TMP/div.png"
 check "diverging: no temporary files" no_tmp_files "$TMP"
 check "diverging --json: nothing on stdout" test -z "$OUT"
 
-# A step size RK4 cannot take is flagged at the start, naming the shafts
-# and a step size that works; the default 1 ms is fine.
-run "$DG" sim "$G/awd_lsd.json" --preset launch --dt 0.02 --duration 1
-check "sim stiff dt: warning names block and dt" has "$ERR" \
+# A step size RK4 cannot take is refused before the run, naming the shafts
+# and a step size that works; --force runs it with a warning; the default
+# 1 ms is fine.
+run "$DG" sim "$G/awd_lsd.json" --preset launch --dt 0.02 --duration 1 --csv "$TMP/stiff.csv"
+check "sim stiff dt: exit 1" rc_is 1
+check "sim stiff dt: names block and dt" has "$ERR" \
+  '^drivegraph sim: .*awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
+check "sim stiff dt: says how to run it anyway" has_fixed "$ERR" 'not run (give --force to run it anyway)'
+check "sim stiff dt: no CSV" no_file "$TMP/stiff.csv"
+# (it diverges after 0.18 s: the mode really is unstable at 0.02 s)
+run "$DG" sim "$G/awd_lsd.json" --preset launch --dt 0.02 --duration 0.1 --force
+check "sim stiff dt --force: runs" rc_is 0
+check "sim stiff dt --force: warning names block and dt" has "$ERR" \
   'warning: .*awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
 run "$DG" sim "$G/awd_lsd.json" --preset launch --duration 1
 check "sim default dt: no stiffness warning" lacks "$ERR" 'too large for RK4'

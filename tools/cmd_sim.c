@@ -100,6 +100,7 @@ typedef struct sim_opts {
   double dt, duration;  /* NaN unless given */
   char **plugins;       /* --plugin LIB.so, n_plugins of them (malloc'd) */
   int n_plugins;
+  bool force;           /* run even when RK4 cannot take dt in the start mode */
 } sim_opts;
 
 static bool parse_positive(const char *text, double *out) { return parse_seconds(text, out); }
@@ -126,7 +127,8 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
       {"plot", required_argument, NULL, 'P'},     {"json", no_argument, NULL, 'j'},
       {"dt", required_argument, NULL, 'd'},       {"duration", required_argument, NULL, 'T'},
       {"signals", required_argument, NULL, 'S'},  {"plugin", required_argument, NULL, 'L'},
-      {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
+      {"force", no_argument, NULL, 'F'},          {"help", no_argument, NULL, 'h'},
+      {0, 0, 0, 0}};
   *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN};
   /* at most one plugin per argument */
   o->plugins = malloc(sizeof *o->plugins * (size_t)(argc > 0 ? argc : 1));
@@ -154,6 +156,7 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
         return usage_error(cmd, "--plot: '%s' must end in .png or .svg", optarg);
       break;
     case 'j': o->json = true; break;
+    case 'F': o->force = true; break;
     case 'S': o->signals = optarg; break;
     case 'L': o->plugins[o->n_plugins++] = optarg; break;
     case 'd':
@@ -725,14 +728,18 @@ static int sim_start(sim_run *r) {
     }
   }
   int rc = r->o->preset ? preset_start(r) : EXIT_OK;
-  /* Once the initial values and first inputs are in place: warn when RK4
-   * cannot take this dt in the start mode (a stiff shaft or tyre), naming
-   * the blocks and a step size that works. A warning, not an error: the
-   * user may know the mode is left at once. */
+  /* Once the initial values and first inputs are in place: a run whose dt
+   * RK4 cannot take in the start mode (a stiff shaft or tyre) is refused
+   * before it starts, naming the blocks and a step size that works; with
+   * --force (the user knows the mode is left at once) it is a warning. */
   dg_error serr;
   if (rc == EXIT_OK && dg_sim_check_stiffness(r->sim, r->dt, NULL, &serr) == DG_ERR_NUMERIC) {
-    fprintf(stderr, "drivegraph sim: warning: ");
+    fprintf(stderr, r->o->force ? "drivegraph sim: warning: " : "drivegraph sim: ");
     print_error(stderr, &serr, r->o->graph);
+    if (!r->o->force) {
+      fprintf(stderr, "drivegraph sim: not run (give --force to run it anyway)\n");
+      return EXIT_INVALID;
+    }
   }
   return rc;
 }
@@ -1148,7 +1155,8 @@ const command dg_cmd_sim = {
     .name = "sim",
     .synopsis = "GRAPH [--scenario FILE | --preset launch|coast|brake [--from-speed KMH]]\n"
                 "                      [--csv OUT] [--plot FILE.png|FILE.svg] [--json] [--dt s]\n"
-                "                      [--duration s] [--signals a.b,c.d] [--plugin LIB.so]...",
+                "                      [--duration s] [--signals a.b,c.d] [--plugin LIB.so]...\n"
+                "                      [--force]",
     .summary = "Simulate a graph, driven by a scenario file or a preset driver.",
     .help =
         "Steps the simulation with RK4 until the duration, the scenario's stop condition or\n"
@@ -1180,8 +1188,11 @@ const command dg_cmd_sim = {
         "  --plugin LIB.so   load block classes from a shared library (its\n"
         "                    drivegraph_plugin_init function registers them;\n"
         "                    see docs/writing-blocks.md); may be repeated\n"
+        "  --force           run even when the step size is too large for RK4 in the\n"
+        "                    start mode (the check names the shafts and a dt that\n"
+        "                    works; without --force such a run is refused)\n"
         "  -h, --help        show this help\n\n"
-        "Exit status: 0 ok, 1 invalid input or failed simulation, 2 usage error.\n"
-        "A failed run leaves no CSV or plot behind.\n",
+        "Exit status: 0 ok, 1 invalid input, a step size RK4 cannot take, or a failed\n"
+        "simulation, 2 usage error. A failed run leaves no CSV or plot behind.\n",
     .run = cmd_sim,
 };
