@@ -248,10 +248,11 @@ static int build_hook_lists(dg_sim *sim) {
   sim->torque = calloc((size_t)sim->nb + 1, sizeof *sim->torque);
   sim->post = calloc((size_t)sim->nb + 1, sizeof *sim->post);
   sim->state_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->state_blocks);
-  sim->state_off = calloc((size_t)sim->nb + 1, sizeof *sim->state_off);
   sim->var_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->var_blocks);
-  if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->state_off ||
-      !sim->var_blocks)
+  sim->evb = calloc((size_t)sim->nb + 1, sizeof *sim->evb);
+  sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
+  if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->var_blocks ||
+      !sim->evb || !sim->ev_off)
     return -1;
   /* Torques are summed, so their order does not matter; pre/post hooks run
    * from the sources to the road (graph order reversed) so that an upstream
@@ -266,7 +267,6 @@ static int build_hook_lists(dg_sim *sim) {
     if (c->post_step)
       sim->post[sim->n_post++] = (dg_hook_entry){c->post_step, b};
     if (c->num_states > 0) {
-      sim->state_off[b->index] = sim->ns;
       b->state = sim->ns;
       sim->ns += c->num_states;
       sim->state_blocks[sim->n_state_blocks++] = b->index;
@@ -275,33 +275,13 @@ static int build_hook_lists(dg_sim *sim) {
       sim->sv.variable_kinematics = true;
       sim->var_blocks[sim->n_var_blocks++] = b->index;
     }
+    if (c->num_events > 0) { /* their functions, in this order, in g0/g1/gt */
+      sim->ev_off[sim->n_evb] = sim->n_events;
+      sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
+      sim->n_events += c->num_events;
+    }
   }
   return 0;
-}
-
-/* Blocks with event functions, in hook order, and the work arrays of the
- * event stages (sized here so the step never allocates). */
-static int build_event_lists(dg_sim *sim) {
-  sim->evb = calloc((size_t)sim->nb + 1, sizeof *sim->evb);
-  sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
-  if (!sim->evb || !sim->ev_off)
-    return -1;
-  for (int k = sim->nb - 1; k >= 0; k--) {
-    dg_block *b = &sim->blocks[sim->g->order[k]];
-    const dg_block_class *c = b->klass;
-    if (c->num_events <= 0)
-      continue;
-    sim->ev_off[sim->n_evb] = sim->n_events;
-    sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
-    sim->n_events += c->num_events;
-  }
-  size_t ne = (size_t)sim->n_events + 1, ny = (size_t)(sim->nn + sim->ns);
-  sim->sv.g0 = calloc(ne, sizeof(double));
-  sim->sv.g1 = calloc(ne, sizeof(double));
-  sim->sv.gt = calloc(ne, sizeof(double));
-  sim->sv.ydense = calloc(ny, sizeof(double));
-  sim->sv.ysave = calloc(ny, sizeof(double));
-  return sim->sv.g0 && sim->sv.g1 && sim->sv.gt && sim->sv.ydense && sim->sv.ysave ? 0 : -1;
 }
 
 dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
@@ -356,7 +336,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     return NULL;
   }
   sim->timed = calloc((size_t)sim->n_inputs, sizeof *sim->timed);
-  if (!sim->timed || build_event_lists(sim) != 0) {
+  if (!sim->timed) {
     dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
     return NULL;
@@ -428,11 +408,6 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->timed);
   free(sim->evb);
   free(sim->ev_off);
-  free(sim->sv.g0);
-  free(sim->sv.g1);
-  free(sim->sv.gt);
-  free(sim->sv.ydense);
-  free(sim->sv.ysave);
   free(sim->input_names);
   free(sim->input);
   free(sim->signals);
@@ -440,7 +415,6 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->torque);
   free(sim->post);
   free(sim->state_blocks);
-  free(sim->state_off);
   free(sim->var_blocks);
   free(sim->blocks);
   dg_solver_free(sim);

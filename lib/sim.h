@@ -196,7 +196,6 @@ struct dg_sim {
   dg_hook_entry *pre, *torque, *post;
   int n_pre, n_torque, n_post;
   int *state_blocks, n_state_blocks;
-  int *state_off;           /* per block: offset into the state vector */
   int *var_blocks, n_var_blocks;
   dg_hook_entry *evb;       /* blocks with event functions */
   int n_evb;

@@ -127,6 +127,11 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.lam_node, mt * nn, sizeof(int));
   SPEC(&sim->sv.lam_coef, mt * nn, sizeof(double));
   SPEC(&sim->sv.acc, nn, sizeof(double));
+  SPEC(&sim->sv.g0, sim->n_events + 1, sizeof(double));
+  SPEC(&sim->sv.g1, sim->n_events + 1, sizeof(double));
+  SPEC(&sim->sv.gt, sim->n_events + 1, sizeof(double));
+  SPEC(&sim->sv.ydense, ny, sizeof(double));
+  SPEC(&sim->sv.ysave, ny, sizeof(double));
 #undef SPEC
   DG_ASSERT(n <= MAX_SOLVER_BUFFERS);
   return n;
@@ -192,11 +197,6 @@ void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in
     memcpy(buf_get(&spec[i]), in, spec[i].bytes);
     in += spec[i].bytes;
   }
-  sim->sv.g0 = keep.g0;
-  sim->sv.g1 = keep.g1;
-  sim->sv.gt = keep.gt;
-  sim->sv.ydense = keep.ydense;
-  sim->sv.ysave = keep.ysave;
   sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
   sim->sv.topo_state = sim->sv.s;
   sim->sv.topo.sim = sim;
@@ -1323,7 +1323,7 @@ static bool check_finite(dg_sim *sim, const double *y) {
   }
   for (int i = 0; i < sim->n_state_blocks; i++) {
     const dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    int off = sim->state_off[b->index];
+    int off = b->state;
     for (int k = 0; k < b->klass->num_states; k++) {
       double v = y[nd + off + k];
       if (isfinite(v))

@@ -449,7 +449,7 @@ static int describe_component(const dg_sim *sim, int k, char *buf, size_t size) 
   int off = k - sim->sv.ndof;
   for (int i = 0; i < sim->n_state_blocks; i++) {
     const dg_block *b = &sim->blocks[sim->state_blocks[i]];
-    int first = sim->state_off[b->index];
+    int first = b->state;
     if (off >= first && off < first + b->klass->num_states) {
       snprintf(buf, size, "internal state %d of block \"%s\" (%s)", off - first, b->id,
                b->klass->type);
