@@ -59,23 +59,6 @@ START_TEST(test_mass_matrix) {
 }
 END_TEST
 
-typedef struct compare {
-  const char *signal;
-  double floor;
-  int id;
-  double worst; /* largest relative difference seen */
-  double worst_t;
-} compare;
-
-static void check_value(compare *c, double fw, double bl, double t) {
-  double scale = fmax(fmax(fabs(fw), fabs(bl)), c->floor);
-  double rel = fabs(fw - bl) / scale;
-  if (rel > c->worst) {
-    c->worst = rel;
-    c->worst_t = t;
-  }
-}
-
 /* Full throttle from rest for 20 s: five gears, eight topology changes. */
 static const double step_sizes[] = {1e-3, 5e-4};
 
@@ -87,17 +70,16 @@ START_TEST(test_same_trajectory) {
   baseline_sedan_defaults(&p);
   baseline_sedan b;
   baseline_sedan_init(&b, &p);
-  compare cmp[] = {
-      {"engine.omega", 1.0, 0, 0, 0},   {"body.speed", 1.0, 0, 0, 0},
-      {"wheel_rl.omega", 1.0, 0, 0, 0}, {"wheel_rr.omega", 1.0, 0, 0, 0},
-      {"wheel_fl.omega", 1.0, 0, 0, 0}, {"wheel_fr.omega", 1.0, 0, 0, 0},
-      {"wheel_rl.slip", 1e-3, 0, 0, 0}, {"wheel_rr.slip", 1e-3, 0, 0, 0},
-      {"wheel_fl.slip", 1e-3, 0, 0, 0}, {"wheel_fr.slip", 1e-3, 0, 0, 0},
-      {"body.x", 1.0, 0, 0, 0},
+  dg_test_compare cmp[] = {
+      {.signal = "engine.omega", .floor = 1.0},   {.signal = "body.speed", .floor = 1.0},
+      {.signal = "wheel_rl.omega", .floor = 1.0}, {.signal = "wheel_rr.omega", .floor = 1.0},
+      {.signal = "wheel_fl.omega", .floor = 1.0}, {.signal = "wheel_fr.omega", .floor = 1.0},
+      {.signal = "wheel_rl.slip", .floor = 1e-3}, {.signal = "wheel_rr.slip", .floor = 1e-3},
+      {.signal = "wheel_fl.slip", .floor = 1e-3}, {.signal = "wheel_fr.slip", .floor = 1e-3},
+      {.signal = "body.x", .floor = 1.0},
   };
   enum { NCMP = sizeof cmp / sizeof cmp[0] };
-  for (int i = 0; i < NCMP; i++)
-    cmp[i].id = dg_sim_signal_find(sim, cmp[i].signal);
+  dg_test_compare_init(sim, cmp, NCMP);
   int gear = dg_sim_signal_find(sim, "gearbox.gear");
   int shifting = dg_sim_signal_find(sim, "gearbox.shifting");
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
@@ -117,7 +99,7 @@ START_TEST(test_same_trajectory) {
                        b.kappa[BL_FR],
                        b.x};
     for (int i = 0; i < NCMP; i++)
-      check_value(&cmp[i], dg_sim_signal(sim, cmp[i].id), bl[i], b.t);
+      dg_test_compare_value(&cmp[i], dg_sim_signal(sim, cmp[i].id), bl[i], b.t);
     ck_assert_msg(dg_sim_signal(sim, gear) == b.gear, "gear differs at t = %g: %g vs %d", b.t,
                   dg_sim_signal(sim, gear), b.gear);
     ck_assert_msg((dg_sim_signal(sim, shifting) != 0.0) == b.shifting,
@@ -127,12 +109,7 @@ START_TEST(test_same_trajectory) {
   ck_assert_double_eq(dg_sim_time(sim), b.t);
   ck_assert_int_eq(b.gear, 5);                /* four upshifts ... */
   ck_assert_int_eq(b.topology_changes, 8);    /* ... each decoupling and re-engaging */
-  for (int i = 0; i < NCMP; i++) {
-    printf("dt %g: %-16s worst relative difference %.2e at t = %g s\n", dt, cmp[i].signal,
-           cmp[i].worst, cmp[i].worst_t);
-    ck_assert_msg(cmp[i].worst <= REL_TOL, "%s differs by %.3g relative at t = %g s",
-                  cmp[i].signal, cmp[i].worst, cmp[i].worst_t);
-  }
+  dg_test_compare_check(cmp, NCMP, dt, REL_TOL);
   dg_sim_free(sim);
   dg_graph_free(g);
 }

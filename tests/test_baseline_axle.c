@@ -77,21 +77,6 @@ START_TEST(test_mass_matrix) {
 }
 END_TEST
 
-typedef struct compare {
-  const char *signal;
-  int id;
-  double worst; /* largest relative difference seen */
-  double worst_t;
-} compare;
-
-static void check_value(compare *c, double fw, double bl, double t) {
-  double rel = fabs(fw - bl) / fmax(fmax(fabs(fw), fabs(bl)), SPEED_FLOOR);
-  if (!(rel <= c->worst)) { /* a NaN is the worst */
-    c->worst = rel;
-    c->worst_t = t;
-  }
-}
-
 static const double step_sizes[] = {1e-3, 5e-4};
 
 START_TEST(test_same_trajectory) {
@@ -102,12 +87,11 @@ START_TEST(test_same_trajectory) {
   baseline_axle_defaults(&p);
   baseline_axle b;
   baseline_axle_init(&b, &p);
-  compare cmp[] = {{"left.omega", 0, 0, 0}, {"right.omega", 0, 0, 0}, {"motor.omega", 0, 0, 0}};
+  dg_test_compare cmp[] = {{.signal = "left.omega", .floor = SPEED_FLOOR},
+                           {.signal = "right.omega", .floor = SPEED_FLOOR},
+                           {.signal = "motor.omega", .floor = SPEED_FLOOR}};
   enum { NCMP = sizeof cmp / sizeof cmp[0] };
-  for (int i = 0; i < NCMP; i++) {
-    cmp[i].id = dg_sim_signal_find(sim, cmp[i].signal);
-    ck_assert_int_ge(cmp[i].id, 0);
-  }
+  dg_test_compare_init(sim, cmp, NCMP);
   double rpm_max = 0.0;
   long n = lround(LAUNCH_S / dt);
   for (long k = 0; k < n; k++) {
@@ -116,7 +100,7 @@ START_TEST(test_same_trajectory) {
     baseline_axle_step(&b, dt);
     double bl[NCMP] = {b.w[BA_LEFT], b.w[BA_RIGHT], baseline_axle_source_speed(&b)};
     for (int i = 0; i < NCMP; i++)
-      check_value(&cmp[i], dg_sim_signal(sim, cmp[i].id), bl[i], b.t);
+      dg_test_compare_value(&cmp[i], dg_sim_signal(sim, cmp[i].id), bl[i], b.t);
     rpm_max = fmax(rpm_max, bl[2] * DG_RPM_PER_RAD_S);
   }
   ck_assert_double_eq_tol(dg_sim_time(sim), b.t, 1e-12);
@@ -126,12 +110,7 @@ START_TEST(test_same_trajectory) {
    * differential turns the lighter-dragged left wheel faster */
   ck_assert_double_gt(rpm_max, 4000.0);
   ck_assert_double_gt(b.w[BA_LEFT], 1.5 * b.w[BA_RIGHT]);
-  for (int i = 0; i < NCMP; i++) {
-    printf("dt %g: %-12s worst relative difference %.2e at t = %g s\n", dt, cmp[i].signal,
-           cmp[i].worst, cmp[i].worst_t);
-    ck_assert_msg(cmp[i].worst <= REL_TOL, "%s differs by %.3g relative at t = %g s",
-                  cmp[i].signal, cmp[i].worst, cmp[i].worst_t);
-  }
+  dg_test_compare_check(cmp, NCMP, dt, REL_TOL);
   dg_sim_free(sim);
   dg_graph_free(g);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #ifndef DG_SOURCE_ROOT
 #define DG_SOURCE_ROOT "."
@@ -205,4 +206,29 @@ int dg_test_run(Suite *suite) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+void dg_test_compare_init(const dg_sim *sim, dg_test_compare *c, int n) {
+  for (int i = 0; i < n; i++) {
+    c[i].id = dg_sim_signal_find(sim, c[i].signal);
+    ck_assert_msg(c[i].id >= 0, "no signal %s", c[i].signal);
+    c[i].worst = c[i].worst_t = 0.0;
+  }
+}
+
+void dg_test_compare_value(dg_test_compare *c, double fw, double twin, double t) {
+  double rel = fabs(fw - twin) / fmax(fmax(fabs(fw), fabs(twin)), c->floor);
+  if (!(rel <= c->worst)) { /* a NaN is the worst */
+    c->worst = rel;
+    c->worst_t = t;
+  }
+}
+
+void dg_test_compare_check(const dg_test_compare *c, int n, double dt, double tol) {
+  for (int i = 0; i < n; i++) {
+    printf("dt %g: %-16s worst relative difference %.2e at t = %g s\n", dt, c[i].signal,
+           c[i].worst, c[i].worst_t);
+    ck_assert_msg(c[i].worst <= tol, "%s differs by %.3g relative at t = %g s", c[i].signal,
+                  c[i].worst, c[i].worst_t);
+  }
 }

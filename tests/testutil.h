@@ -21,6 +21,22 @@ dg_graph *dg_test_graph_file(const char *relative);
 /* The DOF of the current mode declared on the shaft `port` ("diff.left");
  * fails the test if there is none. */
 int dg_test_dof_of(const dg_sim *sim, const char *port);
+/* A framework signal compared with a twin's value (the hand-written
+ * baselines): the worst relative difference |fw − twin| / max(|fw|,
+ * |twin|, floor) and when it happened (a NaN is the worst). */
+typedef struct dg_test_compare {
+  const char *signal;
+  double floor; /* the smallest scale, so a value near zero is not over-weighted */
+  int id;       /* set by dg_test_compare_init */
+  double worst;
+  double worst_t;
+} dg_test_compare;
+/* Resolves the signals (fails the test on an unknown one). */
+void dg_test_compare_init(const dg_sim *sim, dg_test_compare *c, int n);
+/* Books the framework's and the twin's values of c at time t. */
+void dg_test_compare_value(dg_test_compare *c, double fw, double twin, double t);
+/* Prints each signal's worst difference (with `dt`) and asserts it <= tol. */
+void dg_test_compare_check(const dg_test_compare *c, int n, double dt, double tol);
 /* Loads a graph from a string and fails the test with the error text if it
  * does not load. */
 dg_graph *dg_test_graph(const char *json);
