@@ -10,7 +10,7 @@
  * engine drives the load).
  *
  * Capacity. T_cap = max_torque · e with the engagement e in [0, 1]:
- *   pedal = DG_INPUT_CLUTCH clamped to [0, 1] (0 released, 1 pressed);
+ *   pedal = the input `pedal` clamped to [0, 1] (0 released, 1 pressed);
  *   e_pedal = E(pedal), the `engagement` curve {"pedal": [...],
  *             "engagement": [...]}, or 1 − pedal without one;
  *   mode "pedal": e = e_pedal;
@@ -20,6 +20,8 @@
  *             loaded below idle and a launch slips with the engine held
  *             where its torque equals T_cap(rpm). The pedal can still open
  *             an automatic clutch (the default pedal input 0 leaves e = S).
+ *   the input `engagement` (normalized normal force, default 1) clamped
+ *             to [0, 1] multiplies e: a shift element's own command.
  * Static capacity T_s = static_factor · T_cap, static_factor >= 1.
  *
  * Modes (index 0 is the start mode):
@@ -135,6 +137,17 @@ static const dg_param_def clutch_params_table[] = {
     {0},
 };
 
+enum { IN_PEDAL, IN_ENGAGEMENT };
+static const dg_input_def clutch_inputs[] = {
+    {.name = "pedal", .unit = "", .doc = "clutch pedal: 0 released (engaged) .. 1 pressed (open)",
+     .source = "clutch", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "engagement", .unit = "",
+     .doc = "normalized normal force 0 (open) .. 1 (full capacity), multiplying the pedal's "
+            "engagement: a shift element's command",
+     .def = 1, .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {0},
+};
+
 static const dg_signal_def clutch_signals[] = {
     {.name = "omega", .unit = "rad/s", .doc = "engine-side speed", .port = PORT_IN, .scale = 1},
     {.name = "omega_out", .unit = "rad/s", .doc = "gearbox-side speed", .port = PORT_OUT,
@@ -175,20 +188,21 @@ static void clutch_check(const void *params, dg_check *chk) {
 }
 
 /* e in [0, 1] for a pedal position and an engine-side speed (rad/s). */
-static double clutch_engagement(const clutch_params *p, double pedal, double w_in) {
+static double clutch_engagement(const clutch_params *p, double pedal, double force, double w_in) {
   pedal = clamp01(pedal);
   double e = p->engagement.n > 0 ? dg_table1d_eval(&p->engagement, pedal) : 1.0 - pedal;
   if (p->mode == ENGAGE_AUTO) {
     double x = clamp01((w_in * DG_RPM_PER_RAD_S - p->idle_rpm) / (p->launch_rpm - p->idle_rpm));
     e *= x * x * (3.0 - 2.0 * x);
   }
-  return clamp01(e);
+  return clamp01(e) * clamp01(force);
 }
 
 /* Kinetic capacity T_cap (N·m) at the context's inputs and speeds. */
 static double clutch_capacity(const dg_block *self, const dg_ctx *ctx) {
   const clutch_params *p = self->params;
-  return p->max_torque * clutch_engagement(p, dg_ctx_input(ctx, DG_INPUT_CLUTCH),
+  return p->max_torque * clutch_engagement(p, dg_block_input(ctx, self, IN_PEDAL),
+                                           dg_block_input(ctx, self, IN_ENGAGEMENT),
                                            dg_port_speed(ctx, self, PORT_IN));
 }
 
@@ -344,7 +358,8 @@ static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   case SIG_LOCKED:
     return d->mode == MODE_LOCKED ? 1.0 : 0.0;
   case SIG_ENGAGEMENT:
-    return clutch_engagement(p, dg_ctx_input(ctx, DG_INPUT_CLUTCH),
+    return clutch_engagement(p, dg_block_input(ctx, self, IN_PEDAL),
+                             dg_block_input(ctx, self, IN_ENGAGEMENT),
                              dg_port_speed(ctx, self, PORT_IN));
   default:
     return NAN;
@@ -361,6 +376,7 @@ const dg_block_class dg_block_clutch = {
     .params = clutch_params_table,
     .params_size = sizeof(clutch_params),
     .signals = clutch_signals,
+    .inputs = clutch_inputs,
     .data_size = sizeof(clutch_data),
     .check = clutch_check,
     .init = clutch_init,

@@ -67,7 +67,6 @@ typedef struct engine_params {
 } engine_params;
 
 typedef struct engine_data {
-  int cut_channel; /* index of "throttle_cut" */
   bool limiter;    /* rev limiter cutting */
   bool stalled;
   bool armed; /* has run at or above stall_rpm */
@@ -117,11 +116,22 @@ static const dg_signal_def engine_signals[] = {
     {.name = "rpm", .unit = "rpm", .doc = "crankshaft speed", .port = PORT_OUT,
      .scale = DG_RPM_PER_RAD_S},
     {.name = "torque", .unit = "N*m", .doc = "net torque delivered at out",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "throttle", .unit = "", .doc = "effective throttle (driver, idle control, cuts)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
     {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+enum { IN_THROTTLE, IN_THROTTLE_CUT };
+static const dg_input_def engine_inputs[] = {
+    {.name = "throttle", .unit = "", .doc = "driver throttle 0..1", .source = "throttle",
+     .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "throttle_cut", .unit = "",
+     .doc = "throttle cut (>= 0.5 closes the throttle): by default the throttle_cut signal of "
+            "the gearbox this engine drives",
+     .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
     {0},
 };
 
@@ -172,10 +182,10 @@ static void engine_check(const void *params, dg_check *chk) {
 }
 
 static int engine_init(dg_block *self, dg_init *init) {
+  (void)init;
   engine_data *d = self->data;
-  d->cut_channel = dg_init_channel(init, "throttle_cut");
   d->limiter = d->stalled = d->armed = false;
-  return d->cut_channel < 0 ? -1 : 0;
+  return 0;
 }
 
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -186,8 +196,8 @@ static double engine_throttle(const dg_block *self, const dg_ctx *ctx, double rp
   const engine_data *d = self->data;
   if (d->stalled || d->limiter)
     return 0.0;
-  double driver = clamp(dg_ctx_input(ctx, DG_INPUT_THROTTLE), 0.0, 1.0);
-  if (ctx->channel[d->cut_channel] >= 0.5)
+  double driver = clamp(dg_block_input(ctx, self, IN_THROTTLE), 0.0, 1.0);
+  if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
     driver = 0.0;
   double idle = p->idle_gain * (p->idle_rpm - rpm);
   return clamp(driver > idle ? driver : idle, 0.0, 1.0);
@@ -271,6 +281,7 @@ const dg_block_class dg_block_engine = {
     .params = engine_params_table,
     .params_size = sizeof(engine_params),
     .signals = engine_signals,
+    .inputs = engine_inputs,
     .data_size = sizeof(engine_data),
     .check = engine_check,
     .init = engine_init,

@@ -16,8 +16,9 @@
  *
  * Shifts. Any change of gear (into or out of neutral too) starts a shift
  * in pre_step: for `shift_time` seconds (rounded up to whole steps) the box
- * is decoupled, the channel "throttle_cut" is 1 (the engine cuts its
- * throttle; it is 0 the rest of the time) and the policy is not consulted
+ * is decoupled, the signal "throttle_cut" is 1 (the engine driving the box
+ * follows it by default and cuts its throttle; it is 0 the rest of the
+ * time) and the policy is not consulted
  * (lock-out). The shift ends in the post_step of the step that reaches
  * shift_end: the new gear engages, a topology change, and the solver
  * projects the speeds conserving generalized momentum (a plastic impact
@@ -29,7 +30,7 @@
  * step, without interrupt, cut or lock-out.
  *
  * Policies ("shift": { "mode": ... }), consulted once per step in pre_step:
- *   manual     the gear input DG_INPUT_GEAR rounded to the nearest integer
+ *   manual     the input `gear` rounded to the nearest integer
  *              (halves away from zero): −1 R, 0 neutral, 1..N. The input
  *              is a level: moving it on and back during a lock-out does
  *              nothing.
@@ -69,8 +70,8 @@
  *   releasing it leaves R only through the throttle as above.
  *   A callback installed with dg_sim_set_shift_policy overrides the mode
  *   and auto_reverse. It sees a dg_shift_context (engine_rpm = input shaft
- *   rpm, output_rpm, current_gear, num_gears, vehicle_speed from the channel
- *   "vehicle_speed" as last published, throttle and brake inputs as given,
+ *   rpm, output_rpm, current_gear, num_gears, vehicle_speed, throttle and brake from its
+ *   inputs,
  *   time at the start of the step) once per step except during a shift's
  *   lock-out, and returns the gear it wants.
  * Gears out of range from the gear input or a callback are clamped to
@@ -92,7 +93,8 @@
 
 enum { PORT_IN, PORT_OUT };
 enum { MODE_MANUAL, MODE_AUTO_RPM, MODE_SHIFT_MAP };
-enum { SIG_OMEGA, SIG_RPM, SIG_OMEGA_OUT, SIG_GEAR, SIG_RATIO, SIG_SHIFTING };
+enum { SIG_OMEGA, SIG_RPM, SIG_OMEGA_OUT, SIG_GEAR, SIG_RATIO, SIG_SHIFTING, SIG_THROTTLE_CUT };
+enum { IN_GEAR, IN_THROTTLE, IN_BRAKE, IN_VEHICLE_SPEED };
 
 #define MAX_GEARS 24
 /* Standstill for auto_reverse: below walking pace at the body and a slowly
@@ -138,7 +140,6 @@ typedef struct gearbox_data {
   double ratio;       /* signed ratio of the current topology; 0 = decoupled */
   bool reverse_holding; /* the auto_reverse condition holds ... */
   double reverse_since; /* ... since this time (s) */
-  int cut_channel, speed_channel;
   dg_shift_policy policy;
   void *user;
 } gearbox_data;
@@ -225,6 +226,24 @@ static const dg_signal_def gearbox_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "shifting", .unit = "", .doc = "1 during a shift's torque interrupt, else 0",
      .port = DG_SIGNAL_HOOK},
+    {.name = "throttle_cut", .unit = "",
+     .doc = "1 while the engine driving the box must cut its throttle (a shift), else 0",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static const dg_input_def gearbox_inputs[] = {
+    {.name = "gear", .unit = "",
+     .doc = "selected gear (manual: -1 R, 0 neutral, 1..N; automatic: -1 selects R)",
+     .source = "gear", .flags = DG_INPUT_INTEGER},
+    {.name = "throttle", .unit = "", .doc = "throttle 0..1 the shift map and auto_reverse read",
+     .source = "throttle", .flags = DG_P_MIN | DG_P_MAX, .min = -1, .max = 1},
+    {.name = "brake", .unit = "", .doc = "brake 0..1 auto_reverse reads", .source = "brake",
+     .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "vehicle_speed", .unit = "m/s",
+     .doc = "vehicle speed for auto_reverse and the shift callback: by default the speed of the "
+            "graph's vehicle",
+     .source = "@vehicle.speed"},
     {0},
 };
 
@@ -433,9 +452,8 @@ static int gearbox_init(dg_block *self, dg_init *init) {
   d->gear = d->start;
   d->shifting = false;
   d->ratio = gear_ratio(p, d->start);
-  d->cut_channel = dg_init_channel(init, "throttle_cut");
-  d->speed_channel = dg_init_channel(init, "vehicle_speed");
-  return d->cut_channel < 0 || d->speed_channel < 0 ? -1 : 0;
+  (void)init;
+  return 0;
 }
 
 /* Mode 0 is the start gear, then the other gears from the lowest up. */
@@ -477,7 +495,8 @@ static int manual_gear(const gearbox_data *d, double input) {
 
 static bool at_standstill(const dg_block *self, const dg_ctx *ctx) {
   const gearbox_data *d = self->data;
-  return fabs(ctx->channel[d->speed_channel]) < STANDSTILL_SPEED &&
+  (void)d;
+  return fabs(dg_block_input(ctx, self, IN_VEHICLE_SPEED)) < STANDSTILL_SPEED &&
          fabs(dg_port_speed(ctx, self, PORT_OUT)) < STANDSTILL_OMEGA;
 }
 
@@ -486,10 +505,10 @@ static int automatic_gear(dg_block *self, const dg_ctx *ctx) {
   const gearbox_params *p = self->params;
   const gearbox_shift *s = &p->shift;
   gearbox_data *d = self->data;
-  double throttle = dg_ctx_input(ctx, DG_INPUT_THROTTLE);
-  double brake = dg_ctx_input(ctx, DG_INPUT_BRAKE);
+  double throttle = dg_block_input(ctx, self, IN_THROTTLE);
+  double brake = dg_block_input(ctx, self, IN_BRAKE);
   int g = d->gear;
-  if (d->lowest < 0 && dg_ctx_input(ctx, DG_INPUT_GEAR) <= -0.5) {
+  if (d->lowest < 0 && dg_block_input(ctx, self, IN_GEAR) <= -0.5) {
     d->reverse_holding = false;
     return -1; /* the selector's R wins over everything while it is held */
   }
@@ -537,14 +556,14 @@ static int wanted_gear(dg_block *self, const dg_ctx *ctx) {
         .output_rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S,
         .current_gear = d->gear,
         .num_gears = d->n,
-        .vehicle_speed = ctx->channel[d->speed_channel],
-        .throttle = dg_ctx_input(ctx, DG_INPUT_THROTTLE),
-        .brake = dg_ctx_input(ctx, DG_INPUT_BRAKE),
+        .vehicle_speed = dg_block_input(ctx, self, IN_VEHICLE_SPEED),
+        .throttle = dg_block_input(ctx, self, IN_THROTTLE),
+        .brake = dg_block_input(ctx, self, IN_BRAKE),
     };
     return clamp_gear(d, d->policy(&sc, d->user));
   }
   if (p->shift.mode == MODE_MANUAL)
-    return manual_gear(d, dg_ctx_input(ctx, DG_INPUT_GEAR));
+    return manual_gear(d, dg_block_input(ctx, self, IN_GEAR));
   return automatic_gear(self, ctx);
 }
 
@@ -552,13 +571,11 @@ static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
   const gearbox_params *p = self->params;
   gearbox_data *d = self->data;
   double before = d->ratio;
-  if (d->shifting) {
-    ctx->channel[d->cut_channel] = 1.0; /* lock-out: the policy waits */
-    return;
-  }
+  if (d->shifting)
+    return; /* lock-out: the policy waits */
   if (d->adopt_input) {
     d->adopt_input = false;
-    d->gear = manual_gear(d, dg_ctx_input(ctx, DG_INPUT_GEAR));
+    d->gear = manual_gear(d, dg_block_input(ctx, self, IN_GEAR));
   }
   int want = wanted_gear(self, ctx);
   if (want != d->gear) {
@@ -571,7 +588,6 @@ static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
   d->ratio = d->shifting ? 0.0 : gear_ratio(p, d->gear);
   if (d->ratio != before)
     dg_ctx_request_topology(ctx);
-  ctx->channel[d->cut_channel] = d->shifting ? 1.0 : 0.0;
 }
 
 /* The shift ends at the end of the step that reaches shift_end, so the
@@ -585,7 +601,6 @@ static void gearbox_post_step(dg_block *self, dg_ctx *ctx) {
   d->ratio = gear_ratio(self->params, d->gear);
   if (d->ratio != 0.0)
     dg_ctx_request_topology(ctx);
-  ctx->channel[d->cut_channel] = 0.0;
 }
 
 static void gearbox_state_upstream(dg_block *self, dg_topo *topo) {
@@ -607,6 +622,7 @@ static double gearbox_signal(const dg_block *self, const dg_ctx *ctx, int index)
   case SIG_RATIO:
     return d->ratio;
   case SIG_SHIFTING:
+  case SIG_THROTTLE_CUT:
     return d->shifting ? 1.0 : 0.0;
   default:
     return 0.0;
@@ -623,6 +639,7 @@ const dg_block_class dg_block_gearbox = {
     .params = gearbox_params_table,
     .params_size = sizeof(gearbox_params),
     .signals = gearbox_signals,
+    .inputs = gearbox_inputs,
     .data_size = sizeof(gearbox_data),
     .check = gearbox_check,
     .init = gearbox_init,

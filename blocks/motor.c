@@ -56,7 +56,6 @@ typedef struct motor_params {
 } motor_params;
 
 typedef struct motor_data {
-  int cut_channel;
   double power;       /* drive power limit (W), INFINITY for none */
   double regen_torque;
   double regen_power; /* INFINITY for none */
@@ -112,9 +111,25 @@ static const dg_signal_def motor_signals[] = {
     {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = PORT_OUT,
      .scale = DG_RPM_PER_RAD_S},
     {.name = "torque", .unit = "N*m", .doc = "torque applied at out (negative: regenerating)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "power", .unit = "W", .doc = "shaft power torque * omega (negative: regenerating)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {0},
+};
+
+enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT };
+static const dg_input_def motor_inputs[] = {
+    {.name = "throttle", .unit = "",
+     .doc = "torque command -1..1: positive drives, negative regenerates", .source = "throttle",
+     .flags = DG_P_MIN | DG_P_MAX, .min = -1, .max = 1},
+    {.name = "brake", .unit = "", .doc = "brake pedal 0..1 (regen_fraction of it regenerates)",
+     .source = "brake", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "gear", .unit = "", .doc = "selected gear: -1 reverses the drive torque (with reverse)",
+     .source = "gear", .flags = DG_INPUT_INTEGER},
+    {.name = "throttle_cut", .unit = "",
+     .doc = "drive cut (>= 0.5 removes the drive torque): by default the throttle_cut signal of "
+            "the gearbox this motor drives",
+     .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
     {0},
 };
 
@@ -129,7 +144,7 @@ static void motor_check(const void *params, dg_check *chk) {
 static int motor_init(dg_block *self, dg_init *init) {
   const motor_params *p = self->params;
   motor_data *d = self->data;
-  d->cut_channel = dg_init_channel(init, "throttle_cut");
+  (void)init;
   d->power = p->has_max_power  ? p->max_power
              : p->has_base_rpm ? p->max_torque * p->base_rpm / DG_RPM_PER_RAD_S
                                : INFINITY;
@@ -137,7 +152,7 @@ static int motor_init(dg_block *self, dg_init *init) {
   d->regen_power = p->has_regen_power ? p->max_regen_power : d->power;
   d->w_max = p->max_rpm / DG_RPM_PER_RAD_S;
   d->w_fade = p->regen_fade_rpm / DG_RPM_PER_RAD_S;
-  return d->cut_channel < 0 ? -1 : 0;
+  return 0;
 }
 
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -151,18 +166,18 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
   const motor_params *p = self->params;
   const motor_data *d = self->data;
   double aw = fabs(w);
-  double throttle = dg_ctx_input(ctx, DG_INPUT_THROTTLE);
-  if (ctx->channel[d->cut_channel] >= 0.5)
+  double throttle = dg_block_input(ctx, self, IN_THROTTLE);
+  if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
     throttle = 0.0;
   double t = 0.0;
   double th = clamp(throttle, 0.0, 1.0);
   if (th > 0.0) {
     double avail = limit(p->max_torque, d->power, aw) *
                    clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
-    double dir = p->reverse && dg_ctx_input(ctx, DG_INPUT_GEAR) < -0.5 ? -1.0 : 1.0;
+    double dir = p->reverse && dg_block_input(ctx, self, IN_GEAR) < -0.5 ? -1.0 : 1.0;
     t += dir * th * avail;
   }
-  double r = p->regen_fraction * dg_ctx_input(ctx, DG_INPUT_BRAKE);
+  double r = p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE);
   r = clamp(r > -throttle ? r : -throttle, 0.0, 1.0);
   if (r > 0.0)
     t -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
@@ -195,6 +210,7 @@ const dg_block_class dg_block_motor = {
     .params = motor_params_table,
     .params_size = sizeof(motor_params),
     .signals = motor_signals,
+    .inputs = motor_inputs,
     .data_size = sizeof(motor_data),
     .check = motor_check,
     .init = motor_init,

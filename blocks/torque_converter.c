@@ -37,8 +37,8 @@
  * Lock-up clutch (`lockup`): friction between pump and turbine with
  * capacity max_torque while applied, 0 otherwise. It is applied (decided
  * in pre_step and held through the step) while the pump turns at
- * >= min_rpm and either SR >= speed_ratio (speed_ratio > 0) or the channel
- * "lockup" is >= 0.5 (for a gearbox that commands it). Stick–slip as the
+ * >= min_rpm and either SR >= speed_ratio (speed_ratio > 0) or the input
+ * `lockup` (channel "lockup" by default) is >= 0.5. Stick–slip as the
  * clutch block: while open, the friction T_c = max_torque·s acts with the
  * slip direction s = sign(ω_p − ω_t) fixed for the step; it locks when the
  * slip reaches zero; locked, the tie multiplier λ (torque at the pump) gives
@@ -92,7 +92,6 @@ typedef struct tc_params {
 typedef struct tc_data {
   dg_table1d k;  /* capacity factor in use (given or default) */
   dg_table1d tr; /* torque ratio in use */
-  int channel;   /* "lockup" */
   int mode;      /* MODE_* */
   bool applied;  /* lock-up clutch applied for this step */
   int dir;       /* slip direction of the lock-up clutch for this step */
@@ -147,6 +146,14 @@ static const dg_param_def tc_params_table[] = {
     {.key = "lockup", .kind = DG_PARAM_OBJECT, .offset = offsetof(tc_params, lockup),
      .doc = "lock-up clutch: { \"max_torque\", \"speed_ratio\", \"static_factor\", \"min_rpm\" }",
      .fields = tc_lockup_fields, .present = DG_PRESENT(tc_params, has_lockup)},
+    {0},
+};
+
+enum { IN_LOCKUP };
+static const dg_input_def tc_inputs[] = {
+    {.name = "lockup", .unit = "",
+     .doc = "lock-up command (>= 0.5 applies the lock-up clutch above min_rpm)",
+     .source = "lockup", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
     {0},
 };
 
@@ -228,10 +235,10 @@ static int tc_init(dg_block *self, dg_init *init) {
               ? p->torque_ratio
               : (dg_table1d){(int)(sizeof default_tr / sizeof default_tr[0]), default_tr_sr,
                              default_tr};
-  d->channel = dg_init_channel(init, "lockup");
+  (void)init;
   d->mode = MODE_OPEN;
   d->tie = -1;
-  return d->channel < 0 ? -1 : 0;
+  return 0;
 }
 
 static double tc_speed_ratio(double wp, double wt) { return wp > 0.0 ? wt / wp : 0.0; }
@@ -275,7 +282,6 @@ static double tc_slip_tol(const dg_block *self, const dg_ctx *ctx) {
 /* Whether the lock-up clutch is applied at the context's speeds. */
 static bool tc_lockup_applied(const dg_block *self, const dg_ctx *ctx) {
   const tc_params *p = self->params;
-  const tc_data *d = self->data;
   if (!p->has_lockup)
     return false;
   double wp = dg_port_speed(ctx, self, PORT_IN);
@@ -283,7 +289,7 @@ static bool tc_lockup_applied(const dg_block *self, const dg_ctx *ctx) {
     return false;
   double sr = tc_speed_ratio(wp, dg_port_speed(ctx, self, PORT_OUT));
   return (p->lockup.speed_ratio > 0.0 && sr >= p->lockup.speed_ratio) ||
-         ctx->channel[d->channel] >= 0.5;
+         dg_block_input(ctx, self, IN_LOCKUP) >= 0.5;
 }
 
 static int tc_mode_count(const dg_block *self) {
@@ -443,6 +449,7 @@ const dg_block_class dg_block_torque_converter = {
     .params = tc_params_table,
     .params_size = sizeof(tc_params),
     .signals = tc_signals,
+    .inputs = tc_inputs,
     .data_size = sizeof(tc_data),
     .check = tc_check,
     .init = tc_init,

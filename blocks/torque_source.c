@@ -38,12 +38,22 @@ static const dg_param_def source_params_table[] = {
     {0},
 };
 
+enum { IN_COMMAND };
+static const dg_input_def source_inputs[] = {
+    {.name = "command", .unit = "N*m",
+     .doc = "torque added to the parameters' torque (bind it to a signal or a channel to drive "
+            "the source from outside)"},
+    {0},
+};
+
 static const dg_signal_def source_signals[] = {
     {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = PORT_OUT, .scale = 1},
     {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = PORT_OUT,
      .scale = DG_RPM_PER_RAD_S},
-    {.name = "torque", .unit = "N*m", .doc = "torque applied", .port = DG_SIGNAL_HOOK},
-    {.name = "power", .unit = "W", .doc = "power delivered", .port = DG_SIGNAL_HOOK},
+    {.name = "torque", .unit = "N*m", .doc = "torque applied", .port = DG_SIGNAL_HOOK,
+     .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "power", .unit = "W", .doc = "power delivered", .port = DG_SIGNAL_HOOK,
+     .flags = DG_SIGNAL_FEEDTHROUGH},
     {0},
 };
 
@@ -54,12 +64,14 @@ static void source_check(const void *params, dg_check *chk) {
     dg_check_error(chk, "", "give only one of torque, torque_vs_time, torque_vs_rpm");
 }
 
-static double source_torque(const source_params *p, double t, double w) {
+static double source_torque(const dg_block *self, const dg_ctx *ctx, double w) {
+  const source_params *p = self->params;
+  double cmd = dg_block_input(ctx, self, IN_COMMAND);
   if (p->vs_time.n > 0)
-    return dg_table1d_eval(&p->vs_time, t);
+    return dg_table1d_eval(&p->vs_time, ctx->t) + cmd;
   if (p->vs_rpm.n > 0)
-    return dg_table1d_eval(&p->vs_rpm, w * DG_RPM_PER_RAD_S);
-  return p->torque;
+    return dg_table1d_eval(&p->vs_rpm, w * DG_RPM_PER_RAD_S) + cmd;
+  return p->torque + cmd;
 }
 
 static void source_state_upstream(dg_block *self, dg_topo *topo) {
@@ -69,12 +81,12 @@ static void source_state_upstream(dg_block *self, dg_topo *topo) {
 
 static void source_torque_downstream(dg_block *self, dg_ctx *ctx) {
   double w = dg_port_speed(ctx, self, PORT_OUT);
-  dg_port_add_torque(ctx, self, PORT_OUT, source_torque(self->params, ctx->t, w));
+  dg_port_add_torque(ctx, self, PORT_OUT, source_torque(self, ctx, w));
 }
 
 static double source_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   double w = dg_port_speed(ctx, self, PORT_OUT);
-  double t = source_torque(self->params, ctx->t, w);
+  double t = source_torque(self, ctx, w);
   return index == SIG_TORQUE ? t : t * w;
 }
 
@@ -86,6 +98,7 @@ const dg_block_class dg_block_torque_source = {
     .params = source_params_table,
     .params_size = sizeof(source_params),
     .signals = source_signals,
+    .inputs = source_inputs,
     .check = source_check,
     .state_upstream = source_state_upstream,
     .torque_downstream = source_torque_downstream,

@@ -49,8 +49,8 @@
  * iterating every step to a fixed point; with constant acceleration the
  * loads are exact from the second step on.
  *
- * Also: the channel "vehicle_speed" (m/s) is written in pre_step (the
- * gearbox's shift context reads it); the position x (m) is a continuous
+ * Also: the signal "speed" (m/s) is what a gearbox's input vehicle_speed
+ * follows by default; the position x (m) is a continuous
  * state integrated with the speeds, dx/dt = v.
  *
  * Modes (index 0 is the start mode): 0 moving, 1 stopped. */
@@ -100,7 +100,6 @@ typedef struct vehicle_data {
   double inhibit;  /* force that moved the stopped car off (0: none) */
   double load_front, load_rear;
   double a_f;      /* cg_to_front resolved */
-  int in_grade, in_lateral, ch_speed;
 } vehicle_data;
 
 static const char *const vehicle_mode_names[NUM_MODES] = {"moving", "stopped"};
@@ -169,6 +168,16 @@ static const dg_param_def vehicle_params_table[] = {
     {0},
 };
 
+enum { IN_GRADE, IN_LATERAL_ACCEL };
+static const dg_input_def vehicle_inputs[] = {
+    {.name = "grade", .unit = "", .doc = "road grade (rise over run; positive uphill)",
+     .source = "grade"},
+    {.name = "lateral_accel", .unit = "m/s^2",
+     .doc = "lateral acceleration for the lateral load transfer (positive: turning left)",
+     .source = "lateral_accel"},
+    {0},
+};
+
 static const dg_signal_def vehicle_signals[] = {
     {.name = "speed", .unit = "m/s", .doc = "vehicle speed", .port = PORT_MASS, .scale = 1},
     {.name = "accel", .unit = "m/s^2", .doc = "acceleration over the last step",
@@ -205,9 +214,7 @@ static int vehicle_init(dg_block *self, dg_init *init) {
   d->stop_tie = -1;
   d->a_f = p->has_cg_to_front ? p->cg_to_front : 0.5 * p->wheelbase;
   d->cos_t = 1.0;
-  d->in_grade = dg_init_input(init, "grade");
-  d->in_lateral = dg_init_input(init, "lateral_accel");
-  d->ch_speed = dg_init_channel(init, "vehicle_speed");
+  (void)init;
   return 0;
 }
 
@@ -242,8 +249,8 @@ static void vehicle_state_upstream(dg_block *self, dg_topo *topo) {
 }
 
 /* The grade angle from the input (rise/run). */
-static double vehicle_theta(const vehicle_data *d, const dg_ctx *ctx) {
-  double grade = dg_ctx_input(ctx, d->in_grade);
+static double vehicle_theta(const dg_block *self, const dg_ctx *ctx) {
+  double grade = dg_block_input(ctx, self, IN_GRADE);
   return isfinite(grade) ? atan(grade) : 0.0;
 }
 
@@ -271,7 +278,7 @@ static void vehicle_publish_loads(dg_block *self, dg_ctx *ctx) {
   double w = m * g * d->cos_t;
   double front = (w * b - m * (d->accel + g * d->sin_t) * h) / L;
   double rear = w - front;
-  double ay = dg_ctx_input(ctx, d->in_lateral);
+  double ay = dg_block_input(ctx, self, IN_LATERAL_ACCEL);
   if (!isfinite(ay))
     ay = 0.0;
   double dfront = m * ay * h * (b / L) / p->track_front;
@@ -305,13 +312,12 @@ static void vehicle_stop(vehicle_data *d, dg_ctx *ctx) {
 static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
   const vehicle_params *p = self->params;
   vehicle_data *d = self->data;
-  double theta = vehicle_theta(d, ctx);
+  double theta = vehicle_theta(self, ctx);
   d->sin_t = sin(theta);
   d->cos_t = cos(theta);
   d->f_c = vehicle_coulomb(p, d->cos_t);
   double v = dg_port_speed(ctx, self, PORT_MASS);
   d->v_start = v;
-  ctx->channel[d->ch_speed] = v;
   vehicle_publish_loads(self, ctx);
 
   if (d->mode == MODE_STOPPED) {
@@ -396,7 +402,7 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
     if (d->mode == MODE_STOPPED)
       return 0.0;
     double v = dg_port_speed(ctx, self, PORT_MASS);
-    double f_c = vehicle_coulomb(p, cos(vehicle_theta(d, ctx)));
+    double f_c = vehicle_coulomb(p, cos(vehicle_theta(self, ctx)));
     return vehicle_road_load(p, f_c, v, fabs(v) > REST_TOL ? sign_of(v) : d->dir);
   }
   case SIG_STOPPED:
@@ -423,6 +429,7 @@ const dg_block_class dg_block_vehicle = {
     .params = vehicle_params_table,
     .params_size = sizeof(vehicle_params),
     .signals = vehicle_signals,
+    .inputs = vehicle_inputs,
     .data_size = sizeof(vehicle_data),
     .num_states = 1,
     .check = vehicle_check,

@@ -186,6 +186,13 @@ static const dg_param_def wheel_params_table[] = {
     {0},
 };
 
+enum { IN_BRAKE };
+static const dg_input_def wheel_inputs[] = {
+    {.name = "brake", .unit = "", .doc = "brake pedal 0..1 (brake_torque x brake_share at 1)",
+     .source = "brake", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {0},
+};
+
 static const dg_signal_def wheel_signals[] = {
     {.name = "omega", .unit = "rad/s", .doc = "hub speed", .port = PORT_HUB, .scale = 1},
     {.name = "speed", .unit = "m/s", .doc = "ground (contact) speed", .port = PORT_GROUND,
@@ -267,7 +274,7 @@ static double wheel_fz(const dg_block *self, const dg_ctx *ctx) {
 
 static double wheel_capacity(const dg_block *self, const dg_ctx *ctx) {
   const wheel_params *p = self->params;
-  return p->brake_torque * clamp01(dg_ctx_input(ctx, DG_INPUT_BRAKE)) * p->brake_share;
+  return p->brake_torque * clamp01(dg_block_input(ctx, self, IN_BRAKE)) * p->brake_share;
 }
 
 /* dκ/dt = (ωR − v − |v|·κ)/σ, held at the slip limit. */
@@ -587,6 +594,7 @@ const dg_block_class dg_block_wheel = {
     .params = wheel_params_table,
     .params_size = sizeof(wheel_params),
     .signals = wheel_signals,
+    .inputs = wheel_inputs,
     .data_size = sizeof(wheel_data),
     .num_states = 1,
     .init = wheel_init,

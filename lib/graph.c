@@ -149,7 +149,8 @@ static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t 
     dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     return;
   }
-  static const char *const skip[] = {"type", "doc", NULL};
+  dg_bind_parse(g, b, json_object_get(obj, "inputs"), path, d);
+  static const char *const skip[] = {"type", "doc", "inputs", NULL};
   int before = d->count;
   if (b->klass->params)
     dg_params_parse(b->klass->params, obj, b->params, g->arena, path, skip, d);
@@ -501,6 +502,7 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
   if (json_is_array(conns))
     parse_connections(g, conns, d);
   json_decref(root);
+  dg_bind_resolve(g, d);
   if (d->count > 0) {
     (void)block_errors;
     return g;

@@ -102,12 +102,30 @@ int dg_class_num_signals(const dg_block_class *k);
 int dg_class_port_find(const dg_block_class *k, const char *name);
 
 /* ---- graphs (graph.c) --------------------------------------------------- */
+/* Where a block input takes its value from (lib/bind.c). */
+typedef enum dg_bind_kind {
+  DG_BIND_CONST,   /* value */
+  DG_BIND_CHANNEL, /* channel: a sim-wide named input */
+  DG_BIND_SIGNAL   /* signal `signal` of block `block` */
+} dg_bind_kind;
+
+typedef struct dg_gbind {
+  dg_bind_kind kind;
+  bool given;          /* bound in the graph file (else the class default) */
+  const char *text;    /* the file's string, NULL for a number or a default */
+  double value;        /* DG_BIND_CONST */
+  const char *channel; /* DG_BIND_CHANNEL */
+  int block, signal;   /* DG_BIND_SIGNAL */
+} dg_gbind;
+
 typedef struct dg_gblock {
   const dg_block_class *klass;
   char *id;
   void *params;  /* klass->params_size, in the graph's arena */
   int num_ports;
   int *node;     /* node index per port */
+  int num_inputs;
+  dg_gbind *bind; /* per input, in input-table order */
 } dg_gblock;
 
 typedef struct dg_gconn {
@@ -135,7 +153,22 @@ struct dg_graph {
   int num_nodes;
   dg_gnode *nodes;
   int *order; /* blocks from the road back to the sources */
+  int *sig_order; /* blocks in the order their inputs bound to signals are evaluated */
+  int num_channels; /* channels named by the file's bindings */
+  const char **channels;
+  const char **channel_paths; /* the first binding of each */
 };
+
+/* ---- input bindings (bind.c) -------------------------------------------- */
+/* Reads a block's "inputs" object (at `path`, the block's pointer) into
+ * b->bind: input names, value types, constants' ranges. */
+void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *path, dg_diag *d);
+/* After connections: resolves every binding (sources, defaults), lists the
+ * channels the file names and orders signal evaluation; algebraic loops
+ * and unknown or ambiguous sources go to d. */
+void dg_bind_resolve(dg_graph *g, dg_diag *d);
+/* Number of inputs in a class's table. */
+int dg_class_num_inputs(const dg_block_class *k);
 
 /* Parses a graph's text and makes the structural checks (graph.c), not the
  * mode check (lib/check.c adds it); problems go to d. Returns the graph

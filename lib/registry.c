@@ -3,6 +3,7 @@
  * mutable list. */
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,13 @@ int dg_class_num_ports(const dg_block_class *k) {
 int dg_class_num_signals(const dg_block_class *k) {
   int n = 0;
   while (k->signals && k->signals[n].name)
+    n++;
+  return n;
+}
+
+int dg_class_num_inputs(const dg_block_class *k) {
+  int n = 0;
+  while (k->inputs && k->inputs[n].name)
     n++;
   return n;
 }
@@ -124,6 +132,34 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
         snprintf(why, n, "signal \"%s\" declared twice", s->name);
         return -1;
       }
+  }
+  int ni = dg_class_num_inputs(k);
+  for (int i = 0; i < ni; i++) {
+    const dg_input_def *in = &k->inputs[i];
+    const char *src = in->source;
+    if (!in->name[0] || strchr(in->name, '.') || strchr(in->name, '/')) {
+      snprintf(why, n, "input \"%s\": a name must be non-empty, without '.' or '/'", in->name);
+      return -1;
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(in->name, k->inputs[j].name) == 0) {
+        snprintf(why, n, "input \"%s\" declared twice", in->name);
+        return -1;
+      }
+    if (src && src[0] == '@' && !strchr(src, '.')) {
+      snprintf(why, n, "input \"%s\": default source \"%s\" must be \"@type.signal\"",
+               in->name, src);
+      return -1;
+    }
+    if (src && src[0] == '>' && !src[1]) {
+      snprintf(why, n, "input \"%s\": default source \">\" names no signal", in->name);
+      return -1;
+    }
+    if (!isfinite(in->def) || ((in->flags & DG_P_MIN) && in->def < in->min) ||
+        ((in->flags & DG_P_MAX) && in->def > in->max)) {
+      snprintf(why, n, "input \"%s\": default %g outside its range", in->name, in->def);
+      return -1;
+    }
   }
   if (k->num_events < 0 || (k->num_events > 0 && !k->event_values)) {
     snprintf(why, n, "num_events needs event_values");

@@ -72,6 +72,14 @@ static int named_add(char ***names, double **values, int *n, int *cap, const cha
   return (*n)++;
 }
 
+int dg_sim_channel_add(dg_sim *sim, const char *name) {
+  return named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs, name);
+}
+
+bool dg_sim_input_is_integer(const dg_sim *sim, int i) {
+  return sim && i >= 0 && i < sim->n_inputs && sim->input_integer && sim->input_integer[i];
+}
+
 int dg_init_channel(dg_init *init, const char *name) {
   dg_sim *sim = init->sim;
   int id = named_add(&sim->channel_names, &sim->channel, &sim->n_channels, &sim->cap_channels,
@@ -313,6 +321,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     b->data = calloc(1, gb->klass->data_size ? gb->klass->data_size : 1);
     ok = b->data != NULL;
   }
+  ok = ok && dg_bind_channels(sim) == 0;
   ok = ok && build_hook_lists(sim) == 0;
   ok = ok && dg_solver_alloc(sim) == DG_OK;
   if (!ok) {
@@ -329,7 +338,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     if (b->klass->init(b, &init) != 0 && !init.failed)
       dg_init_error(&init, "block %s failed to initialize", b->klass->type);
   }
-  if (diag->count > before || build_signals(sim) != 0) {
+  if (diag->count > before || build_signals(sim) != 0 || dg_bind_sim(sim) != 0) {
     if (diag->count == before)
       dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
@@ -346,6 +355,8 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->ctx.input = sim->input;
   sim->ctx.channel = sim->channel;
   sim->ctx.normal_load = sim->sv.normal_load;
+  sim->ctx.speed = sim->sv.x;
+  sim->ctx.state = sim->sv.s;
   return sim;
 }
 
@@ -377,6 +388,7 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
       sim = NULL;
     } else {
       dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+      dg_bind_eval(sim);
     }
   }
   if (!sim)
@@ -399,6 +411,10 @@ void dg_sim_free(dg_sim *sim) {
     free(sim->channel_names[i]);
   free(sim->channel_names);
   free(sim->channel);
+  free(sim->in_ptr);
+  free(sim->slot_val);
+  free(sim->slots);
+  free(sim->input_integer);
   for (int i = 0; i < sim->n_signals; i++)
     free(sim->signals[i].name);
   for (int i = 0; sim->timed && i < sim->n_timed; i++) {

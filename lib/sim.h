@@ -23,6 +23,14 @@ typedef struct dg_signal_entry {
   double scale;
 } dg_signal_entry;
 
+/* An input bound to a signal: evaluated into sim->slot_val at each point. */
+typedef struct dg_slot {
+  const dg_block *src;
+  int signal;       /* in src's class table */
+  int node;         /* >= 0: a speed signal, scale · speed[node] */
+  double scale;
+} dg_slot;
+
 /* A tie as declared in the current mode. */
 typedef struct dg_tie {
   int block;        /* declaring block */
@@ -183,6 +191,15 @@ struct dg_sim {
   dg_timed_input *timed;    /* n_inputs slots, `input` -1 when unused */
   int n_timed;              /* slots in use are [0, n_timed) */
 
+  unsigned char *input_integer; /* per input: feeds an integer block input */
+
+  /* block inputs (lib/bind.c): a pointer to each one's value, and the
+   * signal-bound ones' slots in evaluation order */
+  const double **in_ptr;
+  double *slot_val;
+  dg_slot *slots;
+  int n_slots;
+
   /* block-to-block channels */
   int n_channels, cap_channels;
   char **channel_names;
@@ -245,7 +262,20 @@ size_t dg_solver_state_bytes(dg_sim *sim);
 void dg_solver_save(dg_sim *sim, unsigned char *out);
 void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
 
+/* bind.c: channels named by bindings (before the blocks' init), then the
+ * blocks' input pointers and slots (after it), and the slots' values at the
+ * context's point. */
+int dg_bind_channels(dg_sim *sim);
+int dg_bind_sim(dg_sim *sim);
+void dg_bind_eval_slots(dg_sim *sim);
+static inline void dg_bind_eval(dg_sim *sim) {
+  if (sim->n_slots > 0)
+    dg_bind_eval_slots(sim);
+}
+
 /* sim.c */
+/* Finds or adds a sim-wide input channel; its index, or -1 (no memory). */
+int dg_sim_channel_add(dg_sim *sim, const char *name);
 void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
 dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag);
 

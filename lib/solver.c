@@ -1205,6 +1205,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->state = s;
   ctx->state_rate = dy + nd;
   ctx->state_commit = NULL;
+  dg_bind_eval(sim); /* inputs bound to signals, at this point */
   if (sim->ns > 0)
     memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
   double *de = sim->sv.pcur; /* energy audit: each torque hook's power */
@@ -1346,6 +1347,7 @@ static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
   sim->ctx.state = sim->sv.s;
   sim->ctx.state_commit = sim->sv.s;
   sim->ctx.state_rate = NULL;
+  dg_bind_eval(sim);
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
   sim->ctx.state_commit = NULL;
@@ -1591,6 +1593,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     ctx->speed = sim->sv.xw;
     ctx->state = sim->sv.yt + nd;
     lambda_at(sim, tb, sim->sv.yt);
+    dg_bind_eval(sim);
     event_values(sim, sim->sv.g1);
     bool crossed = false;
     for (int i = 0; i < sim->n_events && !crossed; i++)
@@ -1657,6 +1660,9 @@ int dg_solver_step(dg_sim *sim, double dt) {
   }
   sim->t = t_end;
   sim->ctx.t = t_end;
+  sim->ctx.speed = sim->sv.x;
+  sim->ctx.state = sim->sv.s;
+  dg_bind_eval(sim); /* what signal reads between steps see */
   sim->steps++;
   return DG_OK;
 }
@@ -1678,6 +1684,7 @@ static void compute_lambda(dg_sim *sim) {
   derivative(sim, sim->sv.lam_t, y, sim->sv.ysave);
   sim->sv.want_lambda = false;
   sim->ctx = saved;
+  dg_bind_eval(sim); /* back at the asking hook's point */
 }
 
 void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }

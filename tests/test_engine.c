@@ -321,16 +321,15 @@ START_TEST(test_stall) {
 }
 END_TEST
 
-/* ---- throttle cut via a test-only block writing the channel ---- */
+/* ---- throttle cut: the input bound to a channel of that name ---- */
 
-/* "test_channel" (testutil.h) copies the custom input "throttle_cut" to the
- * channel of that name in pre_step, like a shifting gearbox. */
 START_TEST(test_throttle_cut) {
   dg_registry *reg = dg_test_registry();
   dg_graph *g = dg_test_graph_reg(
       reg, "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",\"inertia\":0.2,"
-           "\"idle_rpm\":800,\"redline_rpm\":6000," FLAT_MAP "},"
-           "\"cut\":{\"type\":\"test_channel\",\"channel\":\"throttle_cut\"},"
+           "\"idle_rpm\":800,\"redline_rpm\":6000,\"inputs\":{\"throttle_cut\":\"throttle_cut\"},"
+           FLAT_MAP "},"
+           "\"cut\":{\"type\":\"test_speedo\"},"
            "\"ld\":{\"type\":\"load\",\"inertia\":0.05}},"
            "\"connections\":[[\"eng.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);

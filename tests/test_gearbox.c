@@ -22,16 +22,13 @@
 /* ------------------------------------------------------------------------ */
 /* Test-only classes                                                        */
 
-/* "test_engine": a torque source that honours "throttle_cut" (as the engine
- * does: no torque while the channel is >= 0.5) and exposes the channel as
- * the signal "cut". */
+/* "test_engine": a torque source that honours its input "throttle_cut" (as
+ * the engine does: no torque while it is >= 0.5; by default the gearbox's
+ * signal) and exposes it as the signal "cut". */
 enum { ENG_OUT };
 typedef struct eng_params {
   double inertia, torque;
 } eng_params;
-typedef struct eng_data {
-  int cut;
-} eng_data;
 static const dg_port_def eng_ports[] = {
     {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
     {0},
@@ -46,33 +43,30 @@ static const dg_signal_def eng_signals[] = {
     {.name = "cut", .unit = "", .port = DG_SIGNAL_HOOK},
     {0},
 };
-static int eng_init(dg_block *self, dg_init *init) {
-  eng_data *d = self->data;
-  d->cut = dg_init_channel(init, "throttle_cut");
-  return d->cut < 0;
-}
+static const dg_input_def eng_inputs[] = {
+    {.name = "throttle_cut", .unit = "", .doc = "cut", .source = ">throttle_cut"},
+    {0},
+};
 static void eng_state_upstream(dg_block *self, dg_topo *topo) {
   const eng_params *p = self->params;
   dg_topo_inertia(topo, self, ENG_OUT, p->inertia);
 }
 static void eng_torque(dg_block *self, dg_ctx *ctx) {
   const eng_params *p = self->params;
-  const eng_data *d = self->data;
-  dg_port_add_torque(ctx, self, ENG_OUT, ctx->channel[d->cut] >= 0.5 ? 0.0 : p->torque);
+  dg_port_add_torque(ctx, self, ENG_OUT, dg_block_input(ctx, self, 0) >= 0.5 ? 0.0 : p->torque);
 }
 static double eng_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   (void)index;
-  const eng_data *d = self->data;
-  return ctx->channel[d->cut];
+  return dg_block_input(ctx, self, 0);
 }
 static const dg_block_class test_engine = {
     .abi = DG_BLOCK_ABI, .type = "test_engine", .doc = "test: torque source cut by throttle_cut",
     .ports = eng_ports, .params = eng_params_table, .params_size = sizeof(eng_params),
-    .signals = eng_signals, .data_size = sizeof(eng_data), .init = eng_init,
+    .signals = eng_signals, .inputs = eng_inputs,
     .state_upstream = eng_state_upstream, .torque_downstream = eng_torque, .signal = eng_signal,
 };
 
-/* The test registry (with "test_channel", testutil.h) plus test_engine. */
+/* The test registry (with "test_speedo", testutil.h) plus test_engine. */
 static dg_registry *registry(void) {
   dg_registry *reg = dg_test_registry();
   dg_error err;
@@ -530,14 +524,15 @@ START_TEST(test_auto_rpm_downshifts) {
 END_TEST
 
 
-/* src → gb → spd → ld; spd, a massless shaft, publishes "vehicle_speed" =
- * 0.3 m · ω_out in pre_step, as the vehicle does (test_channel). */
+/* src → gb → spd → ld; spd, a massless shaft whose signal "speed" is
+ * 0.3 m · ω_out, feeds the gearbox's input vehicle_speed. */
 static dg_graph *rig_speedo(const dg_registry *reg, const char *src, const char *gb,
                             const char *ld) {
   return dg_test_graph_regf(
       reg,
-      "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},\"gb\":{\"type\":\"gearbox\",%s},"
-      "\"spd\":{\"type\":\"test_channel\",\"channel\":\"vehicle_speed\",\"radius\":0.3},"
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{%s},"
+      "\"gb\":{\"type\":\"gearbox\",\"inputs\":{\"vehicle_speed\":\"spd.speed\"},%s},"
+      "\"spd\":{\"type\":\"test_speedo\",\"radius\":0.3},"
       "\"ld\":{\"type\":\"load\",%s}},"
       "\"connections\":[[\"src.out\",\"gb.in\"],[\"gb.out\",\"spd.in\"],"
       "[\"spd.out\",\"ld.in\"]]}",
@@ -630,9 +625,8 @@ static int policy_fixed(const dg_shift_context *c, void *user) {
 
 /* A callback wanting gear 3 overrides auto_rpm: one shift 1 → 3, called at
  * every step except the 49 pre_steps inside the 50-step shift; its context
- * carries what the box sees at the start of the step. The speedometer
- * publishes in its pre_step, after the gearbox's, so vehicle_speed is
- * 0.3·ω_out from the start of the previous step. */
+ * carries what the box sees at the start of the step (vehicle_speed is
+ * the speedometer's 0.3·ω_out then). */
 START_TEST(test_callback_overrides_mode) {
   dg_registry *reg = registry();
   dg_graph *g = rig_speedo(reg, "\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":50",
@@ -648,24 +642,20 @@ START_TEST(test_callback_overrides_mode) {
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.7);
   dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.2);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 1); /* ignored: the callback decides */
-  double prev_out = 0.0;
   for (int i = 0; i < 500; i++) {
     double t = dg_sim_time(sim), rpm = sig(sim, "gb.rpm"), out = sig(sim, "gb.omega_out");
     int calls = log.calls, gear = (int)sig(sim, "gb.gear");
     dg_test_step(sim, 1, DT);
-    if (log.calls == calls) {
-      prev_out = out;
+    if (log.calls == calls)
       continue;
-    }
     ck_assert_double_eq(log.last.time, t);
     ck_assert_double_eq(log.last.engine_rpm, rpm);
     ck_assert_double_eq_tol(log.last.output_rpm, out * RPM, 1e-12 * (1 + out));
-    ck_assert_double_eq_tol(log.last.vehicle_speed, 0.3 * prev_out, 1e-12 * (1 + out));
+    ck_assert_double_eq_tol(log.last.vehicle_speed, 0.3 * out, 1e-12 * (1 + out));
     ck_assert_int_eq(log.last.current_gear, gear);
     ck_assert_int_eq(log.last.num_gears, 5);
     ck_assert_double_eq(log.last.throttle, 0.7);
     ck_assert_double_eq(log.last.brake, 0.2);
-    prev_out = out;
   }
   ck_assert_int_eq(log.calls, 500 - 49);
   ck_assert_double_eq(sig(sim, "gb.gear"), 3.0);

@@ -216,17 +216,15 @@ START_TEST(test_regen) {
 }
 END_TEST
 
-/* ---- throttle cut via a test-only block writing the channel ---- */
-
-/* "test_channel" (testutil.h) copies the custom input "throttle_cut" to the
- * channel of that name in pre_step, like a shifting gearbox. */
+/* ---- throttle cut: the input bound to a channel of that name ---- */
 
 /* While cut the throttle (either sign) counts as 0; brake regen stays. */
 START_TEST(test_throttle_cut) {
   dg_registry *reg = dg_test_registry();
   dg_graph *g =
-      dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," REGEN "},"
-                             "\"cut\":{\"type\":\"test_channel\",\"channel\":\"throttle_cut\"},"
+      dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\","
+                             "\"inputs\":{\"throttle_cut\":\"throttle_cut\"}," REGEN "},"
+                             "\"cut\":{\"type\":\"test_speedo\"},"
                              "\"ld\":{\"type\":\"load\",\"inertia\":0.01}},"
                              "\"connections\":[[\"mot.out\",\"cut.in\"],[\"cut.out\",\"ld.in\"]]}");
   dg_sim *sim = dg_test_sim(g);

@@ -276,14 +276,14 @@ START_TEST(test_lockup_min_rpm) {
 }
 END_TEST
 
-/* A stand-in for a gearbox commanding the lock-up: "test_channel" copies
- * the custom input "lockup" to the channel "lockup". */
+/* The lock-up commanded through its input's default channel "lockup" (a
+ * plain shaft "cmd" stands where a gearbox would be). */
 static dg_graph *cmd_rig(dg_registry **reg) {
   *reg = dg_test_registry();
   return dg_test_graph_reg(
       *reg, "{\"drivegraph\":1,\"blocks\":{"
             "\"src\":{\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":100},"
-            "\"cmd\":{\"type\":\"test_channel\",\"channel\":\"lockup\"},"
+            "\"cmd\":{\"type\":\"test_speedo\"},"
             "\"tc\":{\"type\":\"torque_converter\"," NO_FLUID ",\"lockup\":{\"max_torque\":300},"
             "\"turbine_inertia\":0.05},"
             "\"ld\":{\"type\":\"load\",\"inertia\":0.6}},"

@@ -195,59 +195,41 @@ static const dg_block_class test_cvt = {
     .init = cvt_init, .torque_downstream = cvt_rates, .state_upstream = cvt_state_upstream,
 };
 
-/* ---- test_channel: writes a channel from an input (or a speed) ---- */
-enum { CHN_IN, CHN_OUT };
-static const char *const channel_names[] = {"throttle_cut", "lockup", "vehicle_speed", NULL};
-typedef struct channel_params {
-  int channel;
+/* ---- test_speedo: a massless shaft whose signal "speed" is radius * omega ---- */
+enum { SPD_IN, SPD_OUT };
+typedef struct speedo_params {
   double radius;
-  bool has_radius;
-} channel_params;
-typedef struct channel_data {
-  int input, channel;
-} channel_data;
-static const dg_port_def channel_ports[] = {
+} speedo_params;
+static const dg_port_def speedo_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
     {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
     {0},
 };
-static const dg_param_def channel_params_table[] = {
-    {.key = "channel", .kind = DG_PARAM_ENUM, .offset = offsetof(channel_params, channel),
-     .unit = "", .doc = "the channel written, and the custom input copied to it",
-     .required = true, .choices = channel_names},
-    {.key = "radius", .kind = DG_PARAM_NUMBER, .offset = offsetof(channel_params, radius),
-     .unit = "m", .doc = "if given: write radius * omega_out instead of the input",
-     .flags = DG_P_MIN_EXCL, .min = 0, .present = DG_PRESENT(channel_params, has_radius)},
+static const dg_param_def speedo_params_table[] = {
+    DG_PARAM_NUM(speedo_params, radius, "radius", "m", 1.0, DG_P_MIN_EXCL, 0, 0, "radius"),
     {0},
 };
-static int channel_init(dg_block *self, dg_init *init) {
-  channel_data *d = self->data;
-  const channel_params *p = self->params;
-  const char *name = channel_names[p->channel];
-  d->input = p->has_radius ? -1 : dg_init_input(init, name);
-  d->channel = dg_init_channel(init, name);
-  return d->channel < 0 || (!p->has_radius && d->input < 0);
+static const dg_signal_def speedo_signals[] = {
+    {.name = "speed", .unit = "m/s", .doc = "radius * omega", .port = DG_SIGNAL_HOOK},
+    {0},
+};
+static double speedo_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  (void)index;
+  return ((const speedo_params *)self->params)->radius * dg_port_speed(ctx, self, SPD_OUT);
 }
-static void channel_pre_step(dg_block *self, dg_ctx *ctx) {
-  const channel_data *d = self->data;
-  const channel_params *p = self->params;
-  ctx->channel[d->channel] = p->has_radius ? p->radius * dg_port_speed(ctx, self, CHN_OUT)
-                                           : dg_ctx_input(ctx, d->input);
+static void speedo_state_upstream(dg_block *self, dg_topo *topo) {
+  dg_topo_ratio(topo, self, SPD_IN, SPD_OUT, 1.0, 1.0);
 }
-static void channel_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_ratio(topo, self, CHN_IN, CHN_OUT, 1.0, 1.0);
-}
-static const dg_block_class test_channel = {
-    .abi = DG_BLOCK_ABI, .type = "test_channel", .doc = "test: writes a channel in pre_step",
-    .ports = channel_ports, .params = channel_params_table,
-    .params_size = sizeof(channel_params), .data_size = sizeof(channel_data),
-    .init = channel_init, .pre_step = channel_pre_step, .state_upstream = channel_state_upstream,
+static const dg_block_class test_speedo = {
+    .abi = DG_BLOCK_ABI, .type = "test_speedo", .doc = "test: a shaft with a speed signal",
+    .ports = speedo_ports, .params = speedo_params_table, .params_size = sizeof(speedo_params),
+    .signals = speedo_signals, .signal = speedo_signal, .state_upstream = speedo_state_upstream,
 };
 
 dg_registry *dg_test_registry(void) {
   dg_registry *reg = dg_registry_new();
   const dg_block_class *extra[] = {&test_coupler, &test_merge, &test_mass,
-                                   &test_wheel,   &test_cvt,   &test_channel};
+                                   &test_wheel,   &test_cvt,   &test_speedo};
   for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
     dg_error err;
     if (dg_registry_add(reg, extra[i], &err) != DG_OK) {

@@ -124,12 +124,9 @@ int dg_test_run(Suite *suite);
  * - "test_wheel" (hub rotational in, ground linear out): hub = ground/radius.
  * - "test_cvt" (in, out): in = r(t)·out with r a state, ṙ = `rate`
  *   (variable kinematics).
- * - "test_channel" (in → out, ratio 1, no inertia): a stand-in for a block
- *   that writes a channel another block reads. In pre_step it copies the
- *   custom input named like its `channel` (enum: "throttle_cut", "lockup",
- *   "vehicle_speed") to that channel; with `radius` (m) given it publishes
- *   radius·ω_out instead (a speedometer, as the vehicle does) and registers
- *   no input. */
+ * - "test_speedo" (in → out, ratio 1, no inertia): a shaft whose signal
+ *   "speed" is radius·ω_out (`radius`, m, default 1): a speedometer to bind
+ *   an input to. */
 dg_registry *dg_test_registry(void);
 
 #endif

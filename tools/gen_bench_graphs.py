@@ -75,7 +75,9 @@ def truck_8x8():
         "gearbox": {"type": "gearbox",
                     "ratios": [12.3, 9.5, 7.3, 5.6, 4.3, 3.3, 2.55, 1.96, 1.51, 1.16, 1.0, 0.78],
                     "efficiency": 0.97, "inertia": 0.3, "shift_time": 0.4,
-                    "shift": {"mode": "auto_rpm", "upshift_rpm": 1800, "downshift_rpm": 1000}},
+                    "shift": {"mode": "auto_rpm", "upshift_rpm": 1800, "downshift_rpm": 1000},
+                    # two bodies: say which one's speed the gearbox reads
+                    "inputs": {"vehicle_speed": "body_front.speed"}},
         "centre": {"type": "differential", "kind": "open", "inertia": 0.2},
         "bogie_f": {"type": "differential", "kind": "open", "inertia": 0.1},
         "bogie_r": {"type": "differential", "kind": "open", "inertia": 0.1},

@@ -90,11 +90,14 @@ static void print_params(FILE *out, const dg_param_def *defs, const char *prefix
 void dg_reference_print(FILE *out, const dg_block_class *k, bool md) {
   static const char *const dirs[] = {"in", "out", "internal"};
   static const char *const domains[] = {"rotational", "linear"};
+  bool ports = k->ports && k->ports[0].name;
   if (md)
-    fprintf(out, "## `%s`\n\n%s\n\n| port | direction | domain | |\n|---|---|---|---|\n", k->type,
-            k->doc ? k->doc : "");
+    fprintf(out, "## `%s`\n\n%s\n\n%s", k->type, k->doc ? k->doc : "",
+            ports ? "| port | direction | domain | |\n|---|---|---|---|\n"
+                  : "No ports: a signal block, wired by its inputs and signals.\n");
   else
-    fprintf(out, "%s: %s\n\nPorts:\n", k->type, k->doc ? k->doc : "");
+    fprintf(out, "%s: %s\n\n%s\n", k->type, k->doc ? k->doc : "",
+            ports ? "Ports:" : "No ports: a signal block, wired by its inputs and signals.");
   for (const dg_port_def *p = k->ports; p && p->name; p++) {
     if (p->dir == DG_PORT_INTERNAL)
       continue;
@@ -110,15 +113,54 @@ void dg_reference_print(FILE *out, const dg_block_class *k, bool md) {
   else
     fprintf(out, "\nParameters:\n");
   print_params(out, k->params, "", md);
+  if (k->inputs && k->inputs[0].name) {
+    if (md)
+      fprintf(out, "\n| input | unit | default source | range | |\n|---|---|---|---|---|\n");
+    else
+      fprintf(out, "\nInputs (bind in \"inputs\": channel, \"block.signal\" or number):\n");
+  }
+  for (const dg_input_def *in = k->inputs; in && in->name; in++) {
+    char src[96], range[96] = "";
+    const char *s0 = in->source;
+    if (in->flags & DG_INPUT_REQUIRED)
+      snprintf(src, sizeof src, "required");
+    else if (!s0 || !s0[0])
+      snprintf(src, sizeof src, "constant %g", in->def);
+    else if (s0[0] == '>')
+      snprintf(src, sizeof src, "signal %s downstream, else %g", s0 + 1, in->def);
+    else if (s0[0] == '@')
+      snprintf(src, sizeof src, "%s (the one %.*s), else %g", strchr(s0, '.') + 1,
+               (int)(strchr(s0, '.') - s0 - 1), s0 + 1, in->def);
+    else
+      snprintf(src, sizeof src, "channel %s (%g until given)", s0, in->def);
+    if ((in->flags & DG_P_MIN) && (in->flags & DG_P_MAX))
+      snprintf(range, sizeof range, "%g .. %g", in->min, in->max);
+    else if (in->flags & DG_P_MIN)
+      snprintf(range, sizeof range, ">= %g", in->min);
+    else if (in->flags & DG_P_MAX)
+      snprintf(range, sizeof range, "<= %g", in->max);
+    if (in->flags & DG_INPUT_INTEGER)
+      snprintf(range + strlen(range), sizeof range - strlen(range), "%sinteger",
+               range[0] ? ", " : "");
+    const char *unit = in->unit ? in->unit : "";
+    if (md)
+      fprintf(out, "| `%s` | %s | %s | %s | %s |\n", in->name, unit, src, range,
+              in->doc ? in->doc : "");
+    else
+      fprintf(out, "  %-16s %-8s %s%s%s\n      %s\n", in->name, unit, src, range[0] ? "; " : "",
+              range, in->doc ? in->doc : "");
+  }
   if (md)
     fprintf(out, "\n| signal | unit | |\n|---|---|---|\n");
   else
     fprintf(out, "\nSignals:\n");
   for (const dg_signal_def *s = k->signals; s && s->name; s++) {
+    const char *ft = (s->flags & DG_SIGNAL_FEEDTHROUGH) ? " (follows the inputs at once)" : "";
     if (md)
-      fprintf(out, "| `%s` | %s | %s |\n", s->name, s->unit ? s->unit : "", s->doc ? s->doc : "");
+      fprintf(out, "| `%s` | %s | %s%s |\n", s->name, s->unit ? s->unit : "", s->doc ? s->doc : "",
+              ft);
     else
-      fprintf(out, "  %-16s %-8s %s\n", s->name, s->unit ? s->unit : "", s->doc ? s->doc : "");
+      fprintf(out, "  %-16s %-8s %s%s\n", s->name, s->unit ? s->unit : "", s->doc ? s->doc : "", ft);
   }
   fprintf(out, "\n");
 }

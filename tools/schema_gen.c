@@ -282,7 +282,47 @@ static json_t *class_schema(builder *b, const dg_block_class *k) {
   json_t *doc = put(b, props, "doc", json_object());
   put(b, doc, "type", json_string("string"));
   put(b, doc, "description", json_string("free text about this block; ignored by drivegraph"));
+  json_t *inputs = put(b, props, "inputs", json_object());
+  put(b, inputs, "type", json_string("object"));
+  put(b, inputs, "description",
+      json_string("bindings of the block's inputs: a channel name, \"block.signal\" or a number"));
+  json_t *iprops = put(b, inputs, "properties", json_object());
+  json_t *ireq = NULL;
+  for (const dg_input_def *in = k->inputs; in && in->name; in++) {
+    json_t *one = put(b, iprops, in->name, json_object());
+    char desc[400];
+    snprintf(desc, sizeof desc, "%s%s%s", in->doc ? in->doc : "", in->unit && in->unit[0] ? " (" : "",
+             in->unit && in->unit[0] ? in->unit : "");
+    if (in->unit && in->unit[0])
+      strncat(desc, ")", sizeof desc - strlen(desc) - 1);
+    put(b, one, "description", json_string(desc));
+    json_t *any = put(b, one, "oneOf", json_array());
+    json_t *num = json_object();
+    json_object_set_new(num, "type", json_string("number"));
+    if (in->flags & DG_P_MIN)
+      json_object_set_new(num, "minimum", json_real(in->min));
+    if (in->flags & DG_P_MAX)
+      json_object_set_new(num, "maximum", json_real(in->max));
+    if (json_array_append_new(any, num) != 0 ||
+        json_array_append_new(any, json_pack("{s:s, s:s}", "type", "string", "pattern",
+                                             "^([A-Za-z0-9_-]+|[^.]+\\.[^.]+)$")) != 0)
+      b->oom = true;
+    if (in->flags & DG_INPUT_REQUIRED) {
+      if (!ireq)
+        ireq = put(b, inputs, "required", json_array());
+      if (ireq && json_array_append_new(ireq, json_string(in->name)) != 0)
+        b->oom = true;
+    }
+  }
+  put(b, inputs, "additionalProperties", json_false());
   put_params(b, s, k->params);
+  if (ireq) { /* an input that must be bound makes "inputs" required */
+    json_t *r = json_object_get(s, "required");
+    if (!r)
+      r = put(b, s, "required", json_array());
+    if (r && json_array_append_new(r, json_string("inputs")) != 0)
+      b->oom = true;
+  }
   /* "type" is required too: put_params only lists the parameters */
   json_t *req = json_object_get(s, "required");
   if (!req)

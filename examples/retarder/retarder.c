@@ -24,8 +24,9 @@
  * continuous state following the command u with a first-order lag:
  *     df/dt = (u − f) / τ,   τ = `fill_time`,
  *     u = clamp(max(retarder, brake_blend · brake), 0, 1),
- * where "retarder" is a custom driver input (the driver's stalk, 0..1,
- * registered with dg_init_input) and brake the brake pedal: with
+ * where `retarder` and `brake` are the block's inputs (declared in its
+ * input table; by default the channels "retarder", the driver's stalk
+ * 0..1, and "brake", the pedal; a graph may bind either elsewhere): with
  * brake_blend > 0 the pedal also commands the retarder (brake blending).
  * With u constant, f(t) = u + (f0 − u)·exp(−t/τ).
  *
@@ -59,7 +60,6 @@ typedef struct retarder_params {
 } retarder_params;
 
 typedef struct retarder_data {
-  int input;       /* index of the "retarder" driver input */
   double k;        /* N·m/(rad/s)², from coefficient or full_torque_rpm */
 } retarder_data;
 
@@ -112,6 +112,16 @@ static const dg_signal_def retarder_signals[] = {
     {0},
 };
 
+/* Inputs: what the block reads every substep, and where from by default. */
+enum { IN_RETARDER, IN_BRAKE };
+static const dg_input_def retarder_inputs[] = {
+    {.name = "retarder", .unit = "", .doc = "retarder stalk 0..1", .source = "retarder",
+     .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "brake", .unit = "", .doc = "brake pedal 0..1 (blended by brake_blend)",
+     .source = "brake", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {0},
+};
+
 static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
 
 /* T(ω, f): the braking torque on the shaft. sign(0) = 0: nothing at rest. */
@@ -125,9 +135,8 @@ static double retarder_torque(const dg_block *self, double w, double fill) {
 /* u: the commanded fill from this step's inputs. */
 static double retarder_command(const dg_block *self, const dg_ctx *ctx) {
   const retarder_params *p = self->params;
-  const retarder_data *d = self->data;
-  double u = dg_ctx_input(ctx, d->input);
-  double b = p->brake_blend * dg_ctx_input(ctx, DG_INPUT_BRAKE);
+  double u = dg_block_input(ctx, self, IN_RETARDER);
+  double b = p->brake_blend * dg_block_input(ctx, self, IN_BRAKE);
   return clamp01(b > u ? b : u);
 }
 
@@ -143,9 +152,7 @@ static void retarder_check(const void *params, dg_check *chk) {
 static int retarder_init(dg_block *self, dg_init *init) {
   const retarder_params *p = self->params;
   retarder_data *d = self->data;
-  d->input = dg_init_input(init, "retarder");
-  if (d->input < 0)
-    return -1; /* dg_init_input reported it */
+  (void)init;
   if (p->has_coefficient) {
     d->k = p->coefficient;
   } else {
@@ -216,6 +223,7 @@ static const dg_block_class retarder_class = {
     .params = retarder_params_table,
     .params_size = sizeof(retarder_params),
     .signals = retarder_signals,
+    .inputs = retarder_inputs,
     .data_size = sizeof(retarder_data),
     .num_states = 1,
     .check = retarder_check,

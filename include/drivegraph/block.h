@@ -30,7 +30,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 2
+#define DG_BLOCK_ABI 3
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -168,7 +168,55 @@ typedef struct dg_signal_def {
   const char *doc;
   int port;
   double scale;
+  unsigned flags; ///< DG_SIGNAL_*
 } dg_signal_def;
+
+/// Signal flags.
+enum {
+  /// The hook's value depends on the block's inputs at the same instant (a
+  /// controller's proportional term, an engine's torque on its throttle),
+  /// not only on speeds, states and time. A graph that binds such signals
+  /// into a loop (a block's input depending on its own feedthrough output
+  /// through any chain) is an algebraic loop, refused at load.
+  DG_SIGNAL_FEEDTHROUGH = 1u << 0
+};
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                   */
+
+/// An input is a value a block reads every substep (a pedal, a command, a
+/// measured speed). The class declares it here; a graph binds it, in the
+/// block's "inputs" object, to a named channel ("c1"), to another block's
+/// signal ("driver.throttle") or to a number. An input the graph does not
+/// bind follows its default `source`:
+///   NULL or ""     the constant `def`;
+///   "name"         the channel `name` (given by a scenario, a preset or
+///                  dg_sim_set_input; `def` while not given);
+///   ">signal"      `signal` of the nearest block downstream (through out
+///                  ports) that has a signal of that name (a gearbox's
+///                  "throttle_cut" for the engine driving it); `def` if none;
+///   "@type.signal" `signal` of the graph's one block of class `type` (the
+///                  vehicle's speed); `def` if there is none; with two the
+///                  graph must bind the input.
+/// Blocks read inputs with dg_block_input.
+typedef struct dg_input_def {
+  const char *name; ///< NULL terminates the table
+  const char *unit;
+  const char *doc;
+  const char *source; ///< default source (see above)
+  double def;         ///< value of an absent source
+  unsigned flags;     ///< DG_P_MIN / DG_P_MAX (range of constants and scenario values), DG_INPUT_*
+  double min, max;
+} dg_input_def;
+
+/// Input flags (beside DG_P_MIN / DG_P_MAX).
+enum {
+  /// The graph must bind the input (a controller's measurement).
+  DG_INPUT_REQUIRED = 1u << 8,
+  /// An integer value (a gear): a scenario's channel feeding it steps from
+  /// breakpoint to breakpoint instead of interpolating.
+  DG_INPUT_INTEGER = 1u << 9
+};
 
 #define DG_RPM_PER_RAD_S 9.549296585513720 /* 30/pi */
 
@@ -255,6 +303,9 @@ struct dg_block_class {
   /// (decisions at step ends only).
   int num_events;
   int (*event_values)(const dg_block *self, dg_ctx *ctx, double *g);
+
+  /// Inputs (ABI 3), NULL-terminated by name: read with dg_block_input.
+  const dg_input_def *inputs;
 };
 
 /// A block instance. Authors read the fields; the framework owns them.
@@ -266,6 +317,7 @@ struct dg_block {
   const int *node;    ///< node index of each port, in port-table order
   int index;          ///< position in the graph
   int state;          ///< offset of the block's num_states values in the state vector
+  const double *const *in; ///< where each input's value is, in input-table order
 };
 
 /* ------------------------------------------------------------------------ */
@@ -313,6 +365,16 @@ static inline void dg_port_add_torque(dg_ctx *ctx, const dg_block *b, int port, 
   ctx->torque[n] += torque;
   ctx->power += torque * ctx->speed[n];
 }
+/// The value of the block's input `input` (its index in the class's input
+/// table) at the context's point: a channel's value, a constant, or the
+/// bound signal evaluated at this substep (signals feeding inputs are
+/// evaluated in dependency order before the block's hooks run).
+static inline double dg_block_input(const dg_ctx *ctx, const dg_block *b, int input) {
+  (void)ctx;
+  return *b->in[input];
+}
+/// A sim-wide channel by index (dg_init_input); blocks read their declared
+/// inputs with dg_block_input instead.
 static inline double dg_ctx_input(const dg_ctx *ctx, int input) { return ctx->input[input]; }
 /// Normal load on a linear ground port's node, published by the body
 /// (dg_port_set_normal_load, typically in pre_step) and read by the wheel.

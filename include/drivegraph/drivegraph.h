@@ -153,6 +153,15 @@ DG_API const char *dg_graph_block_type(const dg_graph *graph, int index);
 DG_API int dg_graph_connection_count(const dg_graph *graph);
 /// Endpoints of connection `index` as "block.port" strings (owned by graph).
 DG_API void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
+/// Channels the graph's blocks are bound to by name in the file
+/// ("inputs": { "pedal": "c1" }): a scenario must give each of them
+/// (dg_driver_new refuses one that does not). Channels that inputs follow
+/// by default (throttle, brake, ...) are not listed: they hold the input's
+/// default value until given.
+DG_API int dg_graph_channel_count(const dg_graph *graph);
+DG_API const char *dg_graph_channel_name(const dg_graph *graph, int index);
+/// JSON pointer of the first binding naming channel `index`.
+DG_API const char *dg_graph_channel_path(const dg_graph *graph, int index);
 
 /* ------------------------------------------------------------------------ */
 /* Importers: YAML vehicle configs and Chrono::Vehicle powertrain files     */
@@ -219,6 +228,9 @@ DG_API const dg_error *dg_sim_last_error(const dg_sim *sim);
 DG_API double dg_sim_time(const dg_sim *sim);
 
 DG_API int dg_sim_input_count(const dg_sim *sim);
+/// Whether input i feeds an integer block input (a gear): schedules for it
+/// should step rather than interpolate.
+DG_API bool dg_sim_input_is_integer(const dg_sim *sim, int input);
 DG_API const char *dg_sim_input_name(const dg_sim *sim, int input);
 /// Index of a named input ("throttle", "grade", ...), or -1.
 DG_API int dg_sim_input_find(const dg_sim *sim, const char *name);

@@ -1,0 +1,584 @@
+/* Input bindings: where each block input takes its value from.
+ *
+ * A class declares its inputs in a table (dg_input_def: name, unit, range,
+ * doc, default source). A graph binds any of them in the block's "inputs"
+ * object to a named channel ("c1"), to another block's signal
+ * ("driver.throttle") or to a number; the others follow their default
+ * source (block.h describes the forms). At load, dg_bind_parse reads the
+ * object and dg_bind_resolve resolves every binding once, lists the
+ * channels the file names (a scenario must give them) and orders the
+ * evaluation of signal-bound inputs: block B's input reading a
+ * DG_SIGNAL_FEEDTHROUGH signal of block A needs A's inputs first, and a
+ * cycle of such dependencies is an algebraic loop, refused.
+ *
+ * In a simulation every input is a pointer to its value (dg_block.in): a
+ * channel's slot in sim->input, a constant in the graph or the class table,
+ * or a slot of its own that dg_bind_eval fills from the bound signal at the
+ * current point. The solver calls dg_bind_eval wherever the context moves
+ * to a new point (each RK4 stage, the committed state before pre_step and
+ * post_step, an event evaluation), so no string, lookup or allocation is
+ * left for the step. */
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int input_find(const dg_block_class *k, const char *name) {
+  for (int i = 0; k->inputs && k->inputs[i].name; i++)
+    if (strcmp(k->inputs[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+static int signal_find(const dg_block_class *k, const char *name, size_t len) {
+  for (int i = 0; k->signals && k->signals[i].name; i++)
+    if (strlen(k->signals[i].name) == len && strncmp(k->signals[i].name, name, len) == 0)
+      return i;
+  return -1;
+}
+
+static int block_find_n(const dg_graph *g, const char *id, size_t len) {
+  for (int i = 0; i < g->num_blocks; i++)
+    if (g->blocks[i].id && strlen(g->blocks[i].id) == len && strncmp(g->blocks[i].id, id, len) == 0)
+      return i;
+  return -1;
+}
+
+/* "a, b, c" of a class's input names into buf. */
+static void input_list(const dg_block_class *k, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; k->inputs && k->inputs[i].name && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", k->inputs[i].name);
+}
+
+static void signal_list(const dg_block_class *k, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; k->signals && k->signals[i].name && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", k->signals[i].name);
+}
+
+static bool in_range(const dg_input_def *in, double v) {
+  return isfinite(v) && !((in->flags & DG_P_MIN) && v < in->min) &&
+         !((in->flags & DG_P_MAX) && v > in->max);
+}
+
+static void range_text(const dg_input_def *in, char *buf, size_t size) {
+  if ((in->flags & DG_P_MIN) && (in->flags & DG_P_MAX))
+    snprintf(buf, size, "in [%g, %g]", in->min, in->max);
+  else if (in->flags & DG_P_MIN)
+    snprintf(buf, size, ">= %g", in->min);
+  else if (in->flags & DG_P_MAX)
+    snprintf(buf, size, "<= %g", in->max);
+  else
+    snprintf(buf, size, "finite");
+}
+
+static bool channel_name_ok(const char *s) {
+  if (!s[0])
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '_' || *c == '-'))
+      return false;
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parsing                                                                  */
+
+void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *path,
+                   dg_diag *d) {
+  const dg_block_class *k = b->klass;
+  b->num_inputs = dg_class_num_inputs(k);
+  b->bind = dg_arena_alloc(g->arena, sizeof *b->bind * (size_t)(b->num_inputs + 1));
+  if (!b->bind) {
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    b->num_inputs = 0;
+    return;
+  }
+  for (int i = 0; i < b->num_inputs; i++)
+    b->bind[i] = (dg_gbind){.kind = DG_BIND_CONST, .value = k->inputs[i].def, .block = -1};
+  if (!inputs)
+    return;
+  char ipath[DG_ERROR_PATH_LEN];
+  dg_pointer_append(ipath, sizeof ipath, path, "inputs");
+  if (!json_is_object(inputs)) {
+    dg_diag_add(d, DG_ERR_SCHEMA, ipath,
+                "expected an object binding inputs to channels, signals or numbers "
+                "({ \"pedal\": \"c1\" }), got %s",
+                dg_json_type_name(inputs));
+    return;
+  }
+  const char *key;
+  const json_t *v;
+  json_object_foreach((json_t *)inputs, key, v) {
+    char kpath[DG_ERROR_PATH_LEN];
+    dg_pointer_append(kpath, sizeof kpath, ipath, key);
+    int i = input_find(k, key);
+    if (i < 0) {
+      const char *names[64];
+      int n = 0;
+      while (n < 64 && k->inputs && k->inputs[n].name) {
+        names[n] = k->inputs[n].name;
+        n++;
+      }
+      const char *s = dg_suggest(key, names, n);
+      char list[256];
+      input_list(k, list, sizeof list);
+      if (s)
+        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s; did you mean \"%s\"?",
+                    k->type, s);
+      else if (n > 0)
+        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s (its inputs: %s)", k->type,
+                    list);
+      else
+        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "a %s has no inputs", k->type);
+      continue;
+    }
+    const dg_input_def *in = &k->inputs[i];
+    dg_gbind *bi = &b->bind[i];
+    if (json_is_number(v)) {
+      double x = json_number_value(v);
+      if (!in_range(in, x)) {
+        char r[64];
+        range_text(in, r, sizeof r);
+        dg_diag_add(d, DG_ERR_RANGE, kpath, "must be %s, got %g", r, x);
+        continue;
+      }
+      *bi = (dg_gbind){.kind = DG_BIND_CONST, .given = true, .value = x, .block = -1};
+    } else if (json_is_string(v)) {
+      const char *s = json_string_value(v);
+      *bi = (dg_gbind){.kind = DG_BIND_CHANNEL, .given = true,
+                       .text = dg_arena_strdup(g->arena, s), .block = -1};
+      if (!bi->text)
+        dg_diag_add(d, DG_ERR_NOMEM, kpath, "out of memory");
+    } else {
+      dg_diag_add(d, DG_ERR_SCHEMA, kpath,
+                  "expected a channel name, \"block.signal\" or a number, got %s",
+                  dg_json_type_name(v));
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Resolution                                                               */
+
+static void add_channel(dg_graph *g, const char *name, const char *path, dg_diag *d) {
+  for (int i = 0; i < g->num_channels; i++)
+    if (strcmp(g->channels[i], name) == 0)
+      return;
+  size_t n = (size_t)g->num_channels + 1;
+  const char **c = dg_arena_alloc(g->arena, sizeof *c * n);
+  const char **p = dg_arena_alloc(g->arena, sizeof *p * n);
+  char *pc = dg_arena_strdup(g->arena, path);
+  if (!c || !p || !pc) {
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  if (g->num_channels) {
+    memcpy(c, g->channels, sizeof *c * (size_t)g->num_channels);
+    memcpy(p, g->channel_paths, sizeof *p * (size_t)g->num_channels);
+  }
+  c[g->num_channels] = name;
+  p[g->num_channels] = pc;
+  g->channels = c;
+  g->channel_paths = p;
+  g->num_channels++;
+}
+
+/* "block.signal" from the file. */
+static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_diag *d) {
+  const char *s = bi->text, *dot = strchr(s, '.');
+  size_t len = (size_t)(dot - s);
+  int src = block_find_n(g, s, len);
+  if (src < 0) {
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)(len < 120 ? len : 120), s);
+    const char *names[512];
+    int n = g->num_blocks < 512 ? g->num_blocks : 512;
+    for (int i = 0; i < n; i++)
+      names[i] = g->blocks[i].id;
+    const char *sug = dg_suggest(id, names, n);
+    if (sug)
+      dg_diag_add(d, DG_ERR_UNKNOWN, path,
+                  "\"%s\": unknown block \"%s\"; did you mean \"%s\"? (a source is a channel "
+                  "name, \"block.signal\" or a number)",
+                  s, id, sug);
+    else
+      dg_diag_add(d, DG_ERR_UNKNOWN, path,
+                  "\"%s\": unknown block \"%s\" (a source is a channel name, \"block.signal\" "
+                  "or a number)",
+                  s, id);
+    return;
+  }
+  const dg_block_class *k = g->blocks[src].klass;
+  if (!k)
+    return; /* its type is already reported */
+  const char *sig = dot + 1;
+  int si = signal_find(k, sig, strlen(sig));
+  if (si < 0) {
+    const char *names[64];
+    int n = 0;
+    while (n < 64 && k->signals && k->signals[n].name) {
+      names[n] = k->signals[n].name;
+      n++;
+    }
+    const char *sug = dg_suggest(sig, names, n);
+    char list[256];
+    signal_list(k, list, sizeof list);
+    if (sug)
+      dg_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\"; did you mean \"%s\"?",
+                  s, k->type, sig, sug);
+    else
+      dg_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\" (its signals: %s)",
+                  s, k->type, sig, list);
+    return;
+  }
+  bi->kind = DG_BIND_SIGNAL;
+  bi->block = src;
+  bi->signal = si;
+}
+
+/* ">signal": the nearest block downstream of b (breadth first through out
+ * ports) with a signal of that name. */
+static void resolve_downstream(const dg_graph *g, int b, const char *sig, dg_gbind *bi) {
+  int nb = g->num_blocks;
+  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
+  unsigned char *seen = calloc((size_t)nb + 1, 1);
+  if (!queue || !seen) {
+    free(queue);
+    free(seen);
+    return;
+  }
+  int head = 0, tail = 0;
+  queue[tail++] = b;
+  seen[b] = 1;
+  while (head < tail) {
+    int cur = queue[head++];
+    for (int c = 0; c < g->num_conns; c++) {
+      const dg_gconn *gc = &g->conns[c];
+      if (gc->from_block != cur || seen[gc->to_block])
+        continue;
+      int to = gc->to_block;
+      seen[to] = 1;
+      const dg_block_class *k = g->blocks[to].klass;
+      int si = k ? signal_find(k, sig, strlen(sig)) : -1;
+      if (si >= 0) {
+        bi->kind = DG_BIND_SIGNAL;
+        bi->block = to;
+        bi->signal = si;
+        head = tail;
+        break;
+      }
+      queue[tail++] = to;
+    }
+  }
+  free(queue);
+  free(seen);
+}
+
+/* "@type.signal": the graph's one block of that class. */
+static void resolve_unique(const dg_graph *g, int b, int input, const char *src, dg_gbind *bi,
+                           dg_diag *d) {
+  const char *dot = strchr(src, '.');
+  size_t tlen = (size_t)(dot - src - 1);
+  int found = -1, count = 0;
+  char others[256] = "";
+  size_t used = 0;
+  for (int i = 0; i < g->num_blocks; i++) {
+    const dg_block_class *k = g->blocks[i].klass;
+    if (!k || strlen(k->type) != tlen || strncmp(k->type, src + 1, tlen) != 0)
+      continue;
+    if (count++ == 0)
+      found = i;
+    if (used < sizeof others)
+      used += (size_t)snprintf(others + used, sizeof others - used, "%s\"%s\"", count > 1 ? ", " : "",
+                               g->blocks[i].id);
+  }
+  if (count == 0)
+    return; /* the constant default */
+  const dg_gblock *gb = &g->blocks[b];
+  const dg_input_def *in = &gb->klass->inputs[input];
+  if (count > 1) {
+    char path[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN];
+    dg_pointer_append(ipath, sizeof ipath, "/blocks", gb->id);
+    dg_pointer_append(path, sizeof path, ipath, "inputs");
+    dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+                "input \"%s\" follows the %s of the graph's %.*s, but there are %d (%s): bind "
+                "it, e.g. \"inputs\": { \"%s\": \"%s.%s\" }",
+                in->name, dot + 1, (int)tlen, src + 1, count, others, in->name,
+                g->blocks[found].id, dot + 1);
+    return;
+  }
+  int si = signal_find(g->blocks[found].klass, dot + 1, strlen(dot + 1));
+  if (si >= 0) {
+    bi->kind = DG_BIND_SIGNAL;
+    bi->block = found;
+    bi->signal = si;
+  }
+}
+
+static void resolve_default(dg_graph *g, int b, int i, dg_diag *d) {
+  const dg_gblock *gb = &g->blocks[b];
+  const dg_input_def *in = &gb->klass->inputs[i];
+  dg_gbind *bi = &gb->bind[i];
+  const char *src = in->source;
+  *bi = (dg_gbind){.kind = DG_BIND_CONST, .value = in->def, .block = -1};
+  if (!src || !src[0])
+    return;
+  if (src[0] == '>')
+    resolve_downstream(g, b, src + 1, bi);
+  else if (src[0] == '@')
+    resolve_unique(g, b, i, src, bi, d);
+  else {
+    bi->kind = DG_BIND_CHANNEL;
+    bi->channel = src;
+  }
+}
+
+static bool feeds_through(const dg_graph *g, const dg_gbind *bi) {
+  return bi->kind == DG_BIND_SIGNAL &&
+         (g->blocks[bi->block].klass->signals[bi->signal].flags & DG_SIGNAL_FEEDTHROUGH);
+}
+
+/* The evaluation order of signal-bound inputs: Kahn's algorithm on the
+ * edges A → B where an input of B reads a feedthrough signal of A. What is
+ * left over holds a cycle: an algebraic loop, reported with its chain. */
+static void order_signals(dg_graph *g, dg_diag *d) {
+  int nb = g->num_blocks;
+  int *indeg = calloc((size_t)nb + 1, sizeof *indeg);
+  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
+  g->sig_order = dg_arena_alloc(g->arena, sizeof *g->sig_order * (size_t)(nb + 1));
+  if (!indeg || !queue || !g->sig_order) {
+    free(indeg);
+    free(queue);
+    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    return;
+  }
+  for (int b = 0; b < nb; b++)
+    for (int i = 0; i < g->blocks[b].num_inputs; i++)
+      if (feeds_through(g, &g->blocks[b].bind[i]))
+        indeg[b]++;
+  int head = 0, tail = 0;
+  for (int b = 0; b < nb; b++)
+    if (indeg[b] == 0)
+      queue[tail++] = b;
+  while (head < tail) {
+    int a = queue[head++];
+    for (int b = 0; b < nb; b++)
+      for (int i = 0; i < g->blocks[b].num_inputs; i++) {
+        const dg_gbind *bi = &g->blocks[b].bind[i];
+        if (feeds_through(g, bi) && bi->block == a && --indeg[b] == 0)
+          queue[tail++] = b;
+      }
+  }
+  memcpy(g->sig_order, queue, sizeof *queue * (size_t)tail);
+  if (tail < nb) {
+    /* walk back along unresolved feedthrough edges until a block repeats */
+    int *step = malloc(sizeof *step * (size_t)(nb + 1)); /* input taken at each block */
+    int *pos = malloc(sizeof *pos * (size_t)(nb + 1));
+    int cur = 0;
+    while (cur < nb && indeg[cur] == 0)
+      cur++;
+    for (int b = 0; pos && b < nb; b++)
+      pos[b] = -1;
+    int len = 0, *chain = malloc(sizeof *chain * (size_t)(nb + 1));
+    while (step && pos && chain && pos[cur] < 0) {
+      pos[cur] = len;
+      chain[len] = cur;
+      int next = -1;
+      for (int i = 0; i < g->blocks[cur].num_inputs && next < 0; i++) {
+        const dg_gbind *bi = &g->blocks[cur].bind[i];
+        if (feeds_through(g, bi) && indeg[bi->block] > 0) {
+          next = bi->block;
+          step[len] = i;
+        }
+      }
+      len++;
+      cur = next;
+    }
+    char msg[DG_ERROR_TEXT_LEN] = "";
+    size_t used = 0;
+    int first = pos && cur >= 0 ? pos[cur] : 0;
+    /* chain[k] reads from chain[k+1]: print in the direction values flow */
+    for (int k = len - 1; chain && step && k >= first && used < sizeof msg; k--) {
+      const dg_gblock *gb = &g->blocks[chain[k]];
+      const dg_gbind *bi = &gb->bind[step[k]];
+      used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s.%s -> %s.%s",
+                               k == len - 1 ? "" : ", ", g->blocks[bi->block].id,
+                               g->blocks[bi->block].klass->signals[bi->signal].name, gb->id,
+                               gb->klass->inputs[step[k]].name);
+    }
+    char path[DG_ERROR_PATH_LEN] = "/blocks";
+    if (chain && step && len > first) {
+      char bpath[DG_ERROR_PATH_LEN];
+      dg_pointer_append(bpath, sizeof bpath, "/blocks", g->blocks[chain[first]].id);
+      dg_pointer_append(path, sizeof path, bpath, "inputs");
+    }
+    dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+                "algebraic loop: %s (each signal depends on its block's inputs at the same "
+                "instant; break the loop through a signal that does not, such as a speed or a "
+                "controller's state)",
+                msg);
+    free(step);
+    free(pos);
+    free(chain);
+  }
+  free(indeg);
+  free(queue);
+}
+
+void dg_bind_resolve(dg_graph *g, dg_diag *d) {
+  for (int b = 0; b < g->num_blocks; b++) {
+    dg_gblock *gb = &g->blocks[b];
+    if (!gb->klass || !gb->bind)
+      continue;
+    for (int i = 0; i < gb->num_inputs; i++) {
+      dg_gbind *bi = &gb->bind[i];
+      if (!bi->given) {
+        resolve_default(g, b, i, d);
+        continue;
+      }
+      if (!bi->text)
+        continue; /* a number */
+      char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dg_pointer_append(path, sizeof path, ipath, gb->klass->inputs[i].name);
+      if (strchr(bi->text, '.')) {
+        resolve_signal_text(g, bi, path, d);
+      } else if (!channel_name_ok(bi->text)) {
+        dg_diag_add(d, DG_ERR_SCHEMA, path,
+                    "\"%s\": a channel name uses only letters, digits, '_' and '-' (or give "
+                    "\"block.signal\" or a number)",
+                    bi->text);
+      } else {
+        bi->kind = DG_BIND_CHANNEL;
+        bi->channel = bi->text;
+        add_channel(g, bi->channel, path, d);
+      }
+    }
+    for (int i = 0; i < gb->num_inputs; i++) {
+      const dg_input_def *in = &gb->klass->inputs[i];
+      if ((in->flags & DG_INPUT_REQUIRED) && !gb->bind[i].given) {
+        char bpath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
+        dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+        dg_pointer_append(path, sizeof path, bpath, "inputs");
+        dg_diag_add(d, DG_ERR_SCHEMA, path,
+                    "input \"%s\" (%s) must be bound: \"inputs\": { \"%s\": \"<channel>\" | "
+                    "\"<block>.<signal>\" | number }",
+                    in->name, in->doc ? in->doc : "", in->name);
+      }
+    }
+  }
+  order_signals(g, d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Simulations                                                              */
+
+int dg_bind_channels(dg_sim *sim) {
+  const dg_graph *g = sim->g;
+  for (int b = 0; b < g->num_blocks; b++)
+    for (int i = 0; i < g->blocks[b].num_inputs; i++) {
+      const dg_gbind *bi = &g->blocks[b].bind[i];
+      if (bi->kind != DG_BIND_CHANNEL)
+        continue;
+      if (dg_sim_channel_add(sim, bi->channel) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int dg_bind_sim(dg_sim *sim) {
+  const dg_graph *g = sim->g;
+  int total = 0, slots = 0;
+  for (int b = 0; b < g->num_blocks; b++)
+    for (int i = 0; i < g->blocks[b].num_inputs; i++) {
+      total++;
+      slots += g->blocks[b].bind[i].kind == DG_BIND_SIGNAL;
+    }
+  sim->in_ptr = calloc((size_t)total + 1, sizeof *sim->in_ptr);
+  sim->slot_val = calloc((size_t)slots + 1, sizeof *sim->slot_val);
+  sim->slots = calloc((size_t)slots + 1, sizeof *sim->slots);
+  sim->input_integer = calloc((size_t)sim->n_inputs + 1, sizeof *sim->input_integer);
+  /* pointers in block order; slots in evaluation order */
+  int *first = calloc((size_t)g->num_blocks + 1, sizeof *first);
+  unsigned char *seen = calloc((size_t)sim->n_inputs + 1, 1);
+  if (!sim->in_ptr || !sim->slot_val || !sim->slots || !sim->input_integer || !first || !seen) {
+    free(first);
+    free(seen);
+    return -1;
+  }
+  int at = 0;
+  for (int b = 0; b < g->num_blocks; b++) {
+    first[b] = at;
+    sim->blocks[b].in = sim->in_ptr + at;
+    at += g->blocks[b].num_inputs;
+  }
+  for (int k = 0; k < g->num_blocks; k++) {
+    int b = g->sig_order ? g->sig_order[k] : k;
+    const dg_gblock *gb = &g->blocks[b];
+    for (int i = 0; i < gb->num_inputs; i++) {
+      const dg_gbind *bi = &gb->bind[i];
+      const double **dst = &sim->in_ptr[first[b] + i];
+      const dg_input_def *in = &gb->klass->inputs[i];
+      switch (bi->kind) {
+      case DG_BIND_CONST:
+        *dst = &bi->value;
+        break;
+      case DG_BIND_CHANNEL: {
+        int ch = dg_sim_input_find(sim, bi->channel);
+        DG_ASSERT(ch >= 0);
+        *dst = &sim->input[ch];
+        if (in->flags & DG_INPUT_INTEGER)
+          sim->input_integer[ch] = 1;
+        /* a channel not given holds the input's default (the first
+         * consumer's, when several read it) */
+        if (!seen[ch]) {
+          sim->input[ch] = in->def;
+          seen[ch] = 1;
+        }
+        break;
+      }
+      case DG_BIND_SIGNAL: {
+        const dg_block *src = &sim->blocks[bi->block];
+        const dg_signal_def *sd = &src->klass->signals[bi->signal];
+        dg_slot *s = &sim->slots[sim->n_slots];
+        *s = (dg_slot){.src = src, .signal = bi->signal,
+                       .node = sd->port >= 0 ? src->node[sd->port] : -1,
+                       .scale = sd->scale != 0.0 ? sd->scale : 1.0};
+        *dst = &sim->slot_val[sim->n_slots++];
+        break;
+      }
+      }
+    }
+  }
+  free(first);
+  free(seen);
+  return 0;
+}
+
+void dg_bind_eval_slots(dg_sim *sim) {
+  const dg_ctx *ctx = &sim->ctx;
+  for (int k = 0; k < sim->n_slots; k++) {
+    const dg_slot *s = &sim->slots[k];
+    sim->slot_val[k] = s->node >= 0 ? s->scale * ctx->speed[s->node]
+                                    : s->src->klass->signal(s->src, ctx, s->signal);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public queries                                                           */
+
+int dg_graph_channel_count(const dg_graph *g) { return g ? g->num_channels : 0; }
+const char *dg_graph_channel_name(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_channels ? g->channels[i] : NULL;
+}
+const char *dg_graph_channel_path(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_channels ? g->channel_paths[i] : NULL;
+}
