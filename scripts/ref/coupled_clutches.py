@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Independent reference for the Modelica example
+Modelica.Mechanics.Rotational.Examples.CoupledClutches: four flywheels
+coupled by three Coulomb stick-slip clutches.
+
+Writes tests/data/ref/coupled_clutches.csv (or --output PATH): columns
+t,w1,w2,w3,w4 (rad/s) on the 1 ms grid over [0, 1.5] s, after comments
+with the modes at t = 0 and one line per mode change,
+`# event t=<%.17g> clutch=<k> stick|slip|open`. --check [PATH] recomputes
+and compares with the committed CSV (or PATH): "ok - ..." / "FAIL - ..."
+per check, "N passed, M failed", exit 1 on a failure. Needs numpy and
+scipy (Debian: python3-numpy, python3-scipy); no drivegraph code involved.
+
+The system (SI units): flywheels J1..J4 = 1 kg*m^2 in series,
+J1 -clutch1- J2 -clutch2- J3 -clutch3- J4, nothing grounded but the source
+tau(t) = 10 sin(2 pi 5 t) on J1. J1 starts at 10 rad/s, J2..J4 at rest.
+Clutch k: normal force f_k clamped to [0, 1], f_1 = sin(2 pi 0.2 t + 1.57),
+f_2 = [t >= 0.4], f_3 = [t >= 0.9]; kinetic capacity T_cap = 10 f_k N*m,
+static 1.1 T_cap. No plate inertia, no other friction.
+
+Clutch laws (exact Coulomb, no regularization), slip s_k = w_k - w_(k+1).
+Open while f_k <= 0: transmits nothing, never sticks. Slipping in
+direction d = +-1: T_k = d T_cap from left to right (-T_k on J_k, +T_k on
+J_(k+1)). Stuck: the torque that keeps both sides together; stuck clutches
+join flywheels into rigid groups, a group accelerates at (sum of applied
+torques)/(sum of inertias), and a stuck clutch carries what the group's
+part left of it needs, T_k = F_left - J_left a (the Lagrange multiplier).
+
+Integration: piecewise scipy.integrate.solve_ivp (DOP853, rtol = atol =
+1e-12, max_step 1 ms), split where a clutch opens or closes (the jumps at
+0.4 and 0.9 s and f_1's zero (pi - 1.57)/(0.4 pi) ~ 1.2506 s, known in
+closed form, so each piece knows its open clutches), and stopped by
+terminal events: a slipping clutch's d s_k, or a stuck clutch's margin
+1.1 T_cap - |T_k|, falling through zero. At each stop the modes are
+decided again: an open clutch is open; one with |s| > 1e-9 rad/s slips
+with d = sign(s); every other one (stuck before, its slip just reached
+zero, closing at zero slip) is made stuck, except one whose breakaway
+event fired, which slips the way its torque pushed; then, while a stuck
+clutch needs more than its static capacity, the worst (largest
+|T|/(1.1 T_cap)) is released the way its torque pushes and the group
+dynamics are recomputed (a new stick can release another clutch at the
+same instant). Every zero-slip slipping clutch must then leave zero in its
+direction (d ds/dt > 0), else the script stops. A stuck group's speeds are
+set to their inertia-weighted mean (removes the ~1e-14 rad/s left by the
+event's root finding; momentum unchanged).
+
+Checks asserted before writing, on the grid, for both runs: momentum,
+sum(w) = 10 + (1 - cos(10 pi t))/pi (the integral of tau), to 1e-9 rad/s;
+energy, KE(t) - KE(0) = W_tau - D (W_tau = integral of tau w1, D = integral
+of sum T_k s_k over slipping clutches, both extra states) to 1e-9 J, with
+D non-decreasing and no slipping clutch at d s_k < -1e-9 (friction only
+dissipates); a stuck clutch's |T_k| within 1.1 T_cap + 1e-9 N*m. A second
+run with Radau (rtol = atol = 1e-11) must give the same events (times to
+1e-8 s) and speeds to 1e-8 rad/s. The CSV holds the DOP853 run; --check
+compares to 1e-9 (rad/s, s), the reference's accuracy.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+try:
+    import numpy as np
+    from scipy.integrate import solve_ivp
+except ImportError as e:
+    sys.exit("coupled_clutches.py: %s; install numpy and scipy (Debian: python3-numpy "
+             "python3-scipy, `make deps`)" % e)
+
+J, W0 = np.array([1.0, 1.0, 1.0, 1.0]), [10.0, 0.0, 0.0, 0.0]   # kg*m^2, rad/s
+CAP_MAX, STATIC, DURATION = 10.0, 1.1, 1.5   # N*m kinetic at f = 1, static/kinetic, s
+STEP_TIMES = (0.4, 0.9)              # f_2, f_3 jump to 1
+F1_PHASE = 1.57
+SLIP_TOL = 1e-9                      # rad/s: a slip this small is zero
+MAX_STEP = 1e-3
+RUNS = (("DOP853", 1e-12), ("Radau", 1e-11))
+TOL_MOMENTUM, TOL_ENERGY, TOL_STUCK = 1e-9, 1e-9, 1e-9   # rad/s, J, N*m
+AGREE = 1e-8                         # rad/s and s, between the two runs
+CHECK_TOL = 1e-9                     # --check: rad/s and s against the CSV
+KINDS = {None: "open", 0: "stick", 1: "slip", -1: "slip"}
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "ref", "coupled_clutches.csv")
+
+
+def tau(t):
+    return 10.0 * math.sin(2 * math.pi * 5 * t)
+
+
+def forces(t):
+    return (math.sin(2 * math.pi * 0.2 * t + F1_PHASE), float(t >= STEP_TIMES[0]),
+            float(t >= STEP_TIMES[1]))
+
+
+def caps(t):
+    return [CAP_MAX * min(max(f, 0.0), 1.0) for f in forces(t)]
+
+
+def split_times():
+    """Where a clutch opens or closes: the jumps, f_1's zeros, the end."""
+    zeros = [(n * math.pi - F1_PHASE) / (0.4 * math.pi) for n in range(1, 100)]
+    return sorted(set(STEP_TIMES) | {DURATION} | {z for z in zeros if 0 < z < DURATION})
+
+
+def groups(modes):
+    """(first, last) flywheel of each rigid group (joined by stuck clutches)."""
+    out, a = [], 0
+    while a < 4:
+        b = a
+        while b < 3 and modes[b] == 0:
+            b += 1
+        out.append((a, b))
+        a = b + 1
+    return out
+
+
+def dynamics(t, w, modes):
+    """Accelerations and clutch torques. modes[k]: None open, 0 stuck, +-1 slipping."""
+    cap = caps(t)
+    F = [tau(t), 0.0, 0.0, 0.0]
+    T = [0.0, 0.0, 0.0]
+    for k, m in enumerate(modes):
+        if m in (1, -1):
+            T[k] = m * cap[k]
+            F[k] -= T[k]
+            F[k + 1] += T[k]
+    dw = [0.0] * 4
+    for a, b in groups(modes):
+        acc = sum(F[a:b + 1]) / sum(J[a:b + 1])
+        dw[a:b + 1] = [acc] * (b + 1 - a)
+        for k in range(a, b):
+            T[k] = sum(F[a:k + 1]) - sum(J[a:k + 1]) * acc
+    return dw, T
+
+
+def decide(t, t_next, w, prev, event):
+    """Modes for the piece [t, t_next] (see the docstring); event is the
+    (kind, k) of the terminal event that ended the last piece, or None."""
+    fmid, cap = forces(0.5 * (t + t_next)), caps(t)
+    modes, zero = [None] * 3, []
+    for k in range(3):
+        s = w[k] - w[k + 1]
+        if fmid[k] <= 0:
+            continue
+        if event == ("break", k):
+            modes[k] = 1 if dynamics(t, w, prev)[1][k] > 0 else -1
+            zero.append(k)
+        elif prev[k] == 0 or event == ("slip", k) or abs(s) <= SLIP_TOL:
+            modes[k] = 0
+            zero.append(k)
+        else:
+            modes[k] = 1 if s > 0 else -1
+    while True:
+        dw, T = dynamics(t, w, modes)
+        over = [(abs(T[k]) / (STATIC * cap[k]), k) for k in range(3)
+                if modes[k] == 0 and abs(T[k]) > STATIC * cap[k]]
+        if not over:
+            break
+        k = max(over)[1]
+        modes[k] = 1 if T[k] > 0 else -1
+    for k in zero:
+        if modes[k] != 0 and not modes[k] * (dw[k] - dw[k + 1]) > 0:
+            sys.exit("coupled_clutches.py: t=%.17g: no consistent mode for clutch %d "
+                     "(modes %s)" % (t, k + 1, modes))
+    return modes
+
+
+def event_fn(k, modes):
+    def g(t, y):
+        if modes[k] == 0:
+            return STATIC * caps(t)[k] - abs(dynamics(t, y[:4], modes)[1][k])
+        return modes[k] * (y[k] - y[k + 1])
+    g.kind, g.terminal, g.direction = ("break" if modes[k] == 0 else "slip", k), True, -1
+    return g
+
+
+def simulate(method, tol):
+    """Pieces (t0, t1, dense solution, modes), the initial modes, the events."""
+    t, y = 0.0, np.array(W0 + [0.0, 0.0])    # + work of tau, friction loss
+    splits = split_times()
+    modes = decide(0.0, splits[0], y[:4], [None] * 3, None)
+    initial, pieces, events = modes, [], []
+
+    def rhs(t, y, modes):
+        dw, T = dynamics(t, y[:4], modes)
+        loss = sum(T[k] * (y[k] - y[k + 1]) for k in range(3) if modes[k] in (1, -1))
+        return dw + [tau(t) * y[0], loss]
+
+    while t < DURATION:
+        t_next = min(s for s in splits if s > t)
+        evs = [event_fn(k, modes) for k in range(3) if modes[k] is not None]
+        sol = solve_ivp(lambda t, y, m=modes: rhs(t, y, m), (t, t_next), y, method=method,
+                        rtol=tol, atol=tol, max_step=MAX_STEP, events=evs, dense_output=True)
+        if sol.status < 0:
+            sys.exit("coupled_clutches.py: solve_ivp failed at t=%g: %s" % (t, sol.message))
+        pieces.append((t, sol.t[-1], sol.sol, modes))
+        t, y, event = sol.t[-1], sol.y[:, -1].copy(), None
+        if sol.status == 1:
+            event = evs[min((te[0], i) for i, te in enumerate(sol.t_events) if len(te))[1]].kind
+        if t >= DURATION or len(events) > 100:   # 100: chattering
+            break
+        new = decide(t, min(s for s in splits if s > t), y[:4], modes, event)
+        for a, b in (g for g in groups(new) if g[1] > g[0]):
+            y[a:b + 1] = np.dot(J[a:b + 1], y[a:b + 1]) / sum(J[a:b + 1])
+        events += [(t, k + 1, KINDS[new[k]]) for k in range(3) if new[k] != modes[k]]
+        modes = new
+    if t < DURATION:
+        sys.exit("coupled_clutches.py: more than 100 events at t=%g (chattering?)" % t)
+    return initial, pieces, events
+
+
+def checks(label, grid, pieces):
+    """Samples the run on the grid and asserts the checks of the docstring."""
+    found = [next((p for p in pieces if p[0] <= t < p[1]), pieces[-1]) for t in grid]
+    y = np.array([p[2](t) for t, p in zip(grid, found)])
+    w = y[:, :4]
+    mom = np.max(np.abs((w * J).sum(axis=1) - (10 + (1 - np.cos(10 * np.pi * grid)) / np.pi)))
+    ke = 0.5 * (w ** 2 * J).sum(axis=1)
+    energy = np.max(np.abs(ke - ke[0] - y[:, 4] + y[:, 5]))
+    worst_stuck, worst_dir = -math.inf, 0.0
+    for t, wi, p in zip(grid, w, found):
+        T, cap, m = dynamics(t, wi, p[3])[1], caps(t), p[3]
+        for k in range(3):
+            if m[k] == 0:
+                worst_stuck = max(worst_stuck, abs(T[k]) - STATIC * cap[k])
+            elif m[k] is not None:
+                worst_dir = max(worst_dir, -m[k] * (wi[k] - wi[k + 1]))
+    dloss = np.min(np.diff(y[:, 5]))
+    print("%s: momentum error %.2g rad/s, energy balance error %.2g J (friction loss %.6g J, "
+          "work of tau %.6g J), stuck clutches' |T| - 1.1 T_cap at most %.3g N*m"
+          % (label, mom, energy, y[-1, 5], y[-1, 4], worst_stuck))
+    if not (mom <= TOL_MOMENTUM and energy <= TOL_ENERGY and worst_stuck <= TOL_STUCK
+            and worst_dir <= SLIP_TOL and dloss >= -TOL_ENERGY):
+        sys.exit("coupled_clutches.py: %s fails a sanity check (slip against its direction "
+                 "%.3g, smallest loss increment %.3g)" % (label, worst_dir, dloss))
+    return w
+
+
+def compute():
+    grid = np.arange(int(round(DURATION * 1000)) + 1) / 1000.0
+    runs = []
+    for method, tol in RUNS:
+        start = time.perf_counter()
+        initial, pieces, events = simulate(method, tol)
+        runs.append((initial, events, checks(method, grid, pieces)))
+        print("%s: %d pieces, %.2f s" % (method, len(pieces), time.perf_counter() - start))
+    (initial, events, w), (_, events2, w2) = runs
+    d_w = np.max(np.abs(w - w2))
+    d_t = max((abs(a[0] - b[0]) for a, b in zip(events, events2)), default=0.0)
+    print("%s vs %s: speeds differ by at most %.2g rad/s, event times by %.2g s"
+          % (RUNS[0][0], RUNS[1][0], d_w, d_t))
+    if not ([e[1:] for e in events] == [e[1:] for e in events2] and d_t <= AGREE
+            and d_w <= AGREE):
+        sys.exit("coupled_clutches.py: the two runs disagree (events %s vs %s)" % (events, events2))
+    for e in events:
+        print("event t=%.17g clutch=%d %s" % e)
+    print("t=%g: w = %s rad/s" % (grid[-1], ", ".join("%.12g" % x for x in w[-1])))
+    return grid, initial, events, w
+
+
+def check_csv(path, grid, events, w):
+    """--check: the events and speeds of PATH against this run."""
+    n, ev, header, rows = [0, 0], [], None, []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if line.startswith("# event "):
+                ev.append((float(p[2][2:]), int(p[3][7:]), p[4]))
+            elif line.startswith("#"):
+                continue
+            elif header is None:
+                header = line.strip().split(",")
+            elif line.strip():
+                rows.append([float(x) for x in line.split(",")])
+    rows = np.array(rows)
+
+    def check(name, ok, detail=""):
+        n[0 if ok else 1] += 1
+        print(("ok - %s" % name) if ok else ("FAIL - %s: %s" % (name, detail)))
+    check("the same events (clutch, kind; times within %g s)" % CHECK_TOL,
+          len(ev) == len(events) and all(a[1:] == b[1:] and abs(a[0] - b[0]) <= CHECK_TOL
+                                         for a, b in zip(ev, events)), "%s vs %s" % (ev, events))
+    check("columns t,w1,w2,w3,w4", header == ["t", "w1", "w2", "w3", "w4"], str(header))
+    check("%d rows on the 1 ms grid" % len(grid), rows.shape[0] == len(grid)
+          and np.max(np.abs(rows[:, 0] - grid)) <= 1e-15, str(rows.shape))
+    if rows.shape[0] == len(grid) and header and len(header) == 5:
+        for c in range(4):
+            d = np.max(np.abs(rows[:, c + 1] - w[:, c]))
+            check("column w%d within %g rad/s" % (c + 1, CHECK_TOL), d <= CHECK_TOL, "%.3g" % d)
+    print("%d passed, %d failed" % tuple(n))
+    sys.exit(1 if n[1] else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--output", "-o", default=DEFAULT_OUT, help="CSV to write (default %(default)s)")
+    ap.add_argument("--check", nargs="?", const=DEFAULT_OUT, metavar="PATH",
+                    help="recompute and compare with PATH (default: the committed CSV) "
+                    "instead of writing")
+    args = ap.parse_args()
+    grid, initial, events, w = compute()
+    if args.check:
+        check_csv(args.check, grid, events, w)
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    tmp = args.output + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("# coupled_clutches: Modelica.Mechanics.Rotational.Examples.CoupledClutches, "
+                "piecewise solve_ivp (DOP853) from scripts/ref/coupled_clutches.py (rad/s)\n")
+        f.write("# modes at t=0: %s\n" % ", ".join("clutch%d %s" % (k + 1, KINDS[m])
+                                                   for k, m in enumerate(initial)))
+        for e in events:
+            f.write("# event t=%.17g clutch=%d %s\n" % e)
+        f.write("t,w1,w2,w3,w4\n")
+        for t, wi in zip(grid, w):
+            f.write("%.17g,%.17g,%.17g,%.17g,%.17g\n" % ((t,) + tuple(wi)))
+    os.replace(tmp, args.output)
+    print("wrote %s (%d rows)" % (os.path.relpath(args.output), len(grid)))
+
+
+if __name__ == "__main__":
+    main()
