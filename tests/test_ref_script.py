@@ -23,6 +23,12 @@ stopped brentq anywhere within 1e-13 s would show at ~2e-12 of the load's
 largest speed and be flagged, which is wanted: the lock time is the
 reference's main figure. Any change to the model moves the values far
 beyond the tolerance.
+
+coupled_clutches is a numerical solution (solve_ivp at rtol = atol =
+1e-12 between located events), not a closed form: another scipy or libm
+moves its values by ~1e-11 (its two solvers agree to 1.7e-11), so it is
+compared to 1e-9 of the largest speed, still far below the 1e-3 rad/s the
+framework is held to and far below what any change to the model moves.
 """
 import os
 import subprocess
@@ -30,6 +36,7 @@ import sys
 import tempfile
 
 REL_TOL = 1e-12
+REL_TOL_OF = {"coupled_clutches": 1e-9}
 
 passed = 0
 failed = 0
@@ -92,6 +99,8 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: %s <source-root> <name>" % sys.argv[0])
     root, name = sys.argv[1], sys.argv[2]
+    global REL_TOL
+    REL_TOL = REL_TOL_OF.get(name, REL_TOL)
     script = os.path.join(root, "scripts", "ref", name + ".py")
     committed = os.path.join(root, "tests", "data", "ref", name + ".csv")
     with tempfile.TemporaryDirectory() as tmp:

@@ -476,6 +476,38 @@ static void unknown_name_error(const dg_driver *drv, dg_error *err, const char *
   dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, path, "unknown %s; %s", kind, hint);
 }
 
+/* Every channel the graph's file binds by name must be given: a run that
+ * left one at 0 would be a plausible wrong answer. All missing ones are
+ * named in one message, with where the graph binds the first. */
+static int required_channels(const dg_driver *drv, dg_error *err) {
+  const dg_graph *g = dg_sim_graph(drv->sim);
+  char list[DG_ERROR_TEXT_LEN / 2] = "";
+  size_t used = 0;
+  int missing = 0;
+  const char *first_path = NULL;
+  for (int c = 0; c < dg_graph_channel_count(g); c++) {
+    const char *name = dg_graph_channel_name(g, c);
+    bool given = false;
+    for (int i = 0; i < drv->scn->num_inputs && !given; i++)
+      given = strcmp(drv->scn->inputs[i].name, name) == 0;
+    if (given)
+      continue;
+    if (missing++ == 0)
+      first_path = dg_graph_channel_path(g, c);
+    if (used < sizeof list)
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s\"%s\"", missing > 1 ? ", " : "",
+                               name);
+  }
+  if (missing == 0)
+    return DG_OK;
+  dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, "/inputs",
+               "the graph %s binds channel%s %s (%s%s) but the scenario does not give %s: add "
+               "\"<channel>\": [[t, value], ...] to /inputs",
+               dg_graph_file(g), missing > 1 ? "s" : "", list, first_path,
+               missing > 1 ? ", ..." : "", missing > 1 ? "them" : "it");
+  return DG_ERR_UNKNOWN;
+}
+
 static int resolve_inputs(dg_driver *drv, dg_error *err) {
   const dg_scenario *scn = drv->scn;
   drv->inputs = calloc((size_t)(scn->num_inputs ? scn->num_inputs : 1), sizeof *drv->inputs);
@@ -497,15 +529,28 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
     /* the simulation evaluates the schedule inside its steps */
     char path[DG_ERROR_PATH_LEN];
     dg_pointer_append(path, sizeof path, "/inputs", src->name);
+    /* a channel feeding an integer input (a gear, a range) steps */
+    bool steps = src->steps || dg_sim_input_is_integer(drv->sim, index);
+    for (int k = 0; steps && k < src->n; k++) {
+      if (src->v[k] == floor(src->v[k]))
+        continue;
+      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
+      dg_pointer_index(kpath, sizeof kpath, path, (size_t)k);
+      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
+      dg_error_set(err, DG_ERR_RANGE, scn->file, vpath,
+                   "must be an integer (got %g): channel \"%s\" feeds an integer input (a gear)",
+                   src->v[k], src->name);
+      return DG_ERR_RANGE;
+    }
     dg_error e;
-    int rc = dg_sim_set_input_schedule(drv->sim, index, src->n, src->t, src->v, src->steps, &e);
+    int rc = dg_sim_set_input_schedule(drv->sim, index, src->n, src->t, src->v, steps, &e);
     if (rc != DG_OK) {
       dg_error_set(err, rc, scn->file, path, "%s", e.text);
       return rc;
     }
   }
   drv->num_inputs = scn->num_inputs;
-  return DG_OK;
+  return required_channels(drv, err);
 }
 
 /* Resolves a signal name, or fills err at `path` with a hint. */

@@ -1,0 +1,172 @@
+/* The example graphs that bind block inputs (graphs/NAME.json with their
+ * scenarios): each checked against a hand calculation, a conservation law
+ * or an independent reference. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A graph and scenario from the source tree, bound; fails the test on an
+ * error. */
+typedef struct run {
+  dg_graph *g;
+  dg_scenario *scn;
+  dg_sim *sim;
+  dg_driver *drv;
+} run;
+
+static run start(const char *graph, const char *scenario) {
+  run r = {0};
+  char path[1024];
+  dg_error err;
+  r.g = dg_test_graph_file(graph);
+  dg_test_path(path, sizeof path, scenario);
+  r.scn = dg_scenario_load_file(path, &err);
+  ck_assert_msg(r.scn, "%s: %s: %s", scenario, err.path, err.text);
+  r.sim = dg_test_sim(r.g);
+  r.drv = dg_driver_new(r.scn, r.sim, &err);
+  ck_assert_msg(r.drv, "%s: %s: %s", scenario, err.path, err.text);
+  return r;
+}
+
+static void finish(run *r) {
+  dg_driver_free(r->drv);
+  dg_sim_free(r->sim);
+  dg_scenario_free(r->scn);
+  dg_graph_free(r->g);
+}
+
+static double sig(const run *r, const char *name) { return dg_test_signal(r->sim, name); }
+
+/* ---- per-wheel brake commands ------------------------------------------- */
+
+/* graphs/brake_per_wheel.json, scenario brake_front_left: the body rolls at
+ * 20 m/s on four no-slip wheels (one DOF v), no road load; from t = 1 s
+ * only the front-left brake is applied, 0.75 of 2000 N·m × share 0.6 =
+ * T = 900 N·m. The brake slips (the wheel turns), so it applies exactly T
+ * against the wheel's rotation, and by virtual work on v (ω = v/R):
+ *   (m + Σ I_w / R²) dv/dt = −T / R,
+ * a constant deceleration a = (900/0.32) / (1500 + 4.6/0.1024)
+ * = 2812.5 / 1544.921875 = 1.820475... m/s². The ground force at the
+ * braked wheel's contact, F = T/R − I_fl a / R = 2812.5 − 17.8 N, is the
+ * only horizontal force on the car; the other brakes apply nothing. */
+START_TEST(test_one_wheel_braked) {
+  run r = start("graphs/brake_per_wheel.json", "graphs/scenarios/brake_front_left.json");
+  const double R = 0.32, T = 2000 * 0.6 * 0.75;
+  const double m_eff = 1500 + (2 * 1.0 + 2 * 1.3) / (R * R), a = T / R / m_eff;
+  dg_test_step(r.sim, 1000, 1e-3);
+  ck_assert_double_eq_tol(sig(&r, "body.speed"), 20.0, 1e-12);
+  ck_assert_double_eq(sig(&r, "wheel_fl.brake_torque"), 0.0);
+  for (int k = 1; k <= 3; k++) {
+    dg_test_step(r.sim, 1000, 1e-3);
+    double v = 20.0 - a * k;
+    ck_assert_double_eq_tol(sig(&r, "body.speed"), v, 1e-10);
+    ck_assert_double_eq_tol(sig(&r, "wheel_fl.omega"), v / R, 1e-9);
+    ck_assert_double_eq_tol(sig(&r, "wheel_fl.brake_torque"), -T, 1e-9);
+    ck_assert_double_eq_tol(sig(&r, "body.accel"), -a, 1e-9);
+    const char *others[] = {"wheel_fr.brake_torque", "wheel_rl.brake_torque",
+                            "wheel_rr.brake_torque"};
+    for (int i = 0; i < 3; i++)
+      ck_assert_double_eq(fabs(sig(&r, others[i])), 0.0);
+  }
+  /* the brake's work is the kinetic energy lost: T ∫ω dt */
+  double v3 = 20.0 - 3 * a, s = (20.0 + v3) / 2 * 3;
+  int fl = dg_test_block_index(r.g, "wheel_fl");
+  ck_assert_double_eq_tol(dg_sim_block_work(r.sim, fl), -T * s / R, 1e-6);
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_eq_tol(e.kinetic, 0.5 * m_eff * v3 * v3, 1e-6);
+  finish(&r);
+}
+END_TEST
+
+/* A channel the graph binds but the scenario does not give is refused
+ * before the run, with every missing channel named. */
+START_TEST(test_missing_channel) {
+  dg_graph *g = dg_test_graph_file("graphs/brake_per_wheel.json");
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_string(
+      "{\"duration\":1,\"inputs\":{\"brake_fr\":[[0,0]]}}", "s.json", &err);
+  ck_assert_ptr_nonnull(scn);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_ptr_null(dg_driver_new(scn, sim, &err));
+  ck_assert_str_eq(err.file, "s.json");
+  ck_assert_str_eq(err.path, "/inputs");
+  ck_assert_msg(strstr(err.text, "binds channels \"brake_fl\", \"brake_rl\", \"brake_rr\" "
+                                 "(/blocks/wheel_fl/inputs/brake, ...)"),
+                "%s", err.text);
+  dg_sim_free(sim);
+  dg_scenario_free(scn);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* ---- the 4x4 pickup: transfer case on its own range input ---------------- */
+
+/* Reverse in low range: the automatic on R (channel gear −1), the transfer
+ * case in low (channel range 2): the truck backs away, and the transfer
+ * case's input turns 2.72 times its output (the same sign: no neutral). */
+START_TEST(test_pickup_reverses_in_low) {
+  run r = start("graphs/pickup_4x4.json", "graphs/scenarios/pickup_reverse_low.json");
+  dg_test_step(r.sim, 8000, 1e-3);
+  ck_assert_double_eq(sig(&r, "gearbox.gear"), -1.0);
+  ck_assert_double_eq(sig(&r, "transfer.gear"), 2.0);
+  ck_assert_double_eq(sig(&r, "transfer.ratio"), 2.72);
+  double out = sig(&r, "transfer.omega_out");
+  ck_assert_double_lt(out, -5.0);
+  ck_assert_double_eq_tol(sig(&r, "transfer.omega"), 2.72 * out, 1e-12 * fabs(out));
+  ck_assert_double_lt(sig(&r, "body.speed"), -3.0);
+  finish(&r);
+}
+END_TEST
+
+/* Upshifts of the automatic in high range: the engine follows the throttle
+ * cut of the gearbox it drives (the nearest downstream), so during each
+ * shift its throttle is 0 and its speed never rises above where the shift
+ * began (with the cut cancelled by the transfer case it flared by ~600 rpm
+ * towards the limiter); the transfer case, shifting nothing, stays in high. */
+START_TEST(test_pickup_no_flare) {
+  run r = start("graphs/pickup_4x4.json", "graphs/scenarios/pickup_launch_high.json");
+  int shifts = 0;
+  bool shifting = false;
+  double begin = 0.0, peak = 0.0;
+  for (int i = 0; i < 30000; i++) {
+    double rpm = sig(&r, "engine.rpm");
+    dg_test_step(r.sim, 1, 1e-3);
+    bool now = sig(&r, "gearbox.shifting") == 1.0;
+    if (now && !shifting) {
+      begin = rpm;
+      peak = rpm;
+      shifts++;
+    }
+    if (now) {
+      ck_assert_double_eq(sig(&r, "engine.throttle"), 0.0);
+      peak = fmax(peak, sig(&r, "engine.rpm"));
+    }
+    if (!now && shifting)
+      ck_assert_msg(peak <= begin + 1e-6, "flare: %.1f rpm at the shift's start, %.1f in it",
+                    begin, peak);
+    shifting = now;
+    ck_assert_double_eq(sig(&r, "transfer.gear"), 1.0);
+  }
+  ck_assert_int_ge(shifts, 3);
+  finish(&r);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("examples");
+  TCase *tc = tcase_create("per_wheel_brake");
+  tcase_add_test(tc, test_one_wheel_braked);
+  tcase_add_test(tc, test_missing_channel);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("pickup");
+  tcase_add_test(tc, test_pickup_reverses_in_low);
+  tcase_add_test(tc, test_pickup_no_flare);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
