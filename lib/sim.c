@@ -691,6 +691,9 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     else
       reset_audit(sim);
   }
+  sim->ctx.speed = sim->sv.x;
+  sim->ctx.state = sim->sv.s;
+  dg_bind_eval(sim);
   free(nodes);
   free(speeds);
   return rc;
@@ -878,6 +881,7 @@ int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
   sim->topo_request = false;
   sim->failed = false;
   dg_error_clear(&sim->err);
+  dg_bind_eval(sim); /* signal-bound inputs at the restored state */
   return DG_OK;
 }
 
