@@ -83,7 +83,13 @@ START_TEST(test_one_wheel_braked) {
 END_TEST
 
 /* A channel the graph binds but the scenario does not give is refused
- * before the run, with every missing channel named. */
+ * before the run; dg_scenario_check names every missing one. */
+static void count_problem(const dg_error *e, void *user) {
+  ck_assert_str_eq(e->file, "s.json");
+  ck_assert_str_eq(e->path, "/inputs");
+  (*(int *)user)++;
+}
+
 START_TEST(test_missing_channel) {
   dg_graph *g = dg_test_graph_file("graphs/brake_per_wheel.json");
   dg_error err;
@@ -94,9 +100,13 @@ START_TEST(test_missing_channel) {
   ck_assert_ptr_null(dg_driver_new(scn, sim, &err));
   ck_assert_str_eq(err.file, "s.json");
   ck_assert_str_eq(err.path, "/inputs");
-  ck_assert_msg(strstr(err.text, "binds channels \"brake_fl\", \"brake_rl\", \"brake_rr\" "
-                                 "(/blocks/wheel_fl/inputs/brake, ...)"),
+  ck_assert_msg(strstr(err.text, "channel \"brake_fl\" is not given, but the graph ") &&
+                    strstr(err.text, "binds it (/blocks/wheel_fl/inputs/brake): add "
+                                     "\"brake_fl\": [[t, value], ...]"),
                 "%s", err.text);
+  int n = 0;
+  ck_assert_int_eq(dg_scenario_check(scn, sim, count_problem, &n), 3);
+  ck_assert_int_eq(n, 3);
   dg_sim_free(sim);
   dg_scenario_free(scn);
   dg_graph_free(g);

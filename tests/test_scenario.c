@@ -474,6 +474,39 @@ START_TEST(test_contradictory_initial) {
 }
 END_TEST
 
+/* Every problem of a scenario is reported in one pass, each at its place;
+ * load refuses with the first of them. */
+typedef struct problems {
+  int n;
+  char paths[8][DG_ERROR_PATH_LEN];
+} problems;
+static void keep_problem(const dg_error *e, void *user) {
+  problems *p = user;
+  if (p->n < 8)
+    snprintf(p->paths[p->n], sizeof p->paths[0], "%s", e->path);
+  p->n++;
+}
+
+START_TEST(test_every_problem_at_once) {
+  const char *text = "{\"duration\":-1,\"dt\":\"x\",\"inputs\":{\"throttle\":[[0,\"a\"]],"
+                     "\"brake\":3},\"bogus\":1}";
+  problems p = {0};
+  ck_assert_int_eq(dg_scenario_validate_string(text, "s.json", keep_problem, &p), 5);
+  ck_assert_int_eq(p.n, 5);
+  const char *want[] = {"/duration", "/dt", "/inputs/throttle/0/1", "/inputs/brake", "/bogus"};
+  for (int i = 0; i < 5; i++) {
+    bool found = false;
+    for (int k = 0; k < p.n && !found; k++)
+      found = strcmp(p.paths[k], want[i]) == 0;
+    ck_assert_msg(found, "no problem reported at %s", want[i]);
+  }
+  dg_error err;
+  ck_assert_ptr_null(dg_scenario_load_string(text, "s.json", &err));
+  ck_assert_str_eq(err.path, p.paths[0]);
+  ck_assert_int_eq(dg_scenario_validate_string("{\"duration\":1}", "ok.json", keep_problem, &p), 0);
+}
+END_TEST
+
 static Suite *scenario_suite(void) {
   Suite *s = suite_create("scenario");
 
@@ -508,6 +541,7 @@ static Suite *scenario_suite(void) {
   tcase_add_test(tc, test_initial_speed);
   tcase_add_test(tc, test_stop_condition);
   tcase_add_test(tc, test_stop_while_running);
+  tcase_add_test(tc, test_every_problem_at_once);
   tcase_add_test(tc, test_unknown_input_close);
   tcase_add_test(tc, test_unknown_input_far);
   tcase_add_test(tc, test_unknown_initial_signal);

@@ -437,6 +437,18 @@ DG_API int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift
 DG_API dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
 DG_API dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err);
 DG_API void dg_scenario_free(dg_scenario *scn);
+/// Reads a scenario and reports every problem of its text through fn, one
+/// call each (as dg_graph_validate_file); returns their number (0: it loads).
+DG_API int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user);
+DG_API int dg_scenario_validate_string(const char *json, const char *name, dg_diag_fn fn,
+                                       void *user);
+/// Checks a scenario against a simulation without changing it: every input
+/// names one of its channels ("did you mean"), channels feeding integer
+/// inputs get integers, every channel the graph binds by name is given, the
+/// `initial` and `stop` signals exist. Reports every problem through fn
+/// (the scenario's file and JSON pointer); returns their number.
+/// dg_driver_new refuses a scenario with any, returning the first.
+DG_API int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user);
 /// Values from the file; NaN when the file leaves them out.
 DG_API double dg_scenario_duration(const dg_scenario *scn);
 DG_API double dg_scenario_dt(const dg_scenario *scn);

@@ -374,6 +374,52 @@ dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_erro
   return scn;
 }
 
+/* Every problem of a scenario's text through fn (load refuses on the first
+ * of the same list). */
+int dg_scenario_validate_string(const char *json, const char *name, dg_diag_fn fn, void *user) {
+  const char *file = name ? name : "<string>";
+  dg_diag diag;
+  dg_diag_init(&diag, file, fn, user);
+  if (!json) {
+    dg_diag_add(&diag, DG_ERR_USAGE, "", "no scenario text");
+    return diag.count;
+  }
+  json_t *root = dg_json_parse(json, file, &diag);
+  if (!root)
+    return diag.count;
+  dg_scenario *scn = scenario_new(file);
+  if (!scn) {
+    json_decref(root);
+    dg_diag_add(&diag, DG_ERR_NOMEM, "", "out of memory");
+    return diag.count;
+  }
+  scn_parse p = {.scn = scn, .diag = &diag};
+  parse_document(&p, root);
+  json_decref(root);
+  dg_scenario_free(scn);
+  return diag.count;
+}
+
+int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user) {
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_file(path, &err);
+  if (scn) {
+    dg_scenario_free(scn);
+    return 0;
+  }
+  if (err.code == DG_ERR_IO || err.code == DG_ERR_USAGE ||
+      strstr(err.text, "NUL byte")) { /* no text to read: the one problem */
+    if (fn)
+      fn(&err, user);
+    return 1;
+  }
+  size_t len;
+  char *text = dg_read_file(path, &len);
+  int n = text ? dg_scenario_validate_string(text, path, fn, user) : 1;
+  free(text);
+  return n;
+}
+
 dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
   if (!path) {
     dg_error_set(err, DG_ERR_USAGE, "", "", "no scenario file given");
@@ -476,36 +522,73 @@ static void unknown_name_error(const dg_driver *drv, dg_error *err, const char *
   dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, path, "unknown %s; %s", kind, hint);
 }
 
-/* Every channel the graph's file binds by name must be given: a run that
- * left one at 0 would be a plausible wrong answer. All missing ones are
- * named in one message, with where the graph binds the first. */
-static int required_channels(const dg_driver *drv, dg_error *err) {
-  const dg_graph *g = dg_sim_graph(drv->sim);
-  char list[DG_ERROR_TEXT_LEN / 2] = "";
-  size_t used = 0;
-  int missing = 0;
-  const char *first_path = NULL;
+/* "unknown <kind>; did you mean ..." into a collector. */
+static void unknown_name(dg_diag *d, const dg_sim *sim, const char *path, const char *name,
+                         const char *kind, int n, name_at_fn name_at) {
+  const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  char hint[DG_ERROR_TEXT_LEN - 32] = "";
+  if (names) {
+    for (int i = 0; i < n; i++)
+      names[i] = name_at(sim, i);
+    name_hint(hint, sizeof hint, name, kind, names, n);
+  }
+  free(names);
+  dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown %s; %s", kind, hint);
+}
+
+int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user) {
+  dg_diag d;
+  dg_diag_init(&d, scn ? scn->file : "", fn, user);
+  if (!scn || !sim) {
+    dg_diag_add(&d, DG_ERR_USAGE, "", "no scenario or simulation");
+    return d.count;
+  }
+  for (int i = 0; i < scn->num_inputs; i++) {
+    const scn_input *src = &scn->inputs[i];
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/inputs", src->name);
+    int index = dg_sim_input_find(sim, src->name);
+    if (index < 0) {
+      unknown_name(&d, sim, path, src->name, "input", dg_sim_input_count(sim), dg_sim_input_name);
+      continue;
+    }
+    if (src->steps || !dg_sim_input_is_integer(sim, index))
+      continue; /* "gear" was checked when parsed */
+    for (int k = 0; k < src->n; k++) {
+      if (src->v[k] == floor(src->v[k]))
+        continue;
+      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
+      dg_pointer_index(kpath, sizeof kpath, path, (size_t)k);
+      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
+      dg_diag_add(&d, DG_ERR_RANGE, vpath,
+                  "must be an integer (got %g): channel \"%s\" feeds an integer input (a gear)",
+                  src->v[k], src->name);
+    }
+  }
+  const dg_graph *g = dg_sim_graph(sim);
   for (int c = 0; c < dg_graph_channel_count(g); c++) {
     const char *name = dg_graph_channel_name(g, c);
     bool given = false;
-    for (int i = 0; i < drv->scn->num_inputs && !given; i++)
-      given = strcmp(drv->scn->inputs[i].name, name) == 0;
-    if (given)
-      continue;
-    if (missing++ == 0)
-      first_path = dg_graph_channel_path(g, c);
-    if (used < sizeof list)
-      used += (size_t)snprintf(list + used, sizeof list - used, "%s\"%s\"", missing > 1 ? ", " : "",
-                               name);
+    for (int i = 0; i < scn->num_inputs && !given; i++)
+      given = strcmp(scn->inputs[i].name, name) == 0;
+    if (!given)
+      dg_diag_add(&d, DG_ERR_UNKNOWN, "/inputs",
+                  "channel \"%s\" is not given, but the graph %s binds it (%s): add \"%s\": "
+                  "[[t, value], ...]",
+                  name, dg_graph_file(g), dg_graph_channel_path(g, c), name);
   }
-  if (missing == 0)
-    return DG_OK;
-  dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, "/inputs",
-               "the graph %s binds channel%s %s (%s%s) but the scenario does not give %s: add "
-               "\"<channel>\": [[t, value], ...] to /inputs",
-               dg_graph_file(g), missing > 1 ? "s" : "", list, first_path,
-               missing > 1 ? ", ..." : "", missing > 1 ? "them" : "it");
-  return DG_ERR_UNKNOWN;
+  for (int i = 0; i < scn->num_initial; i++) {
+    if (dg_sim_signal_find(sim, scn->initial[i].name) >= 0)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/initial", scn->initial[i].name);
+    unknown_name(&d, sim, path, scn->initial[i].name, "signal", dg_sim_signal_count(sim),
+                 dg_sim_signal_name);
+  }
+  if (scn->stop_kind != STOP_NONE && dg_sim_signal_find(sim, scn->stop_signal) < 0)
+    unknown_name(&d, sim, "/stop/signal", scn->stop_signal, "signal", dg_sim_signal_count(sim),
+                 dg_sim_signal_name);
+  return d.count;
 }
 
 static int resolve_inputs(dg_driver *drv, dg_error *err) {
@@ -550,7 +633,7 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
     }
   }
   drv->num_inputs = scn->num_inputs;
-  return required_channels(drv, err);
+  return DG_OK;
 }
 
 /* Resolves a signal name, or fills err at `path` with a hint. */
@@ -608,6 +691,19 @@ static int resolve_stop(dg_driver *drv, dg_error *err) {
   return drv->stop_id < 0 ? DG_ERR_UNKNOWN : DG_OK;
 }
 
+typedef struct first_problem {
+  bool have;
+  dg_error err;
+} first_problem;
+
+static void keep_first(const dg_error *e, void *user) {
+  first_problem *fp = user;
+  if (!fp->have) {
+    fp->have = true;
+    fp->err = *e;
+  }
+}
+
 dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
   if (!scn || !sim) {
     dg_error_set(err, DG_ERR_USAGE, scn ? scn->file : "", "", "no scenario or simulation");
@@ -620,6 +716,17 @@ dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
   }
   drv->scn = scn;
   drv->sim = sim;
+  /* every problem of the binding is known before anything is set; the
+   * first is returned (dg_scenario_check reports them all) */
+  {
+    first_problem fp = {0};
+    if (dg_scenario_check(scn, sim, keep_first, &fp) > 0) {
+      if (err)
+        *err = fp.err;
+      dg_driver_free(drv);
+      return NULL;
+    }
+  }
   /* Inputs before initial values: the pedals and the gear decide which
    * constraints the initial speeds are projected onto. */
   int rc = resolve_inputs(drv, err);
