@@ -143,7 +143,7 @@ check "sweep grid: JSON" json_lines "$OUT"
 check "sweep grid: variant order" same_text "$(grep -Eo '^\{"variant":[0-9]+' <<<"$OUT" | tr -d '{"variant:' | tr '\n' ' ')" "0 1 2 3 "
 check "sweep grid: last --set fastest" has "$OUT" '^\{"variant":1,"overrides":\{"engine.inertia":0.15,"final.ratio":4.3\},'
 check "sweep grid: first --set slowest" has "$OUT" '^\{"variant":2,"overrides":\{"engine.inertia":0.25,"final.ratio":3.9\},'
-check "sweep grid: summary fields" has "$OUT" '"t_0_100_kmh_s":null,"top_speed_kmh":[0-9.e+-]+,"final_time_s":[0-9.e+-]+,"steps":1500,"topology_changes":[0-9]+,"balance_error_J":[0-9.e+-]+,"balance_error_relative":[0-9.e+-]+,"final_values":\{"body.speed":[0-9.e+-]+,"gearbox.gear":[0-9]+\}\}$'
+check "sweep grid: summary fields" has "$OUT" '"t_0_100_kmh_s":null,"top_speed_kmh":[0-9.e+-]+,"final_time_s":[0-9.e+-]+,"steps":1500,"topology_changes":[0-9]+,"energy":\{"work_in_J":[0-9.e+-]+,"balance_error_J":[0-9.e+-]+,"balance_error_relative":[0-9.e+-]+\},"final_values":\{"body.speed":[0-9.e+-]+,"gearbox.gear":[0-9]+\}\}$'
 check "sweep grid: summary on stderr" has "$ERR" '^drivegraph sweep: 4 variants \(shard 0/1 of 4\) in [0-9.]+ s on 2 threads: 4 ok, 0 failed$'
 check "sweep grid: the overrides change the runs" [ "$(field 1 "$OUT" top_speed_kmh)" != "$(field 4 "$OUT" top_speed_kmh)" ]
 

@@ -639,12 +639,16 @@ static void write_line(sweep *s, long index, int n, const dg_override *ov,
   put_number(f, 3.6 * r->top_speed);
   fputs(",\"final_time_s\":", f);
   put_number(f, r->final_time);
-  fprintf(f, ",\"steps\":%ld,\"topology_changes\":%ld,\"balance_error_J\":", r->steps,
+  fprintf(f, ",\"steps\":%ld,\"topology_changes\":%ld,\"energy\":{\"work_in_J\":", r->steps,
           r->topology_changes);
+  put_number(f, r->work_in);
+  fputs(",\"balance_error_J\":", f);
   put_number(f, r->balance_error);
+  /* relative to the work in; sim also has a scale without work in (the
+   * kinetic energy at the start), which a batch result does not carry */
   fputs(",\"balance_error_relative\":", f);
   put_number(f, r->work_in > 0.0 ? fabs(r->balance_error) / r->work_in : NAN);
-  fputs(",\"final_values\":{", f);
+  fputs("},\"final_values\":{", f);
   for (int k = 0; k < s->nsig; k++) {
     if (k)
       fputc(',', f);
@@ -814,8 +818,8 @@ const command dg_cmd_sweep = {
         "order, with the key names and units of `sim --json`:\n"
         "  {\"variant\": 0, \"overrides\": {...}, \"t_0_100_kmh_s\": s,\n"
         "   \"top_speed_kmh\": km/h, \"final_time_s\": s, \"steps\": N,\n"
-        "   \"topology_changes\": N, \"balance_error_J\": J, \"balance_error_relative\": ...,\n"
-        "   \"final_values\": {\"<block>.<signal>\": value, ...}}\n"
+        "   \"topology_changes\": N, \"energy\": {\"work_in_J\": J, \"balance_error_J\": J,\n"
+        "   \"balance_error_relative\": ...}, \"final_values\": {\"<block>.<signal>\": value}}\n"
         "or {\"variant\": 3, \"overrides\": {...}, \"error\": \"...\"} for a failed run\n"
         "(numbers in their shortest exact form, null for none). t_0_100_kmh_s and\n"
         "top_speed_kmh use the speed of the first vehicle block. A summary goes to\n"
