@@ -114,26 +114,34 @@ int usage_error(const command *cmd, const char *fmt, ...) {
 /* The help option, a part of every table. */
 static const option_def help_option = {.name = "help", .short_name = 'h', .kind = OPT_FLAG};
 
-/* The option named by the `len` characters of `name`: an exact match, else
- * the only one it is a prefix of (as getopt_long). *ambiguous is set when
- * several are. */
+/* Notes option o as an exact match or one more prefix match of `name`. */
+static void match_long(const option_def *o, const char *name, size_t len,
+                       const option_def **exact, const option_def **prefix_of, int *prefixes) {
+  if (strncmp(o->name, name, len) != 0)
+    return;
+  if (strlen(o->name) == len) {
+    *exact = o;
+  } else {
+    *prefix_of = o;
+    (*prefixes)++;
+  }
+}
+
+/* The option named by the `len` characters of `name` (the table's or
+ * --help): an exact match, else the only one it is a prefix of (as
+ * getopt_long). *ambiguous is set when several are. */
 static const option_def *find_long(const command *cmd, const char *name, size_t len,
                                    bool *ambiguous) {
-  const option_def *prefix_of = NULL;
+  const option_def *exact = NULL, *prefix_of = NULL;
   int prefixes = 0;
   *ambiguous = false;
-  for (const option_def *o = cmd->options; o && o->name; o++) {
-    if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-      return o;
-    if (strncmp(o->name, name, len) == 0) {
-      prefix_of = o;
-      prefixes++;
-    }
-  }
-  if (len == 4 && strncmp(name, "help", 4) == 0)
-    return &help_option;
-  if (len > 0 && len < 4 && strncmp("help", name, len) == 0)
-    prefixes++, prefix_of = prefixes == 1 ? &help_option : prefix_of;
+  if (len == 0)
+    return NULL;
+  for (const option_def *o = cmd->options; o && o->name; o++)
+    match_long(o, name, len, &exact, &prefix_of, &prefixes);
+  match_long(&help_option, name, len, &exact, &prefix_of, &prefixes);
+  if (exact)
+    return exact;
   *ambiguous = prefixes > 1;
   return prefixes == 1 ? prefix_of : NULL;
 }
