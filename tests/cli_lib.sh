@@ -62,3 +62,18 @@ finish() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
 }
+
+# find_retarder_plugin: sets PLUGIN to the built example plugin
+# examples/retarder (next to the drivegraph binary; DG_RETARDER_PLUGIN
+# overrides), or to "" when it is not built.
+find_retarder_plugin() {
+  local bin_dir c
+  bin_dir=$(cd "$(dirname "$DG")" && pwd)
+  PLUGIN=
+  for c in ${DG_RETARDER_PLUGIN:-} "$bin_dir/examples/retarder/libretarder.so" "$bin_dir/libretarder.so"; do
+    if [[ -f $c ]]; then
+      PLUGIN=$c
+      return 0
+    fi
+  done
+}

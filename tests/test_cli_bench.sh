@@ -143,9 +143,9 @@ check "sweep grid: JSON" json_lines "$OUT"
 check "sweep grid: variant order" same_text "$(grep -Eo '^\{"variant":[0-9]+' <<<"$OUT" | tr -d '{"variant:' | tr '\n' ' ')" "0 1 2 3 "
 check "sweep grid: last --set fastest" has "$OUT" '^\{"variant":1,"overrides":\{"engine.inertia":0.15,"final.ratio":4.3\},'
 check "sweep grid: first --set slowest" has "$OUT" '^\{"variant":2,"overrides":\{"engine.inertia":0.25,"final.ratio":3.9\},'
-check "sweep grid: summary fields" has "$OUT" '"t_0_100":null,"top_speed":[0-9.e+-]+,"final_time":[0-9.e+-]+,"steps":1500,"topology_changes":[0-9]+,"balance_error":[0-9.e+-]+,"balance_error_rel":[0-9.e+-]+,"final":\{"body.speed":[0-9.e+-]+,"gearbox.gear":[0-9]+\}\}$'
+check "sweep grid: summary fields" has "$OUT" '"t_0_100_kmh_s":null,"top_speed_kmh":[0-9.e+-]+,"final_time_s":[0-9.e+-]+,"steps":1500,"topology_changes":[0-9]+,"energy":\{"work_in_J":[0-9.e+-]+,"balance_error_J":[0-9.e+-]+,"balance_error_relative":[0-9.e+-]+\},"final_values":\{"body.speed":[0-9.e+-]+,"gearbox.gear":[0-9]+\}\}$'
 check "sweep grid: summary on stderr" has "$ERR" '^drivegraph sweep: 4 variants \(shard 0/1 of 4\) in [0-9.]+ s on 2 threads: 4 ok, 0 failed$'
-check "sweep grid: the overrides change the runs" [ "$(field 1 "$OUT" top_speed)" != "$(field 4 "$OUT" top_speed)" ]
+check "sweep grid: the overrides change the runs" [ "$(field 1 "$OUT" top_speed_kmh)" != "$(field 4 "$OUT" top_speed_kmh)" ]
 
 run "$DG" sweep "$SEDAN" "${GRID[@]}" --jobs 1
 check "sweep --jobs 1: same bytes as --jobs 2" same_text "$OUT" "$GRID_OUT"
@@ -158,7 +158,7 @@ check "sweep shards: the union is the sweep" same_text "$(printf '%s\n%s\n' "$SH
 
 # no overrides: the base graph; overriding a value with the file's own
 # value: the same run, bit for bit
-results() { sed 's/.*"t_0_100"/"t_0_100"/' <<<"$1"; }
+results() { sed 's/.*"t_0_100_kmh_s"/"t_0_100_kmh_s"/' <<<"$1"; }
 run "$DG" sweep "$SEDAN" --duration 1.5 --signals body.speed,engine.rpm
 check "sweep no overrides: one line" line_count_is "$OUT" 1
 check "sweep no overrides: empty overrides" has "$OUT" '^\{"variant":0,"overrides":\{\},'
@@ -275,6 +275,6 @@ EOF
 run "$DG" sweep "$SEDAN" --scenario "$TMP/stop.json" --set engine.inertia=0.15,0.3 --duration 10 --signals body.speed
 check "sweep --scenario: exit 0" rc_is 0
 check "sweep --scenario: stopped early" [ "$(field 1 "$OUT" steps)" -lt 10000 ]
-check "sweep --scenario: above the stop speed" has "$OUT" '"final":\{"body.speed":5\.[0-9]+'
+check "sweep --scenario: above the stop speed" has "$OUT" '"final_values":\{"body.speed":5\.[0-9]+'
 
 finish

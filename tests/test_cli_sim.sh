@@ -61,7 +61,7 @@ check "--from-speed not a number: message" has "$ERR" "--from-speed: expected a 
 
 run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --plot "$TMP/p.pdf"
 check "--plot .pdf: exit 2" rc_is 2
-check "--plot .pdf: message" has "$ERR" "--plot: '.*p\\.pdf' must end in \\.png or \\.svg"
+check "--plot .pdf: message" has "$ERR" "--plot: expected a file name ending in \\.png or \\.svg \\(got '.*p\\.pdf'\\)"
 check "--plot .pdf: nothing written" no_file "$TMP/p.pdf"
 run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --plot "$TMP/plotfile"
 check "--plot without extension: exit 2" rc_is 2

@@ -15,6 +15,7 @@
  * sedan.c, baseline_axle.c, linked from the dgbaseline library) runs the
  * same way, and the framework/baseline cost ratio is printed once the two
  * trajectories are seen to agree. */
+#include "plugin.h"
 #include "tool.h"
 
 #include "tests/baseline_axle.h"
@@ -22,8 +23,6 @@
 
 #include <drivegraph/drivegraph.h>
 
-#include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,55 +42,20 @@ typedef struct bench_opts {
   const char *graph;
   long steps;
   double dt;
-  int reps;
+  long reps;
+  opt_list plugins;
 } bench_opts;
 
-static bool parse_count(const char *text, long max, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || v < 1 || v > max)
-    return false;
-  *out = v;
-  return true;
-}
-
-static int bench_parse_args(const command *cmd, int argc, char **argv, bench_opts *o) {
-  static const struct option longopts[] = {{"steps", required_argument, NULL, 'n'},
-                                            {"dt", required_argument, NULL, 'd'},
-                                            {"reps", required_argument, NULL, 'r'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
-  *o = (bench_opts){.steps = DEFAULT_STEPS, .dt = 0.001, .reps = DEFAULT_REPS};
-  long v;
-  int c;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'n':
-      if (!parse_count(optarg, 1000000000L, &o->steps))
-        return usage_error(cmd, "--steps: expected a whole number >= 1 (got '%s')", optarg);
-      break;
-    case 'd':
-      if (!parse_seconds(optarg, &o->dt))
-        return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
-      break;
-    case 'r':
-      if (!parse_count(optarg, MAX_REPS, &v))
-        return usage_error(cmd, "--reps: expected a whole number from 1 to %d (got '%s')",
-                           MAX_REPS, optarg);
-      o->reps = (int)v;
-      break;
-    case 'h': print_help(cmd); return HELP_SHOWN;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  if (optind >= argc)
-    return usage_error(cmd, "no graph file given");
-  if (optind + 1 < argc)
-    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
-  o->graph = argv[optind];
-  return EXIT_OK;
-}
+static const option_def bench_options[] = {
+    {.name = "steps", OPT_INT_AT(bench_opts, steps), .arg = "N", .min = 1, .max = 1e9,
+     .help = "steps per run (default 10000)"},
+    {.name = "dt", OPT_SECONDS_AT(bench_opts, dt), .arg = "s",
+     .help = "step size (default 0.001)"},
+    {.name = "reps", OPT_INT_AT(bench_opts, reps), .arg = "R", .min = 1, .max = MAX_REPS,
+     .help = "timed runs, 1 to 1000 (default 5)"},
+    OPT_PLUGIN_AT(bench_opts, plugins),
+    {0},
+};
 
 /* ------------------------------------------------------------------------ */
 /* Runs                                                                     */
@@ -262,7 +226,7 @@ static int measure(const bench_opts *o, const dg_graph *g, const baseline_def *b
       ns[r] = 1e9 * s / (double)o->steps;
   }
   if (rc == EXIT_OK)
-    *out = summarize(ns, o->reps);
+    *out = summarize(ns, (int)o->reps);
   free(ns);
   return rc;
 }
@@ -299,14 +263,26 @@ static int bench_baseline(const bench_opts *o, const baseline_def *def, const be
 }
 
 static int cmd_bench(const command *cmd, int argc, char **argv) {
-  bench_opts o;
-  int rc = bench_parse_args(cmd, argc, argv, &o);
+  bench_opts o = {.steps = DEFAULT_STEPS, .dt = 0.001, .reps = DEFAULT_REPS};
+  operands args;
+  int rc = parse_options(cmd, argc, argv, &o, &args);
+  if (rc == EXIT_OK && args.n == 0)
+    rc = usage_error(cmd, "no graph file given");
+  if (rc == EXIT_OK && args.n > 1)
+    rc = usage_error(cmd, "one graph file expected (got '%s' too)", args.v[1]);
+  /* the built-in classes plus the plugins' (outlives the graph) */
+  dg_registry *reg = rc == EXIT_OK ? plugin_registry(o.plugins.n, o.plugins.v) : NULL;
+  if (rc == EXIT_OK && !reg)
+    rc = EXIT_INVALID; /* plugin_registry said why */
+  options_free(cmd, &o);
   if (rc != EXIT_OK)
     return rc == HELP_SHOWN ? EXIT_OK : rc;
+  o.graph = args.v[0];
   dg_error err;
-  dg_graph *g = dg_graph_load_file(NULL, o.graph, &err);
+  dg_graph *g = dg_graph_load_file(reg, o.graph, &err);
   if (!g) {
     print_error(stderr, &err, o.graph);
+    dg_registry_free(reg);
     return EXIT_INVALID;
   }
   const baseline_def *bl = baseline_for(g);
@@ -320,7 +296,7 @@ static int cmd_bench(const command *cmd, int argc, char **argv) {
       printf("%d DOFs)\n", info.dof_min);
     else
       printf("%d-%d DOFs)\n", info.dof_min, info.dof_max);
-    printf("run:                launch, %ld steps of %g s (%g s), median of %d after a "
+    printf("run:                launch, %ld steps of %g s (%g s), median of %ld after a "
            "warm-up run\n",
            o.steps, o.dt, (double)o.steps * o.dt, o.reps);
     printf("topology changes:   %ld per run\n", info.topology_changes);
@@ -332,12 +308,13 @@ static int cmd_bench(const command *cmd, int argc, char **argv) {
       rc = bench_baseline(&o, bl, &info, &t);
   }
   dg_graph_free(g);
+  dg_registry_free(reg);
   return rc;
 }
 
 const command dg_cmd_bench = {
     .name = "bench",
-    .synopsis = "GRAPH [--steps N] [--dt s] [--reps R]",
+    .operands = "GRAPH",
     .summary = "Measure the cost of a simulation step (ns per RK4 step).",
     .help = "Runs the graph through a fixed launch without output: full throttle from rest,\n"
             "brake and clutch pedal released, gear input 1 + floor(t / 2 s) (manual\n"
@@ -350,12 +327,10 @@ const command dg_cmd_bench = {
             "With graphs/bench/sedan_baseline.json or axle_baseline.json (recognized\n"
             "by their names) the hand-written baseline tests/baseline_sedan.c or\n"
             "baseline_axle.c runs the same way and the framework/baseline cost ratio\n"
-            "is printed, once their trajectories agree.\n\n"
-            "Options:\n"
-            "  --steps N         steps per run (default 10000)\n"
-            "  --dt s            step size (default 0.001)\n"
-            "  --reps R          timed runs, 1 to 1000 (default 5)\n"
-            "  -h, --help        show this help\n\n"
-            "Exit status: 0 ok, 1 invalid graph or failed simulation, 2 usage error.\n",
+            "is printed, once their trajectories agree.\n"
+            "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
+    .options = bench_options,
+    .footer = "Exit status: 0 ok, 1 invalid graph, a plugin failed to load or a failed\n"
+              "simulation, 2 usage error.\n",
     .run = cmd_bench,
 };

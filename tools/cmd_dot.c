@@ -30,13 +30,11 @@
 #include <jansson.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PLUGINS 32
 #define MAX_PARAMS 4     /* parameter lines per node */
 #define MAX_ARRAY_SHOWN 4 /* arrays longer than this show 3 values, "…", the last */
 
@@ -582,37 +580,33 @@ static int write_dot(const command *cmd, const dot_graph *dg, const char *output
   return ok ? EXIT_OK : EXIT_INVALID;
 }
 
-static int cmd_dot(const command *cmd, int argc, char **argv) {
-  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                           {"plugin", required_argument, NULL, 'p'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {0, 0, 0, 0}};
-  const char *output = NULL;
-  char *plugins[MAX_PLUGINS];
-  int nplugins = 0;
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'h': print_help(cmd); return EXIT_OK;
-    case 'o': output = optarg; break;
-    case 'p':
-      if (nplugins == MAX_PLUGINS)
-        return usage_error(cmd, "at most %d --plugin options", MAX_PLUGINS);
-      plugins[nplugins++] = optarg;
-      break;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  if (optind >= argc)
-    return usage_error(cmd, "no graph file given");
-  if (optind + 1 < argc)
-    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
-  const char *path = argv[optind];
+typedef struct dot_opts {
+  const char *output;
+  opt_list plugins;
+} dot_opts;
 
-  dg_registry *reg = plugin_registry(nplugins, plugins);
-  if (!reg)
-    return EXIT_INVALID; /* plugin_registry said why */
+static const option_def dot_options[] = {
+    {.name = "output", .short_name = 'o', OPT_STRING_AT(dot_opts, output), .arg = "FILE",
+     .help = "write the DOT to FILE (through FILE.tmp and a rename)"},
+    OPT_PLUGIN_AT(dot_opts, plugins),
+    {0},
+};
+
+static int cmd_dot(const command *cmd, int argc, char **argv) {
+  dot_opts o = {0};
+  operands args;
+  int rc = parse_options(cmd, argc, argv, &o, &args);
+  if (rc == EXIT_OK && args.n == 0)
+    rc = usage_error(cmd, "no graph file given");
+  if (rc == EXIT_OK && args.n > 1)
+    rc = usage_error(cmd, "one graph file expected (got '%s' too)", args.v[1]);
+  dg_registry *reg = rc == EXIT_OK ? plugin_registry(o.plugins.n, o.plugins.v) : NULL;
+  if (rc == EXIT_OK && !reg)
+    rc = EXIT_INVALID; /* plugin_registry said why */
+  options_free(cmd, &o);
+  if (rc != EXIT_OK)
+    return rc == HELP_SHOWN ? EXIT_OK : rc;
+  const char *path = args.v[0], *output = o.output;
   /* Every problem, as `validate` reports them (on stderr: stdout is for
    * the DOT). */
   if (dg_graph_validate_file(reg, path, print_problem, (void *)path, NULL) > 0) {
@@ -622,11 +616,15 @@ static int cmd_dot(const command *cmd, int argc, char **argv) {
   dg_error err = {0};
   dg_graph *g = dg_graph_load_file(reg, path, &err);
   /* The loader has read and checked the file; the parameter values the
-   * nodes show come from the JSON as written. */
+   * nodes show come from the JSON as written (or as a YAML config
+   * converts to). */
+  char *text = g ? graph_json_text(path, &err) : NULL;
   json_error_t jerr;
-  json_t *root = g ? json_load_file(path, 0, &jerr) : NULL;
+  json_t *root = text ? json_loads(text, 0, &jerr) : NULL;
+  bool read = text != NULL;
+  free(text);
   if (!g || !root) {
-    if (!g)
+    if (!read)
       print_error(stderr, &err, path);
     else
       fprintf(stderr, "%s: cannot read again: %s\n", path, jerr.text);
@@ -637,7 +635,6 @@ static int cmd_dot(const command *cmd, int argc, char **argv) {
   }
   dot_graph dg = {g, reg, json_object_get(root, "blocks"), NULL};
   dg.connected = connected_ports(&dg);
-  int rc;
   if (!dg.connected) {
     fprintf(stderr, "drivegraph dot: out of memory\n");
     rc = EXIT_INVALID;
@@ -653,7 +650,7 @@ static int cmd_dot(const command *cmd, int argc, char **argv) {
 
 const command dg_cmd_dot = {
     .name = "dot",
-    .synopsis = "GRAPH [--output FILE] [--plugin LIB.so]...",
+    .operands = "GRAPH",
     .summary = "Graphviz DOT of a graph: blocks, ports and connections.",
     .help = "Prints the graph in Graphviz's DOT language, power flowing left to right:\n"
             "each block with its id, type and a few telling parameters (its enum\n"
@@ -663,11 +660,9 @@ const command dg_cmd_dot = {
             "(linear ports) dashed. Render it with Graphviz:\n\n"
             "  drivegraph dot graphs/sedan_rwd_automatic.json | dot -Tsvg > sedan.svg\n\n"
             "An invalid graph prints every problem on stderr, as `validate` does, and\n"
-            "nothing on stdout.\n\n"
-            "Options:\n"
-            "  -o, --output FILE  write the DOT to FILE (through FILE.tmp and a rename)\n"
-            "  --plugin LIB.so    load the block types of a plugin (repeatable)\n"
-            "  -h, --help         show this help\n\n"
-            "Exit status: 0 ok, 1 invalid graph or unwritable output, 2 usage error.\n",
+            "nothing on stdout.\n"
+            "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
+    .options = dot_options,
+    .footer = "Exit status: 0 ok, 1 invalid graph or unwritable output, 2 usage error.\n",
     .run = cmd_dot,
 };

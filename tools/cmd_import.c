@@ -11,7 +11,6 @@
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,27 +78,29 @@ static int write_atomically(const char *path, const char *text) {
   return EXIT_OK;
 }
 
+static const option_def import_options[] = {
+    {.name = "output", .short_name = 'o', OPT_STRING_AT(import_opts, out), .arg = "FILE",
+     .help = "write the graph to FILE (default: stdout); nothing is\n"
+             "written when the import fails"},
+    {.name = "vehicle", OPT_STRING_AT(import_opts, vehicle), .arg = "CONFIG",
+     .help = "Chrono: the vehicle (mass, wheels, drive type, final\n"
+             "drive...) from a YAML config"},
+    {.name = "verbose", .short_name = 'v', OPT_FLAG_AT(import_opts, verbose),
+     .help = "also print notes: keys ignored, defaults taken,\n"
+             "conversions made (warnings are always printed)"},
+    {0},
+};
+
 static int cmd_import(const command *cmd, int argc, char **argv) {
-  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                           {"vehicle", required_argument, NULL, 'V'},
-                                           {"verbose", no_argument, NULL, 'v'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {0, 0, 0, 0}};
   import_opts o = {0};
-  int c;
-  while ((c = getopt_long(argc, argv, ":ho:v", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'o': o.out = optarg; break;
-    case 'V': o.vehicle = optarg; break;
-    case 'v': o.verbose = true; break;
-    case 'h': print_help(cmd); return EXIT_OK;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  for (int i = optind; i < argc; i++) {
+  operands args;
+  int rc = parse_options(cmd, argc, argv, &o, &args);
+  if (rc != EXIT_OK)
+    return rc == HELP_SHOWN ? EXIT_OK : rc;
+  for (int i = 0; i < args.n; i++) {
     if (o.n_files == 2)
-      return usage_error(cmd, "at most two input files (got '%s' too)", argv[i]);
-    o.files[o.n_files++] = argv[i];
+      return usage_error(cmd, "at most two input files (got '%s' too)", args.v[i]);
+    o.files[o.n_files++] = args.v[i];
   }
   if (o.n_files == 0)
     return usage_error(cmd, "no input file given");
@@ -130,7 +131,6 @@ static int cmd_import(const command *cmd, int argc, char **argv) {
     return EXIT_INVALID;
   }
   dg_graph_free(g);
-  int rc = EXIT_OK;
   if (o.out) {
     rc = write_atomically(o.out, json);
     if (rc == EXIT_OK && o.verbose)
@@ -145,8 +145,7 @@ static int cmd_import(const command *cmd, int argc, char **argv) {
 
 const command dg_cmd_import = {
     .name = "import",
-    .synopsis = "CONFIG.yaml | ENGINE.json TRANSMISSION.json [--vehicle CONFIG.yaml] "
-                "[-o GRAPH.json] [--verbose]",
+    .operands = "CONFIG.yaml | ENGINE.json TRANSMISSION.json",
     .summary = "Convert a YAML vehicle config or Chrono powertrain files to a graph.",
     .help =
         "One YAML vehicle config (top-level vehicle parameters and an optional\n"
@@ -156,16 +155,10 @@ const command dg_cmd_import = {
         "AutomaticTransmissionSimpleCVT, ManualTransmissionShafts), becomes the\n"
         "equivalent graph, written as pretty JSON. Values a file leaves out come\n"
         "from the default sedan (README, 'Importing YAML and Chrono powertrains').\n"
-        "'validate' and 'sim' also accept a .yaml/.yml config directly.\n\n"
-        "Errors are printed as 'FILE:line:column: key.path: message'.\n\n"
-        "Options:\n"
-        "  -o, --output FILE   write the graph to FILE (default: stdout); nothing is\n"
-        "                      written when the import fails\n"
-        "  --vehicle CONFIG    Chrono: the vehicle (mass, wheels, drive type, final\n"
-        "                      drive...) from a YAML config\n"
-        "  -v, --verbose       also print notes: keys ignored, defaults taken,\n"
-        "                      conversions made (warnings are always printed)\n"
-        "  -h, --help          show this help\n\n"
-        "Exit status: 0 ok, 1 invalid input, 2 usage error.\n",
+        "Every command that takes a graph (validate, sim, dot, bench, sweep) also\n"
+        "accepts a .yaml/.yml config directly.\n\n"
+        "Errors are printed as 'FILE:line:column: key.path: message'.\n",
+    .options = import_options,
+    .footer = "Exit status: 0 ok, 1 invalid input, 2 usage error.\n",
     .run = cmd_import,
 };

@@ -7,12 +7,9 @@
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_PLUGINS 32
 
 /* Writes `len` bytes to `path` through `path.tmp` and a rename, so that a
  * failure leaves nothing half-written. Returns 0, or -1 after a message. */
@@ -40,34 +37,31 @@ static int write_file_atomic(const char *cmd, const char *path, const char *data
   return rc;
 }
 
-static int cmd_schema(const command *cmd, int argc, char **argv) {
-  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                           {"plugin", required_argument, NULL, 'p'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {0, 0, 0, 0}};
-  const char *output = NULL;
-  char *plugins[MAX_PLUGINS];
-  int nplugins = 0;
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'h': print_help(cmd); return EXIT_OK;
-    case 'o': output = optarg; break;
-    case 'p':
-      if (nplugins == MAX_PLUGINS)
-        return usage_error(cmd, "at most %d --plugin options", MAX_PLUGINS);
-      plugins[nplugins++] = optarg;
-      break;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  if (optind < argc)
-    return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+typedef struct schema_opts {
+  const char *output;
+  opt_list plugins;
+} schema_opts;
 
-  dg_registry *reg = plugin_registry(nplugins, plugins);
-  if (!reg)
-    return EXIT_INVALID; /* plugin_registry said why */
+static const option_def schema_options[] = {
+    {.name = "output", .short_name = 'o', OPT_STRING_AT(schema_opts, output), .arg = "FILE",
+     .help = "write the schema to FILE (through FILE.tmp and a rename)\ninstead of stdout"},
+    OPT_PLUGIN_AT(schema_opts, plugins),
+    {0},
+};
+
+static int cmd_schema(const command *cmd, int argc, char **argv) {
+  schema_opts o = {0};
+  operands args;
+  int rc = parse_options(cmd, argc, argv, &o, &args);
+  if (rc == EXIT_OK && args.n > 0)
+    rc = usage_error(cmd, "unexpected argument '%s'", args.v[0]);
+  dg_registry *reg = rc == EXIT_OK ? plugin_registry(o.plugins.n, o.plugins.v) : NULL;
+  if (rc == EXIT_OK && !reg)
+    rc = EXIT_INVALID; /* plugin_registry said why */
+  options_free(cmd, &o);
+  if (rc != EXIT_OK)
+    return rc == HELP_SHOWN ? EXIT_OK : rc;
+  const char *output = o.output;
   json_t *schema = dg_schema_build(reg);
   char *text = schema ? json_dumps(schema, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
   json_decref(schema);
@@ -76,7 +70,6 @@ static int cmd_schema(const command *cmd, int argc, char **argv) {
     fprintf(stderr, "drivegraph schema: out of memory\n");
     return EXIT_INVALID;
   }
-  int rc = EXIT_OK;
   size_t len = strlen(text);
   if (output) {
     /* one newline at the end, like the stdout form */
@@ -105,19 +98,16 @@ static int cmd_schema(const command *cmd, int argc, char **argv) {
 
 const command dg_cmd_schema = {
     .name = "schema",
-    .synopsis = "[--output FILE] [--plugin LIB.so]...",
+    .operands = "",
     .summary = "JSON Schema of graph files, for editors and validators.",
     .help = "Prints the JSON Schema (draft-07) of graph files, generated from the\n"
             "parameter tables of the block types: every parameter with its type, range,\n"
             "default, unit and meaning, required keys, and no unknown keys. Editors use\n"
             "it for completion, hover help and checks as you type (see README.md,\n"
             "\"JSON Schema and editors\"). `drivegraph validate` still checks what a\n"
-            "schema cannot: increasing breakpoints, ports, cycles, inertia in every mode.\n\n"
-            "Options:\n"
-            "  -o, --output FILE  write the schema to FILE (through FILE.tmp and a rename)\n"
-            "                     instead of stdout\n"
-            "  --plugin LIB.so    include the block types of a plugin (repeatable)\n"
-            "  -h, --help         show this help\n\n"
-            "Exit status: 0 ok, 1 a plugin or the output failed, 2 usage error.\n",
+            "schema cannot: increasing breakpoints, ports, cycles, inertia in every mode.\n"
+            "With --plugin, the plugin's block types are in the schema too.\n",
+    .options = schema_options,
+    .footer = "Exit status: 0 ok, 1 a plugin or the output failed, 2 usage error.\n",
     .run = cmd_schema,
 };

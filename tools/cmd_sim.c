@@ -35,7 +35,6 @@
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -53,7 +52,7 @@
 /* Presets: constants                                                       */
 
 enum { PRESET_NONE, PRESET_LAUNCH, PRESET_COAST, PRESET_BRAKE, NUM_PRESETS };
-static const char *const preset_names[NUM_PRESETS] = {"", "launch", "coast", "brake"};
+static const char *const preset_names[NUM_PRESETS + 1] = {"", "launch", "coast", "brake", NULL};
 static const char *const preset_what[NUM_PRESETS] = {
     "", "full throttle from rest", "closed throttle coast-down", "full braking to rest"};
 /* Time limits (s) when --duration is not given. */
@@ -98,85 +97,75 @@ typedef struct sim_opts {
   const char *signals;  /* NULL: every signal */
   bool json;
   double dt, duration;  /* NaN unless given */
-  char **plugins;       /* --plugin LIB.so, n_plugins of them (malloc'd) */
-  int n_plugins;
+  opt_list plugins;     /* --plugin LIB.so */
   bool force;           /* run even when RK4 cannot take dt in the start mode */
 } sim_opts;
 
-static bool parse_positive(const char *text, double *out) { return parse_seconds(text, out); }
-
-static int parse_preset(const command *cmd, const char *name, int *out) {
-  for (int i = 1; i < NUM_PRESETS; i++)
-    if (strcmp(name, preset_names[i]) == 0) {
-      *out = i;
-      return EXIT_OK;
-    }
-  const char *close = dg_suggest(name, preset_names + 1, NUM_PRESETS - 1);
-  if (close)
-    return usage_error(cmd,
-                       "--preset: unknown preset '%s'; did you mean '%s'? (launch, coast, brake)",
-                       name, close);
-  return usage_error(cmd, "--preset: unknown preset '%s' (launch, coast, brake)", name);
+static bool parse_plot(const char *value, void *dest, char *why, size_t size) {
+  if (plot_format_of(value) == PLOT_UNKNOWN) {
+    snprintf(why, size, "expected a file name ending in .png or .svg");
+    return false;
+  }
+  *(const char **)dest = value;
+  return true;
 }
+
+static const option_def sim_options[] = {
+    {.name = "scenario", OPT_STRING_AT(sim_opts, scenario), .arg = "FILE",
+     .help = "driver inputs, initial values, stop condition, timing"},
+    {.name = "preset", OPT_CHOICE_AT(sim_opts, preset), .arg = "NAME", .expect = "preset",
+     .choices = preset_names + 1,
+     .help = "a built-in driver for a graph with a vehicle block\n"
+             "(instead of --scenario):\n"
+             "  launch  full throttle from rest (engine at idle, gear 1,\n"
+             "          pedal clutch released over 1 s, manual upshifts\n"
+             "          near the redline) until 400 m are covered at\n"
+             "          100 km/h or more (limit 60 s)\n"
+             "  coast   closed throttle from --from-speed in the highest\n"
+             "          sensible gear until below 1 km/h or creeping\n"
+             "          steadily (limit 300 s)\n"
+             "  brake   full brake from --from-speed to rest (limit 30 s)"},
+    {.name = "from-speed", OPT_NUMBER_AT(sim_opts, from_speed), .arg = "KMH",
+     .expect = "a speed in km/h > 0", .help = "start speed of coast and brake (default 100)"},
+    {.name = "csv", OPT_STRING_AT(sim_opts, csv), .arg = "OUT",
+     .help = "write 't,<block>.<signal>,...' rows every output\n"
+             "interval (the scenario's, else max(dt, 0.01) s)"},
+    {.name = "plot", OPT_CALL_AT(sim_opts, plot, const char *), .arg = "FILE", .parse = parse_plot,
+     .help = "draw engine speed, vehicle speed, gear, clutch and wheel\n"
+             "slip over time (panels for the blocks the graph has);\n"
+             "FILE.png or FILE.svg"},
+    {.name = "json", OPT_FLAG_AT(sim_opts, json),
+     .help = "print the summary as one JSON object instead of text\n"
+             "(its keys: README.md, \"Output keys\")"},
+    {.name = "dt", OPT_SECONDS_AT(sim_opts, dt), .arg = "s",
+     .help = "step size, overrides the scenario (default 0.001)"},
+    {.name = "duration", OPT_SECONDS_AT(sim_opts, duration), .arg = "s",
+     .help = "simulated time, overrides the scenario or the preset's\n"
+             "limit (without a preset, required from one of them)"},
+    {.name = "signals", OPT_STRING_AT(sim_opts, signals), .arg = "LIST",
+     .help = "comma-separated signals for the CSV (default all)"},
+    OPT_PLUGIN_AT(sim_opts, plugins),
+    {.name = "force", OPT_FLAG_AT(sim_opts, force),
+     .help = "run even when the step size is too large for RK4 in the\n"
+             "start mode (the check names the shafts and a dt that\n"
+             "works; without --force such a run is refused)"},
+    {0},
+};
 
 /* Parses `sim` arguments into o: EXIT_OK, EXIT_USAGE or HELP_SHOWN. */
 static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o) {
-  static const struct option longopts[] = {
-      {"scenario", required_argument, NULL, 's'}, {"preset", required_argument, NULL, 'p'},
-      {"from-speed", required_argument, NULL, 'v'}, {"csv", required_argument, NULL, 'o'},
-      {"plot", required_argument, NULL, 'P'},     {"json", no_argument, NULL, 'j'},
-      {"dt", required_argument, NULL, 'd'},       {"duration", required_argument, NULL, 'T'},
-      {"signals", required_argument, NULL, 'S'},  {"plugin", required_argument, NULL, 'L'},
-      {"force", no_argument, NULL, 'F'},          {"help", no_argument, NULL, 'h'},
-      {0, 0, 0, 0}};
   *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN};
-  /* at most one plugin per argument */
-  o->plugins = malloc(sizeof *o->plugins * (size_t)(argc > 0 ? argc : 1));
-  if (!o->plugins) {
-    out_of_memory();
-    return EXIT_INVALID;
-  }
-  int c, rc;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    switch (c) {
-    case 's': o->scenario = optarg; break;
-    case 'p':
-      if ((rc = parse_preset(cmd, optarg, &o->preset)) != EXIT_OK)
-        return rc;
-      break;
-    case 'v':
-      if (!parse_positive(optarg, &o->from_speed))
-        return usage_error(cmd, "--from-speed: expected a speed in km/h > 0 (got '%s')", optarg);
-      break;
-    case 'o': o->csv = optarg; break;
-    case 'P':
-      o->plot = optarg;
-      o->plot_fmt = plot_format_of(optarg);
-      if (o->plot_fmt == PLOT_UNKNOWN)
-        return usage_error(cmd, "--plot: '%s' must end in .png or .svg", optarg);
-      break;
-    case 'j': o->json = true; break;
-    case 'F': o->force = true; break;
-    case 'S': o->signals = optarg; break;
-    case 'L': o->plugins[o->n_plugins++] = optarg; break;
-    case 'd':
-      if (!parse_seconds(optarg, &o->dt))
-        return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
-      break;
-    case 'T':
-      if (!parse_seconds(optarg, &o->duration))
-        return usage_error(cmd, "--duration: expected a number of seconds > 0 (got '%s')",
-                           optarg);
-      break;
-    case 'h': print_help(cmd); return HELP_SHOWN;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  if (optind >= argc)
+  operands args;
+  int rc = parse_options(cmd, argc, argv, o, &args);
+  if (rc != EXIT_OK)
+    return rc;
+  if (args.n == 0)
     return usage_error(cmd, "no graph file given");
-  if (optind + 1 < argc)
-    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
-  o->graph = argv[optind];
+  if (args.n > 1)
+    return usage_error(cmd, "one graph file expected (got '%s' too)", args.v[1]);
+  o->graph = args.v[0];
+  if (o->plot)
+    o->plot_fmt = plot_format_of(o->plot);
   if (o->scenario && o->preset)
     return usage_error(cmd, "--scenario and --preset exclude each other");
   if (!isnan(o->from_speed) && o->preset != PRESET_COAST && o->preset != PRESET_BRAKE)
@@ -333,9 +322,18 @@ static int preset_setup(sim_run *r) {
             name, r->o->graph);
     return EXIT_INVALID;
   }
-  /* The graph loaded, so the file is valid JSON (unless it changed since). */
+  /* The graph loaded, so the file is valid JSON or a valid YAML config
+   * (unless it changed since): its JSON text, which a YAML config
+   * converts to, has the parameters. */
+  dg_error err;
+  char *text = graph_json_text(r->o->graph, &err);
+  if (!text) {
+    print_error(stderr, &err, r->o->graph);
+    return EXIT_INVALID;
+  }
   json_error_t jerr;
-  ps->json = json_load_file(r->o->graph, JSON_REJECT_DUPLICATES, &jerr);
+  ps->json = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+  free(text);
   if (!ps->json) {
     fprintf(stderr, "%s:%d:%d: %s\n", r->o->graph, jerr.line, jerr.column, jerr.text);
     return EXIT_INVALID;
@@ -657,7 +655,7 @@ static void preset_free(preset *ps) {
 
 static int sim_load(sim_run *r) {
   dg_error err;
-  r->reg = plugin_registry(r->o->n_plugins, r->o->plugins);
+  r->reg = plugin_registry(r->o->plugins.n, r->o->plugins.v);
   if (!r->reg)
     return EXIT_INVALID; /* plugin_registry said why */
   r->graph = dg_graph_load_file(r->reg, r->o->graph, &err);
@@ -1140,59 +1138,27 @@ static int sim_run_all(const command *cmd, sim_run *r) {
 static int cmd_sim(const command *cmd, int argc, char **argv) {
   sim_opts o;
   int rc = sim_parse_args(cmd, argc, argv, &o);
-  if (rc != EXIT_OK) {
-    free(o.plugins);
-    return rc == HELP_SHOWN ? EXIT_OK : rc;
+  if (rc == EXIT_OK) {
+    sim_run r = {.o = &o, .tty = isatty(STDERR_FILENO) == 1};
+    rc = sim_run_all(cmd, &r);
+    sim_free(&r);
   }
-  sim_run r = {.o = &o, .tty = isatty(STDERR_FILENO) == 1};
-  rc = sim_run_all(cmd, &r);
-  sim_free(&r);
-  free(o.plugins);
-  return rc;
+  options_free(cmd, &o);
+  return rc == HELP_SHOWN ? EXIT_OK : rc;
 }
 
 const command dg_cmd_sim = {
     .name = "sim",
-    .synopsis = "GRAPH [--scenario FILE | --preset launch|coast|brake [--from-speed KMH]]\n"
-                "                      [--csv OUT] [--plot FILE.png|FILE.svg] [--json] [--dt s]\n"
-                "                      [--duration s] [--signals a.b,c.d] [--plugin LIB.so]...\n"
-                "                      [--force]",
+    .operands = "GRAPH",
     .summary = "Simulate a graph, driven by a scenario file or a preset driver.",
     .help =
         "Steps the simulation with RK4 until the duration, the scenario's stop condition or\n"
         "the preset's goal, writes signals to a CSV file, draws a plot and prints a summary:\n"
         "0-100 km/h and 0-400 m times, top speed, time and distance to rest, shift log,\n"
-        "peak wheel slip, energy audit, wall time.\n\n"
-        "Options:\n"
-        "  --scenario FILE   driver inputs, initial values, stop condition, timing\n"
-        "  --preset NAME     a built-in driver for a graph with a vehicle block:\n"
-        "                      launch  full throttle from rest (engine at idle, gear 1,\n"
-        "                              pedal clutch released over 1 s, manual upshifts\n"
-        "                              near the redline) until 400 m are covered at\n"
-        "                              100 km/h or more (limit 60 s)\n"
-        "                      coast   closed throttle from --from-speed in the highest\n"
-        "                              sensible gear until below 1 km/h or creeping\n"
-        "                              steadily (limit 300 s)\n"
-        "                      brake   full brake from --from-speed to rest (limit 30 s)\n"
-        "  --from-speed KMH  start speed of coast and brake (default 100)\n"
-        "  --csv OUT         write 't,<block>.<signal>,...' rows every output\n"
-        "                    interval (the scenario's, else max(dt, 0.01) s)\n"
-        "  --plot FILE       draw engine speed, vehicle speed, gear, clutch and wheel\n"
-        "                    slip over time (panels for the blocks the graph has);\n"
-        "                    FILE.png or FILE.svg\n"
-        "  --json            print the summary as one JSON object instead of text\n"
-        "  --dt s            step size, overrides the scenario (default 0.001)\n"
-        "  --duration s      simulated time, overrides the scenario or the preset's\n"
-        "                    limit (without a preset, required from one of them)\n"
-        "  --signals LIST    comma-separated signals for the CSV (default all)\n"
-        "  --plugin LIB.so   load block classes from a shared library (its\n"
-        "                    drivegraph_plugin_init function registers them;\n"
-        "                    see docs/writing-blocks.md); may be repeated\n"
-        "  --force           run even when the step size is too large for RK4 in the\n"
-        "                    start mode (the check names the shafts and a dt that\n"
-        "                    works; without --force such a run is refused)\n"
-        "  -h, --help        show this help\n\n"
-        "Exit status: 0 ok, 1 invalid input, a step size RK4 cannot take, or a failed\n"
-        "simulation, 2 usage error. A failed run leaves no CSV or plot behind.\n",
+        "peak wheel slip, energy audit, wall time.\n"
+        "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
+    .options = sim_options,
+    .footer = "Exit status: 0 ok, 1 invalid input, a step size RK4 cannot take, or a failed\n"
+              "simulation, 2 usage error. A failed run leaves no CSV or plot behind.\n",
     .run = cmd_sim,
 };

@@ -14,12 +14,12 @@
  * of that variant alone gives, whatever --jobs is (numbers are printed in
  * the shortest form that reads back to the same double). Variants run in chunks
  * and are written in variant order as each chunk ends. */
+#include "plugin.h"
 #include "tool.h"
 
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +50,15 @@ typedef struct jsonl_line {
   dg_override *ov; /* key and value strings owned here */
 } jsonl_line;
 
+typedef struct sweep_grid {
+  int nkeys;
+  grid_key *keys;
+} sweep_grid;
+
+typedef struct sweep_shard {
+  long i, n; /* this shard of n */
+} sweep_shard;
+
 typedef struct sweep_opts {
   const char *graph;
   const char *variants_file;
@@ -57,14 +66,17 @@ typedef struct sweep_opts {
   const char *signals;
   const char *output;
   double dt, duration;
-  int jobs;
-  long shard_i, shard_n;
-  int nkeys;
-  grid_key *keys;
+  long jobs;
+  sweep_shard shard;
+  sweep_grid grid;
+  opt_list plugins;
 } sweep_opts;
+
+extern const command dg_cmd_sweep;
 
 typedef struct sweep {
   sweep_opts o;
+  dg_registry *reg; /* the built-in classes plus the plugins' */
   char *graph_text;
   dg_scenario *scn;
   int nlines;
@@ -201,92 +213,94 @@ static int split_values(const char *list, char ***out) {
   return -1;
 }
 
-static int add_set(const command *cmd, sweep_opts *o, const char *arg) {
+/* --set BLOCK.PARAM=V1,V2,...: a grid axis (dest: the sweep_grid). */
+static bool parse_set(const char *arg, void *dest, char *why, size_t size) {
+  sweep_grid *grid = dest;
   const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg || eq[1] == '\0')
-    return usage_error(cmd, "--set: expected BLOCK.PARAM=V1,V2,... (got '%s')", arg);
-  grid_key *k = realloc(o->keys, sizeof *k * (size_t)(o->nkeys + 1));
-  if (!k)
-    return usage_error(cmd, "out of memory");
-  o->keys = k;
-  grid_key *g = &o->keys[o->nkeys];
+  if (!eq || eq == arg || eq[1] == '\0') {
+    snprintf(why, size, "expected BLOCK.PARAM=V1,V2,...");
+    return false;
+  }
+  grid_key *k = realloc(grid->keys, sizeof *k * (size_t)(grid->nkeys + 1));
+  if (!k) {
+    snprintf(why, size, "out of memory");
+    return false;
+  }
+  grid->keys = k;
+  grid_key *g = &grid->keys[grid->nkeys];
   char *key = strndup(arg, (size_t)(eq - arg));
   g->key = key;
   g->values = NULL;
   g->n = key ? split_values(eq + 1, &g->values) : -1;
   if (g->n < 0) {
     free(key);
-    return usage_error(cmd, "out of memory");
+    snprintf(why, size, "out of memory");
+    return false;
   }
-  o->nkeys++;
-  return EXIT_OK;
+  grid->nkeys++;
+  return true;
 }
 
-static bool parse_shard(const char *text, long *i, long *n) {
+/* --shard I/N (dest: the sweep_shard). */
+static bool parse_shard(const char *text, void *dest, char *why, size_t size) {
+  sweep_shard *sh = dest;
   char *end;
   errno = 0;
-  *i = strtol(text, &end, 10);
-  if (end == text || *end != '/' || errno)
+  long i = strtol(text, &end, 10), n = 0;
+  bool ok = end != text && *end == '/' && !errno;
+  if (ok) {
+    const char *rest = end + 1;
+    n = strtol(rest, &end, 10);
+    ok = end != rest && *end == '\0' && !errno && n >= 1 && i >= 0 && i < n;
+  }
+  if (!ok) {
+    snprintf(why, size, "expected I/N with 0 <= I < N");
     return false;
-  const char *rest = end + 1;
-  *n = strtol(rest, &end, 10);
-  return end != rest && *end == '\0' && !errno && *n >= 1 && *i >= 0 && *i < *n;
+  }
+  *sh = (sweep_shard){i, n};
+  return true;
 }
 
+static const option_def sweep_options[] = {
+    {.name = "set", OPT_CALL_AT(sweep_opts, grid, sweep_grid), .parse = parse_set,
+     .arg = "BLOCK.PARAM=V1,V2,...", .repeatable = true,
+     .help = "a grid axis (repeatable; the product of all axes, the\n"
+             "last varying fastest). Values are JSON (a number,\n"
+             "[an, array], \"a string\"); text that is not JSON is a\n"
+             "string. Nested parameters: wheel_rl.tyre.D,\n"
+             "gearbox.shift.upshift_rpm."},
+    {.name = "variants", OPT_STRING_AT(sweep_opts, variants_file), .arg = "FILE",
+     .help = "JSON Lines: one object {\"block.param\": value, ...} per\n"
+             "line; with --set, each line times each grid point"},
+    {.name = "scenario", OPT_STRING_AT(sweep_opts, scenario), .arg = "FILE",
+     .help = "inputs, initial values, stop condition (default: the\n"
+             "launch of `drivegraph bench`: full throttle from rest)"},
+    {.name = "dt", OPT_SECONDS_AT(sweep_opts, dt), .arg = "s",
+     .help = "step size (default: the scenario's, else 0.001)"},
+    {.name = "duration", OPT_SECONDS_AT(sweep_opts, duration), .arg = "s",
+     .help = "simulated time (default: the scenario's, else 10)"},
+    {.name = "jobs", .short_name = 'j', OPT_INT_AT(sweep_opts, jobs), .arg = "N", .min = 1,
+     .max = MAX_JOBS, .help = "threads (default: every online CPU)"},
+    {.name = "shard", OPT_CALL_AT(sweep_opts, shard, sweep_shard), .parse = parse_shard,
+     .arg = "I/N", .help = "run only the variants whose index % N == I (0 <= I < N)"},
+    {.name = "signals", OPT_STRING_AT(sweep_opts, signals), .arg = "LIST",
+     .help = "final values to report (default: every signal)"},
+    {.name = "output", .short_name = 'o', OPT_STRING_AT(sweep_opts, output), .arg = "FILE",
+     .help = "write there (complete, or not at all) instead of stdout"},
+    OPT_PLUGIN_AT(sweep_opts, plugins),
+    {0},
+};
+
 static int sweep_parse_args(const command *cmd, int argc, char **argv, sweep_opts *o) {
-  static const struct option longopts[] = {
-      {"set", required_argument, NULL, 's'},     {"variants", required_argument, NULL, 'v'},
-      {"scenario", required_argument, NULL, 'S'}, {"dt", required_argument, NULL, 'd'},
-      {"duration", required_argument, NULL, 'T'}, {"jobs", required_argument, NULL, 'j'},
-      {"shard", required_argument, NULL, 'k'},   {"signals", required_argument, NULL, 'g'},
-      {"output", required_argument, NULL, 'o'},  {"help", no_argument, NULL, 'h'},
-      {0, 0, 0, 0}};
-  o->dt = o->duration = NAN;
-  o->shard_i = 0;
-  o->shard_n = 1;
-  int c, rc;
-  while ((c = getopt_long(argc, argv, ":hj:o:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 's':
-      if ((rc = add_set(cmd, o, optarg)) != EXIT_OK)
-        return rc;
-      break;
-    case 'v': o->variants_file = optarg; break;
-    case 'S': o->scenario = optarg; break;
-    case 'g': o->signals = optarg; break;
-    case 'o': o->output = optarg; break;
-    case 'd':
-      if (!parse_seconds(optarg, &o->dt))
-        return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
-      break;
-    case 'T':
-      if (!parse_seconds(optarg, &o->duration))
-        return usage_error(cmd, "--duration: expected a number of seconds > 0 (got '%s')",
-                           optarg);
-      break;
-    case 'j': {
-      char *end;
-      errno = 0;
-      long j = strtol(optarg, &end, 10);
-      if (end == optarg || *end || errno || j < 1 || j > MAX_JOBS)
-        return usage_error(cmd, "--jobs: expected a whole number from 1 to %d (got '%s')",
-                           MAX_JOBS, optarg);
-      o->jobs = (int)j;
-      break;
-    }
-    case 'k':
-      if (!parse_shard(optarg, &o->shard_i, &o->shard_n))
-        return usage_error(cmd, "--shard: expected I/N with 0 <= I < N (got '%s')", optarg);
-      break;
-    case 'h': print_help(cmd); return HELP_SHOWN;
-    default: return option_error(cmd, c, argv);
-    }
-  }
-  if (optind >= argc)
+  operands args;
+  int rc = parse_options(cmd, argc, argv, o, &args);
+  if (rc != EXIT_OK)
+    return rc;
+  if (args.n == 0)
     return usage_error(cmd, "no graph file given");
-  if (optind + 1 < argc)
-    return usage_error(cmd, "one graph file expected (got '%s' too)", argv[optind + 1]);
-  o->graph = argv[optind];
+  if (args.n > 1)
+    return usage_error(cmd, "one graph file expected (got '%s' too)", args.v[1]);
+  o->graph = args.v[0];
   return EXIT_OK;
 }
 
@@ -398,8 +412,8 @@ static int read_variants(sweep *s) {
  * (dg_batch_validate), so the every-mode check is shared the same way. */
 static int check_grid(sweep *s) {
   int n = 0;
-  for (int k = 0; k < s->o.nkeys; k++)
-    n += s->o.keys[k].n;
+  for (int k = 0; k < s->o.grid.nkeys; k++)
+    n += s->o.grid.keys[k].n;
   if (n == 0)
     return EXIT_OK;
   dg_override *ov = calloc((size_t)n, sizeof *ov);
@@ -408,16 +422,17 @@ static int check_grid(sweep *s) {
   int rc = ov && vars && res ? EXIT_OK : EXIT_INVALID;
   if (rc != EXIT_OK)
     fprintf(stderr, "drivegraph sweep: out of memory\n");
-  for (int k = 0, i = 0; rc == EXIT_OK && k < s->o.nkeys; k++)
-    for (int j = 0; j < s->o.keys[k].n; j++, i++) {
-      ov[i] = (dg_override){s->o.keys[k].key, s->o.keys[k].values[j]};
+  for (int k = 0, i = 0; rc == EXIT_OK && k < s->o.grid.nkeys; k++)
+    for (int j = 0; j < s->o.grid.keys[k].n; j++, i++) {
+      ov[i] = (dg_override){s->o.grid.keys[k].key, s->o.grid.keys[k].values[j]};
       vars[i] = (dg_batch_variant){1, &ov[i]};
     }
   dg_batch_options bo;
   dg_batch_options_init(&bo);
+  bo.reg = s->reg;
   bo.graph_json = s->graph_text;
   bo.graph_name = s->o.graph;
-  bo.threads = s->o.jobs;
+  bo.threads = (int)s->o.jobs;
   dg_error err;
   if (rc == EXIT_OK && dg_batch_validate(&bo, n, vars, res, &err) != DG_OK) {
     print_error(stderr, &err, s->o.graph);
@@ -491,13 +506,17 @@ static int choose_signals(sweep *s, const dg_graph *g) {
 }
 
 static int sweep_prepare(sweep *s) {
-  s->graph_text = read_text(s->o.graph);
+  s->reg = plugin_registry(s->o.plugins.n, s->o.plugins.v);
+  if (!s->reg)
+    return EXIT_INVALID; /* plugin_registry said why */
+  dg_error err;
+  /* graph JSON, or what a YAML config converts to: overrides apply to it */
+  s->graph_text = graph_json_text(s->o.graph, &err);
   if (!s->graph_text) {
-    fprintf(stderr, "%s: cannot read file: %s\n", s->o.graph, strerror(errno));
+    print_error(stderr, &err, s->o.graph);
     return EXIT_INVALID;
   }
-  dg_error err;
-  dg_graph *g = dg_graph_load_string(NULL, s->graph_text, s->o.graph, &err);
+  dg_graph *g = dg_graph_load_string(s->reg, s->graph_text, s->o.graph, &err);
   if (!g) {
     print_error(stderr, &err, s->o.graph);
     return EXIT_INVALID;
@@ -513,8 +532,8 @@ static int sweep_prepare(sweep *s) {
   if (rc == EXIT_OK && s->o.variants_file)
     rc = read_variants(s);
   s->grid_size = 1;
-  for (int k = 0; rc == EXIT_OK && k < s->o.nkeys; k++) {
-    s->grid_size *= s->o.keys[k].n;
+  for (int k = 0; rc == EXIT_OK && k < s->o.grid.nkeys; k++) {
+    s->grid_size *= s->o.grid.keys[k].n;
     if (s->grid_size > MAX_VARIANTS) {
       fprintf(stderr, "drivegraph sweep: more than %ld variants\n", MAX_VARIANTS);
       rc = EXIT_INVALID;
@@ -540,7 +559,7 @@ static int max_overrides(const sweep *s) {
   int m = 0;
   for (int i = 0; i < s->nlines; i++)
     m = s->lines[i].n > m ? s->lines[i].n : m;
-  return m + s->o.nkeys;
+  return m + s->o.grid.nkeys;
 }
 
 /* The overrides of variant `index` into ov (line's first, then the grid's). */
@@ -554,8 +573,8 @@ static int variant_overrides(const sweep *s, long index, dg_override *ov) {
   }
   /* mixed radix, the last key fastest */
   long div = s->grid_size;
-  for (int k = 0; k < s->o.nkeys; k++) {
-    const grid_key *g = &s->o.keys[k];
+  for (int k = 0; k < s->o.grid.nkeys; k++) {
+    const grid_key *g = &s->o.grid.keys[k];
     div /= g->n;
     ov[n++] = (dg_override){g->key, g->values[(point / div) % g->n]};
   }
@@ -613,18 +632,23 @@ static void write_line(sweep *s, long index, int n, const dg_override *ov,
     return;
   }
   s->ok++;
-  fputs(",\"t_0_100\":", f);
+  /* the names and units of `sim --json` (tools/summary.c) */
+  fputs(",\"t_0_100_kmh_s\":", f);
   put_number(f, r->t_0_100);
-  fputs(",\"top_speed\":", f);
-  put_number(f, r->top_speed);
-  fputs(",\"final_time\":", f);
+  fputs(",\"top_speed_kmh\":", f);
+  put_number(f, 3.6 * r->top_speed);
+  fputs(",\"final_time_s\":", f);
   put_number(f, r->final_time);
-  fprintf(f, ",\"steps\":%ld,\"topology_changes\":%ld,\"balance_error\":", r->steps,
+  fprintf(f, ",\"steps\":%ld,\"topology_changes\":%ld,\"energy\":{\"work_in_J\":", r->steps,
           r->topology_changes);
+  put_number(f, r->work_in);
+  fputs(",\"balance_error_J\":", f);
   put_number(f, r->balance_error);
-  fputs(",\"balance_error_rel\":", f);
+  /* relative to the work in; sim also has a scale without work in (the
+   * kinetic energy at the start), which a batch result does not carry */
+  fputs(",\"balance_error_relative\":", f);
   put_number(f, r->work_in > 0.0 ? fabs(r->balance_error) / r->work_in : NAN);
-  fputs(",\"final\":{", f);
+  fputs("},\"final_values\":{", f);
   for (int k = 0; k < s->nsig; k++) {
     if (k)
       fputc(',', f);
@@ -678,16 +702,17 @@ static int close_output(sweep *s, bool keep) {
 static int sweep_run(sweep *s) {
   dg_batch_options bo;
   dg_batch_options_init(&bo);
+  bo.reg = s->reg;
   bo.graph_json = s->graph_text;
   bo.graph_name = s->o.graph;
   bo.scenario = s->scn;
   bo.dt = s->o.dt;
   bo.duration = s->o.duration;
-  bo.threads = s->o.jobs;
+  bo.threads = (int)s->o.jobs;
   bo.n_signals = s->nsig;
   bo.signals = (const char *const *)s->sig;
-  long selected = s->total > s->o.shard_i ? (s->total - s->o.shard_i - 1) / s->o.shard_n + 1 : 0;
-  int jobs = s->o.jobs > 0 ? s->o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  long selected = s->total > s->o.shard.i ? (s->total - s->o.shard.i - 1) / s->o.shard.n + 1 : 0;
+  int jobs = s->o.jobs > 0 ? (int)s->o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   long chunk = (long)(jobs > 0 ? jobs : 1) * CHUNK_PER_THREAD;
   if (chunk > MAX_CHUNK)
     chunk = MAX_CHUNK;
@@ -704,7 +729,7 @@ static int sweep_run(sweep *s) {
   for (long done = 0; rc == EXIT_OK && done < selected; done += chunk) {
     int m = (int)(selected - done < chunk ? selected - done : chunk);
     for (int i = 0; i < m; i++) {
-      index[i] = s->o.shard_i + (done + i) * s->o.shard_n;
+      index[i] = s->o.shard.i + (done + i) * s->o.shard.n;
       dg_override *ov = ovs + (size_t)i * (size_t)per;
       vars[i] = (dg_batch_variant){variant_overrides(s, index[i], ov), ov};
     }
@@ -728,7 +753,7 @@ static int sweep_run(sweep *s) {
     fprintf(stderr,
             "drivegraph sweep: %ld variant%s (shard %ld/%ld of %ld) in %.3f s on %d thread%s: "
             "%ld ok, %ld failed\n",
-            selected, selected == 1 ? "" : "s", s->o.shard_i, s->o.shard_n, s->total, wall, jobs,
+            selected, selected == 1 ? "" : "s", s->o.shard.i, s->o.shard.n, s->total, wall, jobs,
             jobs == 1 ? "" : "s", s->ok, s->failed);
     if (s->failed > 0)
       rc = EXIT_INVALID;
@@ -740,13 +765,14 @@ static void sweep_free(sweep *s) {
   if (s->out)
     close_output(s, false);
   free(s->tmp_path);
-  for (int k = 0; k < s->o.nkeys; k++) {
-    for (int i = 0; i < s->o.keys[k].n; i++)
-      free(s->o.keys[k].values[i]);
-    free(s->o.keys[k].values);
-    free((char *)s->o.keys[k].key);
+  options_free(&dg_cmd_sweep, &s->o);
+  for (int k = 0; k < s->o.grid.nkeys; k++) {
+    for (int i = 0; i < s->o.grid.keys[k].n; i++)
+      free(s->o.grid.keys[k].values[i]);
+    free(s->o.grid.keys[k].values);
+    free((char *)s->o.grid.keys[k].key);
   }
-  free(s->o.keys);
+  free(s->o.grid.keys);
   for (int i = 0; i < s->nlines; i++) {
     for (int k = 0; k < s->lines[i].n; k++) {
       free((char *)s->lines[i].ov[k].key);
@@ -760,10 +786,11 @@ static void sweep_free(sweep *s) {
   free(s->sig);
   dg_scenario_free(s->scn);
   free(s->graph_text);
+  dg_registry_free(s->reg);
 }
 
 static int cmd_sweep(const command *cmd, int argc, char **argv) {
-  sweep s = {0};
+  sweep s = {.o = {.dt = NAN, .duration = NAN, .shard = {0, 1}}};
   int rc = sweep_parse_args(cmd, argc, argv, &s.o);
   if (rc == EXIT_OK)
     rc = sweep_prepare(&s);
@@ -783,40 +810,25 @@ static int cmd_sweep(const command *cmd, int argc, char **argv) {
 
 const command dg_cmd_sweep = {
     .name = "sweep",
-    .synopsis = "GRAPH [--set BLOCK.PARAM=V1,V2,...]... [--variants FILE.jsonl] [--scenario FILE] "
-                "[--dt s] [--duration s] [--jobs N] [--shard I/N] [--signals a.b,c.d] "
-                "[--output FILE]",
+    .operands = "GRAPH",
     .summary = "Run many variants of a graph in parallel; one JSON line per variant.",
     .help =
         "Runs every variant of GRAPH as an independent simulation, one per thread at\n"
         "a time on --jobs threads, and writes one JSON line per variant in variant\n"
-        "order:\n"
-        "  {\"variant\": 0, \"overrides\": {...}, \"t_0_100\": s, \"top_speed\": m/s,\n"
-        "   \"final_time\": s, \"steps\": N, \"topology_changes\": N, \"balance_error\": J,\n"
-        "   \"balance_error_rel\": ..., \"final\": {\"<block>.<signal>\": value, ...}}\n"
+        "order, with the key names and units of `sim --json`:\n"
+        "  {\"variant\": 0, \"overrides\": {...}, \"t_0_100_kmh_s\": s,\n"
+        "   \"top_speed_kmh\": km/h, \"final_time_s\": s, \"steps\": N,\n"
+        "   \"topology_changes\": N, \"energy\": {\"work_in_J\": J, \"balance_error_J\": J,\n"
+        "   \"balance_error_relative\": ...}, \"final_values\": {\"<block>.<signal>\": value}}\n"
         "or {\"variant\": 3, \"overrides\": {...}, \"error\": \"...\"} for a failed run\n"
-        "(numbers in their shortest exact form, null for none). t_0_100 and top_speed use the speed\n"
-        "of the first vehicle block. A summary goes to stderr.\n\n"
-        "Variants:\n"
-        "  --set BLOCK.PARAM=V1,V2,...  a grid axis (repeatable; the product of all\n"
-        "                    axes, the last varying fastest). Values are JSON (a number,\n"
-        "                    [an, array], \"a string\"); text that is not JSON is a string.\n"
-        "                    Nested parameters: wheel_rl.tyre.D, gearbox.shift.upshift_rpm.\n"
-        "  --variants FILE   JSON Lines: one object {\"block.param\": value, ...} per\n"
-        "                    line; with --set, each line times each grid point.\n"
-        "Overrides are applied to the graph's JSON before it is loaded, so they are\n"
-        "validated like the file; a bad --set value is named before anything runs.\n\n"
-        "Options:\n"
-        "  --scenario FILE   inputs, initial values, stop condition (default: the\n"
-        "                    launch of `drivegraph bench`: full throttle from rest)\n"
-        "  --dt s            step size (default: the scenario's, else 0.001)\n"
-        "  --duration s      simulated time (default: the scenario's, else 10)\n"
-        "  -j, --jobs N      threads (default: every online CPU)\n"
-        "  --shard I/N       run only the variants whose index % N == I (0 <= I < N)\n"
-        "  --signals LIST    final values to report (default: every signal)\n"
-        "  -o, --output FILE write there (complete, or not at all) instead of stdout\n"
-        "  -h, --help        show this help\n\n"
-        "Exit status: 0 every variant ran, 1 invalid input or a failed variant,\n"
-        "2 usage error.\n",
+        "(numbers in their shortest exact form, null for none). t_0_100_kmh_s and\n"
+        "top_speed_kmh use the speed of the first vehicle block. A summary goes to\n"
+        "stderr. GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n\n"
+        "Variants come from --set (a grid) and --variants (a list). Overrides are\n"
+        "applied to the graph's JSON before it is loaded, so they are validated\n"
+        "like the file; a bad --set value is named before anything runs.\n",
+    .options = sweep_options,
+    .footer = "Exit status: 0 every variant ran, 1 invalid input, a plugin failed to load\n"
+              "or a failed variant, 2 usage error.\n",
     .run = cmd_sweep,
 };

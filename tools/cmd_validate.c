@@ -4,7 +4,6 @@
 
 #include <drivegraph/drivegraph.h>
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,55 +44,34 @@ static bool validate_one(const dg_registry *reg, const char *path, double dt) {
   return true;
 }
 
+typedef struct validate_opts {
+  opt_list plugins;
+  double dt;
+} validate_opts;
+
+static const option_def validate_options[] = {
+    OPT_PLUGIN_AT(validate_opts, plugins),
+    {.name = "dt", OPT_SECONDS_AT(validate_opts, dt), .arg = "s",
+     .help = "step size to check RK4's stability at (default 0.001)"},
+    {0},
+};
+
 static int cmd_validate(const command *cmd, int argc, char **argv) {
-  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
-                                           {"plugin", required_argument, NULL, 'p'},
-                                           {"dt", required_argument, NULL, 'd'},
-                                           {0, 0, 0, 0}};
-  /* at most one plugin per argument */
-  char **plugins = malloc(sizeof *plugins * (size_t)(argc > 0 ? argc : 1));
-  if (!plugins) {
-    fprintf(stderr, "drivegraph: out of memory\n");
-    return EXIT_INVALID;
-  }
-  int n_plugins = 0, c;
-  double dt = 0.001;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      free(plugins);
-      print_help(cmd);
-      return EXIT_OK;
-    }
-    if (c == 'p') {
-      plugins[n_plugins++] = optarg;
-      continue;
-    }
-    if (c == 'd') {
-      if (parse_seconds(optarg, &dt))
-        continue;
-      free(plugins);
-      return usage_error(cmd, "--dt: expected a number of seconds > 0 (got '%s')", optarg);
-    }
-    free(plugins);
-    return option_error(cmd, c, argv);
-  }
-  if (optind >= argc) {
-    free(plugins);
-    return usage_error(cmd, "no graph file given");
-  }
+  validate_opts o = {.dt = 0.001};
+  operands args;
+  int rc = parse_options(cmd, argc, argv, &o, &args);
+  if (rc == EXIT_OK && args.n == 0)
+    rc = usage_error(cmd, "no graph file given");
   /* Without plugins the built-in classes (reg NULL) do, as before. */
   dg_registry *reg = NULL;
-  if (n_plugins > 0) {
-    reg = plugin_registry(n_plugins, plugins);
-    if (!reg) {
-      free(plugins);
-      return EXIT_INVALID; /* plugin_registry said why */
-    }
-  }
-  free(plugins);
+  if (rc == EXIT_OK && o.plugins.n > 0 && !(reg = plugin_registry(o.plugins.n, o.plugins.v)))
+    rc = EXIT_INVALID; /* plugin_registry said why */
+  options_free(cmd, &o);
+  if (rc != EXIT_OK)
+    return rc == HELP_SHOWN ? EXIT_OK : rc;
   bool all_valid = true;
-  for (int i = optind; i < argc; i++)
-    all_valid &= validate_one(reg, argv[i], dt);
+  for (int i = 0; i < args.n; i++)
+    all_valid &= validate_one(reg, args.v[i], o.dt);
   fflush(stdout);
   dg_registry_free(reg);
   return all_valid ? EXIT_OK : EXIT_INVALID;
@@ -101,7 +79,7 @@ static int cmd_validate(const command *cmd, int argc, char **argv) {
 
 const command dg_cmd_validate = {
     .name = "validate",
-    .synopsis = "GRAPH... [--plugin LIB.so]... [--dt s]",
+    .operands = "GRAPH...",
     .summary = "Check graph files and report every problem.",
     .help = "Prints each problem on its own line as 'FILE: /json/pointer: message'\n"
             "(syntax errors as 'FILE:line:column: message'), or for a valid file\n"
@@ -109,14 +87,10 @@ const command dg_cmd_validate = {
             "checked)'.\n"
             "A valid graph is also linearized in its start mode to check that RK4 can\n"
             "take the step size --dt: a mode too fast for it is a problem, reported\n"
-            "at the block it lives in with a step size that works.\n\n"
-            "Options:\n"
-            "  --plugin LIB.so   load block classes from a shared library (its\n"
-            "                    drivegraph_plugin_init function registers them;\n"
-            "                    see docs/writing-blocks.md); may be repeated\n"
-            "  --dt s            step size to check RK4's stability at (default 0.001)\n"
-            "  -h, --help        show this help\n\n"
-            "Exit status: 0 all files valid, 1 some file invalid or a plugin failed\n"
-            "to load, 2 usage error.\n",
+            "at the block it lives in with a step size that works.\n"
+            "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
+    .options = validate_options,
+    .footer = "Exit status: 0 all files valid, 1 some file invalid or a plugin failed\n"
+              "to load, 2 usage error.\n",
     .run = cmd_validate,
 };

@@ -1,30 +1,20 @@
-/* drivegraph: the command-line tool.
- *
- *   drivegraph validate GRAPH...
- *   drivegraph sim GRAPH [--scenario FILE] [--csv OUT] [--dt s] [--duration s]
- *                        [--signals a.b,c.d]
- *   drivegraph blocks [TYPE] [--markdown]
+/* drivegraph: the command-line tool (`drivegraph --help` lists the
+ * subcommands, `drivegraph COMMAND --help` their options).
  *
  * Each subcommand is a `const command` in its own tools/cmd_NAME.c (a name,
- * its synopsis and help, and a function taking the arguments after the
- * command name), listed in `commands` below. Exit
- * codes are the same everywhere: 0 ok, 1 invalid input (with messages), 2
- * usage error. Unlike the library, the tool prints: problems found in the
+ * its operands, help and option table, and a function taking the arguments
+ * after the command name, which it reads with parse_options), listed in
+ * `commands` below. Exit codes are the same everywhere: 0 ok, 1 invalid
+ * input (with messages), 2 usage error. Unlike the library, the tool prints: problems found in the
  * user's files go to stdout for `validate` (they are its output) and to
  * stderr otherwise. */
 #include "tool.h"
 
 #include <drivegraph/drivegraph.h>
 
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ------------------------------------------------------------------------ */
 /* The command table and main                                               */
@@ -94,6 +84,5 @@ int main(int argc, char **argv) {
   const command *cmd = find_command(name);
   if (!cmd)
     return unknown_command(name);
-  opterr = 0; /* messages come from option_error */
   return cmd->run(cmd, argc - 1, argv + 1);
 }

@@ -370,6 +370,7 @@ int summary_print_json(const summary *s, const summary_run *run, FILE *out) {
   put(o, "dt_s", num(run->dt), &ok);
   put(o, "duration_s", num(run->duration), &ok);
   put(o, "final_time_s", num(run->final_time), &ok);
+  put(o, "topology_changes", json_integer(dg_sim_topology_changes(sim)), &ok);
   put(o, "stop_reason", str(run->stop_reason), &ok);
   performance_json(s, o, &ok);
   put(o, "gearbox", str(s->gearbox), &ok);
