@@ -84,7 +84,9 @@
 enum { PORT_HUB, PORT_GROUND };
 enum { MODEL_ROLLING, MODEL_MAGIC };
 enum { MODE_FREE, MODE_HELD, MODE_PARKED, NUM_MODES };
-enum { SIG_OMEGA, SIG_SPEED, SIG_SLIP, SIG_FX, SIG_FZ, SIG_LOCKED, SIG_BRAKE };
+enum { SIG_OMEGA, SIG_SPEED, SIG_SLIP, SIG_FX, SIG_FZ, SIG_LOCKED, SIG_BRAKE, SIG_SLIP_RATIO };
+/* Below this ground speed the kinematic slip divides by it instead (m/s). */
+#define SLIP_RATIO_MIN_SPEED 0.1
 
 /* Bound of the slip state (see the header). */
 #define KAPPA_LIMIT 1.0
@@ -197,7 +199,9 @@ static const dg_signal_def wheel_signals[] = {
     {.name = "omega", .unit = "rad/s", .doc = "hub speed", .port = PORT_HUB, .scale = 1},
     {.name = "speed", .unit = "m/s", .doc = "ground (contact) speed", .port = PORT_GROUND,
      .scale = 1},
-    {.name = "slip", .unit = "", .doc = "longitudinal slip kappa (0 for a rolling tyre)",
+    {.name = "slip", .unit = "",
+     .doc = "tyre slip state kappa of the relaxation model, what the force follows (limited; 0 "
+            "for a rolling tyre)",
      .port = DG_SIGNAL_HOOK},
     {.name = "fx", .unit = "N",
      .doc = "tyre force on the body, forward positive (0 for a rolling tyre)",
@@ -207,6 +211,10 @@ static const dg_signal_def wheel_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "brake_torque", .unit = "N*m",
      .doc = "torque the brake applies at the hub (holding: the hold's reaction)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "slip_ratio", .unit = "",
+     .doc = "kinematic slip (omega R - v) / max(|v|, 0.1 m/s): how much faster the tread turns "
+            "than the road passes (unlimited, unlike the state `slip`)",
      .port = DG_SIGNAL_HOOK},
     {0},
 };
@@ -568,6 +576,10 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     return wheel_fz(self, ctx);
   case SIG_LOCKED:
     return d->mode == MODE_FREE ? 0.0 : 1.0;
+  case SIG_SLIP_RATIO: {
+    double v = dg_port_speed(ctx, self, PORT_GROUND);
+    return (dg_port_speed(ctx, self, PORT_HUB) * p->radius - v) / fmax(fabs(v), SLIP_RATIO_MIN_SPEED);
+  }
   case SIG_BRAKE:
     if (d->mode != MODE_FREE)
       return d->have_hold ? d->hold : 0.0;

@@ -100,6 +100,30 @@ START_TEST(test_relaxation) {
   dg_test_step(sim, 90, 1e-3);
   ck_assert_double_eq_tol(sig(sim, "w.slip"), kss * (1.0 - exp(-0.1 / tau)), 1e-7);
   ck_assert_double_gt(sig(sim, "w.fx"), 0.0);
+  /* the kinematic slip is (ωR − v)/|v| = 0.05 throughout (both speeds
+   * held by the huge inertias), while the state is still rising to it */
+  ck_assert_double_eq_tol(sig(sim, "w.slip_ratio"), kss, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The kinematic slip is not limited (the state is): a wheel spinning at
+ * 2.5 times the road speed has slip_ratio 1.5; at rest the speed floor
+ * 0.1 m/s keeps it finite. */
+START_TEST(test_slip_ratio) {
+  dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{"
+                               "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,"
+                               "\"normal_load\":1000,\"tyre\":{\"model\":\"magic_formula\"}},"
+                               "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+                               "\"connections\":[[\"w.ground\",\"body.rear\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_initial(sim, 2, (const char *[]){"body.speed", "w.omega"},
+                      (double[]){4.0, 10.0 / 0.3});
+  ck_assert_double_eq_tol(sig(sim, "w.slip_ratio"), 1.5, 1e-12);
+  dg_test_set_initial(sim, 2, (const char *[]){"body.speed", "w.omega"},
+                      (double[]){0.0, 0.03 / 0.3});
+  ck_assert_double_eq_tol(sig(sim, "w.slip_ratio"), 0.3, 1e-12);
   dg_sim_free(sim);
   dg_graph_free(g);
 }
@@ -465,6 +489,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_peak_e0);
   tcase_add_test(tc, test_peak_default);
   tcase_add_test(tc, test_relaxation);
+  tcase_add_test(tc, test_slip_ratio);
   tcase_add_loop_test(tc, test_spinning, 0, 2);
   tcase_add_loop_test(tc, test_tread_damping, 0, 2);
   tcase_add_test(tc, test_rest_no_drift);

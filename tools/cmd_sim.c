@@ -653,6 +653,10 @@ static void preset_free(preset *ps) {
 /* ------------------------------------------------------------------------ */
 /* Loading and timing                                                       */
 
+static void print_problem_stderr(const dg_error *err, void *user) {
+  print_error(stderr, err, user);
+}
+
 static int sim_load(sim_run *r) {
   dg_error err;
   r->reg = plugin_registry(r->o->plugins.n, r->o->plugins.v);
@@ -665,8 +669,10 @@ static int sim_load(sim_run *r) {
   }
   if (r->o->scenario) {
     r->scn = dg_scenario_load_file(r->o->scenario, &err);
-    if (!r->scn) {
-      print_error(stderr, &err, r->o->scenario);
+    if (!r->scn) { /* every problem of the file, not only the first */
+      if (dg_scenario_validate_file(r->o->scenario, print_problem_stderr,
+                                    (void *)r->o->scenario) == 0)
+        print_error(stderr, &err, r->o->scenario);
       return EXIT_INVALID;
     }
   }
@@ -719,6 +725,9 @@ static int sim_start(sim_run *r) {
     return EXIT_INVALID;
   }
   if (r->scn) {
+    /* the scenario against this graph: every problem before the run */
+    if (dg_scenario_check(r->scn, r->sim, print_problem_stderr, (void *)r->o->scenario) > 0)
+      return EXIT_INVALID;
     r->drv = dg_driver_new(r->scn, r->sim, &err);
     if (!r->drv) {
       print_error(stderr, &err, r->o->scenario);

@@ -32,12 +32,32 @@ static bool stiffness_ok(const dg_registry *reg, const char *path, double dt) {
   return rc != DG_ERR_NUMERIC;
 }
 
+/* The scenario checked against a valid graph: its names, the channels the
+ * graph binds, integer channels (every problem, at the scenario's places). */
+static bool scenario_ok(const dg_registry *reg, const char *path, const dg_scenario *scn,
+                        const char *scn_path) {
+  dg_error err;
+  dg_graph *g = dg_graph_load_file(reg, path, &err);
+  dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
+  int problems = sim ? dg_scenario_check(scn, sim, print_problem, (void *)scn_path) : 0;
+  if (!sim) {
+    fprintf(stderr, "drivegraph validate: note: ");
+    print_error(stderr, &err, path);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  return problems == 0;
+}
+
 /* Validates one file against `reg` (NULL: the built-in classes); true when
- * it is valid (and RK4 can take step `dt`). */
-static bool validate_one(const dg_registry *reg, const char *path, double dt) {
+ * it is valid (and RK4 can take step `dt`, and the scenario fits it). */
+static bool validate_one(const dg_registry *reg, const char *path, double dt,
+                         const dg_scenario *scn, const char *scn_path) {
   dg_graph_info info = {0};
   int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
   if (problems > 0 || !stiffness_ok(reg, path, dt))
+    return false;
+  if (scn && !scenario_ok(reg, path, scn, scn_path))
     return false;
   printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n", path,
          info.blocks, info.connections, info.dofs, info.modes);
@@ -47,10 +67,15 @@ static bool validate_one(const dg_registry *reg, const char *path, double dt) {
 typedef struct validate_opts {
   opt_list plugins;
   double dt;
+  const char *scenario;
 } validate_opts;
 
 static const option_def validate_options[] = {
     OPT_PLUGIN_AT(validate_opts, plugins),
+    {.name = "scenario", OPT_STRING_AT(validate_opts, scenario), .arg = "FILE",
+     .help = "also check a scenario file, and check it against each graph: unknown\n"
+             "channels and signals, channels the graph binds that it does not give,\n"
+             "integer channels given fractions (every problem, before any run)"},
     {.name = "dt", OPT_SECONDS_AT(validate_opts, dt), .arg = "s",
      .help = "step size to check RK4's stability at (default 0.001)"},
     {0},
@@ -66,13 +91,25 @@ static int cmd_validate(const command *cmd, int argc, char **argv) {
   dg_registry *reg = NULL;
   if (rc == EXIT_OK && o.plugins.n > 0 && !(reg = plugin_registry(o.plugins.n, o.plugins.v)))
     rc = EXIT_INVALID; /* plugin_registry said why */
-  options_free(cmd, &o);
-  if (rc != EXIT_OK)
+  if (rc != EXIT_OK) {
+    options_free(cmd, &o);
     return rc == HELP_SHOWN ? EXIT_OK : rc;
+  }
   bool all_valid = true;
+  dg_scenario *scn = NULL;
+  if (o.scenario) {
+    dg_error err;
+    scn = dg_scenario_load_file(o.scenario, &err);
+    if (!scn) {
+      dg_scenario_validate_file(o.scenario, print_problem, (void *)o.scenario);
+      all_valid = false;
+    }
+  }
   for (int i = 0; i < args.n; i++)
-    all_valid &= validate_one(reg, args.v[i], o.dt);
+    all_valid &= validate_one(reg, args.v[i], o.dt, scn, o.scenario);
+  dg_scenario_free(scn);
   fflush(stdout);
+  options_free(cmd, &o);
   dg_registry_free(reg);
   return all_valid ? EXIT_OK : EXIT_INVALID;
 }
