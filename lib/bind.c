@@ -582,3 +582,13 @@ const char *dg_graph_channel_name(const dg_graph *g, int i) {
 const char *dg_graph_channel_path(const dg_graph *g, int i) {
   return g && i >= 0 && i < g->num_channels ? g->channel_paths[i] : NULL;
 }
+
+const char *dg_graph_input_channel(const dg_graph *g, int block, const char *input) {
+  if (!g || block < 0 || block >= g->num_blocks || !input || !g->blocks[block].klass)
+    return NULL;
+  const dg_gblock *gb = &g->blocks[block];
+  int i = input_find(gb->klass, input);
+  if (i < 0 || !gb->bind || gb->bind[i].kind != DG_BIND_CHANNEL)
+    return NULL;
+  return gb->bind[i].channel;
+}

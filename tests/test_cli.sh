@@ -188,8 +188,9 @@ run "$DG" sim "$TMP/graph.json" --scenario "$TMP/scn.json" --csv "$TMP/out.csv"
 check "sim: exit 0" rc_is 0
 check "sim: CSV written" test -f "$TMP/out.csv"
 check "sim: no temporary file left" no_file "$TMP/out.csv.tmp"
-check "sim: header starts with t and lists signals" \
-  has "$(head -n1 "$TMP/out.csv" 2>/dev/null)" '^t(,[A-Za-z0-9_]+\.[A-Za-z0-9_]+)+$'
+check "sim: header starts with t, lists signals, then the channels" \
+  has "$(head -n1 "$TMP/out.csv" 2>/dev/null)" \
+  '^t(,[A-Za-z0-9_]+\.[A-Za-z0-9_]+)+,throttle,brake,clutch,gear(,[A-Za-z0-9_-]+)*$'
 check "sim: header has src.omega" has "$(head -n1 "$TMP/out.csv" 2>/dev/null)" ',src\.omega(,|$)'
 check "sim: header has ld.rpm" has "$(head -n1 "$TMP/out.csv" 2>/dev/null)" ',ld\.rpm(,|$)'
 check "sim: 51 rows for 0.5 s every 0.01 s" rows_are "$TMP/out.csv" 51

@@ -98,6 +98,7 @@ typedef struct sim_opts {
   bool json;
   double dt, duration;  /* NaN unless given */
   opt_list plugins;     /* --plugin LIB.so */
+  opt_list inputs;      /* --input NAME=VALUE */
   bool force;           /* run even when RK4 cannot take dt in the start mode */
 } sim_opts;
 
@@ -143,7 +144,13 @@ static const option_def sim_options[] = {
      .help = "simulated time, overrides the scenario or the preset's\n"
              "limit (without a preset, required from one of them)"},
     {.name = "signals", OPT_STRING_AT(sim_opts, signals), .arg = "LIST",
-     .help = "comma-separated signals for the CSV (default all)"},
+     .help = "comma-separated signals and channels for the CSV\n"
+             "(default: every signal, then every channel)"},
+    {.name = "input", OPT_LIST_AT(sim_opts, inputs), .arg = "NAME=VALUE",
+     .help = "holds channel NAME at VALUE for the whole run (any\n"
+             "channel the graph reads: \"range=2\"; with a scenario it\n"
+             "replaces the scenario's schedule; with a preset, for\n"
+             "the channels the preset does not drive)"},
     OPT_PLUGIN_AT(sim_opts, plugins),
     {.name = "force", OPT_FLAG_AT(sim_opts, force),
      .help = "run even when the step size is too large for RK4 in the\n"
@@ -242,6 +249,13 @@ static int find_type(const dg_graph *g, const char *type) {
   return -1;
 }
 
+static int count_type(const dg_graph *g, const char *type) {
+  int n = 0;
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    n += strcmp(dg_graph_block_type(g, i), type) == 0;
+  return n;
+}
+
 static const char *first_id(const dg_graph *g, const char *type) {
   int i = find_type(g, type);
   return i >= 0 ? dg_graph_block_id(g, i) : NULL;
@@ -300,12 +314,135 @@ static const char *param_enum(const preset *ps, const char *block, const char *t
   return d && d->kind == DG_PARAM_ENUM && d->choices ? d->choices[(int)d->def] : "";
 }
 
-/* The blocks a preset drives: the first of each type (ids owned by g). */
+/* The block of `id` in g, or -1. */
+static int block_index(const dg_graph *g, const char *id, size_t len) {
+  for (int b = 0; b < dg_graph_block_count(g); b++) {
+    const char *bid = dg_graph_block_id(g, b);
+    if (strlen(bid) == len && strncmp(bid, id, len) == 0)
+      return b;
+  }
+  return -1;
+}
+
+/* The nearest block of `type` downstream of block `from` (breadth first
+ * along the connections out of it), or NULL. */
+static const char *downstream_of(const dg_graph *g, const char *from, const char *type) {
+  int nb = dg_graph_block_count(g), start = block_index(g, from, strlen(from));
+  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
+  unsigned char *seen = calloc((size_t)nb + 1, 1);
+  const char *found = NULL;
+  int head = 0, tail = 0;
+  if (queue && seen && start >= 0) {
+    queue[tail++] = start;
+    seen[start] = 1;
+  }
+  while (head < tail && !found) {
+    const char *cur = dg_graph_block_id(g, queue[head++]);
+    size_t len = strlen(cur);
+    for (int c = 0; c < dg_graph_connection_count(g) && !found; c++) {
+      const char *a, *b;
+      dg_graph_connection(g, c, &a, &b);
+      if (strncmp(a, cur, len) != 0 || a[len] != '.')
+        continue;
+      int to = block_index(g, b, (size_t)(strchr(b, '.') - b));
+      if (to < 0 || seen[to])
+        continue;
+      seen[to] = 1;
+      if (strcmp(dg_graph_block_type(g, to), type) == 0)
+        found = dg_graph_block_id(g, to);
+      queue[tail++] = to;
+    }
+  }
+  free(queue);
+  free(seen);
+  return found;
+}
+
+/* The blocks a preset drives, found by the graph's structure (ids owned by
+ * g): the vehicle and the engine (or motor) where there is one of each,
+ * the gearbox and the clutch nearest downstream of the engine. */
 static void preset_find_blocks(preset *ps, const dg_graph *g) {
   ps->vehicle = first_id(g, "vehicle");
   ps->engine = first_id(g, "engine");
-  ps->gearbox = first_id(g, "gearbox");
-  ps->clutch = first_id(g, "clutch");
+  const char *source = ps->engine ? ps->engine : first_id(g, "motor");
+  ps->gearbox = source ? downstream_of(g, source, "gearbox") : first_id(g, "gearbox");
+  ps->clutch = source ? downstream_of(g, source, "clutch") : first_id(g, "clutch");
+}
+
+/* The blocks of `type` whose input `input` follows `channel`, listed into
+ * buf as "\"a\", \"b\""; their number. */
+static int followers(const dg_graph *g, const char *type, const char *input, const char *channel,
+                     char *buf, size_t size) {
+  int n = 0;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int b = 0; b < dg_graph_block_count(g); b++) {
+    const char *ch = dg_graph_input_channel(g, b, input);
+    if (strcmp(dg_graph_block_type(g, b), type) != 0 || !ch || strcmp(ch, channel) != 0)
+      continue;
+    if (used < size)
+      used += (size_t)snprintf(buf + used, size - used, "%s\"%s\"", n ? ", " : "",
+                               dg_graph_block_id(g, b));
+    n++;
+  }
+  return n;
+}
+
+/* Whether the preset can drive the graph: it works the channels throttle,
+ * brake, clutch and gear for one engine, clutch and gearbox, so every
+ * gearbox or pedal clutch beyond those must follow channels of its own,
+ * and every channel the graph binds by name must come from --input. Each
+ * problem is printed; EXIT_OK or EXIT_INVALID. */
+static int preset_check_graph(const sim_run *r, const preset *ps) {
+  const dg_graph *g = r->graph;
+  const char *name = preset_names[r->o->preset];
+  int problems = 0;
+  char list[512];
+  if (count_type(g, "engine") + count_type(g, "motor") > 1) {
+    fprintf(stderr, "drivegraph sim: --preset %s: %s has %d engines and motors; a preset drives "
+                    "one: use --scenario\n", name, r->o->graph,
+            count_type(g, "engine") + count_type(g, "motor"));
+    problems++;
+  }
+  if (followers(g, "gearbox", "gear", "gear", list, sizeof list) > 1) {
+    fprintf(stderr, "drivegraph sim: --preset %s: gearboxes %s all follow the channel \"gear\", "
+                    "which the preset works as the lever of one (\"%s\", the one the engine "
+                    "drives); bind the others' gear input to a channel of its own "
+                    "(\"inputs\": { \"gear\": \"range\" }) and give it with --input range=1\n",
+            name, list, ps->gearbox ? ps->gearbox : "?");
+    problems++;
+  }
+  if (ps->gearbox) {
+    const char *ch = dg_graph_input_channel(g, block_index(g, ps->gearbox, strlen(ps->gearbox)),
+                                            "gear");
+    if (!ch || strcmp(ch, "gear") != 0) {
+      fprintf(stderr, "drivegraph sim: --preset %s: the gearbox \"%s\" does not follow the "
+                      "channel \"gear\" the preset works%s%s%s: use --scenario\n", name,
+              ps->gearbox, ch ? " (it follows \"" : "", ch ? ch : "", ch ? "\")" : "");
+      problems++;
+    }
+  }
+  if (followers(g, "clutch", "pedal", "clutch", list, sizeof list) > 1) {
+    fprintf(stderr, "drivegraph sim: --preset %s: clutches %s all follow the pedal channel "
+                    "\"clutch\"; the preset works one pedal: bind the others' pedal (or "
+                    "engagement) to channels of their own, or use --scenario\n", name, list);
+    problems++;
+  }
+  for (int c = 0; c < dg_graph_channel_count(g); c++) {
+    const char *ch = dg_graph_channel_name(g, c);
+    bool given = false;
+    for (int i = 0; i < r->o->inputs.n && !given; i++) {
+      size_t len = strcspn(r->o->inputs.v[i], "=");
+      given = strlen(ch) == len && strncmp(r->o->inputs.v[i], ch, len) == 0;
+    }
+    if (given)
+      continue;
+    fprintf(stderr, "drivegraph sim: --preset %s: the graph binds the channel \"%s\" (%s), "
+                    "which the preset does not drive: give it with --input %s=VALUE, or use "
+                    "--scenario\n", name, ch, dg_graph_channel_path(g, c), ch);
+    problems++;
+  }
+  return problems ? EXIT_INVALID : EXIT_OK;
 }
 
 /* Finds the blocks, reads the parameters. EXIT_OK or EXIT_INVALID. */
@@ -315,6 +452,8 @@ static int preset_setup(sim_run *r) {
   const char *name = preset_names[r->o->preset];
   ps->kind = r->o->preset;
   preset_find_blocks(ps, g);
+  if (preset_check_graph(r, ps) != EXIT_OK)
+    return EXIT_INVALID;
   if (!ps->vehicle) {
     fprintf(stderr,
             "drivegraph sim: --preset %s: %s has no vehicle block (type \"vehicle\"); presets "
@@ -717,6 +856,50 @@ static int sim_timing(const command *cmd, sim_run *r) {
   return EXIT_OK;
 }
 
+/* --input NAME=VALUE: channel NAME held at VALUE (replacing a scenario's
+ * schedule). EXIT_OK or EXIT_INVALID, every bad one reported. */
+static int apply_fixed_inputs(sim_run *r) {
+  int rc = EXIT_OK;
+  for (int i = 0; i < r->o->inputs.n; i++) {
+    const char *arg = r->o->inputs.v[i], *eq = strchr(arg, '=');
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    char *end = NULL;
+    double v = eq ? strtod(eq + 1, &end) : NAN;
+    if (!eq || !name[0] || end == eq + 1 || *end || !isfinite(v)) {
+      fprintf(stderr, "drivegraph sim: --input: expected NAME=VALUE with a finite number (got "
+                      "'%s')\n", arg);
+      rc = EXIT_INVALID;
+      continue;
+    }
+    int ch = dg_sim_input_find(r->sim, name);
+    if (ch < 0) {
+      int n = dg_sim_input_count(r->sim);
+      const char *names[256];
+      for (int k = 0; k < n && k < 256; k++)
+        names[k] = dg_sim_input_name(r->sim, k);
+      const char *close = dg_suggest(name, names, n < 256 ? n : 256);
+      fprintf(stderr, "drivegraph sim: --input: the graph reads no channel \"%s\"%s%s%s\n",
+              name, close ? "; did you mean \"" : "", close ? close : "", close ? "\"?" : "");
+      rc = EXIT_INVALID;
+      continue;
+    }
+    if (r->o->preset && ch < DG_NUM_STD_INPUTS) {
+      fprintf(stderr, "drivegraph sim: --input %s: the preset drives that channel\n", name);
+      rc = EXIT_INVALID;
+      continue;
+    }
+    if (dg_sim_input_is_integer(r->sim, ch) && v != floor(v)) {
+      fprintf(stderr, "drivegraph sim: --input %s: must be an integer (a gear), got %g\n", name,
+              v);
+      rc = EXIT_INVALID;
+      continue;
+    }
+    dg_sim_set_input(r->sim, ch, v);
+  }
+  return rc;
+}
+
 static int sim_start(sim_run *r) {
   dg_error err;
   r->sim = dg_sim_new(r->graph, &err);
@@ -735,6 +918,8 @@ static int sim_start(sim_run *r) {
     }
   }
   int rc = r->o->preset ? preset_start(r) : EXIT_OK;
+  if (rc == EXIT_OK)
+    rc = apply_fixed_inputs(r);
   /* Once the initial values and first inputs are in place: a run whose dt
    * RK4 cannot take in the start mode (a stiff shaft or tyre) is refused
    * before it starts, naming the blocks and a step size that works; with
@@ -781,6 +966,14 @@ static char *trim(char *s) {
   return s;
 }
 
+/* A column's value and name: a signal id >= 0, or channel k as -(k + 1). */
+static double column_value(const sim_run *r, int col) {
+  return col >= 0 ? dg_sim_signal(r->sim, col) : dg_sim_get_input(r->sim, -col - 1);
+}
+static const char *column_name(const sim_run *r, int col) {
+  return col >= 0 ? dg_sim_signal_name(r->sim, col) : dg_sim_input_name(r->sim, -col - 1);
+}
+
 /* Columns from --signals "a.b,c.d": EXIT_OK or EXIT_INVALID. */
 static int select_listed(sim_run *r, const char *list) {
   char *copy = strdup(list);
@@ -797,7 +990,16 @@ static int select_listed(sim_run *r, const char *list) {
     if (!*name)
       continue;
     int id = dg_sim_signal_find(r->sim, name);
-    if (id < 0) {
+    if (id < 0 && !strchr(name, '.')) {
+      int ch = dg_sim_input_find(r->sim, name);
+      id = ch >= 0 ? -(ch + 1) : -1;
+      if (ch < 0) {
+        fprintf(stderr, "drivegraph sim: --signals: unknown channel \"%s\" (signals are "
+                        "\"block.signal\")\n", name);
+        rc = EXIT_INVALID;
+        break;
+      }
+    } else if (id < 0) {
       report_unknown_signal(r->sim, name);
       rc = EXIT_INVALID;
       break;
@@ -815,15 +1017,17 @@ static int select_listed(sim_run *r, const char *list) {
 static int select_columns(sim_run *r) {
   if (r->o->signals)
     return select_listed(r, r->o->signals);
-  int n = dg_sim_signal_count(r->sim);
-  r->cols = malloc((size_t)(n > 0 ? n : 1) * sizeof *r->cols);
+  int n = dg_sim_signal_count(r->sim), nc = dg_sim_input_count(r->sim);
+  r->cols = malloc((size_t)(n + nc > 0 ? n + nc : 1) * sizeof *r->cols);
   if (!r->cols) {
     out_of_memory();
     return EXIT_INVALID;
   }
   for (int i = 0; i < n; i++)
     r->cols[i] = i;
-  r->ncols = n;
+  for (int k = 0; k < nc; k++) /* the channels: what the blocks were given */
+    r->cols[n + k] = -(k + 1);
+  r->ncols = n + nc;
   return EXIT_OK;
 }
 
@@ -864,7 +1068,7 @@ static int csv_open(sim_run *r) {
     return EXIT_INVALID;
   fputs("t", r->csv);
   for (int i = 0; i < r->ncols; i++)
-    fprintf(r->csv, ",%s", dg_sim_signal_name(r->sim, r->cols[i]));
+    fprintf(r->csv, ",%s", column_name(r, r->cols[i]));
   fputc('\n', r->csv);
   return EXIT_OK;
 }
@@ -892,7 +1096,7 @@ static void output_row(sim_run *r, long step) {
     return;
   fprintf(r->csv, "%.10g", t);
   for (int i = 0; i < r->ncols; i++)
-    fprintf(r->csv, ",%.10g", dg_sim_signal(r->sim, r->cols[i]));
+    fprintf(r->csv, ",%.10g", column_value(r, r->cols[i]));
   fputc('\n', r->csv);
   r->rows++;
 }

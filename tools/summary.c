@@ -11,6 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/* A column: a signal id >= 0, or channel k as -(k + 1) (run_info.cols). */
+static const char *column_name(const dg_sim *sim, int c) {
+  return c >= 0 ? dg_sim_signal_name(sim, c) : dg_sim_input_name(sim, -c - 1);
+}
+static double column_value(const dg_sim *sim, int c) {
+  return c >= 0 ? dg_sim_signal(sim, c) : dg_sim_get_input(sim, -c - 1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Collecting                                                               */
 
@@ -255,12 +264,13 @@ void summary_print_text(const summary *s, const summary_run *run, FILE *out) {
   int n = run->ncols < MAX_TEXT_SIGNALS ? run->ncols : MAX_TEXT_SIGNALS;
   fprintf(out, "final values:\n");
   for (int i = 0; i < n; i++) {
-    const char *unit = dg_sim_signal_unit(sim, run->cols[i]);
-    fprintf(out, "  %-24s %12.6g %s\n", dg_sim_signal_name(sim, run->cols[i]),
-            dg_sim_signal(sim, run->cols[i]), unit ? unit : "");
+    int c = run->cols[i];
+    const char *unit = c >= 0 ? dg_sim_signal_unit(sim, c) : "";
+    fprintf(out, "  %-24s %12.6g %s\n", column_name(sim, c), column_value(sim, c),
+            unit ? unit : "");
   }
   if (run->ncols > n)
-    fprintf(out, "  ... and %d more signals\n", run->ncols - n);
+    fprintf(out, "  ... and %d more signals and channels\n", run->ncols - n);
   print_energy(sim, out);
   fprintf(out, "wall time:   %.3f s (%.0f ns per step)\n", run->wall, run->ns_per_step);
   if (run->csv)
@@ -380,7 +390,7 @@ int summary_print_json(const summary *s, const summary_run *run, FILE *out) {
   put(o, "shifts", shifts_json(s, &ok), &ok);
   json_t *fv = json_object();
   for (int i = 0; fv && i < run->ncols; i++)
-    put(fv, dg_sim_signal_name(sim, run->cols[i]), num(dg_sim_signal(sim, run->cols[i])), &ok);
+    put(fv, column_name(sim, run->cols[i]), num(column_value(sim, run->cols[i])), &ok);
   put(o, "final_values", fv, &ok);
   put(o, "energy", energy_json(sim, &ok), &ok);
   put(o, "wall_time_s", num(run->wall), &ok);

@@ -64,7 +64,7 @@ typedef struct summary_run {
   long steps;
   double dt, duration, final_time;
   double wall, ns_per_step;
-  const int *cols;       /* the CSV columns, for "final values" */
+  const int *cols;       /* the CSV columns, for "final values": signal ids, channel k as -(k + 1) */
   int ncols;
   const char *csv;       /* NULL if none */
   long csv_rows;

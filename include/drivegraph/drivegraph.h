@@ -162,6 +162,10 @@ DG_API int dg_graph_channel_count(const dg_graph *graph);
 DG_API const char *dg_graph_channel_name(const dg_graph *graph, int index);
 /// JSON pointer of the first binding naming channel `index`.
 DG_API const char *dg_graph_channel_path(const dg_graph *graph, int index);
+/// The channel block `block`'s input `input` follows (bound by name or by
+/// its class's default), or NULL when it follows a signal or a constant,
+/// or there is no such input.
+DG_API const char *dg_graph_input_channel(const dg_graph *graph, int block, const char *input);
 
 /* ------------------------------------------------------------------------ */
 /* Importers: YAML vehicle configs and Chrono::Vehicle powertrain files     */
