@@ -97,7 +97,7 @@ rpm12=$(num "$OUT" '^  shift at +[0-9.]+ s +1 -> 2 +([0-9]+) rpm$')
 # gains ~3 rpm per 1 ms step in first gear, so 50 rpm is ample.
 check "sedan launch: 1 -> 2 at the graph's 6000 rpm (got $rpm12)" near "$rpm12" 6000 50
 check "sedan launch: no downshift" lacks "$OUT" '^  shift at .* ([2-6]) -> 1 '
-check "sedan launch: peak wheel slip line" has "$OUT" '^wheel slip: +peak \|slip\| [0-9.e-]+ \(wheel_r[lr] at [0-9.]+ s\)$'
+check "sedan launch: peak wheel slip line" has "$OUT" '^wheel slip: +peak \|\(wR - v\)/v\| [0-9.e-]+ \(wheel_r[lr] at [0-9.]+ s; above 1 m/s\)$'
 bal=$(num "$OUT" '^  balance error +[-0-9.e+]+ J \(([0-9.e+-]+) of the work in\)$')
 check "sedan launch: energy balance closes to 1e-6 (got $bal)" between "$bal" 0 1e-6
 check "sedan launch: summary keeps steps and ns per step" has "$OUT" '^wall time: .*ns per step\)$'
@@ -128,7 +128,9 @@ check "launch --json: preset and graph" py 'd["preset"] == "launch" and d["graph
 check "launch --json: shifts are upshifts with rpm" \
   py 'len(d["shifts"]) >= 3 and all(s["to"] == s["from"] + 1 and 5900 < s["rpm"] < 6100 for s in d["shifts"])'
 check "launch --json: 400 m at more than 100 km/h" py 'd["v_400_m_kmh"] > 100 and d["t_0_400_m_s"] > d["t_0_100_kmh_s"]'
-check "launch --json: wheel slip within the tyre's range" py '0 < d["peak_wheel_slip"] <= 1.0'
+# the kinematic slip is not limited by the tyre model (its state is): the
+# rear tyres of the sedan spin at up to about three times the road speed
+check "launch --json: wheel slip, kinematic, positive and finite" py '0.1 < d["peak_wheel_slip"] < 10'
 check "launch --json: energy balance" py 'd["energy"]["balance_error_relative"] < 1e-6 and d["energy"]["work_in_J"] > 1e6'
 check "launch --json: no time to rest from rest" py 'd["time_to_rest_s"] is None'
 check "launch --json: SVG written" is_svg "$TMP/sedan.svg"

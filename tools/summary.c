@@ -66,17 +66,22 @@ int summary_init(summary *s, const dg_sim *sim) {
   }
   int n = dg_graph_block_count(g);
   s->id_slip = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->id_slip);
+  s->id_wheel_v = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->id_wheel_v);
   s->wheel = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->wheel);
-  if (!s->id_slip || !s->wheel) {
+  if (!s->id_slip || !s->id_wheel_v || !s->wheel) {
     summary_free(s);
     return -1;
   }
   for (int i = 0; i < n; i++) {
     if (strcmp(dg_graph_block_type(g, i), "wheel") != 0)
       continue;
-    int id = signal_of(sim, dg_graph_block_id(g, i), "slip");
-    if (id >= 0) {
+    /* the kinematic slip (ωR − v)/|v|, not the tyre model's limited
+     * state, and its ground speed to leave out near-rest samples */
+    int id = signal_of(sim, dg_graph_block_id(g, i), "slip_ratio");
+    int idv = signal_of(sim, dg_graph_block_id(g, i), "speed");
+    if (id >= 0 && idv >= 0) {
       s->id_slip[s->nwheels] = id;
+      s->id_wheel_v[s->nwheels] = idv;
       s->wheel[s->nwheels++] = dg_graph_block_id(g, i);
     }
   }
@@ -89,10 +94,15 @@ int summary_init(summary *s, const dg_sim *sim) {
 
 void summary_free(summary *s) {
   free(s->id_slip);
+  free(s->id_wheel_v);
   free(s->wheel);
   s->id_slip = NULL;
+  s->id_wheel_v = NULL;
   s->wheel = NULL;
 }
+
+/* Wheel slip is measured from this ground speed up (m/s). */
+#define SLIP_MIN_SPEED 1.0
 
 static double read(const summary *s, int id) { return id >= 0 ? dg_sim_signal(s->sim, id) : NAN; }
 
@@ -111,8 +121,10 @@ void summary_sample(summary *s, double t) {
   double v = read(s, s->id_speed), x = read(s, s->id_x), rpm = read(s, s->id_rpm);
   int gear = s->id_gear >= 0 ? (int)lround(read(s, s->id_gear)) : 0;
   for (int i = 0; i < s->nwheels; i++) {
+    /* below SLIP_MIN_SPEED the ratio divides by the speed floor and says
+     * little: a wheel turning at all from rest would top the list */
     double k = fabs(read(s, s->id_slip[i]));
-    if (k > s->slip_peak) {
+    if (fabs(read(s, s->id_wheel_v[i])) >= SLIP_MIN_SPEED && k > s->slip_peak) {
       s->slip_peak = k;
       s->slip_wheel = i;
       s->slip_t = t;
@@ -256,10 +268,10 @@ void summary_print_text(const summary *s, const summary_run *run, FILE *out) {
     print_shifts(s, out);
   if (s->nwheels > 0) {
     if (s->slip_wheel >= 0)
-      fprintf(out, "wheel slip:  peak |slip| %.4g (%s at %.2f s)\n", s->slip_peak,
-              s->wheel[s->slip_wheel], s->slip_t);
+      fprintf(out, "wheel slip:  peak |(wR - v)/v| %.4g (%s at %.2f s; above 1 m/s)\n",
+              s->slip_peak, s->wheel[s->slip_wheel], s->slip_t);
     else
-      fprintf(out, "wheel slip:  peak |slip| 0\n");
+      fprintf(out, "wheel slip:  peak |(wR - v)/v| 0 (above 1 m/s)\n");
   }
   int n = run->ncols < MAX_TEXT_SIGNALS ? run->ncols : MAX_TEXT_SIGNALS;
   fprintf(out, "final values:\n");

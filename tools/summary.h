@@ -31,7 +31,8 @@ typedef struct summary {
   /* signal ids, -1 when the graph has no such block */
   int id_speed, id_x, id_gear, id_rpm;
   int nwheels;
-  int *id_slip;         /* nwheels wheel slip ids */
+  int *id_slip;      /* per wheel: slip_ratio */
+  int *id_wheel_v;   /* per wheel: its ground speed */
   const char **wheel;   /* their block ids (owned by the graph) */
   const char *vehicle;  /* vehicle block id or NULL */
   const char *gearbox;  /* first gearbox id or NULL */
