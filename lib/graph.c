@@ -326,7 +326,8 @@ static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
       continue;
     char path[DG_ERROR_PATH_LEN];
     dg_pointer_append(path, sizeof path, "/blocks", b->id);
-    if (!mentioned[i] && g->num_blocks > 1) {
+    /* a port-less block (a controller, a source of signals) connects through its inputs */
+    if (!mentioned[i] && g->num_blocks > 1 && b->num_ports > 0) {
       dg_diag_add(d, DG_ERR_TOPOLOGY, path, "block is not connected to anything");
       continue;
     }
