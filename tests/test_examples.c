@@ -166,11 +166,74 @@ START_TEST(test_pickup_no_flare) {
 }
 END_TEST
 
+/* ---- Modelica CoupledClutches ------------------------------------------- */
+
+/* graphs/coupled_clutches.json with its scenario against the independent
+ * reference tests/data/ref/coupled_clutches.csv (scripts/ref/
+ * coupled_clutches.py: scipy's DOP853 at rtol 1e-12 between located stick,
+ * slip and opening events; its two solvers agree to 2e-11 rad/s). The
+ * issue asks 1e-3 rad/s at dt = 1 ms; the framework integrates the sine
+ * forcing with RK4 (local error ~(2π·5·dt)⁵/120 of the forcing, 3e-8 at
+ * 1 ms) and locates every stick and unstick to 1e-10 of a step, so the
+ * speeds agree to 1e-6 rad/s at every millisecond (measured 7.7e-8). */
+START_TEST(test_coupled_clutches) {
+  run r = start("graphs/coupled_clutches.json", "graphs/scenarios/coupled_clutches.json");
+  char path[1024];
+  dg_test_path(path, sizeof path, "tests/data/ref/coupled_clutches.csv");
+  FILE *f = fopen(path, "r");
+  ck_assert_msg(f, "cannot read %s", path);
+  char line[512];
+  const char *names[4] = {"J1.omega", "J2.omega", "J3.omega", "J4.omega"};
+  double worst = 0.0, worst_t = 0.0;
+  int rows = 0;
+  bool header = false;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#')
+      continue;
+    if (!header) {
+      ck_assert_str_eq(line, "t,w1,w2,w3,w4\n");
+      header = true;
+      continue;
+    }
+    double t, w[4];
+    ck_assert_int_eq(sscanf(line, "%lf,%lf,%lf,%lf,%lf", &t, &w[0], &w[1], &w[2], &w[3]), 5);
+    if (rows > 0)
+      dg_test_step(r.sim, 1, 1e-3);
+    ck_assert_double_eq_tol(dg_sim_time(r.sim), t, 1e-12);
+    for (int k = 0; k < 4; k++) {
+      double d = fabs(sig(&r, names[k]) - w[k]);
+      if (d > worst) {
+        worst = d;
+        worst_t = t;
+      }
+    }
+    rows++;
+  }
+  fclose(f);
+  printf("coupled clutches: %d samples, worst |w - w_ref| %.3g rad/s at t = %.3f s\n", rows,
+         worst, worst_t);
+  ck_assert_int_eq(rows, 1501);
+  ck_assert_double_le(worst, 1e-6);
+  /* the end state: clutches 2 and 3 stuck, clutch 1 open */
+  ck_assert_double_eq(sig(&r, "clutch1.locked"), 0.0);
+  ck_assert_double_eq(sig(&r, "clutch2.locked"), 1.0);
+  ck_assert_double_eq(sig(&r, "clutch3.locked"), 1.0);
+  /* energy: the source's work and the clutches' friction close the audit */
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9);
+  finish(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("examples");
   TCase *tc = tcase_create("per_wheel_brake");
   tcase_add_test(tc, test_one_wheel_braked);
   tcase_add_test(tc, test_missing_channel);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("coupled_clutches");
+  tcase_add_test(tc, test_coupled_clutches);
   suite_add_tcase(s, tc);
   tc = tcase_create("pickup");
   tcase_add_test(tc, test_pickup_reverses_in_low);
