@@ -39,13 +39,6 @@ static int signal_find(const dg_block_class *k, const char *name, size_t len) {
   return -1;
 }
 
-static int block_find_n(const dg_graph *g, const char *id, size_t len) {
-  for (int i = 0; i < g->num_blocks; i++)
-    if (g->blocks[i].id && strlen(g->blocks[i].id) == len && strncmp(g->blocks[i].id, id, len) == 0)
-      return i;
-  return -1;
-}
-
 /* "a, b, c" of a class's input names into buf. */
 static void input_list(const dg_block_class *k, char *buf, size_t size) {
   size_t used = 0;
@@ -194,15 +187,11 @@ static void add_channel(dg_graph *g, const char *name, const char *path, dg_diag
 static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_diag *d) {
   const char *s = bi->text, *dot = strchr(s, '.');
   size_t len = (size_t)(dot - s);
-  int src = block_find_n(g, s, len);
+  int src = dg_graph_block_find_n(g, s, len);
   if (src < 0) {
     char id[128];
     snprintf(id, sizeof id, "%.*s", (int)(len < 120 ? len : 120), s);
-    const char *names[512];
-    int n = g->num_blocks < 512 ? g->num_blocks : 512;
-    for (int i = 0; i < n; i++)
-      names[i] = g->blocks[i].id;
-    const char *sug = dg_suggest(id, names, n);
+    const char *sug = dg_graph_suggest_block(g, id);
     if (sug)
       dg_diag_add(d, DG_ERR_UNKNOWN, path,
                   "\"%s\": unknown block \"%s\"; did you mean \"%s\"? (a source is a channel "

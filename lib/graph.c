@@ -44,12 +44,19 @@ static const char *const top_keys[] = {"drivegraph", "name",        "description
                                        "blocks",     "connections", "$schema"};
 #define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
-/* The block whose id is the first `len` bytes of `id` (any length). */
-static int block_find_n(const dg_graph *g, const char *id, size_t len) {
+int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len) {
   for (int i = 0; i < g->num_blocks; i++)
-    if (strlen(g->blocks[i].id) == len && memcmp(g->blocks[i].id, id, len) == 0)
+    if (g->blocks[i].id && strlen(g->blocks[i].id) == len && memcmp(g->blocks[i].id, id, len) == 0)
       return i;
   return -1;
+}
+
+const char *dg_graph_suggest_block(const dg_graph *g, const char *id) {
+  const char *names[512];
+  int n = g->num_blocks < 512 ? g->num_blocks : 512;
+  for (int i = 0; i < n; i++)
+    names[i] = g->blocks[i].id;
+  return dg_suggest(id, names, n);
 }
 
 static const char *port_dir_name(dg_port_dir d) {
@@ -183,13 +190,9 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
   size_t shown = len < sizeof id ? len : sizeof id - 1;
   memcpy(id, s, shown);
   id[shown] = '\0';
-  *block = block_find_n(g, s, len);
+  *block = dg_graph_block_find_n(g, s, len);
   if (*block < 0) {
-    const char *names[512];
-    int n = g->num_blocks < 512 ? g->num_blocks : 512;
-    for (int i = 0; i < n; i++)
-      names[i] = g->blocks[i].id;
-    const char *sug = dg_suggest(id, names, n);
+    const char *sug = dg_graph_suggest_block(g, id);
     if (sug)
       dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?", id, sug);
     else

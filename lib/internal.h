@@ -159,6 +159,11 @@ struct dg_graph {
   const char **channel_paths; /* the first binding of each */
 };
 
+/* The block whose id is the first `len` bytes of `id` (any length), or -1;
+ * the closest id for "did you mean", or NULL (graph.c). */
+int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len);
+const char *dg_graph_suggest_block(const dg_graph *g, const char *id);
+
 /* ---- input bindings (bind.c) -------------------------------------------- */
 /* Reads a block's "inputs" object (at `path`, the block's pointer) into
  * b->bind: input names, value types, constants' ranges. */
