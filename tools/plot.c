@@ -12,9 +12,18 @@
  *   gear                  the first gearbox, as steps
  *   clutch slip (rpm)     every clutch (in − out) and torque converter
  *                         (pump − turbine)
- *   wheel slip (%)        every wheel's κ in percent (wheels that never
- *                         slip, i.e. rolling tyres, are left out when
- *                         drawing); percent keeps the tick labels short
+ *   wheel slip (%)        every wheel's kinematic slip `slip_ratio`,
+ *                         (ωR − v)/max(|v|, 0.1 m/s), in percent (wheels
+ *                         that never slip, i.e. rolling tyres, are left out
+ *                         when drawing); percent keeps the tick labels
+ *                         short. Not the tyre's slip state `slip`: that is
+ *                         limited to ±1 and sits at 100 % while the tread
+ *                         turns 1.5 times faster than the road passes. A
+ *                         wheel class without `slip_ratio` plots `slip`.
+ *   driver inputs (0..1)  the channels throttle and brake, with an engine
+ *                         or a motor: what the driver did
+ * Or panels from a user's list (plot_trace_new_list): any signal or
+ * channel, as recorded, labelled with its name and unit.
  * Shifts (the first gearbox's `shifting`) are shaded on every panel. The
  * rows are recorded during the run at the output interval, at most
  * max_rows of them: longer runs keep every k-th row. */
@@ -30,11 +39,17 @@
 
 _Static_assert(sizeof(PLFLT) == sizeof(double), "PLplot must be built with double precision");
 
-#define MAX_PANELS 6
-#define MAX_LINES 6
+/* A user's list may ask for up to MAX_PANELS panels of MAX_LINES lines (one
+ * colour each); the default plot has at most six panels. */
+#define MAX_PANELS 12
+#define MAX_LINES 8
 #define LABEL_LEN 96
+#define YLABEL_LEN 256
 
-enum { PANEL_RPM, PANEL_SPEED, PANEL_GEAR, PANEL_SLIP_RPM, PANEL_WHEEL_SLIP };
+enum {
+  PANEL_RPM, PANEL_SPEED, PANEL_GEAR, PANEL_SLIP_RPM, PANEL_WHEEL_SLIP, PANEL_INPUTS,
+  PANEL_USER /* one of a user's list (each its own) */
+};
 
 /* cmap0 colour indices (set in plot_trace_write). */
 enum { C_BG, C_FG, C_GRID, C_SHADE, C_REF, C_LINE0 };
@@ -44,22 +59,27 @@ static const int palette[][3] = {
     {215, 215, 215}, /* grid */
     {226, 232, 244}, /* shift shading */
     {110, 110, 110}, /* reference lines */
-    {31, 119, 180},  /* lines: blue, orange, green, red, purple, brown */
+    {31, 119, 180},  /* lines: blue, orange, green, red, purple, brown, pink, olive */
     {255, 127, 14},  {44, 160, 44}, {214, 39, 40}, {148, 103, 189}, {140, 86, 75},
+    {227, 119, 194}, {188, 189, 34},
 };
 enum { NUM_COLORS = sizeof palette / sizeof palette[0], NUM_LINE_COLORS = NUM_COLORS - C_LINE0 };
+/* Every line of a full panel has a colour of its own. */
+_Static_assert(NUM_LINE_COLORS >= MAX_LINES, "a colour per line");
 
 typedef struct series {
   int id, id_minus; /* value = scale · (signal id − signal id_minus); id_minus may be -1 */
+  int channel;      /* >= 0: the value is this input (channel) instead; id is -1 */
   double scale;
   int style;        /* PLplot line style: 1 solid, 2 dashed */
+  bool steps;       /* integer values (gears): drawn as steps */
   char label[LABEL_LEN];
   PLFLT *y;
 } series;
 
 typedef struct panel {
   int kind;
-  char ylabel[LABEL_LEN];
+  char ylabel[YLABEL_LEN];
   int nlines;
   series lines[MAX_LINES];
 } panel;
@@ -111,20 +131,36 @@ static panel *add_panel(plot_trace *tr, int kind, const char *ylabel) {
   return p;
 }
 
-/* Adds a line scale·(block.name − block.minus) to the panel of `kind`. */
-static void add_line(plot_trace *tr, int kind, const char *ylabel, const char *block,
+/* Adds a line scale·(block.name − block.minus) to the panel of `kind`;
+ * NULL when a signal is missing or the panel is full. */
+static series *add_line(plot_trace *tr, int kind, const char *ylabel, const char *block,
                      const char *name, const char *minus, double scale, int style,
                      const char *label) {
   int id = signal_of(tr->sim, block, name);
   int id_minus = minus ? signal_of(tr->sim, block, minus) : -1;
   if (id < 0 || (minus && id_minus < 0))
+    return NULL;
+  panel *p = add_panel(tr, kind, ylabel);
+  if (!p || p->nlines == MAX_LINES)
+    return NULL;
+  series *s = &p->lines[p->nlines++];
+  *s = (series){.id = id, .id_minus = id_minus, .channel = -1, .scale = scale, .style = style};
+  snprintf(s->label, sizeof s->label, "%s", label);
+  return s;
+}
+
+/* Adds the channel `name` (labelled by its name) to the panel of `kind`. */
+static void add_channel(plot_trace *tr, int kind, const char *ylabel, const char *name) {
+  int channel = dg_sim_input_find(tr->sim, name);
+  if (channel < 0)
     return;
   panel *p = add_panel(tr, kind, ylabel);
   if (!p || p->nlines == MAX_LINES)
     return;
   series *s = &p->lines[p->nlines++];
-  *s = (series){.id = id, .id_minus = id_minus, .scale = scale, .style = style};
-  snprintf(s->label, sizeof s->label, "%s", label);
+  *s = (series){.id = -1, .id_minus = -1, .channel = channel, .scale = 1.0, .style = 1,
+                .steps = dg_sim_input_is_integer(tr->sim, channel)};
+  snprintf(s->label, sizeof s->label, "%s", name);
 }
 
 static int count_type(const dg_graph *g, const char *type) {
@@ -185,8 +221,9 @@ static void choose_signals(plot_trace *tr) {
              "vehicle speed");
 
   if (gearbox) {
-    add_line(tr, PANEL_GEAR, "gear", gearbox, "gear", NULL, 1.0, 1, "gear");
-    tr->id_shifting = signal_of(tr->sim, gearbox, "shifting");
+    series *gear = add_line(tr, PANEL_GEAR, "gear", gearbox, "gear", NULL, 1.0, 1, "gear");
+    if (gear)
+      gear->steps = true;
   }
 
   int clutches = count_type(g, "clutch"), converters = count_type(g, "torque_converter");
@@ -204,24 +241,215 @@ static void choose_signals(plot_trace *tr) {
   }
   /* Wheels on one axle often slip alike: dashes of different lengths keep
    * lines that lie on top of each other visible. */
-  for (int i = 0, k = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_type(g, i), "wheel") == 0)
-      add_line(tr, PANEL_WHEEL_SLIP, "wheel slip κ (%)", dg_graph_block_id(g, i), "slip", NULL,
-               100.0, 1 + k++ % 4, dg_graph_block_id(g, i));
+  for (int i = 0, k = 0; i < dg_graph_block_count(g); i++) {
+    if (strcmp(dg_graph_block_type(g, i), "wheel") != 0)
+      continue;
+    const char *id = dg_graph_block_id(g, i);
+    if (signal_of(tr->sim, id, "slip_ratio") >= 0)
+      add_line(tr, PANEL_WHEEL_SLIP, "wheel slip (ωR − v)/|v| (%)", id, "slip_ratio", NULL, 100.0,
+               1 + k++ % 4, id);
+    else
+      add_line(tr, PANEL_WHEEL_SLIP, "wheel slip κ (%)", id, "slip", NULL, 100.0, 1 + k++ % 4, id);
+  }
+
+  if (count_type(g, "engine") > 0 || count_type(g, "motor") > 0) {
+    add_channel(tr, PANEL_INPUTS, "driver inputs (0..1)", "throttle");
+    add_channel(tr, PANEL_INPUTS, "driver inputs (0..1)", "brake");
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Panels from a list                                                       */
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  char *end = s + strlen(s);
+  while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+    *--end = '\0';
+  return s;
+}
+
+/* Whether signal `name` is a gearbox's gear: an integer, drawn as steps. */
+static bool is_gear_signal(const dg_graph *g, const char *name) {
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    if (strcmp(dg_graph_block_type(g, i), "gearbox") != 0)
+      continue;
+    const char *id = dg_graph_block_id(g, i);
+    size_t len = strlen(id);
+    if (strncmp(name, id, len) == 0 && strcmp(name + len, ".gear") == 0)
+      return true;
+  }
+  return false;
+}
+
+/* `unknown signal or channel "x"`, with the closest signal or channel name. */
+static void unknown_name(const dg_sim *sim, const char *name, char *why, size_t n) {
+  int ns = dg_sim_signal_count(sim), nc = dg_sim_input_count(sim);
+  const char **names = calloc((size_t)(ns + nc > 0 ? ns + nc : 1), sizeof *names);
+  const char *close = NULL;
+  if (names) {
+    for (int i = 0; i < ns; i++)
+      names[i] = dg_sim_signal_name(sim, i);
+    for (int i = 0; i < nc; i++)
+      names[ns + i] = dg_sim_input_name(sim, i);
+    close = dg_suggest(name, names, ns + nc);
+  }
+  if (close)
+    snprintf(why, n, "unknown signal or channel \"%s\"; did you mean \"%s\"?", name, close);
+  else
+    snprintf(why, n, "unknown signal or channel \"%s\"", name);
+  free(names);
+}
+
+/* One line of a user panel: a signal ("block.signal") or a channel (a name
+ * without '.'), plotted as recorded. Its unit goes to *unit ("" for none). */
+static int add_listed_line(plot_trace *tr, panel *p, const char *name, const char **unit,
+                           char *why, size_t n) {
+  series *s = &p->lines[p->nlines];
+  *s = (series){.id = -1, .id_minus = -1, .channel = -1, .scale = 1.0, .style = 1};
+  if (strchr(name, '.')) {
+    s->id = dg_sim_signal_find(tr->sim, name);
+    s->steps = s->id >= 0 && is_gear_signal(dg_sim_graph(tr->sim), name);
+  } else {
+    s->channel = dg_sim_input_find(tr->sim, name);
+    s->steps = s->channel >= 0 && dg_sim_input_is_integer(tr->sim, s->channel);
+  }
+  if (s->id < 0 && s->channel < 0) {
+    unknown_name(tr->sim, name, why, n);
+    return -1;
+  }
+  const char *u = s->id >= 0 ? dg_sim_signal_unit(tr->sim, s->id) : NULL;
+  *unit = u ? u : "";
+  snprintf(s->label, sizeof s->label, "%s", name);
+  p->nlines++;
+  return 0;
+}
+
+/* A panel from one item of the list, "a.b+c.d+channel" (modified in place).
+ * The y label names the lines and their unit; lines of different units get
+ * theirs in the legend instead. */
+static int add_listed_panel(plot_trace *tr, char *item, int number, char *why, size_t n) {
+  int nlines = 1;
+  for (const char *c = item; *c; c++)
+    nlines += *c == '+';
+  if (nlines > MAX_LINES) {
+    snprintf(why, n, "too many lines in panel %d (%d): at most %d lines share a panel", number,
+             nlines, MAX_LINES);
+    return -1;
+  }
+  panel *p = &tr->panels[tr->npanels++];
+  memset(p, 0, sizeof *p);
+  p->kind = PANEL_USER;
+  const char *units[MAX_LINES];
+  for (char *name = item; name;) {
+    char *plus = strchr(name, '+');
+    if (plus)
+      *plus = '\0';
+    if (add_listed_line(tr, p, trim(name), &units[p->nlines], why, n) != 0)
+      return -1;
+    name = plus ? plus + 1 : NULL;
+  }
+  bool mixed = false;
+  for (int l = 1; l < p->nlines; l++)
+    mixed |= strcmp(units[l], units[0]) != 0;
+  size_t len = 0;
+  for (int l = 0; l < p->nlines; l++) {
+    int w = snprintf(p->ylabel + len, sizeof p->ylabel - len, "%s%s", l ? ", " : "",
+                     p->lines[l].label);
+    if (w > 0)
+      len += (size_t)w;
+    if (len >= sizeof p->ylabel)
+      len = sizeof p->ylabel - 1;
+    if (mixed && *units[l]) {
+      char label[LABEL_LEN];
+      snprintf(label, sizeof label, "%s (%s)", p->lines[l].label, units[l]);
+      memcpy(p->lines[l].label, label, sizeof label);
+    }
+  }
+  if (mixed)
+    snprintf(p->ylabel + len, sizeof p->ylabel - len, " (mixed units)");
+  else if (*units[0])
+    snprintf(p->ylabel + len, sizeof p->ylabel - len, " (%s)", units[0]);
+  return 0;
+}
+
+/* The list's shape, before any name is looked up: an empty panel or name is
+ * a slip of the typing that the message should name as such. */
+static int check_shape(const char *list, char *why, size_t n) {
+  int number = 1, names = 0;
+  bool blank = true;
+  for (const char *c = list;; c++) {
+    if (*c != ',' && *c != '+' && *c != '\0') {
+      blank &= *c == ' ' || *c == '\t';
+      continue;
+    }
+    if (blank && names == 0 && *c != '+') {
+      snprintf(why, n, "panel %d is empty (two ',' in a row, or one at an end)", number);
+      return -1;
+    }
+    if (blank) {
+      snprintf(why, n, "panel %d has an empty name (two '+' in a row, or one at an end)", number);
+      return -1;
+    }
+    if (*c == '\0')
+      return 0;
+    number += *c == ',';
+    names = *c == ',' ? 0 : names + 1;
+    blank = true;
+  }
+}
+
+static int choose_listed(plot_trace *tr, char *list, char *why, size_t n) {
+  if (*trim(list) == '\0') {
+    snprintf(why, n,
+             "no panels: give signal or channel names, panels separated by ',' and lines "
+             "sharing a panel joined by '+' (e.g. engine.rpm+gearbox.rpm,body.speed,throttle)");
+    return -1;
+  }
+  int npanels = 1;
+  for (const char *c = list; *c; c++)
+    npanels += *c == ',';
+  if (npanels > MAX_PANELS) {
+    snprintf(why, n, "too many panels (%d): at most %d", npanels, MAX_PANELS);
+    return -1;
+  }
+  if (check_shape(list, why, n) != 0)
+    return -1;
+  int number = 1;
+  for (char *item = list; item; number++) {
+    char *comma = strchr(item, ',');
+    if (comma)
+      *comma = '\0';
+    if (add_listed_panel(tr, item, number, why, n) != 0)
+      return -1;
+    item = comma ? comma + 1 : NULL;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Recording                                                                */
 
-plot_trace *plot_trace_new(const dg_sim *sim, long max_rows, char *why, size_t n) {
+static plot_trace *trace_new(const dg_sim *sim, char *why, size_t n) {
   plot_trace *tr = calloc(1, sizeof *tr);
   if (!tr) {
     snprintf(why, n, "out of memory");
     return NULL;
   }
   tr->sim = sim;
-  tr->id_shifting = -1;
   tr->stride = 1;
+  const char *gearbox = first_of(dg_sim_graph(sim), "gearbox");
+  tr->id_shifting = gearbox ? signal_of(sim, gearbox, "shifting") : -1;
+  return tr;
+}
+
+static plot_trace *alloc_rows(plot_trace *tr, long max_rows, char *why, size_t n);
+
+plot_trace *plot_trace_new(const dg_sim *sim, long max_rows, char *why, size_t n) {
+  plot_trace *tr = trace_new(sim, why, n);
+  if (!tr)
+    return NULL;
   choose_signals(tr);
   if (tr->npanels == 0) {
     snprintf(why, n,
@@ -230,6 +458,31 @@ plot_trace *plot_trace_new(const dg_sim *sim, long max_rows, char *why, size_t n
     plot_trace_free(tr);
     return NULL;
   }
+  return alloc_rows(tr, max_rows, why, n);
+}
+
+plot_trace *plot_trace_new_list(const dg_sim *sim, const char *list, long max_rows, char *why,
+                                size_t n) {
+  plot_trace *tr = trace_new(sim, why, n);
+  if (!tr)
+    return NULL;
+  char *copy = strdup(list ? list : "");
+  if (!copy) {
+    snprintf(why, n, "out of memory");
+    plot_trace_free(tr);
+    return NULL;
+  }
+  int rc = choose_listed(tr, copy, why, n);
+  free(copy);
+  if (rc != 0) {
+    plot_trace_free(tr);
+    return NULL;
+  }
+  return alloc_rows(tr, max_rows, why, n);
+}
+
+/* Room for the rows; frees tr and returns NULL when memory is short. */
+static plot_trace *alloc_rows(plot_trace *tr, long max_rows, char *why, size_t n) {
   /* At most PLOT_ROWS points per line: a plot is a few thousand pixels wide,
    * and the memory stays bounded for long runs. */
   enum { PLOT_ROWS = 100000 };
@@ -272,6 +525,10 @@ void plot_trace_record(plot_trace *tr, double t) {
   for (int p = 0; p < tr->npanels; p++)
     for (int l = 0; l < tr->panels[p].nlines; l++) {
       series *s = &tr->panels[p].lines[l];
+      if (s->channel >= 0) {
+        s->y[i] = s->scale * dg_sim_get_input(tr->sim, s->channel);
+        continue;
+      }
       double v = dg_sim_signal(tr->sim, s->id);
       if (s->id_minus >= 0)
         v -= dg_sim_signal(tr->sim, s->id_minus);
@@ -355,6 +612,8 @@ static void panel_range(const plot_trace *tr, const panel *p, const series *cons
   b = fmax(b, 0.0);
   if (p->kind == PANEL_SPEED && b >= 80.0)
     b = fmax(b, 100.0); /* keep the 100 km/h line in view */
+  if (p->kind == PANEL_INPUTS)
+    b = fmax(b, 1.0); /* a pedal's whole travel */
   double pad = 0.08 * (b - a);
   if (pad == 0.0)
     pad = 1.0;
@@ -470,15 +729,94 @@ static void reference_lines(const panel *p, const plot_labels *lab, double t0, d
   pllsty(1);
 }
 
-static int draw_panel(const plot_trace *tr, const panel *p, const plot_labels *lab, double y0,
-                      double y1, bool bottom) {
+/* PLplot has no public measure of a string (plstrl is internal): lengths
+ * are estimated from the number of characters. Those of the sans font are on
+ * average at most 0.62 of the character height wide. */
+static double char_width(void) {
+  PLFLT def, ht; /* mm, at the current size */
+  plgchr(&def, &ht);
+  return 0.62 * ht;
+}
+
+/* Characters of UTF-8 text (its lead bytes) in the first `bytes` bytes. */
+static long chars_of(const char *s, size_t bytes) {
+  long k = 0;
+  for (size_t i = 0; i < bytes && s[i]; i++)
+    k += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return k;
+}
+
+/* Smallest relative size a y label is shrunk to; below it, it is shortened. */
+#define MIN_LABEL_SIZE 0.7
+
+/* The y label along the panel, shrunk to fit its height. One that would be
+ * too small to read is shortened: to its unit, the last "(...)" ("rpm",
+ * "mixed units"), else to the names that fit and "…": the legend names
+ * every line. */
+static void draw_ylabel(const panel *p) {
+  PLFLT sx0, sx1, sy0, sy1, vx0, vx1, vy0, vy1;
+  plgspa(&sx0, &sx1, &sy0, &sy1);
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  double room = 0.97 * (vy1 - vy0) * (sy1 - sy0) / char_width(); /* characters at size 1 */
+  char label[YLABEL_LEN];
+  snprintf(label, sizeof label, "%s", p->ylabel);
+  size_t n = strlen(label);
+  if (chars_of(label, n) > room / MIN_LABEL_SIZE) {
+    char *open = strrchr(label, '(');
+    if (open && open != label && label[n - 1] == ')') {
+      label[n - 1] = '\0';
+      memmove(label, open + 1, strlen(open + 1) + 1);
+    } else {
+      long keep = (long)(room / MIN_LABEL_SIZE) - 3; /* characters before ", …" */
+      size_t cut = 0;
+      for (long k = 0; label[cut] && k <= keep; cut++)
+        k += ((unsigned char)label[cut] & 0xC0) != 0x80;
+      while (cut > 0 && ((unsigned char)label[cut] & 0xC0) == 0x80)
+        cut--; /* not inside a character */
+      label[cut] = '\0';
+      char *comma = strrchr(label, ',');
+      if (comma && comma != label)
+        snprintf(comma, sizeof label - (size_t)(comma - label), ", …");
+      else
+        snprintf(label + cut, sizeof label - cut, "…");
+    }
+  }
+  long chars = chars_of(label, sizeof label);
+  double size = chars > room ? room / (double)chars : 1.0;
+  char text[2 * YLABEL_LEN];
+  escape_text(label, text, sizeof text);
+  text_size(size);
+  /* the same distance from the axis at any size (it is in character heights) */
+  plmtex("l", 5.8 / size, 0.5, 0.5, text);
+  text_size(1.0);
+}
+
+/* The right end of the panels (normalized): room on the right for the
+ * longest legend text, which starts 0.048 of the page right of the panel. */
+static double panels_right(const plot_trace *tr) {
+  PLFLT sx0, sx1, sy0, sy1;
+  plgspa(&sx0, &sx1, &sy0, &sy1);
+  long longest = 0;
+  for (int i = 0; i < tr->npanels; i++)
+    for (int l = 0; l < tr->panels[i].nlines; l++) {
+      const char *label = tr->panels[i].lines[l].label;
+      long k = chars_of(label, strlen(label));
+      longest = k > longest ? k : longest;
+    }
+  /* the legend's text is drawn a little larger than the labels */
+  double text = 1.15 * (double)longest * char_width() / (sx1 - sx0);
+  return fmax(0.5, fmin(0.80, 0.985 - 0.048 - text));
+}
+
+static int draw_panel(const plot_trace *tr, const panel *p, const plot_labels *lab, double x1,
+                      double y0, double y1, bool bottom, bool shade_legend) {
   const series *lines[MAX_LINES];
   int nl = drawn_lines(tr, p, lines);
   double t0 = tr->t[0], t1 = tr->n > 1 ? tr->t[tr->n - 1] : tr->t[0] + 1.0;
   double lo, hi;
   panel_range(tr, p, lines, nl, &lo, &hi);
 
-  plvpor(0.09, 0.80, y0, y1);
+  plvpor(0.09, x1, y0, y1);
   plwind(t0, t1, lo, hi);
   shade_shifts(tr, lo, hi);
   plcol0(C_GRID);
@@ -490,7 +828,7 @@ static int draw_panel(const plot_trace *tr, const panel *p, const plot_labels *l
     plcol0(C_LINE0 + l % NUM_LINE_COLORS);
     plwidth(2.0);
     pllsty(lines[l]->style);
-    if (p->kind == PANEL_GEAR) {
+    if (lines[l]->steps) {
       if (draw_steps(tr, lines[l]) != 0)
         return -1;
     } else {
@@ -502,12 +840,10 @@ static int draw_panel(const plot_trace *tr, const panel *p, const plot_labels *l
   plwidth(1.0);
   /* f: plain numbers, no "(x10^3)" exponent label above the axis */
   plbox(bottom ? "bcfnst" : "bcst", 0.0, 0, "bcfnstv", ytick, 0);
-  char ylabel[2 * LABEL_LEN];
-  escape_text(p->ylabel, ylabel, sizeof ylabel);
-  plmtex("l", 5.8, 0.5, 0.5, ylabel);
+  draw_ylabel(p);
   if (bottom)
     plmtex("b", 3.3, 0.5, 0.5, "time (s)");
-  draw_legend(lines, nl, tr->shifting != NULL && p->kind == PANEL_GEAR);
+  draw_legend(lines, nl, tr->shifting != NULL && shade_legend);
   return 0;
 }
 
@@ -549,11 +885,17 @@ int plot_trace_write(const plot_trace *tr, const plot_labels *lab, plot_format f
   pladv(0);
   text_size(1.0);
 
+  /* The shading is explained once: next to the gear, else on the top panel. */
+  int shade_legend = 0;
+  for (int i = tr->npanels - 1; i >= 0; i--)
+    if (tr->panels[i].kind == PANEL_GEAR)
+      shade_legend = i;
+  double x1 = panels_right(tr);
   int rc = 0;
   for (int i = 0; i < tr->npanels && rc == 0; i++) {
     double y1 = 1.0 - (double)(top_px + i * panel_px) / height;
     double y0 = 1.0 - (double)(top_px + (i + 1) * panel_px - gap_px) / height;
-    rc = draw_panel(tr, &tr->panels[i], lab, y0, y1, i == tr->npanels - 1);
+    rc = draw_panel(tr, &tr->panels[i], lab, x1, y0, y1, i == tr->npanels - 1, i == shade_legend);
     if (rc == 0 && i == 0) {
       char text[2 * LABEL_LEN + 64];
       plcol0(C_FG);

@@ -1,7 +1,8 @@
 /* Plots of a `drivegraph sim` run with PLplot (cairo drivers: pngcairo,
  * svgcairo): stacked panels over a shared time axis — engine (or motor)
- * speed, vehicle speed, gear, clutch / converter slip, wheel slip — chosen
- * from the blocks the graph has, recorded during the run. */
+ * speed, vehicle speed, gear, clutch / converter slip, wheel slip, driver
+ * inputs — chosen from the blocks the graph has, or the signals and
+ * channels of a user's list; recorded during the run. */
 #ifndef DG_TOOL_PLOT_H
 #define DG_TOOL_PLOT_H
 
@@ -19,6 +20,19 @@ typedef struct plot_trace plot_trace;
  * for up to max_rows rows (more rows are thinned out evenly). NULL with a
  * reason in `why` when the graph has nothing to plot or memory is short. */
 plot_trace *plot_trace_new(const dg_sim *sim, long max_rows, char *why, size_t n);
+/* The panels of `list` instead (as --plot-signals gives it): panels
+ * separated by ',', lines sharing a panel joined by '+', each a signal
+ * ("block.signal") or a channel (a name without '.'), e.g.
+ * "engine.rpm+gearbox.rpm,body.speed,throttle+brake". At most 12 panels of
+ * 8 lines; blanks around names are ignored. Values are plotted as recorded,
+ * in the signal's unit, named with the unit on the y axis ("(mixed units)"
+ * and the units in the legend when lines differ). The first gearbox's shifts
+ * are shaded as in the default plot. NULL with a reason in `why` for an
+ * empty list or panel, too many panels or lines, an unknown name (with the
+ * closest signal or channel: `unknown signal or channel "engine.rmp"; did
+ * you mean "engine.rpm"?`) or short memory. */
+plot_trace *plot_trace_new_list(const dg_sim *sim, const char *list, long max_rows, char *why,
+                                size_t n);
 void plot_trace_free(plot_trace *tr);
 /* Records the current values as the row at time t (no allocation). */
 void plot_trace_record(plot_trace *tr, double t);
