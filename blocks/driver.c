@@ -1,0 +1,161 @@
+/* driver — follows a target-speed trace with throttle and brake: a signal
+ * block (no ports) whose outputs are bound to the car's pedal inputs
+ * (engine "throttle", gearbox "throttle" and "brake", every wheel's
+ * "brake").
+ *
+ * With V = 3.6·v the vehicle speed in km/h (input `speed`, m/s; by default
+ * the speed of the graph's one vehicle), S(t) the trace in km/h, tp the
+ * preview time and i the integral state:
+ *
+ *   e      = S(t) − V                       error (error_kmh)
+ *   ep     = S(t + tp) − V                  previewed error
+ *   a      = S'(t + tp) / 3.6               the trace's acceleration (m/s²)
+ *                                            ahead: the slope of its piece,
+ *                                            0 outside the table
+ *   c      = kp·ep + i + accel_gain·a       pedal command: > 0 throttle, < 0 brake
+ *   throttle = min(max(c, 0), 1)
+ *   brake    = min(max(−brake_gain·c, 0), 1)
+ *   di/dt  = ki·e, except 0 while c >= 1 and e > 0 or c <= −1/brake_gain
+ *            and e < 0 (clamp anti-windup: no integration while both pedals
+ *            are at their stops and the error pushes further)
+ *
+ * The preview looks ahead on the trace to meet the car's lag (engine,
+ * converter, shifts); the integral acts on the error at t, so the car ends up
+ * on the trace itself, not ahead of it. The feed-forward gives the pedal the
+ * trace's acceleration needs (about m·a divided by the drive force at full
+ * throttle: 0.1..0.3 per m/s² for a car in its low gears).
+ *
+ * Time is the simulation's: the trace starts at t = 0. i starts at 0
+ * (settable as the initial value "driver.i"). The anti-windup and the pedal
+ * limits switch at each RK4 stage; their switches are not located (RK4 is
+ * first order across them), which a driver does not need. */
+#include <drivegraph/block.h>
+
+#include <math.h>
+
+#define KMH_PER_MS 3.6
+
+enum { IN_SPEED };
+enum { SIG_THROTTLE, SIG_BRAKE, SIG_COMMAND, SIG_TARGET, SIG_ERROR, SIG_I };
+
+typedef struct driver_params {
+  dg_table1d trace;
+  double kp, ki, accel_gain, preview, brake_gain;
+} driver_params;
+
+static const dg_param_def driver_params_table[] = {
+    {.key = "trace", .kind = DG_PARAM_TABLE1D, .offset = offsetof(driver_params, trace),
+     .unit = "km/h",
+     .doc = "target speed over time: { \"time\": [s...], \"speed_kmh\": [km/h...] } (linear, "
+            "ends held)",
+     .required = true, .axis = {"time", "speed_kmh"}, .min_len = 1, .flags = DG_P_DYNAMICS},
+    DG_PARAM_NUM(driver_params, kp, "kp", "1/(km/h)", 0.05, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "pedal per km/h of (previewed) speed error"),
+    DG_PARAM_NUM(driver_params, ki, "ki", "1/(km/h*s)", 0.02, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "pedal per km/h of speed error and second"),
+    DG_PARAM_NUM(driver_params, accel_gain, "accel_gain", "s^2/m", 0.0, DG_P_MIN | DG_P_DYNAMICS,
+                 0, 0, "feed-forward: pedal per m/s^2 of the trace's acceleration ahead"),
+    DG_PARAM_NUM(driver_params, preview, "preview", "s", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "how far ahead on the trace the proportional and feed-forward terms look"),
+    DG_PARAM_NUM(driver_params, brake_gain, "brake_gain", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS,
+                 0, 0, "brake pedal per unit of negative command"),
+    {0},
+};
+
+static const dg_input_def driver_inputs[] = {
+    {.name = "speed", .unit = "m/s", .doc = "vehicle speed: by default the graph's vehicle's",
+     .source = "@vehicle.speed"},
+    {0},
+};
+
+static const dg_signal_def driver_signals[] = {
+    {.name = "throttle", .unit = "", .doc = "throttle pedal 0..1", .port = DG_SIGNAL_HOOK,
+     .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "brake", .unit = "", .doc = "brake pedal 0..1", .port = DG_SIGNAL_HOOK,
+     .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "command", .unit = "", .doc = "pedal command c (> 0 throttle, < 0 brake)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "target_kmh", .unit = "km/h", .doc = "the trace's speed now", .port = DG_SIGNAL_HOOK},
+    {.name = "error_kmh", .unit = "km/h", .doc = "trace speed minus vehicle speed",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "i", .unit = "", .doc = "integral term (a state; settable as an initial value)",
+     .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+/* The trace's slope at time t (km/h per s): its piece's, 0 outside. */
+static double driver_slope(const dg_table1d *tr, double t) {
+  for (int k = 0; k + 1 < tr->n; k++)
+    if (t >= tr->x[k] && t < tr->x[k + 1])
+      return (tr->y[k + 1] - tr->y[k]) / (tr->x[k + 1] - tr->x[k]);
+  return 0.0;
+}
+
+typedef struct driver_point {
+  double e, c;
+} driver_point;
+
+static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
+  const driver_params *p = self->params;
+  double V = KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
+  double tp = ctx->t + p->preview;
+  driver_point q;
+  q.e = dg_table1d_eval(&p->trace, ctx->t) - V;
+  double ep = dg_table1d_eval(&p->trace, tp) - V;
+  double a = driver_slope(&p->trace, tp) / KMH_PER_MS;
+  q.c = p->kp * ep + dg_block_state(ctx, self)[0] + p->accel_gain * a;
+  return q;
+}
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
+
+static void driver_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const driver_params *p = self->params;
+  driver_point q = driver_eval(self, ctx);
+  bool frozen = (q.c >= 1.0 && q.e > 0.0) || (q.c <= -1.0 / p->brake_gain && q.e < 0.0);
+  dg_block_state_rate(ctx, self)[0] = frozen ? 0.0 : p->ki * q.e;
+}
+
+static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const driver_params *p = self->params;
+  if (index == SIG_TARGET)
+    return dg_table1d_eval(&p->trace, ctx->t);
+  if (index == SIG_I)
+    return dg_block_state(ctx, self)[0];
+  driver_point q = driver_eval(self, ctx);
+  switch (index) {
+  case SIG_THROTTLE:
+    return clamp01(q.c);
+  case SIG_BRAKE:
+    return clamp01(-p->brake_gain * q.c);
+  case SIG_COMMAND:
+    return q.c;
+  case SIG_ERROR:
+    return q.e;
+  default:
+    return NAN;
+  }
+}
+
+static int driver_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
+  if (index != SIG_I || !isfinite(value))
+    return -1;
+  dg_block_state_commit(ctx, self)[0] = value;
+  return 0;
+}
+
+const dg_block_class dg_block_driver = {
+    .abi = DG_BLOCK_ABI,
+    .type = "driver",
+    .doc = "Driver following a target-speed trace (a signal block; no ports): PI on the speed "
+           "error with preview and acceleration feed-forward, its throttle and brake signals "
+           "bound to the car's pedal inputs.",
+    .params = driver_params_table,
+    .params_size = sizeof(driver_params),
+    .signals = driver_signals,
+    .num_states = 1,
+    .torque_downstream = driver_torque_downstream,
+    .signal = driver_signal,
+    .set_signal = driver_set_signal,
+    .inputs = driver_inputs,
+};
