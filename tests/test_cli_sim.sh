@@ -107,8 +107,9 @@ check "sedan launch: PNG is not trivial (> 30 kB)" size_over "$TMP/sedan.png" 30
 check "sedan launch: no temporary files" no_tmp_files "$TMP"
 check "sedan launch: plot path printed last" has "$(tail -n1 <<<"$OUT")" "^plot: +$TMP/sedan\\.png$"
 check "sedan launch: no progress line when stderr is not a terminal" no_cr "$TMP/stderr"
-# 5 panels (engine, speed, gear, converter slip, wheel slip): 90 + 70 + 5 x 230 px.
-check "sedan launch: five panels" [ "$(png_height "$TMP/sedan.png")" = 1310 ]
+# 6 panels (engine, speed, gear, converter slip, wheel slip, driver inputs):
+# 90 + 70 + 6 x 230 px.
+check "sedan launch: six panels" [ "$(png_height "$TMP/sedan.png")" = 1540 ]
 
 # The same 0-100 time from the scenario, shifted by its throttle delay (1.1 s,
 # the middle of the 1.0-1.2 s ramp): two drivers, one car.
@@ -169,8 +170,8 @@ t=$(num "$OUT" '^  0-100 km/h +([0-9.]+) s$')
 check "ev launch: 0-100 km/h in 6-7.2 s (got $t)" between "$t" 6 7.2
 check "ev launch: no gearbox, no shift log" lacks "$OUT" '^shifts:'
 check "ev launch: PNG written" is_png "$TMP/ev.png"
-# No gearbox, no clutch: motor, speed and wheel slip panels only.
-check "ev launch: three panels" [ "$(png_height "$TMP/ev.png")" = 850 ]
+# No gearbox, no clutch: motor, speed, wheel slip and driver inputs only.
+check "ev launch: four panels" [ "$(png_height "$TMP/ev.png")" = 1080 ]
 
 # ---------------------------------------------------------------------------
 # coast and brake

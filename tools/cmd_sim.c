@@ -95,6 +95,7 @@ typedef struct sim_opts {
   const char *plot;     /* NULL: no plot */
   plot_format plot_fmt;
   const char *signals;  /* NULL: every signal */
+  const char *plot_signals; /* NULL: the panels the graph's blocks call for */
   bool json;
   double dt, duration;  /* NaN unless given */
   opt_list plugins;     /* --plugin LIB.so */
@@ -133,8 +134,8 @@ static const option_def sim_options[] = {
              "interval (the scenario's, else max(dt, 0.01) s)"},
     {.name = "plot", OPT_CALL_AT(sim_opts, plot, const char *), .arg = "FILE", .parse = parse_plot,
      .help = "draw engine speed, vehicle speed, gear, clutch and wheel\n"
-             "slip over time (panels for the blocks the graph has);\n"
-             "FILE.png or FILE.svg"},
+             "slip, throttle and brake over time (panels for the blocks\n"
+             "the graph has, or --plot-signals); FILE.png or FILE.svg"},
     {.name = "json", OPT_FLAG_AT(sim_opts, json),
      .help = "print the summary as one JSON object instead of text\n"
              "(its keys: README.md, \"Output keys\")"},
@@ -143,6 +144,10 @@ static const option_def sim_options[] = {
     {.name = "duration", OPT_SECONDS_AT(sim_opts, duration), .arg = "s",
      .help = "simulated time, overrides the scenario or the preset's\n"
              "limit (without a preset, required from one of them)"},
+    {.name = "plot-signals", OPT_STRING_AT(sim_opts, plot_signals), .arg = "LIST",
+     .help = "the plot's panels instead: signals and channels, panels\n"
+             "separated by ',', lines sharing a panel joined by '+'\n"
+             "(engine.rpm+gearbox.rpm,body.speed,throttle+brake)"},
     {.name = "signals", OPT_STRING_AT(sim_opts, signals), .arg = "LIST",
      .help = "comma-separated signals and channels for the CSV\n"
              "(default: every signal, then every channel)"},
@@ -175,6 +180,8 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
     o->plot_fmt = plot_format_of(o->plot);
   if (o->scenario && o->preset)
     return usage_error(cmd, "--scenario and --preset exclude each other");
+  if (o->plot_signals && !o->plot)
+    return usage_error(cmd, "--plot-signals chooses the panels of --plot FILE: give it too");
   if (!isnan(o->from_speed) && o->preset != PRESET_COAST && o->preset != PRESET_BRAKE)
     return usage_error(cmd, "--from-speed goes with --preset coast or --preset brake");
   return EXIT_OK;
@@ -1076,9 +1083,15 @@ static int csv_open(sim_run *r) {
 /* The plot's signals and temporary file. */
 static int plot_open(sim_run *r) {
   char why[256];
-  r->trace = plot_trace_new(r->sim, r->total_steps / r->steps_per_row + 2, why, sizeof why);
+  long rows = r->total_steps / r->steps_per_row + 2;
+  r->trace = r->o->plot_signals
+                 ? plot_trace_new_list(r->sim, r->o->plot_signals, rows, why, sizeof why)
+                 : plot_trace_new(r->sim, rows, why, sizeof why);
   if (!r->trace) {
-    fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
+    if (r->o->plot_signals)
+      fprintf(stderr, "drivegraph sim: --plot-signals: %s\n", why);
+    else
+      fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
     return EXIT_INVALID;
   }
   r->plot_tmp = tmp_create(r->o->plot, NULL);
