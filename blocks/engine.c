@@ -245,6 +245,29 @@ static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
     d->limiter = false;
 }
 
+/* The start: an engine nobody gave a speed runs at idle when its shaft is
+ * free to (a clutch or converter between it and the road); one the start
+ * drives above its redline, or backwards, cannot start so. */
+static void engine_start(dg_block *self, dg_ctx *ctx, int phase) {
+  const engine_params *p = self->params;
+  if (phase == DG_START_PROPOSE) {
+    dg_ctx_start_speed(ctx, self, PORT_OUT, p->idle_rpm / DG_RPM_PER_RAD_S);
+    return;
+  }
+  double rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S;
+  if (rpm > p->redline_rpm * (1.0 + 1e-9))
+    dg_ctx_fail(ctx, self,
+                "the start drives the engine at %.0f rpm, above its redline %.0f rpm (the initial "
+                "speeds and the gear engaged fix it): start in a higher gear, at a lower speed, or "
+                "with the clutch open",
+                rpm, p->redline_rpm);
+  else if (rpm < -1e-9 * p->redline_rpm)
+    dg_ctx_fail(ctx, self,
+                "the start turns the engine backwards (%.0f rpm): the gear engaged at the start "
+                "drives against the initial speeds",
+                rpm);
+}
+
 static void engine_state_upstream(dg_block *self, dg_topo *topo) {
   const engine_params *p = self->params;
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
@@ -289,4 +312,5 @@ const dg_block_class dg_block_engine = {
     .state_upstream = engine_state_upstream,
     .torque_downstream = engine_torque_downstream,
     .signal = engine_signal,
+    .start = engine_start,
 };

@@ -603,6 +603,39 @@ static void gearbox_post_step(dg_block *self, dg_ctx *ctx) {
     dg_ctx_request_topology(ctx);
 }
 
+/* The start: a manual box without start_gear engages its lever's gear (at
+ * the first step it would, with an impact); an automatic without
+ * start_gear takes the gear its policy settles in at the output speed the
+ * road gives (the lowest it would not upshift from), or R on the selector.
+ * The engine then checks its speed. */
+static void gearbox_start(dg_block *self, dg_ctx *ctx, int phase) {
+  const gearbox_params *p = self->params;
+  gearbox_data *d = self->data;
+  if (phase != DG_START_PROPOSE || d->shifting)
+    return;
+  int want = d->gear;
+  if (d->adopt_input) {
+    d->adopt_input = false;
+    want = manual_gear(d, dg_block_input(ctx, self, IN_GEAR));
+  } else if (p->shift.mode != MODE_MANUAL && !p->has_start_gear && !d->policy) {
+    if (d->lowest < 0 && dg_block_input(ctx, self, IN_GEAR) <= -0.5) {
+      want = -1;
+    } else {
+      double th = fmin(fmax(dg_block_input(ctx, self, IN_THROTTLE), 0.0), 1.0);
+      double w_out = fabs(dg_port_speed(ctx, self, PORT_OUT));
+      want = 1;
+      while (want < d->n &&
+             w_out * fabs(gear_ratio(p, want)) * DG_RPM_PER_RAD_S >= upshift_rpm(&p->shift, want, th))
+        want++;
+    }
+  }
+  if (want != d->gear) {
+    d->gear = want;
+    d->ratio = gear_ratio(p, want);
+    dg_ctx_request_topology(ctx);
+  }
+}
+
 static void gearbox_state_upstream(dg_block *self, dg_topo *topo) {
   const gearbox_params *p = self->params;
   const gearbox_data *d = self->data;
@@ -650,6 +683,7 @@ const dg_block_class dg_block_gearbox = {
     .state_upstream = gearbox_state_upstream,
     .post_step = gearbox_post_step,
     .signal = gearbox_signal,
+    .start = gearbox_start,
 };
 
 /* ------------------------------------------------------------------------ */

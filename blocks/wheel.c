@@ -589,6 +589,15 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   }
 }
 
+/* The start: a tyre with slip rolls with the road (hub = ground / R, no
+ * slip) unless the initial values say otherwise. */
+static void wheel_start(dg_block *self, dg_ctx *ctx, int phase) {
+  const wheel_params *p = self->params;
+  if (phase != DG_START_PROPOSE || !is_magic(p))
+    return;
+  dg_ctx_start_speed(ctx, self, PORT_HUB, dg_port_speed(ctx, self, PORT_GROUND) / p->radius);
+}
+
 static int wheel_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   const wheel_params *p = self->params;
   if (index != SIG_SLIP || !is_magic(p) || !(fabs(value) <= KAPPA_LIMIT))
@@ -619,6 +628,7 @@ const dg_block_class dg_block_wheel = {
     .post_step = wheel_post_step,
     .signal = wheel_signal,
     .set_signal = wheel_set_signal,
+    .start = wheel_start,
     .num_events = 2,
     .event_values = wheel_event_values,
 };

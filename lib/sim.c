@@ -306,7 +306,13 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->last_event = NAN;
   sim->bad_input = -1;
   sim->blocks = calloc((size_t)sim->nb, sizeof *sim->blocks);
-  bool ok = sim->blocks != NULL;
+  size_t nn1 = (size_t)sim->nn + 1;
+  sim->given_node = calloc(nn1, sizeof *sim->given_node);
+  sim->prop_node = calloc(nn1, sizeof *sim->prop_node);
+  sim->given_val = calloc(nn1, sizeof *sim->given_val);
+  sim->prop_val = calloc(nn1, sizeof *sim->prop_val);
+  bool ok = sim->blocks != NULL && sim->given_node && sim->prop_node && sim->given_val &&
+            sim->prop_val;
   for (int i = 0; ok && i < DG_NUM_STD_INPUTS; i++)
     ok = named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs,
                    std_inputs[i]) == i;
@@ -412,6 +418,10 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->channel_names);
   free(sim->channel);
   free(sim->in_ptr);
+  free(sim->given_node);
+  free(sim->prop_node);
+  free(sim->given_val);
+  free(sim->prop_val);
   free(sim->slot_val);
   free(sim->slots);
   free(sim->input_integer);
@@ -644,6 +654,18 @@ static void reset_audit(dg_sim *sim) {
   sim->sv.ke_start = dg_sim_kinetic_energy(sim);
 }
 
+static void remember_given(dg_sim *sim, int node, double v) {
+  for (int k = 0; k < sim->n_given; k++)
+    if (sim->given_node[k] == node) {
+      sim->given_val[k] = v;
+      return;
+    }
+  if (sim->n_given < sim->nn) {
+    sim->given_node[sim->n_given] = node;
+    sim->given_val[sim->n_given++] = v;
+  }
+}
+
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err) {
   dg_error_clear(err);
   int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
@@ -686,10 +708,13 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
   if (rc == DG_OK) {
     char why[DG_ERROR_TEXT_LEN];
     rc = dg_solver_set_speeds(sim, ns, nodes, speeds, why, sizeof why);
-    if (rc != DG_OK)
+    if (rc != DG_OK) {
       dg_error_set(err, rc, sim->g->file, "", "%s", why);
-    else
+    } else {
       reset_audit(sim);
+      for (int i = 0; i < ns; i++) /* kept exactly by dg_sim_start */
+        remember_given(sim, nodes[i], speeds[i]);
+    }
   }
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
@@ -697,6 +722,94 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
   free(nodes);
   free(speeds);
   return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A consistent start                                                       */
+
+void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double speed) {
+  dg_sim *sim = ctx->sim;
+  if (!sim->starting || !isfinite(speed) || sim->n_prop >= sim->nn)
+    return;
+  sim->prop_node[sim->n_prop] = b->node[port];
+  sim->prop_val[sim->n_prop++] = speed;
+}
+
+static bool is_given(const dg_sim *sim, int node) {
+  for (int k = 0; k < sim->n_given; k++)
+    if (sim->given_node[k] == node)
+      return true;
+  return false;
+}
+
+/* The blocks' start hooks: proposals from the road back to the sources,
+ * each taken when the speeds given and taken so far leave its shaft free
+ * (the projection meets them all exactly, else it is dropped), then the
+ * checks. The given speeds are remembered as taken for the next call. */
+int dg_sim_start(dg_sim *sim, dg_error *err) {
+  dg_error_clear(err);
+  if (sim->failed) {
+    if (err)
+      *err = sim->err;
+    return sim->err.code;
+  }
+  dg_solver_inputs_start(sim, sim->t);
+  dg_ctx *ctx = &sim->ctx;
+  ctx->t = sim->t;
+  ctx->dt = 0.0;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  ctx->state = ctx->state_commit = sim->sv.s;
+  ctx->state_rate = NULL;
+  int n_taken = sim->n_given; /* given speeds first, then what is taken */
+  char why[DG_ERROR_TEXT_LEN];
+  sim->starting = true;
+  for (int k = 0; k < sim->nb && !sim->failed; k++) {
+    dg_block *b = &sim->blocks[sim->g->order[k]];
+    if (!b->klass->start)
+      continue;
+    sim->n_prop = 0;
+    sim->topo_request = false;
+    dg_bind_eval(sim);
+    b->klass->start(b, ctx, DG_START_PROPOSE);
+    if (!sim->failed && sim->topo_request) {
+      if (dg_solver_change_topology(sim) == DG_OK &&
+          dg_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
+              DG_OK)
+        dg_sim_fail(sim, DG_ERR_RANGE, "the start mode of block \"%s\" contradicts the initial "
+                    "values: %s", b->id, why);
+    }
+    for (int i = 0; i < sim->n_prop && !sim->failed; i++) {
+      int node = sim->prop_node[i];
+      if (is_given(sim, node) || n_taken >= sim->nn)
+        continue; /* already fixed: given, or taken from another block */
+      sim->given_node[n_taken] = node;
+      sim->given_val[n_taken] = sim->prop_val[i];
+      /* the shaft is free to turn so when the projection can meet it with
+       * everything taken before; q stays as it was when it cannot */
+      if (dg_solver_set_speeds(sim, n_taken + 1, sim->given_node, sim->given_val, why,
+                               sizeof why) == DG_OK)
+        sim->n_given = ++n_taken;
+    }
+  }
+  sim->starting = false;
+  sim->n_given = n_taken;
+  ctx->speed = sim->sv.x;
+  ctx->state = ctx->state_commit = sim->sv.s;
+  dg_bind_eval(sim);
+  for (int k = sim->nb - 1; k >= 0 && !sim->failed; k--) {
+    dg_block *b = &sim->blocks[sim->g->order[k]];
+    if (b->klass->start)
+      b->klass->start(b, ctx, DG_START_CHECK);
+  }
+  ctx->state_commit = NULL;
+  if (sim->failed) {
+    if (err)
+      *err = sim->err;
+    return sim->err.code;
+  }
+  reset_audit(sim);
+  return DG_OK;
 }
 
 int dg_sim_dof_count(const dg_sim *sim) { return sim->sv.ndof; }

@@ -224,6 +224,13 @@ struct dg_sim {
   long steps, topo_changes, events, segments;
   double last_event;        /* time of the last located event, NaN before */
   bool topo_request;
+
+  /* a consistent start (dg_sim_start): the speeds dg_sim_set_initial was
+   * given (kept exactly), and the proposals of the block being asked */
+  int n_given, n_prop;
+  int *given_node, *prop_node; /* nn each */
+  double *given_val, *prop_val;
+  bool starting;
   bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   dg_ctx ctx;

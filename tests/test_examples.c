@@ -226,6 +226,127 @@ START_TEST(test_coupled_clutches) {
 }
 END_TEST
 
+/* ---- consistent starts (dg_sim_start, through the scenario driver) ------ */
+
+/* A scenario text against a graph file: the bound run, or NULL with err. */
+static run start_text(const char *graph, const char *scenario, dg_error *err) {
+  run r = {0};
+  r.g = dg_test_graph_file(graph);
+  r.scn = dg_scenario_load_string(scenario, "start.json", err);
+  ck_assert_msg(r.scn, "%s: %s", err->path, err->text);
+  r.sim = dg_test_sim(r.g);
+  r.drv = dg_driver_new(r.scn, r.sim, err);
+  return r;
+}
+
+/* The sedan given only its body speed: the engine, free behind the
+ * converter, idles (800 rpm), the magic-formula wheels roll with the road
+ * (ω = v/R, no slip), the automatic takes the gear it would not upshift
+ * from at that road speed (4 m/s: first; 25 m/s: the input shaft would
+ * turn 10 400 rpm in first and 6 265 in second, both past the 6 000 rpm
+ * upshift, 4 283 in third: third), and the first step has nothing to
+ * change: no mode change, no impact, no shift. */
+START_TEST(test_start_sedan_rolling) {
+  const double v = _i == 0 ? 4.0 : 25.0, R = 0.32;
+  const int gear = _i == 0 ? 1 : 3;
+  char text[256];
+  snprintf(text, sizeof text,
+           "{\"inputs\":{\"throttle\":[[0,0]],\"gear\":[[0,1]]},"
+           "\"initial\":{\"body.speed\":%g}}", v);
+  dg_error err;
+  run r = start_text("graphs/sedan_rwd_automatic.json", text, &err);
+  ck_assert_msg(r.drv, "%s", err.text);
+  ck_assert_double_eq_tol(sig(&r, "engine.rpm"), 800.0, 1e-9);
+  ck_assert_double_eq_tol(sig(&r, "body.speed"), v, 1e-12);
+  const char *wheels[] = {"wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"};
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.omega", wheels[i]);
+    ck_assert_double_eq_tol(sig(&r, name), v / R, 1e-9);
+    snprintf(name, sizeof name, "%s.slip_ratio", wheels[i]);
+    ck_assert_double_eq_tol(sig(&r, name), 0.0, 1e-12);
+  }
+  ck_assert_double_eq(sig(&r, "gearbox.gear"), gear);
+  ck_assert_double_eq(sig(&r, "gearbox.shifting"), 0.0);
+  long changes = dg_sim_topology_changes(r.sim);
+  dg_test_step(r.sim, 1, 1e-3);
+  ck_assert_int_eq(dg_sim_topology_changes(r.sim), changes);
+  ck_assert_double_eq(sig(&r, "gearbox.gear"), gear);
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_eq(e.impact_loss, 0.0);
+  finish(&r);
+}
+END_TEST
+
+/* The manual hatchback (no start_gear) rolling at 5 m/s with the lever in
+ * second and the pedal released: the box engages second at the start, not
+ * at the first step (which cost 3656 J and 0.9 m/s of impact), the engine
+ * idles on the slipping clutch's far side, and the first step impacts
+ * nothing. */
+START_TEST(test_start_manual_gear) {
+  dg_error err;
+  run r = start_text("graphs/hatchback_fwd_manual.json",
+                     "{\"inputs\":{\"gear\":[[0,2]],\"clutch\":[[0,0]],\"throttle\":[[0,0]]},"
+                     "\"initial\":{\"body.speed\":5}}",
+                     &err);
+  ck_assert_msg(r.drv, "%s", err.text);
+  ck_assert_double_eq(sig(&r, "gearbox.gear"), 2.0);
+  ck_assert_double_eq(sig(&r, "gearbox.ratio"), 1.95);
+  ck_assert_double_eq_tol(sig(&r, "body.speed"), 5.0, 1e-12);
+  long changes = dg_sim_topology_changes(r.sim);
+  dg_test_step(r.sim, 1, 1e-3);
+  ck_assert_int_le(dg_sim_topology_changes(r.sim), changes + 1); /* at most the clutch locking */
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_le(fabs(e.impact_loss), 1e-9);
+  ck_assert_double_gt(sig(&r, "body.speed"), 4.99);
+  finish(&r);
+}
+END_TEST
+
+/* A start the engine cannot run from is refused with the reason: with no
+ * clutch, an engine straight on a manual box in first at 30 m/s would turn
+ * 30/0.3 · 3.55 · 4.06 rad/s = 13 763 rpm. */
+START_TEST(test_start_refused) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"engine\":{\"type\":\"engine\",\"inertia\":0.15,\"idle_rpm\":850,\"redline_rpm\":6500,"
+      "\"full_load\":{\"rpm\":[1000,6500],\"torque\":[120,140]}},"
+      "\"gearbox\":{\"type\":\"gearbox\",\"ratios\":[3.55,1.95,1.32],\"shift\":{\"mode\":\"manual\"}},"
+      "\"final\":{\"type\":\"gear\",\"ratio\":4.06},"
+      "\"w\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":2},"
+      "\"body\":{\"type\":\"vehicle\",\"mass\":1150,\"wheelbase\":2.5}},"
+      "\"connections\":[[\"engine.out\",\"gearbox.in\"],[\"gearbox.out\",\"final.in\"],"
+      "[\"final.out\",\"w.hub\"],[\"w.ground\",\"body.front\"]]}");
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_string(
+      "{\"inputs\":{\"gear\":[[0,1]]},\"initial\":{\"body.speed\":30}}", "s.json", &err);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_ptr_null(dg_driver_new(scn, sim, &err));
+  ck_assert_str_eq(err.file, "s.json");
+  ck_assert_msg(strstr(err.text, "block \"engine\"") &&
+                    strstr(err.text, "the start drives the engine at 13763 rpm, above its redline "
+                                     "6500 rpm") &&
+                    strstr(err.text, "start in a higher gear"),
+                "%s", err.text);
+  dg_sim_free(sim);
+  /* third gear: 5 339 rpm, accepted; the engine follows the road */
+  dg_scenario_free(scn);
+  scn = dg_scenario_load_string("{\"inputs\":{\"gear\":[[0,3]]},\"initial\":{\"body.speed\":30}}",
+                                "s.json", &err);
+  sim = dg_test_sim(g);
+  dg_driver *drv = dg_driver_new(scn, sim, &err);
+  ck_assert_msg(drv, "%s", err.text);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "engine.rpm"), 30 / 0.3 * 1.32 * 4.06 * 9.549296585513720,
+                          1e-9);
+  dg_driver_free(drv);
+  dg_sim_free(sim);
+  dg_scenario_free(scn);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("examples");
   TCase *tc = tcase_create("per_wheel_brake");
@@ -234,6 +355,11 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("coupled_clutches");
   tcase_add_test(tc, test_coupled_clutches);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("start");
+  tcase_add_loop_test(tc, test_start_sedan_rolling, 0, 2);
+  tcase_add_test(tc, test_start_manual_gear);
+  tcase_add_test(tc, test_start_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("pickup");
   tcase_add_test(tc, test_pickup_reverses_in_low);

@@ -927,6 +927,15 @@ static int sim_start(sim_run *r) {
   int rc = r->o->preset ? preset_start(r) : EXIT_OK;
   if (rc == EXIT_OK)
     rc = apply_fixed_inputs(r);
+  if (rc == EXIT_OK && (r->o->preset || r->o->inputs.n > 0)) {
+    /* the inputs changed after the scenario's start: made consistent
+     * again (a lever given by --input engages now, not at the first step) */
+    dg_error serr0;
+    if (dg_sim_start(r->sim, &serr0) != DG_OK) {
+      print_error(stderr, &serr0, r->o->graph);
+      rc = EXIT_INVALID;
+    }
+  }
   /* Once the initial values and first inputs are in place: a run whose dt
    * RK4 cannot take in the start mode (a stiff shaft or tyre) is refused
    * before it starts, naming the blocks and a step size that works; with

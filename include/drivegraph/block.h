@@ -306,7 +306,23 @@ struct dg_block_class {
 
   /// Inputs (ABI 3), NULL-terminated by name: read with dg_block_input.
   const dg_input_def *inputs;
+
+  /// Making the start consistent (ABI 3), run by dg_sim_start (which
+  /// scenarios and presets call after the initial values), with the inputs
+  /// of the start time and the speeds settled so far. DG_START_PROPOSE:
+  /// adopt what the inputs say about the start mode (a manual gearbox takes
+  /// its lever's gear; dg_ctx_request_topology) and propose speeds for
+  /// shafts the initial values leave free (dg_ctx_start_speed: an engine
+  /// at idle, a tyre rolling with the road). Blocks are asked from the road
+  /// back to the sources, each seeing what the ones before settled.
+  /// DG_START_CHECK: refuse a start the block cannot run from (an engine
+  /// driven above its redline) with dg_ctx_fail, saying what to change.
+  /// NULL: nothing to adopt, propose or check.
+  void (*start)(dg_block *self, dg_ctx *ctx, int phase);
 };
+
+/// Phases of dg_block_class.start.
+enum { DG_START_PROPOSE, DG_START_CHECK };
 
 /// A block instance. Authors read the fields; the framework owns them.
 struct dg_block {
@@ -396,6 +412,10 @@ DG_API void dg_ctx_request_topology(dg_ctx *ctx);
 /// coefficient vector. For a tie `x_a − x_b = 0` it is the
 /// torque applied at a (and its negative at b). 0 for a redundant tie.
 DG_API double dg_ctx_tie_force(dg_ctx *ctx, int tie);
+/// In start (DG_START_PROPOSE): proposes `speed` for the shaft at `port`.
+/// It is taken when it agrees with the initial values given and the
+/// proposals taken before it (the shaft is free to turn so), else dropped.
+DG_API void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double speed);
 /// Stops the simulation with an error naming the block and the time.
 DG_API void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -295,6 +295,18 @@ DG_API int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *va
 /// a rigid connection forces apart) are an error.
 DG_API int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err);
 
+/// Makes the start consistent with the initial values given
+/// (dg_sim_set_initial) and the inputs at the current time: blocks adopt
+/// their start modes from the inputs (a manual gearbox without start_gear
+/// engages its lever's gear, an automatic picks the gear for the road
+/// speed) and speeds nobody gave are proposed where the shaft is free to
+/// turn (an engine at idle, a wheel rolling without slip under the body),
+/// then checked (an engine the start would drive above its redline is
+/// refused, saying what to change). Given speeds are kept exactly. So
+/// nothing impacts at the first step. dg_driver_new calls it after the
+/// scenario's initial values; a program setting its own inputs and initial
+/// values calls it before stepping. DG_OK, or an error naming the block.
+DG_API int dg_sim_start(dg_sim *sim, dg_error *err);
 DG_API int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
 DG_API int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
 DG_API long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far

@@ -736,6 +736,12 @@ dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
     dg_driver_apply(drv, dg_sim_time(sim));
     rc = apply_initial(drv, err);
   }
+  if (rc == DG_OK) { /* what the scenario leaves out, made consistent */
+    dg_error e;
+    rc = dg_sim_start(sim, &e);
+    if (rc != DG_OK)
+      dg_error_set(err, rc, scn->file, "/initial", "%s", e.text);
+  }
   if (rc != DG_OK) {
     dg_driver_free(drv);
     return NULL;
