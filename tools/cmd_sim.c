@@ -405,10 +405,11 @@ static int preset_check_graph(const sim_run *r, const preset *ps) {
   const char *name = preset_names[r->o->preset];
   int problems = 0;
   char list[512];
-  if (count_type(g, "engine") + count_type(g, "motor") > 1) {
-    fprintf(stderr, "drivegraph sim: --preset %s: %s has %d engines and motors; a preset drives "
-                    "one: use --scenario\n", name, r->o->graph,
-            count_type(g, "engine") + count_type(g, "motor"));
+  /* motors need nothing of the preset but the throttle they all follow;
+   * an engine's idle and redline set the start and the shift points */
+  if (count_type(g, "engine") > 1) {
+    fprintf(stderr, "drivegraph sim: --preset %s: %s has %d engines; a preset starts and shifts "
+                    "for one: use --scenario\n", name, r->o->graph, count_type(g, "engine"));
     problems++;
   }
   if (followers(g, "gearbox", "gear", "gear", list, sizeof list) > 1) {
@@ -929,7 +930,10 @@ static int sim_start(sim_run *r) {
     rc = apply_fixed_inputs(r);
   if (rc == EXIT_OK && (r->o->preset || r->o->inputs.n > 0)) {
     /* the inputs changed after the scenario's start: made consistent
-     * again (a lever given by --input engages now, not at the first step) */
+     * again (a lever given by --input engages now, not at the first step);
+     * a preset's inputs are those of its first step */
+    if (r->o->preset)
+      preset_apply(r, dg_sim_time(r->sim));
     dg_error serr0;
     if (dg_sim_start(r->sim, &serr0) != DG_OK) {
       print_error(stderr, &serr0, r->o->graph);

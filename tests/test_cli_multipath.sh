@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Multi-path graphs through every subcommand and preset (issue 13): two
+# motors, two clutches, a transfer case as a second gearbox (on its own
+# lever and left on the main one). Each either simulates right — numbers
+# checked against closed forms — or is refused with a message naming the
+# blocks and the remedy. Compliant shafts join when the spring_damper
+# block exists (issue 12). Run by meson as
+#   test_cli_multipath.sh <path-to-drivegraph> <source-root>
+set -euo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+
+MP=$ROOT/tests/data/multipath
+PICKUP=$ROOT/graphs/pickup_4x4.json
+HATCH=$ROOT/graphs/hatchback_fwd_manual.json
+py() { python3 -c "import json, math, sys; d = json.loads(sys.stdin.read()); sys.exit(0 if ($1) else 1)" <<<"$OUT"; }
+near() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 else 1)"; }
+
+# ---- every subcommand takes every graph ----
+for g in "$MP/two_motors.json" "$MP/two_clutches.json" "$MP/transfer_on_main_lever.json" "$PICKUP"; do
+  n=$(basename "$g")
+  run "$DG" validate "$g"
+  check "$n: validate" rc_is 0
+  run "$DG" dot "$g"
+  check "$n: dot" has "$OUT" '^digraph'
+  run "$DG" bench "$g" --steps 200 --reps 1
+  check "$n: bench" rc_is 0
+done
+
+# ---- two motors, one per axle: every preset runs, checked by hand ----
+# One DOF (rolling wheels): m_eff = 2000 + 4·1.0/0.33² + 2·0.05·9²/0.33²
+# = 2111.11 kg. Launch: both motors give 200 N·m through 9.0 × 0.97 ×
+# 0.98, F = 2·200·9/0.33·0.9506 = 10 370 N against f0 150 N + f2 0.4 v²:
+#   v(t) = sqrt(A/B) tanh(sqrt(AB) (t − 1 ms)),  A = (F − f0)/m_eff, B = f2/m_eff
+# (the body's static hold lets go at the end of the first 1 ms step, when
+# the hold decides with the tie force of the step that applied the
+# throttle). Coast from 100 km/h (no drive, motors are pure inertia):
+#   t(v) = m_eff/sqrt(f0 f2) (atan(v0 k) − atan(v k)), k = sqrt(f2/f0),
+# to 1 km/h; brake: f0 + Σ T_b/R = 150 + 1500·2/0.33 in place of f0, to
+# the summary's rest speed 0.01 m/s.
+MOT=$MP/two_motors.json
+run "$DG" sim "$MOT" --preset launch --csv "$TMP/mot.csv" --signals body.speed,motor_f.torque,motor_r.torque
+check "two motors, launch: runs" rc_is 0
+v1=$(awk -F, '$1 == "1" { print $2 }' "$TMP/mot.csv")
+v3=$(awk -F, '$1 == "3" { print $2 }' "$TMP/mot.csv")
+ref() { python3 -c "
+import math
+m = 2000 + 4 / 0.33**2 + 2 * 0.05 * 81 / 0.33**2
+F = 2 * 200 * 9 / 0.33 * 0.97 * 0.98
+A, B = (F - 150) / m, 0.4 / m
+print(math.sqrt(A / B) * math.tanh(math.sqrt(A * B) * ($1 - 0.001)))"; }
+check "two motors, launch: v(1 s) = closed form to 1e-6 (got $v1, want $(ref 1))" near "$v1" "$(ref 1)" 1e-6
+check "two motors, launch: v(3 s) = closed form to 1e-6 (got $v3, want $(ref 3))" near "$v3" "$(ref 3)" 1e-6
+check "two motors, launch: both motors at full torque" \
+  [ "$(awk -F, '$1 == "1" { print $3 "," $4 }' "$TMP/mot.csv")" == "200,200" ]
+run "$DG" sim "$MOT" --preset coast --json
+check "two motors, coast: runs" rc_is 0
+want=$(python3 -c "
+import math
+m = 2000 + 4 / 0.33**2 + 2 * 0.05 * 81 / 0.33**2
+k = math.sqrt(0.4 / 150)
+print(m / math.sqrt(150 * 0.4) * (math.atan(100 / 3.6 * k) - math.atan(1 / 3.6 * k)))")
+check "two motors, coast: below 1 km/h at the closed form's time ($want s) to 1 ms" \
+  py "abs(d['final_time_s'] - $want) <= 1e-3 and d['stop_reason'].startswith('preset coast: below')"
+run "$DG" sim "$MOT" --preset brake --json
+check "two motors, brake: runs" rc_is 0
+want=$(python3 -c "
+import math
+m = 2000 + 4 / 0.33**2 + 2 * 0.05 * 81 / 0.33**2
+f0 = 150 + 1500 * 2 / 0.33
+k = math.sqrt(0.4 / f0)
+print(m / math.sqrt(f0 * 0.4) * (math.atan(100 / 3.6 * k) - math.atan(0.01 * k)))")
+check "two motors, brake: at rest speed at the closed form's time ($want s) to 1e-5 s" \
+  py "abs(d['time_to_rest_s'] - $want) <= 1e-5"
+
+# ---- two clutches on one pedal: refused; on their own channels: as one ----
+for p in launch coast brake; do
+  run "$DG" sim "$MP/two_clutches.json" --preset "$p"
+  check "two clutches, $p: refused" rc_is 1
+  check "two clutches, $p: names both clutches and the remedy" has_fixed "$ERR" \
+    'clutches "clutch", "clutch_b" all follow the pedal channel "clutch"; the preset works one pedal: bind the others'"'"' pedal'
+done
+python3 - "$MP/two_clutches.json" "$TMP/own_pedal.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["blocks"]["clutch_b"]["inputs"] = {"pedal": "clutch_b"}
+json.dump(g, open(sys.argv[2], "w"))
+PY
+run "$DG" sim "$TMP/own_pedal.json" --preset launch --json
+check "second pedal bound: its channel must be given" has_fixed "$ERR" '--input clutch_b=VALUE'
+run "$DG" sim "$TMP/own_pedal.json" --preset launch --input clutch_b=0 --json
+check "second pedal held closed: runs" rc_is 0
+two=$OUT
+run "$DG" sim "$HATCH" --preset launch --json
+# a closed clutch without plate inertia is a rigid shaft: the same car
+check "second pedal held closed: 0-100 km/h as the one-clutch car to 1e-9 s" \
+  python3 -c "import json, sys; a = json.loads('''$two'''); b = json.loads('''$OUT'''); sys.exit(0 if abs(a['t_0_100_kmh_s'] - b['t_0_100_kmh_s']) <= 1e-9 else 1)"
+
+# ---- a transfer case: on the main lever refused, on its own lever run ----
+for p in launch coast brake; do
+  run "$DG" sim "$MP/transfer_on_main_lever.json" --preset "$p"
+  check "transfer on the main lever, $p: refused" rc_is 1
+  check "transfer on the main lever, $p: names both gearboxes" has_fixed "$ERR" \
+    'gearboxes "gearbox", "transfer" all follow the channel "gear"'
+done
+for p in launch coast brake; do
+  run "$DG" sim "$PICKUP" --preset "$p" --input range=1 --json
+  check "pickup in high, $p: runs" rc_is 0
+  check "pickup in high, $p: energy audit closes to 1e-6 of the work in" \
+    py "abs(d['energy']['balance_error_relative']) <= 1e-6"
+done
+run "$DG" sim "$PICKUP" --preset launch --input range=1 --json
+high=$(python3 -c "import json, sys; print(json.loads(sys.stdin.read())['t_0_100_kmh_s'])" <<<"$OUT")
+run "$DG" sim "$PICKUP" --preset launch --input range=2 --json
+check "pickup in low, launch: slower to 100 km/h than in high ($high s), or not at all" \
+  py "d['t_0_100_kmh_s'] is None or d['t_0_100_kmh_s'] > $high"
+
+finish
