@@ -50,7 +50,7 @@
 #include <math.h>
 #include <stdio.h>
 
-enum { PORT_OUT };
+enum { PORT_OUT, PORT_IN };
 enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_THROTTLE, SIG_STALLED, SIG_LIMITER };
 
 /* Speed (rpm) within which negative (drag) torque fades to zero at rest. */
@@ -75,6 +75,9 @@ typedef struct engine_data {
 static const dg_port_def engine_ports[] = {
     {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL,
      .doc = "crankshaft / flywheel (the engine's inertia)"},
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "the same shaft upstream, to sit in-line (a P2 motor between clutch and gearbox, "
+            "another source behind it); turns with out"},
     {0},
 };
 
@@ -270,6 +273,8 @@ static void engine_start(dg_block *self, dg_ctx *ctx, int phase) {
 
 static void engine_state_upstream(dg_block *self, dg_topo *topo) {
   const engine_params *p = self->params;
+  /* one shaft: `in` (when connected, a shaft upstream) turns with `out` */
+  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
 }
 

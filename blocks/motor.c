@@ -32,7 +32,7 @@
 #include <drivegraph/block.h>
 #include <math.h>
 
-enum { PORT_OUT };
+enum { PORT_OUT, PORT_IN };
 enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER };
 
 /* Share of max_rpm over which the drive torque fades out. */
@@ -66,6 +66,9 @@ typedef struct motor_data {
 static const dg_port_def motor_ports[] = {
     {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL,
      .doc = "rotor shaft (the motor's inertia)"},
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "the same shaft upstream, to sit in-line (a P2 motor between clutch and gearbox, "
+            "another source behind it); turns with out"},
     {0},
 };
 
@@ -186,6 +189,8 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
 
 static void motor_state_upstream(dg_block *self, dg_topo *topo) {
   const motor_params *p = self->params;
+  /* one shaft: `in` (when connected, a shaft upstream) turns with `out` */
+  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
 }
 

@@ -60,7 +60,7 @@ const char *dg_graph_suggest_block(const dg_graph *g, const char *id) {
 }
 
 static const char *port_dir_name(dg_port_dir d) {
-  return d == DG_PORT_IN ? "in" : d == DG_PORT_OUT ? "out" : "internal";
+  return d == DG_PORT_IN ? "in" : d == DG_PORT_OUT ? "out" : d == DG_PORT_ANY ? "any" : "internal";
 }
 
 static const char *domain_name(dg_domain d) { return d == DG_LINEAR ? "linear" : "rotational"; }
@@ -236,13 +236,140 @@ typedef struct endpoint {
   int block, port;
 } endpoint;
 
+/* The shaft's out → in pairs as ordering edges (ports of direction ANY
+ * give none). Returns false when out of memory. */
+static bool add_edges(dg_graph *g, const dg_gshaft *sh, int *cap) {
+  for (int i = 0; i < sh->n; i++) {
+    if (g->blocks[sh->block[i]].klass->ports[sh->port[i]].dir != DG_PORT_OUT)
+      continue;
+    for (int j = 0; j < sh->n; j++) {
+      if (g->blocks[sh->block[j]].klass->ports[sh->port[j]].dir != DG_PORT_IN)
+        continue;
+      if (g->num_conns == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        dg_gconn *c = dg_arena_alloc(g->arena, sizeof *c * (size_t)nc);
+        if (!c)
+          return false;
+        if (g->num_conns)
+          memcpy(c, g->conns, sizeof *c * (size_t)g->num_conns);
+        g->conns = c;
+        *cap = nc;
+      }
+      g->conns[g->num_conns++] = (dg_gconn){sh->block[i], sh->port[i], sh->block[j], sh->port[j],
+                                            sh->name[i], sh->name[j]};
+    }
+  }
+  return true;
+}
+
+/* One connection at `path`: two or more "block.port" strings, the ports of
+ * one shaft. Every problem goes to d; the shaft is added when it has none. */
+static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *path, int **used,
+                        bool *mentioned, int *edge_cap, dg_diag *d) {
+  size_t n = json_is_array(c) ? json_array_size(c) : 0;
+  if (!json_is_array(c) || n < 2) {
+    dg_diag_add(d, DG_ERR_SCHEMA, path,
+                "expected the ports of one shaft, [\"block.out_port\", \"block.in_port\", ...] "
+                "(two or more), got %s",
+                json_is_array(c) ? (n == 1 ? "one port" : "an empty array") : dg_json_type_name(c));
+    return;
+  }
+  endpoint *ep = dg_arena_alloc(g->arena, sizeof *ep * n);
+  char (*paths)[DG_ERROR_PATH_LEN] = malloc(sizeof *paths * n);
+  if (!ep || !paths) {
+    free(paths);
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  bool ok = true;
+  for (size_t k = 0; k < n; k++) {
+    dg_pointer_index(paths[k], sizeof paths[k], path, k);
+    ep[k] = (endpoint){-1, -1};
+    ok &= resolve_endpoint(g, json_array_get(c, k), paths[k], &ep[k].block, &ep[k].port, d);
+    /* a block named in a faulty connection is not also "unconnected": one
+     * mistake, one message */
+    if (ep[k].block >= 0) {
+      mentioned[ep[k].block] = true;
+      if (ep[k].port >= 0 && used[ep[k].block][ep[k].port] < 0)
+        used[ep[k].block][ep[k].port] = INT_MAX;
+    }
+  }
+  if (!ok) {
+    free(paths);
+    return;
+  }
+  const char *name0 = json_string_value(json_array_get(c, 0));
+  const dg_port_def *p0 = &g->blocks[ep[0].block].klass->ports[ep[0].port];
+  int nin = 0, nout = 0, nany = 0;
+  for (size_t k = 0; k < n && ok; k++) {
+    const dg_port_def *pk = &g->blocks[ep[k].block].klass->ports[ep[k].port];
+    nin += pk->dir == DG_PORT_IN;
+    nout += pk->dir == DG_PORT_OUT;
+    nany += pk->dir == DG_PORT_ANY;
+    for (size_t j = 0; j < k && ok; j++)
+      if (ep[j].block == ep[k].block) {
+        dg_diag_add(d, DG_ERR_PORT, path, "connects block \"%s\" to itself",
+                    g->blocks[ep[k].block].id);
+        ok = false;
+      }
+    if (ok && pk->domain != p0->domain) {
+      dg_diag_add(d, DG_ERR_PORT, path, "connects %s port \"%s\" to %s port \"%s\"",
+                  domain_name(p0->domain), name0, domain_name(pk->domain),
+                  json_string_value(json_array_get(c, k)));
+      ok = false;
+    }
+  }
+  if (ok && nany == 0 && (nin == 0 || nout == 0)) {
+    if (n == 2)
+      dg_diag_add(d, DG_ERR_PORT, path,
+                  "connects two %s ports (\"%s\" and \"%s\"); a connection joins an out port to "
+                  "an in port",
+                  port_dir_name(p0->dir), name0, json_string_value(json_array_get(c, 1)));
+    else
+      dg_diag_add(d, DG_ERR_PORT, path,
+                  "joins %zu %s ports and nothing else; a shaft joins out ports (its source side) "
+                  "to in ports",
+                  n, port_dir_name(p0->dir));
+    ok = false;
+  }
+  for (size_t k = 0; k < n && ok; k++) {
+    int prev = used[ep[k].block][ep[k].port];
+    if (prev >= 0 && prev != INT_MAX) {
+      dg_diag_add(d, DG_ERR_PORT, paths[k], "port \"%s\" is already connected by /connections/%d",
+                  json_string_value(json_array_get(c, k)), prev);
+      ok = false;
+    }
+  }
+  free(paths);
+  if (!ok)
+    return;
+  dg_gshaft *sh = &g->shafts[g->num_shafts];
+  sh->n = (int)n;
+  sh->block = dg_arena_alloc(g->arena, sizeof(int) * n);
+  sh->port = dg_arena_alloc(g->arena, sizeof(int) * n);
+  sh->name = dg_arena_alloc(g->arena, sizeof(char *) * n);
+  if (!sh->block || !sh->port || !sh->name) {
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  for (size_t k = 0; k < n; k++) {
+    sh->block[k] = ep[k].block;
+    sh->port[k] = ep[k].port;
+    sh->name[k] = dg_arena_strdup(g->arena, json_string_value(json_array_get(c, k)));
+    used[ep[k].block][ep[k].port] = (int)index;
+  }
+  g->num_shafts++;
+  if (!add_edges(g, sh, edge_cap))
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+}
+
 static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
   size_t n = json_array_size(arr);
-  g->conns = dg_arena_alloc(g->arena, sizeof *g->conns * (n ? n : 1));
+  g->shafts = dg_arena_alloc(g->arena, sizeof *g->shafts * (n ? n : 1));
   /* which connection first used each (block, port) */
   int **used = dg_arena_alloc(g->arena, sizeof *used * (size_t)(g->num_blocks + 1));
   bool *mentioned = dg_arena_alloc(g->arena, sizeof *mentioned * (size_t)(g->num_blocks + 1));
-  if (!g->conns || !used || !mentioned) {
+  if (!g->shafts || !used || !mentioned) {
     dg_diag_add(d, DG_ERR_NOMEM, "/connections", "out of memory");
     return;
   }
@@ -251,77 +378,11 @@ static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
     for (int p = 0; used[i] && p < g->blocks[i].num_ports; p++)
       used[i][p] = -1;
   }
+  int edge_cap = 0;
   for (size_t i = 0; i < n; i++) {
-    const json_t *c = json_array_get(arr, i);
-    char path[DG_ERROR_PATH_LEN], p0[DG_ERROR_PATH_LEN], p1[DG_ERROR_PATH_LEN];
+    char path[DG_ERROR_PATH_LEN];
     dg_pointer_index(path, sizeof path, "/connections", i);
-    if (!json_is_array(c) || json_array_size(c) != 2) {
-      dg_diag_add(d, DG_ERR_SCHEMA, path,
-                  "expected a pair [\"block.out_port\", \"block.in_port\"], got %s",
-                  json_is_array(c) ? "an array of another length" : dg_json_type_name(c));
-      continue;
-    }
-    dg_pointer_index(p0, sizeof p0, path, 0);
-    dg_pointer_index(p1, sizeof p1, path, 1);
-    endpoint a = {-1, -1}, b = {-1, -1};
-    bool ok0 = resolve_endpoint(g, json_array_get(c, 0), p0, &a.block, &a.port, d);
-    bool ok1 = resolve_endpoint(g, json_array_get(c, 1), p1, &b.block, &b.port, d);
-    /* A block named in a faulty connection is not also "unconnected": one
-     * mistake, one message. */
-    const endpoint both[2] = {a, b};
-    for (int k = 0; k < 2; k++)
-      if (both[k].block >= 0) {
-        mentioned[both[k].block] = true;
-        if (both[k].port >= 0 && used[both[k].block][both[k].port] < 0)
-          used[both[k].block][both[k].port] = INT_MAX;
-      }
-    if (!ok0 || !ok1)
-      continue;
-    const char *s0 = json_string_value(json_array_get(c, 0));
-    const char *s1 = json_string_value(json_array_get(c, 1));
-    const dg_port_def *pa = &g->blocks[a.block].klass->ports[a.port];
-    const dg_port_def *pb = &g->blocks[b.block].klass->ports[b.port];
-    if (a.block == b.block) {
-      dg_diag_add(d, DG_ERR_PORT, path, "connects block \"%s\" to itself",
-                  g->blocks[a.block].id);
-      continue;
-    }
-    if (pa->dir == pb->dir) {
-      dg_diag_add(d, DG_ERR_PORT, path,
-                  "connects two %s ports (\"%s\" and \"%s\"); a connection joins an out port to "
-                  "an in port",
-                  port_dir_name(pa->dir), s0, s1);
-      continue;
-    }
-    if (pa->domain != pb->domain) {
-      dg_diag_add(d, DG_ERR_PORT, path, "connects %s port \"%s\" to %s port \"%s\"",
-                  domain_name(pa->domain), s0, domain_name(pb->domain), s1);
-      continue;
-    }
-    bool twice = false;
-    const endpoint ends[2] = {a, b};
-    const char *paths[2] = {p0, p1};
-    const char *names[2] = {s0, s1};
-    for (int k = 0; k < 2; k++) {
-      int prev = used[ends[k].block][ends[k].port];
-      if (prev >= 0 && prev != INT_MAX) {
-        dg_diag_add(d, DG_ERR_PORT, paths[k], "port \"%s\" is already connected by /connections/%d",
-                    names[k], prev);
-        twice = true;
-      }
-    }
-    if (twice)
-      continue;
-    used[a.block][a.port] = used[b.block][b.port] = (int)i;
-    dg_gconn *gc = &g->conns[g->num_conns++];
-    /* stored as out → in whatever the order in the file */
-    if (pa->dir == DG_PORT_OUT) {
-      *gc = (dg_gconn){a.block, a.port, b.block, b.port, dg_arena_strdup(g->arena, s0),
-                       dg_arena_strdup(g->arena, s1)};
-    } else {
-      *gc = (dg_gconn){b.block, b.port, a.block, a.port, dg_arena_strdup(g->arena, s1),
-                       dg_arena_strdup(g->arena, s0)};
-    }
+    parse_shaft(g, json_array_get(arr, i), i, path, used, mentioned, &edge_cap, d);
   }
   for (int i = 0; i < g->num_blocks; i++) {
     const dg_gblock *b = &g->blocks[i];
@@ -343,24 +404,42 @@ static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
   }
 }
 
-/* Nodes: one per connection, one per unconnected or internal port. */
+/* Nodes: one per shaft (connection), one per unconnected or internal
+ * port; each lists its ports. */
 static int build_nodes(dg_graph *g) {
-  int count = g->num_conns;
-  for (int i = 0; i < g->num_blocks; i++)
+  int count = g->num_shafts, members = 0;
+  for (int i = 0; i < g->num_blocks; i++) {
     count += g->blocks[i].num_ports;
+    members += g->blocks[i].num_ports;
+  }
   g->nodes = dg_arena_alloc(g->arena, sizeof *g->nodes * (size_t)(count + 1));
-  if (!g->nodes)
+  int *mb = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
+  int *mp = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
+  if (!g->nodes || !mb || !mp)
     return -1;
+  int at = 0;
   for (int i = 0; i < g->num_blocks; i++)
     for (int p = 0; p < g->blocks[i].num_ports; p++)
       g->blocks[i].node[p] = -1;
-  for (int c = 0; c < g->num_conns; c++) {
-    const dg_gconn *gc = &g->conns[c];
+  for (int c = 0; c < g->num_shafts; c++) {
+    const dg_gshaft *sh = &g->shafts[c];
     dg_gnode *n = &g->nodes[g->num_nodes];
-    *n = (dg_gnode){g->blocks[gc->from_block].klass->ports[gc->from_port].domain, gc->from_block,
-                    gc->from_port, gc->to_block, gc->to_port};
-    g->blocks[gc->from_block].node[gc->from_port] = g->num_nodes;
-    g->blocks[gc->to_block].node[gc->to_port] = g->num_nodes;
+    *n = (dg_gnode){g->blocks[sh->block[0]].klass->ports[sh->port[0]].domain, -1, -1, -1, -1,
+                    sh->n, mb + at, mp + at};
+    for (int k = 0; k < sh->n; k++) {
+      int b = sh->block[k], p = sh->port[k];
+      dg_port_dir dir = g->blocks[b].klass->ports[p].dir;
+      if (dir == DG_PORT_OUT && n->out_block < 0) {
+        n->out_block = b;
+        n->out_port = p;
+      } else if (dir == DG_PORT_IN && n->in_block < 0) {
+        n->in_block = b;
+        n->in_port = p;
+      }
+      mb[at] = b;
+      mp[at++] = p;
+      g->blocks[b].node[p] = g->num_nodes;
+    }
     g->num_nodes++;
   }
   for (int i = 0; i < g->num_blocks; i++) {
@@ -370,14 +449,16 @@ static int build_nodes(dg_graph *g) {
         continue;
       const dg_port_def *pd = &b->klass->ports[p];
       dg_gnode *n = &g->nodes[g->num_nodes];
-      *n = (dg_gnode){pd->domain, -1, -1, -1, -1};
+      *n = (dg_gnode){pd->domain, -1, -1, -1, -1, 1, mb + at, mp + at};
       if (pd->dir == DG_PORT_OUT) {
         n->out_block = i;
         n->out_port = p;
-      } else {
+      } else if (pd->dir != DG_PORT_ANY) {
         n->in_block = i;
         n->in_port = p;
       }
+      mb[at] = i;
+      mp[at++] = p;
       b->node[p] = g->num_nodes++;
     }
   }
@@ -518,7 +599,7 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
   order_blocks(g, d);
   if (info) {
     info->blocks = g->num_blocks;
-    info->connections = g->num_conns;
+    info->connections = g->num_shafts;
   }
   return g;
 }
@@ -608,6 +689,15 @@ const char *dg_graph_block_id(const dg_graph *g, int i) {
 const char *dg_graph_block_type(const dg_graph *g, int i) {
   return g && i >= 0 && i < g->num_blocks ? g->blocks[i].klass->type : NULL;
 }
+int dg_graph_shaft_count(const dg_graph *g) { return g ? g->num_shafts : 0; }
+int dg_graph_shaft_port_count(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_shafts ? g->shafts[i].n : 0;
+}
+const char *dg_graph_shaft_port(const dg_graph *g, int i, int k) {
+  return g && i >= 0 && i < g->num_shafts && k >= 0 && k < g->shafts[i].n ? g->shafts[i].name[k]
+                                                                          : NULL;
+}
+
 int dg_graph_connection_count(const dg_graph *g) { return g ? g->num_conns : 0; }
 void dg_graph_connection(const dg_graph *g, int i, const char **from, const char **to) {
   bool ok = g && i >= 0 && i < g->num_conns;

@@ -128,16 +128,27 @@ typedef struct dg_gblock {
   dg_gbind *bind; /* per input, in input-table order */
 } dg_gblock;
 
+/* An edge from an out port to an in port of one shaft: what orders the
+ * blocks (a shaft of k ports gives every out × in pair of them). */
 typedef struct dg_gconn {
   int from_block, from_port; /* an out port */
   int to_block, to_port;     /* an in port */
   char *from, *to;           /* "block.port" */
 } dg_gconn;
 
+/* A connection of the file: the ports of one shaft. */
+typedef struct dg_gshaft {
+  int n;
+  int *block, *port;
+  char **name; /* "block.port" as written */
+} dg_gshaft;
+
 typedef struct dg_gnode {
   dg_domain domain;
-  int out_block, out_port; /* -1 if none */
-  int in_block, in_port;   /* -1 if none */
+  int out_block, out_port; /* the first out port on it, -1 if none */
+  int in_block, in_port;   /* the first in port on it, -1 if none */
+  int n;                   /* every port on it: n >= 1 */
+  const int *block, *port;
 } dg_gnode;
 
 struct dg_graph {
@@ -150,6 +161,8 @@ struct dg_graph {
   dg_gblock *blocks;
   int num_conns;
   dg_gconn *conns;
+  int num_shafts;
+  dg_gshaft *shafts;
   int num_nodes;
   dg_gnode *nodes;
   int *order; /* blocks from the road back to the sources */

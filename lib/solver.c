@@ -476,8 +476,8 @@ static void cholesky_solve(const double *l, int n, size_t stride, double *x) {
 /* "block.port" of a node, for messages. */
 static void node_label(const dg_sim *sim, int node, char *buf, size_t size) {
   const dg_gnode *n = &sim->g->nodes[node];
-  int b = n->out_block >= 0 ? n->out_block : n->in_block;
-  int p = n->out_block >= 0 ? n->out_port : n->in_port;
+  int b = n->out_block >= 0 ? n->out_block : n->in_block >= 0 ? n->in_block : n->block[0];
+  int p = n->out_block >= 0 ? n->out_port : n->in_block >= 0 ? n->in_port : n->port[0];
   snprintf(buf, size, "%s.%s", sim->g->blocks[b].id, sim->g->blocks[b].klass->ports[p].name);
 }
 
@@ -507,17 +507,17 @@ static void describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, in
     if (nl < nsize)
       nl += (size_t)snprintf(nodes + nl, nsize - nl, "%s%s", nl ? ", " : "", lab);
     const dg_gnode *gn = &sim->g->nodes[n];
-    int bs[2] = {gn->out_block, gn->in_block};
-    for (int i = 0; i < 2; i++) {
-      if (bs[i] < 0 || (seen && seen[bs[i]]))
+    for (int i = 0; i < gn->n; i++) {
+      int b = gn->block[i];
+      if (seen && seen[b])
         continue;
       if (seen)
-        seen[bs[i]] = 1;
+        seen[b] = 1;
       if (*first < 0)
-        *first = bs[i];
+        *first = b;
       if (bl < bsize)
         bl += (size_t)snprintf(blocks + bl, bsize - bl, "%s%s", bl ? ", " : "",
-                               sim->g->blocks[bs[i]].id);
+                               sim->g->blocks[b].id);
     }
   }
   free(seen);
@@ -721,10 +721,16 @@ static void propagate_lock_efficiency(dg_sim *sim) {
       int in = -1, out = -1;
       for (int i = 0; i < 2; i++) {
         int node = ws->tie_node[tie->first + i];
-        if (sim->g->nodes[node].in_block == tie->block)
-          in = node;
-        else if (sim->g->nodes[node].out_block == tie->block)
-          out = node;
+        const dg_gnode *gn = &sim->g->nodes[node];
+        for (int m = 0; m < gn->n; m++) { /* the declaring block's port on it */
+          if (gn->block[m] != tie->block)
+            continue;
+          dg_port_dir dir = sim->g->blocks[tie->block].klass->ports[gn->port[m]].dir;
+          if (dir == DG_PORT_IN)
+            in = node;
+          else if (dir == DG_PORT_OUT)
+            out = node;
+        }
       }
       if (in < 0 || out < 0)
         continue;
@@ -947,8 +953,7 @@ int dg_solver_build(dg_sim *sim) {
         ensure_row(sim, b->node[p], b->index);
   }
   for (int n = 0; n < sim->nn; n++) {
-    const dg_gnode *gn = &g->nodes[n];
-    ensure_row(sim, n, gn->in_block >= 0 ? gn->in_block : gn->out_block);
+    ensure_row(sim, n, g->nodes[n].block[0]);
   }
   if (ws->error)
     return ws->error;

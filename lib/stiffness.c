@@ -435,13 +435,12 @@ static int describe_component(const dg_sim *sim, int k, char *buf, size_t size) 
     const dg_gnode *gn = &sim->g->nodes[sim->sv.ws.raw_node[raw]];
     char shaft[160] = "";
     size_t len = 0;
-    const int bs[2] = {gn->out_block, gn->in_block}, ps[2] = {gn->out_port, gn->in_port};
-    for (int i = 0; i < 2; i++) {
-      if (bs[i] < 0 || len >= sizeof shaft)
+    for (int i = 0; i < gn->n; i++) {
+      if (len >= sizeof shaft)
         continue;
-      const dg_gblock *gb = &sim->g->blocks[bs[i]];
+      const dg_gblock *gb = &sim->g->blocks[gn->block[i]];
       len += (size_t)snprintf(shaft + len, sizeof shaft - len, "%s%s.%s", len ? " = " : "",
-                              gb->id, gb->klass->ports[ps[i]].name);
+                              gb->id, gb->klass->ports[gn->port[i]].name);
     }
     snprintf(buf, size, "speed of %s (block \"%s\")", shaft, sim->g->blocks[owner].id);
     return owner;

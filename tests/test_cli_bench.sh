@@ -56,7 +56,7 @@ check "bench invalid graph: the problem" has "$ERR" '/blocks/g/ratio: must be > 
 # the baseline's twin: 3 s of launch = one upshift = two topology changes
 run "$DG" bench "$SEDAN" --steps 3000 --reps 3
 check "bench sedan_baseline: exit 0" rc_is 0
-check "bench sedan_baseline: graph line" has "$OUT" '^graph: +.*sedan_baseline.json \(9 blocks, 15 nodes, 5-6 DOFs\)$'
+check "bench sedan_baseline: graph line" has "$OUT" '^graph: +.*sedan_baseline.json \(9 blocks, 16 nodes, 5-6 DOFs\)$'
 check "bench sedan_baseline: run line" has "$OUT" '^run: +launch, 3000 steps of 0.001 s \(3 s\), median of 3 after a warm-up run$'
 check "bench sedan_baseline: topology changes" has "$OUT" '^topology changes: +2 per run$'
 check "bench sedan_baseline: ns per step" has "$OUT" "^ns per step: +[0-9]+ median \(min [0-9]+, max [0-9]+\)$"

@@ -289,6 +289,87 @@ START_TEST(test_override_effect_absent_object) {
 }
 END_TEST
 
+/* ---- shafts of several ports ------------------------------------------- */
+
+/* Two sources on one shaft with a load: ["a.out", "b.out", "ld.in"] is one
+ * node, so the three inertias turn together and the torques add:
+ * ω̇ = (3 + 5)/(0.5 + 1.5 + 2) = 2 rad/s², exact under RK4. The power-flow
+ * edges are the two out → in pairs. */
+START_TEST(test_shaft_of_three) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"a\":{\"type\":\"torque_source\",\"inertia\":0.5,\"torque\":3},"
+      "\"b\":{\"type\":\"torque_source\",\"inertia\":1.5,\"torque\":5},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"a.out\",\"b.out\",\"ld.in\"]]}");
+  ck_assert_int_eq(dg_graph_shaft_count(g), 1);
+  ck_assert_int_eq(dg_graph_shaft_port_count(g, 0), 3);
+  ck_assert_str_eq(dg_graph_shaft_port(g, 0, 1), "b.out");
+  ck_assert_ptr_null(dg_graph_shaft_port(g, 0, 3));
+  ck_assert_int_eq(dg_graph_connection_count(g), 2);
+  const char *from, *to;
+  dg_graph_connection(g, 1, &from, &to);
+  ck_assert_str_eq(from, "b.out");
+  ck_assert_str_eq(to, "ld.in");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_test_step(sim, 100, 0.01);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 2.0, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "a.omega"), 2.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A motor in-line (its optional `in` port): source → motor → load is one
+ * shaft; ω̇ = (4 + 100)/(1 + 0.2 + 3) at full throttle. */
+START_TEST(test_source_in_line) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":1,\"torque\":4},"
+      "\"m\":{\"type\":\"motor\",\"inertia\":0.2,\"max_torque\":100,\"max_rpm\":20000},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":3}},"
+      "\"connections\":[[\"src.out\",\"m.in\"],[\"m.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_test_step(sim, 100, 0.001);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 104.0 / 4.2 * 0.1, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+static const struct {
+  const char *conns, *path, *text;
+} bad_shafts[] = {
+    {"[[\"a.out\",\"b.out\"]]", "/connections/0",
+     "connects two out ports (\"a.out\" and \"b.out\"); a connection joins an out port to an in "
+     "port"},
+    {"[[\"g.in\",\"h.in\",\"ld.in\"],[\"a.out\",\"b.out\",\"g.out\",\"h.out\"]]",
+     "/connections/0",
+     "joins 3 in ports and nothing else; a shaft joins out ports (its source side) to in ports"},
+    {"[[\"a.out\",\"ld.in\",\"a.out\"]]", "/connections/0",
+     "connects block \"a\" to itself"},
+    {"[[\"a.out\"]]", "/connections/0",
+     "expected the ports of one shaft, [\"block.out_port\", \"block.in_port\", ...] (two or "
+     "more), got one port"},
+    {"[[\"a.out\",\"ld.in\"],[\"b.out\",\"ld.in\",\"g.in\"]]", "/connections/1/1",
+     "port \"ld.in\" is already connected by /connections/0"},
+};
+
+START_TEST(test_bad_shafts) {
+  dg_test_graph_error_at(
+      bad_shafts[_i].path, bad_shafts[_i].text,
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"a\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+      "\"b\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+      "\"g\":{\"type\":\"gear\",\"ratio\":2},\"h\":{\"type\":\"gear\",\"ratio\":3},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2}},\"connections\":%s}",
+      bad_shafts[_i].conns);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("graph");
   TCase *tc = tcase_create("errors");
@@ -301,6 +382,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_long_block_ids);
   tcase_add_test(tc, test_modes_enumerated);
   tcase_add_test(tc, test_registry);
+  tcase_add_test(tc, test_shaft_of_three);
+  tcase_add_test(tc, test_source_in_line);
+  tcase_add_loop_test(tc, test_bad_shafts, 0, (int)(sizeof bad_shafts / sizeof bad_shafts[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("overrides");
   tcase_add_loop_test(tc, test_override_effect, 0, (int)(sizeof effects / sizeof effects[0]));

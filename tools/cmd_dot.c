@@ -418,42 +418,33 @@ static void resolve(const dot_graph *dg, const char *endpoint, int *block, int *
   }
 }
 
-/* Whether connection `c` joins linear ports. */
+/* Whether shaft `c` joins linear ports. */
 static bool connection_is_linear(const dot_graph *dg, int c) {
-  const char *from, *to;
-  dg_graph_connection(dg->g, c, &from, &to);
   int b, p;
-  resolve(dg, from, &b, &p);
+  resolve(dg, dg_graph_shaft_port(dg->g, c, 0), &b, &p);
   if (p < 0)
     return false;
   const dg_block_class *k = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, b));
   return k->ports[p].domain == DG_LINEAR;
 }
 
-static void put_edge(FILE *out, const dot_graph *dg, int c) {
-  const char *from, *to;
-  dg_graph_connection(dg->g, c, &from, &to);
-  int fb, fp, tb, tp;
-  resolve(dg, from, &fb, &fp);
-  resolve(dg, to, &tb, &tp);
-  if (fp < 0 || tp < 0)
-    return; /* cannot happen in a loaded graph */
-  const dg_block_class *fk = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, fb));
-  const dg_block_class *tk = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, tb));
-  bool linear = fk->ports[fp].domain == DG_LINEAR;
-  fputs("  ", out);
-  put_node_name(out, dg_graph_block_id(dg->g, fb), fb);
+/* One end of an edge: "node":port:side. */
+static void put_end(FILE *out, const dot_graph *dg, int b, int p, const char *side) {
+  const dg_block_class *k = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, b));
+  put_node_name(out, dg_graph_block_id(dg->g, b), b);
   fputc(':', out);
-  put_port_name(out, &fk->ports[fp], fp);
-  fputs(":e -> ", out);
-  put_node_name(out, dg_graph_block_id(dg->g, tb), tb);
-  fputc(':', out);
-  put_port_name(out, &tk->ports[tp], tp);
-  fputs(":w [", out);
+  put_port_name(out, &k->ports[p], p);
+  fputs(side, out);
+}
+
+static void put_attrs(FILE *out, bool linear, bool directed, const char *from, const char *to) {
+  fputs(" [", out);
   if (linear)
     fputs("style=dashed, color=\"#8c6d31\", penwidth=1.5, arrowhead=empty, ", out);
+  if (!directed)
+    fputs("dir=none, ", out);
   fputs("tooltip=", out);
-  if (dot_quotable(from) && dot_quotable(to)) {
+  if (from && to && dot_quotable(from) && dot_quotable(to)) {
     char text[2 * DG_ERROR_PATH_LEN + 16];
     snprintf(text, sizeof text, "%s \xe2\x86\x92 %s%s", from, to, linear ? " (ground)" : "");
     put_quoted(out, text);
@@ -461,6 +452,49 @@ static void put_edge(FILE *out, const dot_graph *dg, int c) {
     put_quoted(out, linear ? "ground contact" : "shaft");
   }
   fputs("];\n", out);
+}
+
+/* Shaft c: two ports make one edge from the source side (an out port, or
+ * a port of direction "any") to the other; more meet at a junction point,
+ * with out ports drawn into it, in ports out of it, "any" ports undirected. */
+static void put_edge(FILE *out, const dot_graph *dg, int c) {
+  int n = dg_graph_shaft_port_count(dg->g, c);
+  int b[64], p[64];
+  if (n > 64)
+    n = 64;
+  for (int k = 0; k < n; k++) {
+    resolve(dg, dg_graph_shaft_port(dg->g, c, k), &b[k], &p[k]);
+    if (p[k] < 0)
+      return; /* cannot happen in a loaded graph */
+  }
+  const dg_block_class *k0 = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, b[0]));
+  bool linear = k0->ports[p[0]].domain == DG_LINEAR;
+  if (n == 2) {
+    const dg_block_class *k1 = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, b[1]));
+    int s = k0->ports[p[0]].dir == DG_PORT_IN || k1->ports[p[1]].dir == DG_PORT_OUT ? 1 : 0;
+    bool directed = k0->ports[p[0]].dir != DG_PORT_ANY || k1->ports[p[1]].dir != DG_PORT_ANY;
+    fputs("  ", out);
+    put_end(out, dg, b[s], p[s], ":e");
+    fputs(" -> ", out);
+    put_end(out, dg, b[1 - s], p[1 - s], ":w");
+    put_attrs(out, linear, directed, dg_graph_shaft_port(dg->g, c, s),
+              dg_graph_shaft_port(dg->g, c, 1 - s));
+    return;
+  }
+  fprintf(out, "  shaft_%d [shape=point, width=0.12, tooltip=\"shaft of %d ports\"];\n", c, n);
+  for (int k = 0; k < n; k++) {
+    const dg_block_class *kk = dg_registry_find(dg->reg, dg_graph_block_type(dg->g, b[k]));
+    dg_port_dir dir = kk->ports[p[k]].dir;
+    fputs("  ", out);
+    if (dir == DG_PORT_OUT) {
+      put_end(out, dg, b[k], p[k], ":e");
+      fprintf(out, " -> shaft_%d", c);
+    } else {
+      fprintf(out, "shaft_%d -> ", c);
+      put_end(out, dg, b[k], p[k], ":w");
+    }
+    put_attrs(out, linear, dir != DG_PORT_ANY, dg_graph_shaft_port(dg->g, c, k), "shaft");
+  }
 }
 
 static void put_graph(FILE *out, const dot_graph *dg) {
@@ -471,7 +505,7 @@ static void put_graph(FILE *out, const dot_graph *dg) {
                "bgcolor=\"white\", pad=0.2");
   /* the title, and a legend when there are two kinds of edge */
   bool linear = false;
-  for (int c = 0; c < dg_graph_connection_count(dg->g); c++)
+  for (int c = 0; c < dg_graph_shaft_count(dg->g); c++)
     linear = linear || connection_is_linear(dg, c);
   if (name[0] || linear) {
     fputs(", labelloc=t, fontsize=16, label=<", out);
@@ -495,7 +529,7 @@ static void put_graph(FILE *out, const dot_graph *dg) {
   for (int b = 0; b < dg_graph_block_count(dg->g); b++)
     put_node(out, dg, b);
   fputc('\n', out);
-  for (int c = 0; c < dg_graph_connection_count(dg->g); c++)
+  for (int c = 0; c < dg_graph_shaft_count(dg->g); c++)
     put_edge(out, dg, c);
   fputs("}\n", out);
 }
@@ -524,16 +558,13 @@ static bool **connected_ports(const dot_graph *dg) {
       return NULL;
     }
   }
-  for (int c = 0; c < dg_graph_connection_count(dg->g); c++) {
-    const char *ends[2];
-    dg_graph_connection(dg->g, c, &ends[0], &ends[1]);
-    for (int e = 0; e < 2; e++) {
+  for (int c = 0; c < dg_graph_shaft_count(dg->g); c++)
+    for (int e = 0; e < dg_graph_shaft_port_count(dg->g, c); e++) {
       int b, p;
-      resolve(dg, ends[e], &b, &p);
+      resolve(dg, dg_graph_shaft_port(dg->g, c, e), &b, &p);
       if (b >= 0 && p >= 0)
         conn[b][p] = true;
     }
-  }
   return conn;
 }
 

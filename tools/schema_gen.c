@@ -367,16 +367,18 @@ json_t *dg_schema_build(const dg_registry *reg) {
                 "additionalProperties", "$ref", "#/definitions/block"));
   put(b, props, "connections",
       json_pack("{s:s, s:s, s:{s:s}}", "description",
-                "pairs [\"block.out_port\", \"block.in_port\"]: connected ports turn at one "
-                "speed",
+                "each the ports of one shaft, [\"block.out_port\", \"block.in_port\", ...]: "
+                "they turn at one speed",
                 "type", "array", "items", "$ref", "#/definitions/connection"));
   put(b, root, "additionalProperties", json_false());
 
   json_t *defs = put(b, root, "definitions", json_object());
   put(b, defs, "connection",
-      json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "description",
-                "a connection: an out port and an in port (either order)", "type", "array",
-                "minItems", 2, "maxItems", 2, "items", "$ref", "#/definitions/endpoint"));
+      json_pack("{s:s, s:s, s:i, s:b, s:{s:s}}", "description",
+                "a connection: the ports of one shaft (two or more, any order; out ports and "
+                "in ports, or ports of direction any)",
+                "type", "array", "minItems", 2, "uniqueItems", 1, "items", "$ref",
+                "#/definitions/endpoint"));
   put(b, defs, "endpoint",
       json_pack("{s:s, s:s, s:s}", "description", "\"block.port\"", "type", "string", "pattern",
                 "^[^.]+\\.[^.]+$"));

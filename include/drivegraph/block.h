@@ -42,9 +42,15 @@ typedef struct dg_check dg_check;
 /* Ports                                                                    */
 
 typedef enum dg_port_dir {
-  DG_PORT_IN,      ///< toward the power source; connects to an `out` port
-  DG_PORT_OUT,     ///< toward the road; connects to an `in` port
-  DG_PORT_INTERNAL ///< a node inside the block (diff carrier, body mass); not connectable
+  DG_PORT_IN,       ///< toward the power source; shares a shaft with an `out` port
+  DG_PORT_OUT,      ///< toward the road; shares a shaft with an `in` port
+  DG_PORT_INTERNAL, ///< a node inside the block (diff carrier, body mass); not connectable
+  /// A member that may drive or be driven, as the connections make it (a
+  /// planetary's sun, carrier and ring; a brake's shaft): it joins a shaft
+  /// with ports of any direction. Its block relates it to its other ports
+  /// by ties (dg_topo_tie), not by expressing it from them, and it does not
+  /// order the blocks.
+  DG_PORT_ANY
 } dg_port_dir;
 
 typedef enum dg_domain {

@@ -150,9 +150,17 @@ DG_API const char *dg_graph_file(const dg_graph *graph);  ///< file it was loade
 DG_API int dg_graph_block_count(const dg_graph *graph);
 DG_API const char *dg_graph_block_id(const dg_graph *graph, int index);
 DG_API const char *dg_graph_block_type(const dg_graph *graph, int index);
+/// Power-flow edges: every out port → in port pair that shares a shaft
+/// (a two-port connection of the file is one edge; ports of direction
+/// "any", such as a planetary's members, give none).
 DG_API int dg_graph_connection_count(const dg_graph *graph);
-/// Endpoints of connection `index` as "block.port" strings (owned by graph).
+/// Endpoints of edge `index` as "block.port" strings (owned by graph).
 DG_API void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
+/// The file's connections: each the ports of one shaft, in the file's order.
+DG_API int dg_graph_shaft_count(const dg_graph *graph);
+DG_API int dg_graph_shaft_port_count(const dg_graph *graph, int shaft);
+/// Port k of a shaft as "block.port" (owned by graph), or NULL.
+DG_API const char *dg_graph_shaft_port(const dg_graph *graph, int shaft, int k);
 /// Channels the graph's blocks are bound to by name in the file
 /// ("inputs": { "pedal": "c1" }): a scenario must give each of them
 /// (dg_driver_new refuses one that does not). Channels that inputs follow
