@@ -347,6 +347,49 @@ START_TEST(test_start_refused) {
 }
 END_TEST
 
+/* ---- P2 parallel hybrid -------------------------------------------------- */
+
+/* graphs/p2_hybrid.json, scenario p2_electric_then_boost: the motor sits
+ * in-line between the engine's disconnect clutch k0 and the gearbox. Up to
+ * 2 s the clutch is open and the motor alone drives at 200 N·m (below its
+ * base speed 60 kW / 200 N·m = 300 rad/s): one DOF, rolling wheels, no
+ * road load, so v(t) = F t / m_eff with
+ *   F = 200 · 3.9 · 4.1 · 0.97 · 0.97 / 0.32 N (gearbox and final drive
+ *       efficiencies on the driving torque),
+ *   m_eff = 1600 + (2·1.0 + 2·0.9)/R² + 0.04/R² (differential carrier)
+ *         + (0.05 motor + 0.01 plate + 0.03 gearbox input)·(3.9·4.1/R)².
+ * From 2 to 2.5 s k0 closes and starts the engine; from 2.5 s both drive:
+ * at 3 s the motor is above its base speed and gives exactly 60 kW / ω,
+ * the engine its full-load curve at that speed, and both shafts turn as
+ * one. The energy audit closes. */
+START_TEST(test_p2_hybrid) {
+  run r = start("graphs/p2_hybrid.json", "graphs/scenarios/p2_electric_then_boost.json");
+  const double R = 0.32, ig = 3.9 * 4.1;
+  const double F = 200 * ig * 0.97 * 0.97 / R;
+  const double m_eff = 1600 + (2 * 1.0 + 2 * 0.9) / (R * R) + 0.04 / (R * R) +
+                       (0.05 + 0.01 + 0.03) * (ig / R) * (ig / R);
+  dg_test_step(r.sim, 1000, 1e-3);
+  ck_assert_double_eq(sig(&r, "k0.locked"), 0.0);
+  ck_assert_double_eq(sig(&r, "motor.torque"), 200.0);
+  ck_assert_double_eq_tol(sig(&r, "body.speed"), F / m_eff * 1.0, 1e-9);
+  ck_assert_double_eq_tol(sig(&r, "motor.omega"), F / m_eff / R * ig, 1e-8);
+  dg_test_step(r.sim, 2000, 1e-3); /* t = 3 s */
+  ck_assert_double_eq(sig(&r, "k0.locked"), 1.0);
+  double w = sig(&r, "motor.omega"), rpm = w * 9.549296585513720;
+  ck_assert_double_eq_tol(sig(&r, "engine.rpm"), rpm, 1e-9 * rpm);
+  ck_assert_double_gt(w, 300.0);
+  ck_assert_double_eq_tol(sig(&r, "motor.torque"), 60000.0 / w, 1e-9);
+  /* full load between 5000 (235 N·m) and 6200 rpm (200 N·m), no friction */
+  ck_assert_double_eq_tol(sig(&r, "engine.torque"), 235.0 - 35.0 * (rpm - 5000.0) / 1200.0, 1e-9);
+  dg_test_step(r.sim, 3000, 1e-3);
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-6 * e.work_in);
+  ck_assert_double_gt(sig(&r, "body.speed"), 20.0);
+  finish(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("examples");
   TCase *tc = tcase_create("per_wheel_brake");
@@ -360,6 +403,9 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_start_sedan_rolling, 0, 2);
   tcase_add_test(tc, test_start_manual_gear);
   tcase_add_test(tc, test_start_refused);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("p2_hybrid");
+  tcase_add_test(tc, test_p2_hybrid);
   suite_add_tcase(s, tc);
   tc = tcase_create("pickup");
   tcase_add_test(tc, test_pickup_reverses_in_low);
