@@ -390,6 +390,57 @@ START_TEST(test_p2_hybrid) {
 }
 END_TEST
 
+/* ---- dual-clutch transmission ------------------------------------------ */
+
+/* graphs/dct.json with dct_upshifts.json: three upshifts 1→2→3→4 as clutch
+ * crossovers at 4.72, 8.57 and 15.03 s (the engine at ~5000 rpm, throttle
+ * 0.4, ~120 N·m): the off-going clutch drops to just above the engine's
+ * torque and is released over 0.15 s while the on-coming one takes the
+ * engine's torque (torque phase), then pulls the engine down to the new
+ * gear's speed (inertia phase) and locks. The tractive force (the driven
+ * tyres' Fx) never falls below half its value just before the shift (in
+ * the torque phase it falls towards the new gear's r_new/r_old of it:
+ * 0.61, 0.71, 0.74 of the force; in the inertia phase the engine's
+ * deceleration adds to it), and after the shift the engine turns with the
+ * new gear: ω_e = ω_final_in · r_new. The audit closes. */
+START_TEST(test_dct_upshifts) {
+  run r = start("graphs/dct.json", "graphs/scenarios/dct_upshifts.json");
+  const double T[3] = {4.72, 8.57, 15.03};
+  const double ratio_new[3] = {2.20, 1.55, 1.15};
+  const char *side_new[3] = {"g_even", "g_odd", "g_even"};
+  int k = 0;
+  double pre = NAN, lowest = INFINITY;
+  for (int i = 0; i < 20000 && k < 3; i++) {
+    dg_test_step(r.sim, 1, 1e-3);
+    double t = dg_sim_time(r.sim);
+    double f = sig(&r, "wheel_fl.fx") + sig(&r, "wheel_fr.fx");
+    if (fabs(t - (T[k] - 0.1)) < 0.5e-3) {
+      pre = f;
+      lowest = f;
+    } else if (t > T[k] - 0.1 && t <= T[k] + 1.3) {
+      lowest = fmin(lowest, f);
+    }
+    if (fabs(t - (T[k] + 1.3)) < 0.5e-3) {
+      printf("dct: upshift %d at %.2f s: tractive force %.0f N before, lowest %.0f N (%.3f)\n",
+             k + 1, T[k], pre, lowest, lowest / pre);
+      ck_assert_double_gt(pre, 1000.0);
+      ck_assert_double_ge(lowest, 0.5 * pre);
+      char name[64];
+      snprintf(name, sizeof name, "%s.omega", side_new[k]);
+      double w_in = sig(&r, name), w_out = dg_test_signal(r.sim, "final.omega");
+      ck_assert_double_eq_tol(sig(&r, "engine.omega"), w_in, 1e-9 * w_in);
+      ck_assert_double_eq_tol(w_in, ratio_new[k] * w_out, 1e-9 * w_in);
+      k++;
+    }
+  }
+  ck_assert_int_eq(k, 3);
+  dg_energy e;
+  dg_sim_energy(r.sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-6 * e.work_in);
+  finish(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("examples");
   TCase *tc = tcase_create("per_wheel_brake");
@@ -406,6 +457,9 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("p2_hybrid");
   tcase_add_test(tc, test_p2_hybrid);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("dct");
+  tcase_add_test(tc, test_dct_upshifts);
   suite_add_tcase(s, tc);
   tc = tcase_create("pickup");
   tcase_add_test(tc, test_pickup_reverses_in_low);
