@@ -581,3 +581,26 @@ const char *dg_graph_input_channel(const dg_graph *g, int block, const char *inp
     return NULL;
   return gb->bind[i].channel;
 }
+
+int dg_graph_input_count(const dg_graph *g, int block) {
+  return g && block >= 0 && block < g->num_blocks ? g->blocks[block].num_inputs : 0;
+}
+
+const char *dg_graph_input_name(const dg_graph *g, int block, int i) {
+  if (i < 0 || i >= dg_graph_input_count(g, block))
+    return NULL;
+  return g->blocks[block].klass->inputs[i].name;
+}
+
+int dg_graph_input_source(const dg_graph *g, int block, int i, dg_input_source *src) {
+  if (i < 0 || i >= dg_graph_input_count(g, block) || !src)
+    return -1;
+  const dg_gbind *bi = &g->blocks[block].bind[i];
+  *src = (dg_input_source){.kind = (int)bi->kind, .given = bi->given, .value = bi->value,
+                           .channel = bi->kind == DG_BIND_CHANNEL ? bi->channel : NULL,
+                           .block = bi->kind == DG_BIND_SIGNAL ? bi->block : -1,
+                           .signal = bi->kind == DG_BIND_SIGNAL
+                                         ? g->blocks[bi->block].klass->signals[bi->signal].name
+                                         : NULL};
+  return 0;
+}

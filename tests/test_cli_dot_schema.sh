@@ -58,7 +58,8 @@ check "drivegraph --help lists schema" has "$OUT" '^  schema '
 # dot_has_graph DOT_FILE GRAPH_JSON: every block is a node (its id, quoted as
 # DOT needs, at the start of a line) and every connection is an edge from the
 # out port's cell to the in port's cell, whichever order the file lists it
-# in; as many edges as connections.
+# in (a shaft of more ports: an edge from each to its junction point); as
+# many edges as that, besides the dotted signal bindings.
 dot_has_graph() {
   python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -69,15 +70,26 @@ missing = []
 for bid in g["blocks"]:
     if "\n  %s [" % q(bid) not in dot:
         missing.append("node " + bid)
-for a, b in g["connections"]:
-    (ab, ap), (bb, bp) = a.split(".", 1), b.split(".", 1)
-    e1 = "%s:%s:e -> %s:%s:w" % (q(ab), q(ap), q(bb), q(bp))
-    e2 = "%s:%s:e -> %s:%s:w" % (q(bb), q(bp), q(ab), q(ap))
-    if e1 not in dot and e2 not in dot:
-        missing.append("edge %s %s" % (a, b))
-edges = sum(1 for line in dot.splitlines() if " -> " in line)
-if edges != len(g["connections"]):
-    missing.append("%d edges for %d connections" % (edges, len(g["connections"])))
+want = 0
+for c in g["connections"]:
+    if len(c) == 2:
+        a, b = c
+        (ab, ap), (bb, bp) = a.split(".", 1), b.split(".", 1)
+        e1 = "%s:%s:e -> %s:%s:w" % (q(ab), q(ap), q(bb), q(bp))
+        e2 = "%s:%s:e -> %s:%s:w" % (q(bb), q(bp), q(ab), q(ap))
+        if e1 not in dot and e2 not in dot:
+            missing.append("edge %s %s" % (a, b))
+        want += 1
+    else:  # a shaft of several ports: each port joined to its junction point
+        for a in c:
+            ab, ap = a.split(".", 1)
+            if "%s:%s:" % (q(ab), q(ap)) not in dot:
+                missing.append("port %s" % a)
+        want += len(c)
+# shafts only: the dotted arrows are signal bindings
+edges = sum(1 for line in dot.splitlines() if " -> " in line and "style=dotted" not in line)
+if edges != want:
+    missing.append("%d edges for %d shaft ports and pairs" % (edges, want))
 if missing:
     print("\n".join(missing))
     sys.exit(1)
@@ -121,6 +133,17 @@ for f in "${graphs[@]}"; do
     check "dot $name: the picture shows block $id" svg_shows "$TMP/$name.svg" "$id"
   done
 done
+
+# Bindings: a signal bound to an input is a dotted arrow from its block,
+# labelled signal → input; a channel the file binds by name is an ellipse.
+run "$DG" dot "$ROOT/graphs/coupled_clutches.json"
+check "dot bindings: a signal source" has_fixed "$OUT" \
+  '"sin2" -> "clutch1" [style=dotted'
+check "dot bindings: labelled signal → input" has_fixed "$OUT" 'label="value → engagement"'
+check "dot bindings: a channel" has_fixed "$OUT" '"channel c2" -> "clutch2" [style=dotted'
+run "$DG" dot "$ROOT/graphs/sedan_rwd_automatic.json"
+check "dot bindings: the structural default (the gearbox's cut to its engine)" has_fixed "$OUT" \
+  '"gearbox" -> "engine" [style=dotted'
 
 # The flagship graph: labels carry the telling parameters, with units; the
 # ground contacts are dashed, the shafts are not.

@@ -497,6 +497,48 @@ static void put_edge(FILE *out, const dot_graph *dg, int c) {
   }
 }
 
+/* Signal bindings as dotted arrows from the source block to the block
+ * that reads it, labelled "signal → input"; channels the file binds by
+ * name as small ellipses with a dotted arrow to each reader. Defaults that
+ * follow a standard channel are left out (every car would be a thicket). */
+static void put_bindings(FILE *out, const dot_graph *dg) {
+  const dg_graph *g = dg->g;
+  for (int b = 0; b < dg_graph_block_count(g); b++)
+    for (int i = 0; i < dg_graph_input_count(g, b); i++) {
+      dg_input_source src;
+      if (dg_graph_input_source(g, b, i, &src) != 0 || src.kind == 0)
+        continue;
+      const char *input = dg_graph_input_name(g, b, i);
+      char label[256];
+      if (src.kind == 2) {
+        snprintf(label, sizeof label, "%s \xe2\x86\x92 %s", src.signal, input);
+        fputs("  ", out);
+        put_node_name(out, dg_graph_block_id(g, src.block), src.block);
+        fputs(" -> ", out);
+        put_node_name(out, dg_graph_block_id(g, b), b);
+        fprintf(out, " [style=dotted, color=\"#7a7a7a\", penwidth=1.2, arrowsize=0.6, "
+                     "constraint=false, fontsize=8, fontcolor=\"#555555\", label=");
+        put_quoted(out, dot_quotable(label) ? label : "signal");
+        fputs("];\n", out);
+      } else if (src.given && src.channel && dot_quotable(src.channel)) {
+        fputs("  ", out);
+        char node[160];
+        snprintf(node, sizeof node, "channel %s", src.channel);
+        put_quoted(out, node);
+        fputs(" [shape=ellipse, style=dashed, fontsize=9, color=\"#7a7a7a\", label=", out);
+        put_quoted(out, src.channel);
+        fputs("];\n  ", out);
+        put_quoted(out, node);
+        fputs(" -> ", out);
+        put_node_name(out, dg_graph_block_id(g, b), b);
+        fputs(" [style=dotted, color=\"#7a7a7a\", arrowsize=0.6, constraint=false, fontsize=8, "
+              "label=", out);
+        put_quoted(out, dot_quotable(input) ? input : "input");
+        fputs("];\n", out);
+      }
+    }
+}
+
 static void put_graph(FILE *out, const dot_graph *dg) {
   const char *name = dg_graph_name(dg->g);
   fprintf(out, "/* drivegraph dot: render with `dot -Tsvg` (power flows left to right) */\n"
@@ -531,6 +573,7 @@ static void put_graph(FILE *out, const dot_graph *dg) {
   fputc('\n', out);
   for (int c = 0; c < dg_graph_shaft_count(dg->g); c++)
     put_edge(out, dg, c);
+  put_bindings(out, dg);
   fputs("}\n", out);
 }
 

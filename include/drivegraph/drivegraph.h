@@ -170,6 +170,20 @@ DG_API int dg_graph_channel_count(const dg_graph *graph);
 DG_API const char *dg_graph_channel_name(const dg_graph *graph, int index);
 /// JSON pointer of the first binding naming channel `index`.
 DG_API const char *dg_graph_channel_path(const dg_graph *graph, int index);
+/// Block inputs and where each takes its value from (the file's binding or
+/// the class's default, resolved): for tools that draw or list them.
+DG_API int dg_graph_input_count(const dg_graph *graph, int block);
+DG_API const char *dg_graph_input_name(const dg_graph *graph, int block, int input);
+typedef struct dg_input_source {
+  int kind;            ///< 0 a constant, 1 a channel, 2 another block's signal
+  bool given;          ///< bound in the file (else the class's default)
+  double value;        ///< kind 0
+  const char *channel; ///< kind 1
+  int block;           ///< kind 2: the source block's index
+  const char *signal;  ///< kind 2: its signal's name
+} dg_input_source;
+/// Fills src; 0, or -1 for a bad index.
+DG_API int dg_graph_input_source(const dg_graph *graph, int block, int input, dg_input_source *src);
 /// The channel block `block`'s input `input` follows (bound by name or by
 /// its class's default), or NULL when it follows a signal or a constant,
 /// or there is no such input.
