@@ -742,6 +742,9 @@ static bool is_given(const dg_sim *sim, int node) {
   return false;
 }
 
+/* Rounds of DG_START_CHECK at most (each after a mode a check took). */
+#define START_CHECK_ROUNDS 4
+
 /* The blocks' start hooks: proposals from the road back to the sources,
  * each taken when the speeds given and taken so far leave its shaft free
  * (the projection meets them all exactly, else it is dropped), then the
@@ -797,11 +800,37 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
   ctx->speed = sim->sv.x;
   ctx->state = ctx->state_commit = sim->sv.s;
   dg_bind_eval(sim);
-  for (int k = sim->nb - 1; k >= 0 && !sim->failed; k--) {
-    dg_block *b = &sim->blocks[sim->g->order[k]];
-    if (b->klass->start)
-      b->klass->start(b, ctx, DG_START_CHECK);
+  /* The checks. A check may change its block's mode where the speeds allow
+   * it (a spring_damper turns rigid to read the torque a rigid line would
+   * carry, then back with its static twist): the mode is built keeping
+   * every speed and the checks run again, a few rounds at most. */
+  for (int round = 0; !sim->failed; round++) {
+    int asked = -1;
+    for (int k = sim->nb - 1; k >= 0 && !sim->failed; k--) {
+      dg_block *b = &sim->blocks[sim->g->order[k]];
+      sim->topo_request = false;
+      if (b->klass->start)
+        b->klass->start(b, ctx, DG_START_CHECK);
+      if (sim->topo_request)
+        asked = sim->g->order[k];
+    }
+    if (sim->failed || asked < 0)
+      break;
+    const char *id = sim->blocks[asked].id;
+    if (round == START_CHECK_ROUNDS - 1) {
+      dg_sim_fail(sim, DG_ERR_BLOCK, "the start checks of block \"%s\" did not settle", id);
+      break;
+    }
+    if (dg_solver_change_topology(sim) == DG_OK &&
+        dg_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
+            DG_OK)
+      dg_sim_fail(sim, DG_ERR_RANGE, "the mode block \"%s\" took in its start check "
+                  "contradicts the initial values: %s", id, why);
+    ctx->speed = sim->sv.x;
+    ctx->state = ctx->state_commit = sim->sv.s;
+    dg_bind_eval(sim);
   }
+  sim->topo_request = false;
   ctx->state_commit = NULL;
   if (sim->failed) {
     if (err)

@@ -322,7 +322,13 @@ struct dg_block_class {
   /// at idle, a tyre rolling with the road). Blocks are asked from the road
   /// back to the sources, each seeing what the ones before settled.
   /// DG_START_CHECK: refuse a start the block cannot run from (an engine
-  /// driven above its redline) with dg_ctx_fail, saying what to change.
+  /// driven above its redline) with dg_ctx_fail, saying what to change. A
+  /// check may also change the block's mode (dg_ctx_request_topology) where
+  /// the speeds already satisfy it, and write its states
+  /// (dg_block_state_commit): the mode is then built keeping every speed and
+  /// all the checks run again, up to 4 rounds (a spring_damper turns rigid
+  /// to read the torque a rigid line carries at the start, then sets its
+  /// static twist and turns back).
   /// NULL: nothing to adopt, propose or check.
   void (*start)(dg_block *self, dg_ctx *ctx, int phase);
 };
