@@ -114,4 +114,37 @@ run "$DG" sim "$PICKUP" --preset launch --input range=2 --json
 check "pickup in low, launch: slower to 100 km/h than in high ($high s), or not at all" \
   py "d['t_0_100_kmh_s'] is None or d['t_0_100_kmh_s'] > $high"
 
+# ---- compliant half-shafts: started at their static twist ----
+# graphs/compliant_driveline.json: a 300 N·m motor, 9.0 final drive, open
+# differential, two spring_damper half-shafts, rolling wheels, no road
+# load. The launch preset applies full throttle at t = 0 and the start
+# pre-twists the half-shafts to carry it, so the car accelerates as the
+# rigid car would, with no shuffle: v = a t, a = F/m_eff,
+#   F = 300 · 9 / 0.3,  m_eff = 1500 + (4 · 1.0 + 2 · 0.02 + 0.02)/0.3² + 0.05 · 9²/0.3²
+# (wheels, the half-shafts' end inertias, the differential, the motor), so
+# 100 km/h at (100/3.6)/a.
+COMP=$ROOT/graphs/compliant_driveline.json
+for c in validate dot bench; do
+  case $c in
+    validate) run "$DG" validate "$COMP" ;;
+    dot) run "$DG" dot "$COMP" ;;
+    bench) run "$DG" bench "$COMP" --steps 200 --reps 1 ;;
+  esac
+  check "compliant: $c" rc_is 0
+done
+run "$DG" sim "$COMP" --preset launch --json
+check "compliant, launch: runs" rc_is 0
+want=$(python3 -c "
+m = 1500 + (4 * 1.0 + 2 * 0.02 + 0.02) / 0.09 + 0.05 * 81 / 0.09
+print(100 / 3.6 / (300 * 9 / 0.3 / m))")
+check "compliant, launch: 0-100 km/h as the rigid car, $want s, to 1e-6 s (no shuffle)" \
+  py "abs(d['t_0_100_kmh_s'] - $want) <= 1e-6"
+check "compliant, launch: audit closes" py "abs(d['energy']['balance_error_relative']) <= 1e-9"
+for p in coast brake; do
+  run "$DG" sim "$COMP" --preset "$p" --duration 5 --json
+  check "compliant, $p: runs" rc_is 0
+  # no road load and no wheel brakes: nothing slows it, and nothing rings
+  check "compliant, $p: still at 100 km/h after 5 s" py "abs(d['final_speed_kmh'] - 100) <= 1e-9"
+done
+
 finish
