@@ -309,6 +309,20 @@ static void vehicle_stop(vehicle_data *d, dg_ctx *ctx) {
   vehicle_set_mode(d, ctx, MODE_STOPPED);
 }
 
+/* The start: a body at rest that its road load's static friction holds
+ * starts stopped, as its first pre_step would stop it (so the starts that
+ * follow, a compliant half-shaft's twist, see the hold). */
+static void vehicle_start(dg_block *self, dg_ctx *ctx, int phase) {
+  const vehicle_params *p = self->params;
+  vehicle_data *d = self->data;
+  if (phase != DG_START_PROPOSE || d->mode != MODE_MOVING)
+    return;
+  double theta = vehicle_theta(self, ctx);
+  d->f_c = vehicle_coulomb(p, cos(theta));
+  if (fabs(dg_port_speed(ctx, self, PORT_MASS)) <= REST_TOL && d->f_c > 0.0)
+    vehicle_stop(d, ctx);
+}
+
 static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
   const vehicle_params *p = self->params;
   vehicle_data *d = self->data;
@@ -444,5 +458,6 @@ const dg_block_class dg_block_vehicle = {
     .num_events = 2,
     .event_values = vehicle_event_values,
     .signal = vehicle_signal,
+    .start = vehicle_start,
     .set_signal = vehicle_set_signal,
 };

@@ -593,9 +593,19 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
  * slip) unless the initial values say otherwise. */
 static void wheel_start(dg_block *self, dg_ctx *ctx, int phase) {
   const wheel_params *p = self->params;
-  if (phase != DG_START_PROPOSE || !is_magic(p))
+  wheel_data *d = self->data;
+  if (phase != DG_START_PROPOSE)
     return;
-  dg_ctx_start_speed(ctx, self, PORT_HUB, dg_port_speed(ctx, self, PORT_GROUND) / p->radius);
+  double v = dg_port_speed(ctx, self, PORT_GROUND), w = dg_port_speed(ctx, self, PORT_HUB);
+  /* a braked wheel of a car at rest starts held, as its first pre_step
+   * would hold it: so what starts after it (a compliant half-shaft's
+   * static twist) sees the hold */
+  d->cap = wheel_capacity(self, ctx);
+  if (d->mode == MODE_FREE && d->cap > 0.0 && fabs(v) <= REST_TOL &&
+      (fabs(w) <= REST_TOL || is_magic(p)))
+    wheel_hold(self, d, ctx, true);
+  if (is_magic(p))
+    dg_ctx_start_speed(ctx, self, PORT_HUB, v / p->radius);
 }
 
 static int wheel_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {

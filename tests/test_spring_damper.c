@@ -249,6 +249,52 @@ START_TEST(test_static_twist) {
 }
 END_TEST
 
+/* A car at rest held by its wheel brakes while its motor pulls against
+ * them (creeping against the brakes): the start holds the braked wheels
+ * (as their first pre_step would) before the half-shafts take their static
+ * twist, so each shaft starts carrying half the motor's torque through the
+ * final drive, 100 · 9 / 2 = 450 N·m, twisted by 450/2500 = 0.18 rad, and
+ * nothing moves or rings (held by 3000 N·m brakes). Without the hold taken
+ * at the start the shafts started untwisted and swung ±0.18 rad. */
+START_TEST(test_static_twist_held) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"m\":{\"type\":\"motor\",\"inertia\":0.05,\"max_torque\":100,\"max_rpm\":15000},"
+      "\"final\":{\"type\":\"gear\",\"ratio\":9},"
+      "\"diff\":{\"type\":\"differential\",\"kind\":\"open\",\"inertia\":0.02},"
+      "\"sl\":{\"type\":\"spring_damper\",\"stiffness\":2500,\"damping\":5,\"inertia\":0.02},"
+      "\"sr\":{\"type\":\"spring_damper\",\"stiffness\":2500,\"damping\":5,\"inertia\":0.02},"
+      "\"wl\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":3000},"
+      "\"wr\":{\"type\":\"wheel\",\"radius\":0.3,\"inertia\":1,\"brake_torque\":3000},"
+      "\"body\":{\"type\":\"vehicle\",\"mass\":1500,\"wheelbase\":2.6}},"
+      "\"connections\":[[\"m.out\",\"final.in\"],[\"final.out\",\"diff.in\"],"
+      "[\"diff.left\",\"sl.in\"],[\"diff.right\",\"sr.in\"],[\"sl.out\",\"wl.hub\"],"
+      "[\"sr.out\",\"wr.hub\"],[\"wl.ground\",\"body.rear_left\"],"
+      "[\"wr.ground\",\"body.rear_right\"]]}");
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_string(
+      "{\"inputs\":{\"throttle\":[[0,1]],\"brake\":[[0,1]]}}", "held.json", &err);
+  ck_assert_ptr_nonnull(scn);
+  dg_sim *sim = dg_test_sim(g);
+  dg_driver *drv = dg_driver_new(scn, sim, &err);
+  ck_assert_msg(drv, "%s", err.text);
+  ck_assert_double_eq(sig(sim, "wl.locked"), 1.0);
+  ck_assert_double_eq_tol(sig(sim, "sl.twist"), 0.18, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "sr.twist"), 0.18, 1e-12);
+  double worst = 0.0;
+  for (int n = 0; n < 1000; n++) {
+    dg_test_step(sim, 1, 1e-3);
+    worst = fmax(worst, fabs(sig(sim, "sl.twist_rate")) + fabs(sig(sim, "m.omega")));
+  }
+  ck_assert_msg(worst < 1e-9, "the held car moved: %g rad/s", worst);
+  ck_assert_double_eq_tol(sig(sim, "sl.torque"), 450.0, 1e-9);
+  dg_driver_free(drv);
+  dg_sim_free(sim);
+  dg_scenario_free(scn);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* Without dg_sim_start the same rig starts untwisted and rings: the twist
  * swings about the static twist T/k = 0.08 rad with that amplitude,
  * so its rate peaks near ω_n · 0.08 = 4 rad/s. An initial twist that is
@@ -448,6 +494,7 @@ static Suite *suite(void) {
   tc = tcase_create("start");
   tcase_add_loop_test(tc, test_static_twist, 0, (int)(sizeof start_cases / sizeof start_cases[0]));
   tcase_add_test(tc, test_start_given);
+  tcase_add_test(tc, test_static_twist_held);
   suite_add_tcase(s, tc);
   tc = tcase_create("driveline");
   tcase_set_timeout(tc, 60);
