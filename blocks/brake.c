@@ -51,9 +51,12 @@
  *     impact.
  *   held → free: e < 0.5 (event g1 = e − 0.5, and pre_step / post_step).
  *
- * A brake on a shaft that another ground tie already holds (a second brake,
- * a load's stuck friction) holds nothing of its own: the solver drops the
- * redundant tie and its multiplier reads 0. */
+ * Limitation: two ground ties on one shaft (a second brake, a load's stuck
+ * Coulomb friction) are not pooled. The solver keeps one and drops the
+ * other as redundant (its multiplier reads 0), so their capacities do not
+ * add, and with a torque above either one's capacity the two take turns
+ * holding and letting go at every step. The every-mode check does not
+ * refuse such a graph yet; give a shaft one brake. */
 #include <drivegraph/block.h>
 #include <math.h>
 
