@@ -1,0 +1,207 @@
+/* planetary — a simple planetary gear set: sun, planet carrier, ring.
+ *
+ * Ports: `sun`, `carrier`, `ring`, each of direction any: a member drives
+ * or is driven as the connections make it (a member held by a brake, two
+ * members joined by a clutch, a member left unconnected turning freely).
+ * Each member's inertia (`sun_inertia`, `carrier_inertia`, `ring_inertia`)
+ * sits on its port; the planets' own inertia is not modelled.
+ *
+ * Kinematics (Willis), exact: with S = sun_teeth, R = ring_teeth,
+ *   S·ω_s + R·ω_r − (S + R)·ω_c = 0,
+ * declared as one tie over the three members, each a DOF of its own
+ * (dg_topo_dof; a member that another block already gives a speed keeps
+ * it). Normalized, with k_s = S/(S+R), k_r = R/(S+R) (k_s + k_r = 1):
+ *   k_s·ω_s + k_r·ω_r − ω_c = 0.
+ * So, for each member held:
+ *   ring held:    ω_c/ω_s = S/(S+R)          (reduction, same direction)
+ *   carrier held: ω_r/ω_s = −S/R             (reverse)
+ *   sun held:     ω_c/ω_r = R/(S+R)          (reduction, same direction)
+ * and with two members joined all three turn together (ratio 1).
+ *
+ * Torques. The tie's multiplier λ (dg_ctx_tie_force) is the generalized
+ * force along its coefficient vector (k_s, k_r, −1): the gear set applies
+ *   τ_s = k_s·λ at the sun,  τ_r = k_r·λ at the ring,  τ_c = −λ at the carrier,
+ * each with dg_port_add_torque's sign (positive accelerates that member
+ * forward). Hence τ_s : τ_r : τ_c = S : R : −(S+R) at every instant, the
+ * three sum to zero (no housing reaction) and their power
+ * λ·(k_s ω_s + k_r ω_r − ω_c) is zero: the ideal gear set neither stores
+ * nor dissipates energy. The carrier torque is −λ: λ > 0 when the carrier
+ * drives (the gear set pushes it back) — for a sun-driven reduction with
+ * the ring held, the sun's driver applies +T, the gear set τ_s = −T (at
+ * rest or with massless members) and the carrier receives
+ * (S+R)/S·T, the ring's holder R/S·T.
+ * The signals show λ at the end of the last step (post_step), as a
+ * clutch's lock torque.
+ *
+ * Efficiency: only 1 (lossless). Losses in a planetary follow the power in
+ * the carrier's frame, the meshing power P_m = (ω_s − ω_c)·τ_s (equal to
+ * −(ω_r − ω_c)·τ_r), not the power through any one member: a lossy set
+ * takes |P_m|·(1 − η) with the torque ratio set by which of sun and ring
+ * drives in that frame (sign of P_m), so it is not a path factor of a
+ * link (dg_topo_link's efficiency) and needs the solver's support for a
+ * lossy tie. */
+#include <drivegraph/block.h>
+#include <math.h>
+
+enum { PORT_SUN, PORT_CARRIER, PORT_RING };
+enum {
+  SIG_SUN_RPM,
+  SIG_CARRIER_RPM,
+  SIG_RING_RPM,
+  SIG_SUN_TORQUE,
+  SIG_CARRIER_TORQUE,
+  SIG_RING_TORQUE,
+  SIG_CARRIER_SUN,
+  SIG_RING_SUN,
+  SIG_CARRIER_RING
+};
+/* A speed ratio of a member at rest (|ω| below this, rad/s) reads 0. */
+#define RATIO_REST 1e-9
+
+typedef struct planetary_params {
+  double sun_teeth, ring_teeth;
+  double sun_inertia, carrier_inertia, ring_inertia;
+  double efficiency;
+} planetary_params;
+
+typedef struct planetary_data {
+  double ks, kr;   /* S/(S+R), R/(S+R) */
+  double lambda;   /* the tie's multiplier at the last post_step */
+  int tie;
+} planetary_data;
+
+static const dg_port_def planetary_ports[] = {
+    {.name = "sun", .dir = DG_PORT_ANY, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "sun gear (drives or is driven)"},
+    {.name = "carrier", .dir = DG_PORT_ANY, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "planet carrier (drives or is driven)"},
+    {.name = "ring", .dir = DG_PORT_ANY, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "ring gear (drives or is driven)"},
+    {0},
+};
+
+static const dg_param_def planetary_params_table[] = {
+    DG_PARAM_NUM_REQ(planetary_params, sun_teeth, "sun_teeth", "", DG_P_MIN_EXCL, 0, 0,
+                     "teeth of the sun gear (or any number in proportion to them)"),
+    DG_PARAM_NUM_REQ(planetary_params, ring_teeth, "ring_teeth", "", DG_P_MIN_EXCL, 0, 0,
+                     "teeth of the ring gear (> sun_teeth)"),
+    DG_PARAM_NUM(planetary_params, sun_inertia, "sun_inertia", "kg*m^2", 0.0,
+                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the sun gear, on `sun`"),
+    DG_PARAM_NUM(planetary_params, carrier_inertia, "carrier_inertia", "kg*m^2", 0.0,
+                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the carrier, on `carrier`"),
+    DG_PARAM_NUM(planetary_params, ring_inertia, "ring_inertia", "kg*m^2", 0.0,
+                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the ring gear, on `ring`"),
+    DG_PARAM_NUM(planetary_params, efficiency, "efficiency", "", 1.0,
+                 DG_P_MIN_EXCL | DG_P_MAX, 0, 1,
+                 "mesh efficiency; only 1 (lossless) is supported so far"),
+    {0},
+};
+
+static const dg_signal_def planetary_signals[] = {
+    {.name = "sun_rpm", .unit = "rpm", .doc = "sun speed", .port = PORT_SUN,
+     .scale = DG_RPM_PER_RAD_S},
+    {.name = "carrier_rpm", .unit = "rpm", .doc = "carrier speed", .port = PORT_CARRIER,
+     .scale = DG_RPM_PER_RAD_S},
+    {.name = "ring_rpm", .unit = "rpm", .doc = "ring speed", .port = PORT_RING,
+     .scale = DG_RPM_PER_RAD_S},
+    {.name = "sun_torque", .unit = "N*m",
+     .doc = "torque the gear set applies to the sun, S/(S+R) x lambda (at the last step's end)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "carrier_torque", .unit = "N*m",
+     .doc = "torque the gear set applies to the carrier, -lambda (at the last step's end)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "ring_torque", .unit = "N*m",
+     .doc = "torque the gear set applies to the ring, R/(S+R) x lambda (at the last step's end)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "carrier_sun", .unit = "", .doc = "speed ratio carrier / sun (0 with the sun at rest)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "ring_sun", .unit = "", .doc = "speed ratio ring / sun (0 with the sun at rest)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "carrier_ring", .unit = "",
+     .doc = "speed ratio carrier / ring (0 with the ring at rest)", .port = DG_SIGNAL_HOOK},
+    {0},
+};
+
+static void planetary_check(const void *params, dg_check *chk) {
+  const planetary_params *p = params;
+  if (p->sun_teeth > 0.0 && !(p->ring_teeth > p->sun_teeth))
+    dg_check_error(chk, "ring_teeth", "must be > sun_teeth (%g) (got %g)", p->sun_teeth,
+                   p->ring_teeth);
+  if (p->efficiency != 1.0)
+    dg_check_error(chk, "efficiency",
+                   "only 1 is supported so far: a lossy planetary needs losses in the carrier's "
+                   "frame (got %g)",
+                   p->efficiency);
+}
+
+static int planetary_init(dg_block *self, dg_init *init) {
+  (void)init;
+  const planetary_params *p = self->params;
+  planetary_data *d = self->data;
+  d->ks = p->sun_teeth / (p->sun_teeth + p->ring_teeth);
+  d->kr = p->ring_teeth / (p->sun_teeth + p->ring_teeth);
+  d->tie = -1;
+  return 0;
+}
+
+static void planetary_state_upstream(dg_block *self, dg_topo *topo) {
+  const planetary_params *p = self->params;
+  planetary_data *d = self->data;
+  static const int ports[3] = {PORT_SUN, PORT_RING, PORT_CARRIER};
+  const double coef[3] = {d->ks, d->kr, -1.0};
+  for (int i = 0; i < 3; i++)
+    dg_topo_dof(topo, self, ports[i]);
+  dg_topo_inertia(topo, self, PORT_SUN, p->sun_inertia);
+  dg_topo_inertia(topo, self, PORT_CARRIER, p->carrier_inertia);
+  dg_topo_inertia(topo, self, PORT_RING, p->ring_inertia);
+  d->tie = dg_topo_tie(topo, self, 3, ports, coef);
+}
+
+static void planetary_post_step(dg_block *self, dg_ctx *ctx) {
+  planetary_data *d = self->data;
+  d->lambda = dg_ctx_tie_force(ctx, d->tie);
+}
+
+static double ratio(double num, double den) {
+  return fabs(den) > RATIO_REST ? num / den : 0.0;
+}
+
+static double planetary_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const planetary_data *d = self->data;
+  double ws = dg_port_speed(ctx, self, PORT_SUN), wc = dg_port_speed(ctx, self, PORT_CARRIER),
+         wr = dg_port_speed(ctx, self, PORT_RING);
+  switch (index) {
+  case SIG_SUN_TORQUE:
+    return d->ks * d->lambda;
+  case SIG_CARRIER_TORQUE:
+    return 0.0 - d->lambda;
+  case SIG_RING_TORQUE:
+    return d->kr * d->lambda;
+  case SIG_CARRIER_SUN:
+    return ratio(wc, ws);
+  case SIG_RING_SUN:
+    return ratio(wr, ws);
+  case SIG_CARRIER_RING:
+    return ratio(wc, wr);
+  default:
+    return NAN;
+  }
+}
+
+const dg_block_class dg_block_planetary = {
+    .abi = DG_BLOCK_ABI,
+    .type = "planetary",
+    .doc = "Simple planetary gear set (sun, carrier, ring; any member drives or is driven): "
+           "Willis kinematics S w_sun + R w_ring = (S + R) w_carrier as one tie, torques "
+           "sun : ring : carrier = S : R : -(S + R), optional member inertias, lossless.",
+    .ports = planetary_ports,
+    .params = planetary_params_table,
+    .params_size = sizeof(planetary_params),
+    .signals = planetary_signals,
+    .data_size = sizeof(planetary_data),
+    .check = planetary_check,
+    .init = planetary_init,
+    .state_upstream = planetary_state_upstream,
+    .post_step = planetary_post_step,
+    .signal = planetary_signal,
+};

@@ -1,0 +1,196 @@
+/* planetary: Willis kinematics for each held member, the torque split,
+ * member inertias (accelerations by hand), a planetary without inertia on
+ * two free members refused, bad parameters. SimpleGearShift (a planetary
+ * shifted by a brake and a clutch against a scipy reference) is in
+ * tests/test_examples.c. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Constant torques: speeds linear in t, integrated exactly by RK4. */
+#define TOL_EXACT 1e-9
+
+static const double S = 50.0, R = 75.0;
+
+/* One member driven by a source (J_a = 1, T = 10), one held by a brake
+ * (holding from rest, capacity far above the torque), the third driving a
+ * load J_b = 2. With ω_b = r ω_a (Willis with the held member at rest):
+ *   ring held:    r = S/(S+R) = 0.4      (sun → carrier)
+ *   carrier held: r = −S/R = −2/3        (sun → ring)
+ *   sun held:     r = R/(S+R) = 0.6      (ring → carrier)
+ * the driven side accelerates at α_a = T/(J_a + r² J_b) and ω_b = r ω_a.
+ * The gear set applies τ_a = −(T − J_a α_a) to the driven member,
+ * τ_b = J_b r α_a to the output, τ_h = −(τ_a + τ_b) to the held one, and
+ * the three are in the ratio S : R : −(S+R) of sun : ring : carrier. */
+static const struct {
+  const char *in, *held, *out;
+  double r;
+} willis[] = {
+    {"sun", "ring", "carrier", 50.0 / 125.0},
+    {"sun", "carrier", "ring", -50.0 / 75.0},
+    {"ring", "sun", "carrier", 75.0 / 125.0},
+};
+
+static double teeth(const char *member) {
+  return strcmp(member, "sun") == 0 ? S : strcmp(member, "ring") == 0 ? R : -(S + R);
+}
+
+START_TEST(test_willis) {
+  const char *in = willis[_i].in, *held = willis[_i].held, *out = willis[_i].out;
+  const double r = willis[_i].r, T = 10.0, Ja = 1.0, Jb = 2.0;
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75},"
+      "\"br\":{\"type\":\"brake\",\"max_torque\":1e6},\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"src.out\",\"ps.%s\"],[\"ps.%s\",\"br.in\"],[\"ps.%s\",\"ld.in\"]]}",
+      in, held, out);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 1000, 1e-3);
+  ck_assert_double_eq(dg_test_signal(sim, "br.held"), 1.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  const double a = T / (Ja + r * r * Jb);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), r * a * 1.0, TOL_EXACT);
+  char name[64];
+  snprintf(name, sizeof name, "ps.%s_rpm", held);
+  ck_assert_double_eq(dg_test_signal(sim, name), 0.0);
+  /* the ratio signals */
+  if (_i == 0)
+    ck_assert_double_eq_tol(dg_test_signal(sim, "ps.carrier_sun"), 0.4, 1e-12);
+  else if (_i == 1)
+    ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_sun"), -2.0 / 3.0, 1e-12);
+  else
+    ck_assert_double_eq_tol(dg_test_signal(sim, "ps.carrier_ring"), 0.6, 1e-12);
+  /* the torques on each member, by hand, and their ratio */
+  double ta = -(T - Ja * a), tb = Jb * r * a, th = -(ta + tb);
+  snprintf(name, sizeof name, "ps.%s_torque", in);
+  ck_assert_double_eq_tol(dg_test_signal(sim, name), ta, 1e-9);
+  snprintf(name, sizeof name, "ps.%s_torque", out);
+  ck_assert_double_eq_tol(dg_test_signal(sim, name), tb, 1e-9);
+  snprintf(name, sizeof name, "ps.%s_torque", held);
+  ck_assert_double_eq_tol(dg_test_signal(sim, name), th, 1e-9);
+  ck_assert_double_eq_tol(ta / teeth(in), tb / teeth(out), 1e-12);
+  ck_assert_double_eq_tol(ta / teeth(in), th / teeth(held), 1e-12);
+  /* the brake holds the member against the gear set's torque */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "br.torque"), -th, 1e-9);
+  /* lossless: the source's work is the kinetic energy */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.kinetic, 0.5 * (Ja + r * r * Jb) * a * a, 1e-9);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The member inertias alone, no member held: T = 10 on the sun (J_s =
+ * 0.2), ring J_r = 0.5 and carrier J_c = 0.3 free. With k_s = 0.4,
+ * k_r = 0.6, ω_r = (ω_c − k_s ω_s)/k_r; in q = (ω_s, ω_c) the kinetic
+ * energy gives
+ *   M = [[J_s + J_r k_s²/k_r², −J_r k_s/k_r²], [−J_r k_s/k_r², J_c + J_r/k_r²]],
+ * M α = (T, 0), so α_s = T M22/det, α_c = −T M12/det. The gear set's
+ * torques are what accelerates each member: τ_c = J_c α_c, τ_r = J_r α_r,
+ * τ_s = J_s α_s − T, in the ratio 0.4 : 0.6 : −1. */
+START_TEST(test_member_inertias) {
+  const double T = 10.0, Js = 0.2, Jr = 0.5, Jc = 0.3, ks = 0.4, kr = 0.6;
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"torque\":10},"
+      "\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75,\"sun_inertia\":0.2,"
+      "\"ring_inertia\":0.5,\"carrier_inertia\":0.3}},\"connections\":[[\"src.out\",\"ps.sun\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  dg_test_step(sim, 1000, 1e-3);
+  double m11 = Js + Jr * ks * ks / (kr * kr), m12 = -Jr * ks / (kr * kr),
+         m22 = Jc + Jr / (kr * kr), det = m11 * m22 - m12 * m12;
+  double as = T * m22 / det, ac = -T * m12 / det, ar = (ac - ks * as) / kr;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.sun_rpm"), as * DG_RPM_PER_RAD_S, 1e-8);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.carrier_rpm"), ac * DG_RPM_PER_RAD_S, 1e-8);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_rpm"), ar * DG_RPM_PER_RAD_S, 1e-8);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.carrier_torque"), Jc * ac, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_torque"), Jr * ar, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.sun_torque"), Js * as - T, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.sun_torque") + dg_test_signal(sim, "ps.ring_torque") +
+                              dg_test_signal(sim, "ps.carrier_torque"),
+                          0.0, 1e-12);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Two members free with no inertia anywhere on them: ring and carrier can
+ * turn together (k_r ω_r = ω_c) without moving anything that has inertia.
+ * The every-mode check refuses it, naming the shafts and the block. */
+START_TEST(test_free_members_without_inertia) {
+  dg_error err = dg_test_graph_error(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1},"
+      "\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75}},"
+      "\"connections\":[[\"src.out\",\"ps.sun\"]]}");
+  printf("two free members without inertia: %s: %s\n", err.path, err.text);
+  ck_assert_msg(strstr(err.text, "a degree of freedom has no inertia") &&
+                    strstr(err.text, "ps.carrier") && strstr(err.text, "ps.ring"),
+                "%s", err.text);
+  /* one free member without inertia is fine: it turns, carrying nothing */
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":5},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"ps.sun\"],[\"ps.carrier\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 1000, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), 5.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 0.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_rpm"),
+                          -S / R * 5.0 * DG_RPM_PER_RAD_S, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+static const dg_test_bad_param bad[] = {
+    {"\"ring_teeth\":75", "/blocks/ps/sun_teeth", "missing required number"},
+    {"\"sun_teeth\":50", "/blocks/ps/ring_teeth", "missing required number"},
+    {"\"sun_teeth\":0,\"ring_teeth\":75", "/blocks/ps/sun_teeth", "must be > 0 (got 0)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":40", "/blocks/ps/ring_teeth",
+     "must be > sun_teeth (50) (got 40)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":50", "/blocks/ps/ring_teeth",
+     "must be > sun_teeth (50) (got 50)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":75,\"ring_inertia\":-1", "/blocks/ps/ring_inertia",
+     "must be >= 0 (got -1)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":75,\"efficiency\":0.97", "/blocks/ps/efficiency",
+     "only 1 is supported so far: a lossy planetary needs losses in the carrier's frame (got "
+     "0.97)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":75,\"efficiency\":1.2", "/blocks/ps/efficiency",
+     "must be <= 1 (got 1.2)"},
+};
+
+START_TEST(test_bad_params) {
+  dg_test_graph_error_at(bad[_i].path, bad[_i].text,
+                         "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\","
+                         "\"inertia\":1},\"ps\":{\"type\":\"planetary\",%s},"
+                         "\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+                         "\"connections\":[[\"src.out\",\"ps.sun\"],[\"ps.carrier\",\"ld.in\"]]}",
+                         bad[_i].params);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("planetary");
+  TCase *tc = tcase_create("kinematics");
+  tcase_add_loop_test(tc, test_willis, 0, (int)(sizeof willis / sizeof willis[0]));
+  tcase_add_test(tc, test_member_inertias);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("modes");
+  tcase_add_test(tc, test_free_members_without_inertia);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("params");
+  tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
