@@ -323,11 +323,16 @@ typedef struct dot_graph {
 
 /* A column of port cells (direction `dir`), or nothing when the block has
  * no connected port of that direction. */
+static bool in_column(dg_port_dir port, dg_port_dir column) {
+  /* members that may drive or be driven go with the out ports, on the right */
+  return port == column || (column == DG_PORT_OUT && port == DG_PORT_ANY);
+}
+
 static void put_port_column(FILE *out, const dg_block_class *k, const bool *connected,
                             dg_port_dir dir, const char *border) {
   int n = 0;
   for (int p = 0; k->ports && k->ports[p].name; p++)
-    n += k->ports[p].dir == dir && connected[p];
+    n += in_column(k->ports[p].dir, dir) && connected[p];
   if (n == 0)
     return;
   /* Fixed-size cells: a lone port cell would otherwise stretch to the
@@ -335,13 +340,13 @@ static void put_port_column(FILE *out, const dg_block_class *k, const bool *conn
    * text (common sans fonts average 4 to 4.8), the same for the column. */
   size_t longest = 0;
   for (int p = 0; k->ports && k->ports[p].name; p++)
-    if (k->ports[p].dir == dir && connected[p] && strlen(k->ports[p].name) > longest)
+    if (in_column(k->ports[p].dir, dir) && connected[p] && strlen(k->ports[p].name) > longest)
       longest = strlen(k->ports[p].name);
   int width = (int)(5.0 * (double)longest) + 10;
   fprintf(out, "<TD><TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"3\" CELLPADDING=\"2\">");
   for (int p = 0; k->ports && k->ports[p].name; p++) {
     const dg_port_def *pd = &k->ports[p];
-    if (pd->dir != dir || !connected[p])
+    if (!in_column(pd->dir, dir) || !connected[p])
       continue;
     fprintf(out, "<TR><TD PORT=");
     put_port_name(out, pd, p);
