@@ -88,7 +88,7 @@ static void print_params(FILE *out, const dg_param_def *defs, const char *prefix
 }
 
 void dg_reference_print(FILE *out, const dg_block_class *k, bool md) {
-  static const char *const dirs[] = {"in", "out", "internal"};
+  static const char *const dirs[] = {"in", "out", "internal", "any"};
   static const char *const domains[] = {"rotational", "linear"};
   bool ports = k->ports && k->ports[0].name;
   if (md)
