@@ -51,12 +51,11 @@
  *     impact.
  *   held → free: e < 0.5 (event g1 = e − 0.5, and pre_step / post_step).
  *
- * Limitation: two ground ties on one shaft (a second brake, a load's stuck
- * Coulomb friction) are not pooled. The solver keeps one and drops the
- * other as redundant (its multiplier reads 0), so their capacities do not
- * add, and with a torque above either one's capacity the two take turns
- * holding and letting go at every step. The every-mode check does not
- * refuse such a graph yet; give a shaft one brake. */
+ * Two holds on one shaft (a second brake, a load's stuck Coulomb friction)
+ * would not pool: the solver would keep one tie and drop the other as
+ * redundant (its multiplier 0), so with a torque above either capacity the
+ * two would take turns. The every-mode check refuses such a graph, naming
+ * both blocks (lib/solver.c, check_double_holds): give a shaft one brake. */
 #include <drivegraph/block.h>
 #include <math.h>
 

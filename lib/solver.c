@@ -629,9 +629,40 @@ static void check_overconstrained(dg_sim *sim, int nred) {
   }
 }
 
+/* Two blocks holding one shaft to ground in one mode (two brakes, a brake
+ * and a parking lock, a brake and a stuck Coulomb load): the second hold
+ * is redundant, so its force is 0 and its capacity is never used — the
+ * holds would take turns instead of pooling. Refused, naming both. */
+static void check_double_holds(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  for (int t = 0; t < ws->nties && !ws->error; t++) {
+    const dg_tie *a = &ws->ties[t];
+    if (!a->ground)
+      continue;
+    int node = ws->tie_node[a->first];
+    for (int u = 0; u < t; u++) {
+      const dg_tie *b = &ws->ties[u];
+      if (!b->ground || b->block == a->block || ws->tie_node[b->first] != node)
+        continue;
+      char lab[128];
+      node_label(sim, node, lab, sizeof lab);
+      topo_error(sim, a->block, DG_ERR_OVERCONSTRAINED,
+                 "over-constrained: blocks \"%s\" and \"%s\" both hold the shaft %s to ground; "
+                 "two holds on one shaft cannot share the torque they hold: use one (a brake "
+                 "with the capacities added)",
+                 sim->g->blocks[b->block < a->block ? b->block : a->block].id,
+                 sim->g->blocks[b->block < a->block ? a->block : b->block].id, lab);
+      return;
+    }
+  }
+}
+
 /* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred. */
 static int eliminate_ties(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
+  check_double_holds(sim);
+  if (ws->error)
+    return ws->nraw;
   size_t st = (size_t)sim->nn;
   int nraw = ws->nraw, nred = nraw;
   for (int k = 0; k < nraw; k++) {

@@ -220,10 +220,27 @@ START_TEST(test_bad_params) {
 }
 END_TEST
 
+/* Two brakes on one shaft would each hold it to ground: the second hold
+ * is redundant (its force 0, its capacity never used) and the two would
+ * take turns instead of pooling. validate refuses it, naming both. */
+START_TEST(test_two_holds_refused) {
+  dg_error e = dg_test_graph_error(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":35},\"b1\":{\"type\":\"brake\",\"max_torque\":10},"
+      "\"b2\":{\"type\":\"brake\",\"max_torque\":20},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
+      "\"connections\":[[\"src.out\",\"b1.in\",\"b2.in\",\"ld.in\"]]}");
+  ck_assert_int_eq(e.code, DG_ERR_OVERCONSTRAINED);
+  ck_assert_msg(strstr(e.text, "blocks \"b1\" and \"b2\" both hold the shaft src.out to ground") &&
+                    strstr(e.text, "use one (a brake with the capacities added)"),
+                "%s", e.text);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("brake");
   TCase *tc = tcase_create("friction");
   tcase_add_test(tc, test_stops_flywheel);
+  tcase_add_test(tc, test_two_holds_refused);
   tcase_add_test(tc, test_hold_then_let_go);
   tcase_add_test(tc, test_engagement_ramp);
   tcase_add_test(tc, test_held_at_rest);
