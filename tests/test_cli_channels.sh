@@ -89,4 +89,13 @@ check "preset: names both and the remedy" has_fixed "$ERR" \
 run "$DG" sim "$PICKUP" --preset launch --input range=1 --input throttle=0.5
 check "preset: --input on a channel it drives refused" has_fixed "$ERR" '--input throttle: the preset drives that channel'
 
+# ---- sweep: the launch pattern refuses graphs whose channels it does not give ----
+run "$DG" sweep "$PICKUP" --set body.mass=2300,2400 --duration 1
+check "sweep without a scenario on a graph with its own channels: every variant refused" \
+  has "$OUT$ERR" '0 ok, 2 failed'
+check "sweep: says which channel and what to do" has_fixed "$ERR" \
+  'the launch pattern gives throttle, brake, clutch and gear only, but the graph binds the channel "range": give a scenario that gives it'
+run "$DG" sweep "$PICKUP" --set body.mass=2300,2400 --scenario "$SCN/pickup_launch_high.json" --duration 1
+check "sweep with a scenario giving it: runs" has "$OUT$ERR" '2 ok, 0 failed'
+
 finish

@@ -357,8 +357,21 @@ static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, un
       result_fail(r, &err);
       goto done;
     }
+  } else if (dg_graph_channel_count(g) > 0) {
+    /* the launch pattern gives the standard channels only: a channel the
+     * graph binds by name would stay at 0 — a plausible wrong answer */
+    dg_error_set(&err, DG_ERR_USAGE, dg_graph_file(g), dg_graph_channel_path(g, 0),
+                 "the launch pattern gives throttle, brake, clutch and gear only, but the graph "
+                 "binds the channel \"%s\": give a scenario that gives it",
+                 dg_graph_channel_name(g, 0));
+    result_fail(r, &err);
+    goto done;
   } else {
     dg_batch_launch_inputs(sim, 0.0);
+    if (dg_sim_start(sim, &err) != DG_OK) {
+      result_fail(r, &err);
+      goto done;
+    }
   }
   double dt = pick(o->dt, dg_scenario_dt(scn), 0.001);
   double duration = pick(o->duration, dg_scenario_duration(scn), 10.0);
