@@ -8,35 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A graph and scenario from the source tree, bound; fails the test on an
- * error. */
-typedef struct run {
-  dg_graph *g;
-  dg_scenario *scn;
-  dg_sim *sim;
-  dg_driver *drv;
-} run;
-
-static run start(const char *graph, const char *scenario) {
-  run r = {0};
-  char path[1024];
-  dg_error err;
-  r.g = dg_test_graph_file(graph);
-  dg_test_path(path, sizeof path, scenario);
-  r.scn = dg_scenario_load_file(path, &err);
-  ck_assert_msg(r.scn, "%s: %s: %s", scenario, err.path, err.text);
-  r.sim = dg_test_sim(r.g);
-  r.drv = dg_driver_new(r.scn, r.sim, &err);
-  ck_assert_msg(r.drv, "%s: %s: %s", scenario, err.path, err.text);
-  return r;
-}
-
-static void finish(run *r) {
-  dg_driver_free(r->drv);
-  dg_sim_free(r->sim);
-  dg_scenario_free(r->scn);
-  dg_graph_free(r->g);
-}
+typedef dg_test_drive run;
+#define start dg_test_start
+#define finish dg_test_finish
 
 static double sig(const run *r, const char *name) { return dg_test_signal(r->sim, name); }
 

@@ -133,15 +133,8 @@ static double output_torque(const dg_sim *sim) {
 }
 
 START_TEST(test_upshifts) {
-  char path[1024];
-  dg_error err;
-  dg_graph *g = dg_test_graph_file("graphs/planetary_automatic.json");
-  dg_test_path(path, sizeof path, "graphs/scenarios/planetary_automatic.json");
-  dg_scenario *scn = dg_scenario_load_file(path, &err);
-  ck_assert_msg(scn, "%s: %s", err.path, err.text);
-  dg_sim *sim = dg_test_sim(g);
-  dg_driver *drv = dg_driver_new(scn, sim, &err);
-  ck_assert_msg(drv, "%s: %s", err.path, err.text);
+  dg_test_drive run = dg_test_start("graphs/planetary_automatic.json", "graphs/scenarios/planetary_automatic.json");
+  dg_sim *sim = run.sim;
 
   const double dt = 1e-3;
   const long steps = 24000; /* the scenario's 24 s, in steps of 1 ms */
@@ -246,10 +239,7 @@ START_TEST(test_upshifts) {
          e.impact_loss);
   ck_assert_double_le(fabs(e.balance_error), 1e-6 * e.work_in);
   ck_assert_double_le(fabs(e.impact_loss), 1e-6);
-  dg_driver_free(drv);
-  dg_sim_free(sim);
-  dg_scenario_free(scn);
-  dg_graph_free(g);
+  dg_test_finish(&run);
 }
 END_TEST
 

@@ -62,15 +62,8 @@ static double sig(const dg_sim *sim, const char *name) { return dg_test_signal(s
 START_TEST(test_power_split) {
   const double S = 30, R = 78, i_f = 3.27, r_w = 0.3, I_s = 0.05;
   const double rpm_per = DG_RPM_PER_RAD_S; /* 30/π */
-  char path[1024];
-  dg_error err;
-  dg_graph *g = dg_test_graph_file("graphs/power_split_hybrid.json");
-  dg_test_path(path, sizeof path, "graphs/scenarios/power_split.json");
-  dg_scenario *scn = dg_scenario_load_file(path, &err);
-  ck_assert_msg(scn, "%s: %s", err.path, err.text);
-  dg_sim *sim = dg_test_sim(g);
-  dg_driver *drv = dg_driver_new(scn, sim, &err);
-  ck_assert_msg(drv, "%s: %s", err.path, err.text);
+  dg_test_drive run = dg_test_start("graphs/power_split_hybrid.json", "graphs/scenarios/power_split.json");
+  dg_sim *sim = run.sim;
 
   /* the loop's figures from the derivation above */
   const double Icc = 0.18 + 3.6 * 3.6 * I_s, Icr = -3.6 * 2.6 * I_s;
@@ -165,10 +158,7 @@ START_TEST(test_power_split) {
   for (int q = 0; q < 4; q++)
     ck_assert_int_gt(quadrant[q], 0);
   ck_assert_double_le(rel, 1e-6);
-  dg_driver_free(drv);
-  dg_sim_free(sim);
-  dg_scenario_free(scn);
-  dg_graph_free(g);
+  dg_test_finish(&run);
 }
 END_TEST
 

@@ -232,3 +232,25 @@ void dg_test_compare_check(const dg_test_compare *c, int n, double dt, double to
                   c[i].worst, c[i].worst_t);
   }
 }
+
+dg_test_drive dg_test_start(const char *graph, const char *scenario) {
+  dg_test_drive r = {0};
+  char path[1024];
+  dg_error err;
+  r.g = dg_test_graph_file(graph);
+  dg_test_path(path, sizeof path, scenario);
+  r.scn = dg_scenario_load_file(path, &err);
+  ck_assert_msg(r.scn, "%s: %s: %s", scenario, err.path, err.text);
+  r.sim = dg_test_sim(r.g);
+  r.drv = dg_driver_new(r.scn, r.sim, &err);
+  ck_assert_msg(r.drv, "%s: %s: %s", scenario, err.path, err.text);
+  return r;
+}
+
+void dg_test_finish(dg_test_drive *r) {
+  dg_driver_free(r->drv);
+  dg_sim_free(r->sim);
+  dg_scenario_free(r->scn);
+  dg_graph_free(r->g);
+  *r = (dg_test_drive){0};
+}

@@ -56,6 +56,18 @@ dg_graph *dg_test_graph_regf(const dg_registry *reg, const char *fmt, ...)
 dg_graph *dg_test_chain(const char *src, const char *type, const char *id, const char *params,
                         const char *load);
 
+/* A graph file and a scenario file of the source tree, bound by the
+ * scenario driver (initial values and a consistent start applied); fails
+ * the test with the place and text of any error. dg_test_finish frees it. */
+typedef struct dg_test_drive {
+  dg_graph *g;
+  dg_scenario *scn;
+  dg_sim *sim;
+  dg_driver *drv;
+} dg_test_drive;
+dg_test_drive dg_test_start(const char *graph, const char *scenario);
+void dg_test_finish(dg_test_drive *r);
+
 /* Loads a graph string that must fail; returns the error. */
 dg_error dg_test_graph_error(const char *json);
 
