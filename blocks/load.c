@@ -139,6 +139,17 @@ static void load_release(load_data *d, dg_ctx *ctx, bool in_post_step) {
   load_set_mode(d, ctx, MODE_SLIDING);
 }
 
+/* The start: a load at rest with Coulomb friction starts stuck, as its
+ * first pre_step would stick it (so a compliant shaft's static twist sees
+ * the hold). */
+static void load_start(dg_block *self, dg_ctx *ctx, int phase) {
+  const load_params *p = self->params;
+  load_data *d = self->data;
+  if (phase == DG_START_PROPOSE && d->mode == MODE_SLIDING && p->c0 > 0.0 &&
+      fabs(dg_port_speed(ctx, self, PORT_IN)) <= REST_TOL && !d->just_released)
+    load_set_mode(d, ctx, MODE_STUCK);
+}
+
 static void load_pre_step(dg_block *self, dg_ctx *ctx) {
   const load_params *p = self->params;
   load_data *d = self->data;
@@ -229,4 +240,5 @@ const dg_block_class dg_block_load = {
     .signal = load_signal,
     .num_events = 2,
     .event_values = load_event_values,
+    .start = load_start,
 };

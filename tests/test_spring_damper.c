@@ -295,6 +295,34 @@ START_TEST(test_static_twist_held) {
 }
 END_TEST
 
+/* A torque source (30 N·m, 0.1 kg·m²) against a load at rest whose
+ * Coulomb friction (c0 = 50 N·m) holds it, through a spring (k = 2000):
+ * the start sticks the load (as its first pre_step would) before the
+ * spring takes its static twist, so the spring starts carrying the whole
+ * 30 N·m, twisted by 30/2000 = 0.015 rad, and nothing moves. */
+START_TEST(test_static_twist_coulomb) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":30},"
+      "\"s\":{\"type\":\"spring_damper\",\"stiffness\":2000,\"damping\":2},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":1,\"c0\":50}},"
+      "\"connections\":[[\"src.out\",\"s.in\"],[\"s.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(sim, &err), DG_OK);
+  ck_assert_double_eq_tol(sig(sim, "s.twist"), 0.015, 1e-12);
+  double worst = 0.0;
+  for (int n = 0; n < 1000; n++) {
+    dg_test_step(sim, 1, 1e-3);
+    worst = fmax(worst, fabs(sig(sim, "src.omega")) + fabs(sig(sim, "ld.omega")));
+  }
+  ck_assert_msg(worst < 1e-9, "the held line moved: %g rad/s", worst);
+  ck_assert_double_eq_tol(sig(sim, "s.torque"), 30.0, 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* Without dg_sim_start the same rig starts untwisted and rings: the twist
  * swings about the static twist T/k = 0.08 rad with that amplitude,
  * so its rate peaks near ω_n · 0.08 = 4 rad/s. An initial twist that is
@@ -495,6 +523,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_static_twist, 0, (int)(sizeof start_cases / sizeof start_cases[0]));
   tcase_add_test(tc, test_start_given);
   tcase_add_test(tc, test_static_twist_held);
+  tcase_add_test(tc, test_static_twist_coulomb);
   suite_add_tcase(s, tc);
   tc = tcase_create("driveline");
   tcase_set_timeout(tc, 60);
