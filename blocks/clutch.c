@@ -72,10 +72,6 @@
 enum { PORT_IN, PORT_OUT };
 enum { MODE_SLIPPING, MODE_LOCKED, NUM_MODES };
 enum { ENGAGE_PEDAL, ENGAGE_AUTO };
-/* Slip treated as zero (see clutch_slip_tol): relative to the shaft speeds,
- * plus an absolute floor in rad/s for shafts at rest. */
-#define SLIP_REL_TOL 1e-10
-#define SLIP_ABS_TOL 1e-12
 
 enum { SIG_OMEGA, SIG_OMEGA_OUT, SIG_SLIP_RPM, SIG_TORQUE, SIG_LOCKED, SIG_ENGAGEMENT };
 
@@ -210,15 +206,6 @@ static double clutch_slip(const dg_block *self, const dg_ctx *ctx) {
   return dg_port_speed(ctx, self, PORT_IN) - dg_port_speed(ctx, self, PORT_OUT);
 }
 
-/* A slip this small is zero: the momentum projection of a mode change
- * leaves round-off of ~1e-16 relative between two shafts that turn
- * together, whose sign must not pick a friction direction. */
-static double clutch_slip_tol(const dg_block *self, const dg_ctx *ctx) {
-  return SLIP_REL_TOL * (fabs(dg_port_speed(ctx, self, PORT_IN)) +
-                         fabs(dg_port_speed(ctx, self, PORT_OUT))) +
-         SLIP_ABS_TOL;
-}
-
 static int clutch_init(dg_block *self, dg_init *init) {
   (void)init;
   clutch_data *d = self->data;
@@ -249,9 +236,7 @@ static void clutch_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
   d->tie = -1;
   if (d->mode == MODE_LOCKED) {
-    static const int ports[2] = {PORT_IN, PORT_OUT};
-    static const double coef[2] = {1.0, -1.0};
-    d->tie = dg_topo_tie(topo, self, 2, ports, coef);
+    d->tie = dg_topo_lock(topo, self, PORT_IN, PORT_OUT);
   }
 }
 
@@ -282,7 +267,7 @@ static void clutch_pre_step(dg_block *self, dg_ctx *ctx) {
     return;
   }
   double slip = clutch_slip(self, ctx);
-  if (fabs(slip) > clutch_slip_tol(self, ctx))
+  if (fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     d->dir = sign_of(slip);
   else if (!d->just_released && cap > 0.0)
     clutch_lock(d, ctx, 0.0);
@@ -311,7 +296,7 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
       clutch_release(d, ctx, true);
     return;
   }
-  if (cap > 0.0 && d->dir != 0 && clutch_slip(self, ctx) * d->dir <= clutch_slip_tol(self, ctx))
+  if (cap > 0.0 && d->dir != 0 && clutch_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     clutch_lock(d, ctx, cap * d->dir);
 }
 
@@ -336,7 +321,7 @@ static int clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
     g[0] = clutch_slip(self, ctx) * d->dir;
     return 1;
   } else if (d->dir == 0) {
-    g[0] = clutch_slip_tol(self, ctx) - fabs(clutch_slip(self, ctx));
+    g[0] = dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) - fabs(clutch_slip(self, ctx));
     return 1;
   }
   return 0;
@@ -352,7 +337,7 @@ static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   case SIG_TORQUE: {
     if (d->mode == MODE_LOCKED)
       return -d->lambda;
-    int s = fabs(slip) > clutch_slip_tol(self, ctx) ? sign_of(slip) : d->dir;
+    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? sign_of(slip) : d->dir;
     return clutch_capacity(self, ctx) * s;
   }
   case SIG_LOCKED:

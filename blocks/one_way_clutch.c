@@ -37,8 +37,6 @@
 enum { PORT_IN, PORT_OUT };
 enum { MODE_OVERRUNNING, MODE_LOCKED, NUM_MODES };
 enum { SIG_OMEGA, SIG_OMEGA_OUT, SIG_SLIP_RPM, SIG_TORQUE, SIG_LOCKED };
-#define SLIP_REL_TOL 1e-10
-#define SLIP_ABS_TOL 1e-12
 #define TORQUE_REL_TOL 1e-9
 #define TORQUE_ABS_TOL 1e-9
 
@@ -88,12 +86,6 @@ static double owc_slip(const dg_block *self, const dg_ctx *ctx) {
   return dg_port_speed(ctx, self, PORT_IN) - dg_port_speed(ctx, self, PORT_OUT);
 }
 
-static double owc_slip_tol(const dg_block *self, const dg_ctx *ctx) {
-  return SLIP_REL_TOL * (fabs(dg_port_speed(ctx, self, PORT_IN)) +
-                         fabs(dg_port_speed(ctx, self, PORT_OUT))) +
-         SLIP_ABS_TOL;
-}
-
 static int owc_init(dg_block *self, dg_init *init) {
   (void)init;
   owc_data *d = self->data;
@@ -124,9 +116,7 @@ static void owc_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
   d->tie = -1;
   if (d->mode == MODE_LOCKED) {
-    static const int ports[2] = {PORT_IN, PORT_OUT};
-    static const double coef[2] = {1.0, -1.0};
-    d->tie = dg_topo_tie(topo, self, 2, ports, coef);
+    d->tie = dg_topo_lock(topo, self, PORT_IN, PORT_OUT);
   }
 }
 
@@ -141,7 +131,7 @@ static void owc_pre_step(dg_block *self, dg_ctx *ctx) {
   owc_data *d = self->data;
   d->torque_tol = TORQUE_REL_TOL * fabs(d->torque) + TORQUE_ABS_TOL;
   if (d->mode == MODE_OVERRUNNING && !d->just_released &&
-      owc_slip(self, ctx) >= -owc_slip_tol(self, ctx))
+      owc_slip(self, ctx) >= -dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     owc_set_mode(d, ctx, MODE_LOCKED, false);
   d->just_released = false;
 }
@@ -156,7 +146,7 @@ static void owc_post_step(dg_block *self, dg_ctx *ctx) {
       d->torque = t;
     return;
   }
-  if (owc_slip(self, ctx) >= -owc_slip_tol(self, ctx))
+  if (owc_slip(self, ctx) >= -dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     owc_set_mode(d, ctx, MODE_LOCKED, true);
 }
 

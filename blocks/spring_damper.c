@@ -217,9 +217,7 @@ static void spring_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_OUT, 0.5 * p->inertia);
   d->tie = -1;
   if (d->rigid) {
-    static const int ports[2] = {PORT_IN, PORT_OUT};
-    static const double coef[2] = {1.0, -1.0};
-    d->tie = dg_topo_tie(topo, self, 2, ports, coef);
+    d->tie = dg_topo_lock(topo, self, PORT_IN, PORT_OUT);
   }
 }
 

@@ -53,10 +53,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Slip treated as zero: relative to the shaft speeds plus an absolute
- * floor (rad/s), above the round-off of a mode change's projection. */
-#define SLIP_REL_TOL 1e-10
-#define SLIP_ABS_TOL 1e-12
 /* Slack on the efficiency check TR·SR <= 1, for tables written as
  * decimals (1/0.87 is not exact). */
 #define EFFICIENCY_TOL 1e-9
@@ -273,12 +269,6 @@ static double tc_slip(const dg_block *self, const dg_ctx *ctx) {
   return dg_port_speed(ctx, self, PORT_IN) - dg_port_speed(ctx, self, PORT_OUT);
 }
 
-static double tc_slip_tol(const dg_block *self, const dg_ctx *ctx) {
-  return SLIP_REL_TOL * (fabs(dg_port_speed(ctx, self, PORT_IN)) +
-                         fabs(dg_port_speed(ctx, self, PORT_OUT))) +
-         SLIP_ABS_TOL;
-}
-
 /* Whether the lock-up clutch is applied at the context's speeds. */
 static bool tc_lockup_applied(const dg_block *self, const dg_ctx *ctx) {
   const tc_params *p = self->params;
@@ -315,9 +305,7 @@ static void tc_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_OUT, p->turbine_inertia);
   d->tie = -1;
   if (d->mode == MODE_LOCKED) {
-    static const int ports[2] = {PORT_IN, PORT_OUT};
-    static const double coef[2] = {1.0, -1.0};
-    d->tie = dg_topo_tie(topo, self, 2, ports, coef);
+    d->tie = dg_topo_lock(topo, self, PORT_IN, PORT_OUT);
   }
 }
 
@@ -348,7 +336,7 @@ static void tc_pre_step(dg_block *self, dg_ctx *ctx) {
     return;
   }
   double slip = tc_slip(self, ctx);
-  if (fabs(slip) > tc_slip_tol(self, ctx))
+  if (fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     d->dir = sign_of(slip);
   else if (!d->just_released && d->applied)
     tc_lock(d, ctx, 0.0);
@@ -386,7 +374,7 @@ static void tc_post_step(dg_block *self, dg_ctx *ctx) {
       tc_release(d, ctx, true);
     return;
   }
-  if (d->applied && applied && d->dir != 0 && tc_slip(self, ctx) * d->dir <= tc_slip_tol(self, ctx))
+  if (d->applied && applied && d->dir != 0 && tc_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     tc_lock(d, ctx, p->lockup.max_torque * d->dir);
 }
 
@@ -429,7 +417,7 @@ static double tc_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     if (!tc_lockup_applied(self, ctx))
       return 0.0;
     double slip = wp - wt;
-    int s = fabs(slip) > tc_slip_tol(self, ctx) ? sign_of(slip) : d->dir;
+    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? sign_of(slip) : d->dir;
     return p->lockup.max_torque * s;
   }
   case SIG_LOCKED:

@@ -285,6 +285,12 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   return id;
 }
 
+int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b) {
+  const int ports[2] = {port_a, port_b};
+  static const double coef[2] = {1.0, -1.0};
+  return dg_topo_tie(t, b, 2, ports, coef);
+}
+
 void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                   const double *coef, double efficiency) {
   dg_topo_link_rate(t, b, dst, n, src, coef, NULL, efficiency);

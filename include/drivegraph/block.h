@@ -22,6 +22,7 @@
 #define DRIVEGRAPH_BLOCK_H
 
 #include <drivegraph/drivegraph.h>
+#include <math.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -384,6 +385,15 @@ static inline double *dg_block_state_commit(dg_ctx *ctx, const dg_block *b) {
 static inline double dg_port_speed(const dg_ctx *ctx, const dg_block *b, int port) {
   return ctx->speed[b->node[port]];
 }
+/// The slip between two ports (ω_a − ω_b) below which a friction element
+/// treats it as zero: 1e-10 of the two speeds plus 1e-12 rad/s. The
+/// momentum projection of a mode change leaves round-off of ~1e-16
+/// relative between shafts that turn together, whose sign must not pick a
+/// friction direction; shafts at rest need the absolute floor.
+static inline double dg_slip_zero_tol(const dg_ctx *ctx, const dg_block *b, int port_a,
+                                      int port_b) {
+  return 1e-10 * (fabs(ctx->speed[b->node[port_a]]) + fabs(ctx->speed[b->node[port_b]])) + 1e-12;
+}
 /// Adds a torque (or force) at a port. The energy audit books its power
 /// torque · speed to the calling block, so every block's net work is known
 /// without the block computing it: sources come out positive, friction,
@@ -465,6 +475,10 @@ DG_API void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, doubl
 /// Adds the constraint Σ coef[i] · speed(port[i]) = 0 (one port: held at
 /// rest). Returns the tie's index for dg_ctx_tie_force.
 DG_API int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef);
+/// Ties two of the block's ports to one speed (a locked clutch:
+/// ω_a − ω_b = 0). The tie's multiplier (dg_ctx_tie_force) is the torque
+/// the lock applies at port_a. Returns the tie's index.
+DG_API int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b);
 /// Adds inertia (kg·m², or kg on a linear port) at a port's node.
 DG_API void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
 
