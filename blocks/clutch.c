@@ -296,7 +296,8 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
       clutch_release(d, ctx, true);
     return;
   }
-  if (cap > 0.0 && d->dir != 0 && clutch_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
+  if (cap > 0.0 && d->dir != 0 &&
+      clutch_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     clutch_lock(d, ctx, cap * d->dir);
 }
 

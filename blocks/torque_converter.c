@@ -374,7 +374,8 @@ static void tc_post_step(dg_block *self, dg_ctx *ctx) {
       tc_release(d, ctx, true);
     return;
   }
-  if (d->applied && applied && d->dir != 0 && tc_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
+  if (d->applied && applied && d->dir != 0 &&
+      tc_slip(self, ctx) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
     tc_lock(d, ctx, p->lockup.max_torque * d->dir);
 }
 
