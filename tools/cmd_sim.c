@@ -986,14 +986,6 @@ static char *trim(char *s) {
   return s;
 }
 
-/* A column's value and name: a signal id >= 0, or channel k as -(k + 1). */
-static double column_value(const sim_run *r, int col) {
-  return col >= 0 ? dg_sim_signal(r->sim, col) : dg_sim_get_input(r->sim, -col - 1);
-}
-static const char *column_name(const sim_run *r, int col) {
-  return col >= 0 ? dg_sim_signal_name(r->sim, col) : dg_sim_input_name(r->sim, -col - 1);
-}
-
 /* Columns from --signals "a.b,c.d": EXIT_OK or EXIT_INVALID. */
 static int select_listed(sim_run *r, const char *list) {
   char *copy = strdup(list);
@@ -1088,7 +1080,7 @@ static int csv_open(sim_run *r) {
     return EXIT_INVALID;
   fputs("t", r->csv);
   for (int i = 0; i < r->ncols; i++)
-    fprintf(r->csv, ",%s", column_name(r, r->cols[i]));
+    fprintf(r->csv, ",%s", column_name(r->sim, r->cols[i]));
   fputc('\n', r->csv);
   return EXIT_OK;
 }
@@ -1122,7 +1114,7 @@ static void output_row(sim_run *r, long step) {
     return;
   fprintf(r->csv, "%.10g", t);
   for (int i = 0; i < r->ncols; i++)
-    fprintf(r->csv, ",%.10g", column_value(r, r->cols[i]));
+    fprintf(r->csv, ",%.10g", column_value(r->sim, r->cols[i]));
   fputc('\n', r->csv);
   r->rows++;
 }

@@ -11,12 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-/* A column: a signal id >= 0, or channel k as -(k + 1) (run_info.cols). */
-static const char *column_name(const dg_sim *sim, int c) {
+const char *column_name(const dg_sim *sim, int c) {
   return c >= 0 ? dg_sim_signal_name(sim, c) : dg_sim_input_name(sim, -c - 1);
 }
-static double column_value(const dg_sim *sim, int c) {
+double column_value(const dg_sim *sim, int c) {
   return c >= 0 ? dg_sim_signal(sim, c) : dg_sim_get_input(sim, -c - 1);
 }
 

@@ -55,6 +55,11 @@ typedef struct summary {
   long shifts_total;      /* including those not stored */
 } summary;
 
+/* A CSV column (summary_run.cols): a signal id >= 0, or channel k as
+ * -(k + 1); its name and current value. */
+const char *column_name(const dg_sim *sim, int col);
+double column_value(const dg_sim *sim, int col);
+
 /* What the run around the summary was (filled by cmd_sim). */
 typedef struct summary_run {
   const char *graph_path;
