@@ -232,42 +232,19 @@ static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_
   bi->signal = si;
 }
 
+static bool has_signal(const dg_graph *g, int block, const void *sig) {
+  return signal_find(g->blocks[block].klass, sig, strlen(sig)) >= 0;
+}
+
 /* ">signal": the nearest block downstream of b (breadth first through out
  * ports) with a signal of that name. */
 static void resolve_downstream(const dg_graph *g, int b, const char *sig, dg_gbind *bi) {
-  int nb = g->num_blocks;
-  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
-  unsigned char *seen = calloc((size_t)nb + 1, 1);
-  if (!queue || !seen) {
-    free(queue);
-    free(seen);
-    return;
+  int to = dg_graph_nearest_downstream(g, b, has_signal, sig);
+  if (to >= 0) {
+    bi->kind = DG_BIND_SIGNAL;
+    bi->block = to;
+    bi->signal = signal_find(g->blocks[to].klass, sig, strlen(sig));
   }
-  int head = 0, tail = 0;
-  queue[tail++] = b;
-  seen[b] = 1;
-  while (head < tail) {
-    int cur = queue[head++];
-    for (int c = 0; c < g->num_conns; c++) {
-      const dg_gconn *gc = &g->conns[c];
-      if (gc->from_block != cur || seen[gc->to_block])
-        continue;
-      int to = gc->to_block;
-      seen[to] = 1;
-      const dg_block_class *k = g->blocks[to].klass;
-      int si = k ? signal_find(k, sig, strlen(sig)) : -1;
-      if (si >= 0) {
-        bi->kind = DG_BIND_SIGNAL;
-        bi->block = to;
-        bi->signal = si;
-        head = tail;
-        break;
-      }
-      queue[tail++] = to;
-    }
-  }
-  free(queue);
-  free(seen);
 }
 
 /* "@type.signal": the graph's one block of that class. */

@@ -689,6 +689,42 @@ const char *dg_graph_block_id(const dg_graph *g, int i) {
 const char *dg_graph_block_type(const dg_graph *g, int i) {
   return g && i >= 0 && i < g->num_blocks ? g->blocks[i].klass->type : NULL;
 }
+int dg_graph_nearest_downstream(const dg_graph *g, int from,
+                                bool (*match)(const dg_graph *g, int block, const void *arg),
+                                const void *arg) {
+  int nb = g->num_blocks, found = -1;
+  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
+  unsigned char *seen = calloc((size_t)nb + 1, 1);
+  int head = 0, tail = 0;
+  if (queue && seen && from >= 0 && from < nb) {
+    queue[tail++] = from;
+    seen[from] = 1;
+  }
+  while (head < tail && found < 0) {
+    int cur = queue[head++];
+    for (int c = 0; c < g->num_conns && found < 0; c++) {
+      const dg_gconn *gc = &g->conns[c];
+      if (gc->from_block != cur || seen[gc->to_block])
+        continue;
+      seen[gc->to_block] = 1;
+      if (g->blocks[gc->to_block].klass && match(g, gc->to_block, arg))
+        found = gc->to_block;
+      queue[tail++] = gc->to_block;
+    }
+  }
+  free(queue);
+  free(seen);
+  return found;
+}
+
+static bool is_type(const dg_graph *g, int block, const void *type) {
+  return strcmp(g->blocks[block].klass->type, type) == 0;
+}
+
+int dg_graph_downstream(const dg_graph *g, int block, const char *type) {
+  return g && type ? dg_graph_nearest_downstream(g, block, is_type, type) : -1;
+}
+
 int dg_graph_shaft_count(const dg_graph *g) { return g ? g->num_shafts : 0; }
 int dg_graph_shaft_port_count(const dg_graph *g, int i) {
   return g && i >= 0 && i < g->num_shafts ? g->shafts[i].n : 0;

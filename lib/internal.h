@@ -177,6 +177,12 @@ struct dg_graph {
 int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len);
 const char *dg_graph_suggest_block(const dg_graph *g, const char *id);
 
+/* The nearest block downstream of `from` (breadth first along the
+ * power-flow edges) for which match holds, or -1 (graph.c). */
+int dg_graph_nearest_downstream(const dg_graph *g, int from,
+                                bool (*match)(const dg_graph *g, int block, const void *arg),
+                                const void *arg);
+
 /* ---- input bindings (bind.c) -------------------------------------------- */
 /* Reads a block's "inputs" object (at `path`, the block's pointer) into
  * b->bind: input names, value types, constants' ranges. */

@@ -340,6 +340,21 @@ START_TEST(test_source_in_line) {
 }
 END_TEST
 
+/* The nearest block of a type downstream: the pickup's engine drives the
+ * main gearbox, which drives the transfer case; nothing is downstream of a
+ * wheel's ground but the body. */
+START_TEST(test_downstream) {
+  dg_graph *g = dg_test_graph_file("graphs/pickup_4x4.json");
+  int engine = dg_test_block_index(g, "engine"), gearbox = dg_test_block_index(g, "gearbox");
+  ck_assert_int_eq(dg_graph_downstream(g, engine, "gearbox"), gearbox);
+  ck_assert_int_eq(dg_graph_downstream(g, gearbox, "gearbox"), dg_test_block_index(g, "transfer"));
+  ck_assert_int_eq(dg_graph_downstream(g, engine, "vehicle"), dg_test_block_index(g, "body"));
+  ck_assert_int_eq(dg_graph_downstream(g, engine, "planetary"), -1);
+  ck_assert_int_eq(dg_graph_downstream(g, -1, "gearbox"), -1);
+  dg_graph_free(g);
+}
+END_TEST
+
 static const struct {
   const char *conns, *path, *text;
 } bad_shafts[] = {
@@ -384,6 +399,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);
+  tcase_add_test(tc, test_downstream);
   tcase_add_loop_test(tc, test_bad_shafts, 0, (int)(sizeof bad_shafts / sizeof bad_shafts[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("overrides");

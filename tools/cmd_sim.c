@@ -331,38 +331,10 @@ static int block_index(const dg_graph *g, const char *id, size_t len) {
   return -1;
 }
 
-/* The nearest block of `type` downstream of block `from` (breadth first
- * along the connections out of it), or NULL. */
+/* The id of the nearest block of `type` downstream of block `from`. */
 static const char *downstream_of(const dg_graph *g, const char *from, const char *type) {
-  int nb = dg_graph_block_count(g), start = block_index(g, from, strlen(from));
-  int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
-  unsigned char *seen = calloc((size_t)nb + 1, 1);
-  const char *found = NULL;
-  int head = 0, tail = 0;
-  if (queue && seen && start >= 0) {
-    queue[tail++] = start;
-    seen[start] = 1;
-  }
-  while (head < tail && !found) {
-    const char *cur = dg_graph_block_id(g, queue[head++]);
-    size_t len = strlen(cur);
-    for (int c = 0; c < dg_graph_connection_count(g) && !found; c++) {
-      const char *a, *b;
-      dg_graph_connection(g, c, &a, &b);
-      if (strncmp(a, cur, len) != 0 || a[len] != '.')
-        continue;
-      int to = block_index(g, b, (size_t)(strchr(b, '.') - b));
-      if (to < 0 || seen[to])
-        continue;
-      seen[to] = 1;
-      if (strcmp(dg_graph_block_type(g, to), type) == 0)
-        found = dg_graph_block_id(g, to);
-      queue[tail++] = to;
-    }
-  }
-  free(queue);
-  free(seen);
-  return found;
+  int b = dg_graph_downstream(g, block_index(g, from, strlen(from)), type);
+  return b >= 0 ? dg_graph_block_id(g, b) : NULL;
 }
 
 /* The blocks a preset drives, found by the graph's structure (ids owned by

@@ -156,6 +156,9 @@ DG_API const char *dg_graph_block_type(const dg_graph *graph, int index);
 DG_API int dg_graph_connection_count(const dg_graph *graph);
 /// Endpoints of edge `index` as "block.port" strings (owned by graph).
 DG_API void dg_graph_connection(const dg_graph *graph, int index, const char **from, const char **to);
+/// The nearest block of class `type` downstream of block `block` (breadth
+/// first along the power-flow edges: the gearbox an engine drives), or -1.
+DG_API int dg_graph_downstream(const dg_graph *graph, int block, const char *type);
 /// The file's connections: each the ports of one shaft, in the file's order.
 DG_API int dg_graph_shaft_count(const dg_graph *graph);
 DG_API int dg_graph_shaft_port_count(const dg_graph *graph, int shaft);
