@@ -13,40 +13,30 @@
 
 static void print_problem(const dg_error *err, void *user) { print_error(stdout, err, user); }
 
-/* The step-size check of a valid graph (dg_sim_check_stiffness at `dt`): a
- * mode RK4 cannot integrate at dt is a problem, printed like the others. A
- * check that cannot run is only a note. */
-static bool stiffness_ok(const dg_registry *reg, const char *path, double dt) {
+/* The checks of a valid graph that need a simulation of it, made on one:
+ * the step size (dg_sim_check_stiffness at `dt`: a mode RK4 cannot
+ * integrate at dt is a problem, printed like the others; a check that
+ * cannot run is only a note), then the scenario against it, if any (its
+ * names, the channels the graph binds, integer channels: every problem,
+ * at the scenario's places; the check changes nothing). */
+static bool simulation_ok(const dg_registry *reg, const char *path, double dt,
+                          const dg_scenario *scn, const char *scn_path) {
   dg_error err;
   dg_graph *g = dg_graph_load_file(reg, path, &err);
   dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
-  int rc = sim ? dg_sim_check_stiffness(sim, dt, NULL, &err) : DG_OK;
+  int rc = sim ? dg_sim_check_stiffness(sim, dt, NULL, &err) : err.code;
   if (rc == DG_ERR_NUMERIC) {
     print_error(stdout, &err, path);
   } else if (rc != DG_OK) {
     fprintf(stderr, "drivegraph validate: note: ");
     print_error(stderr, &err, path);
   }
+  int problems = rc != DG_ERR_NUMERIC && sim && scn
+                     ? dg_scenario_check(scn, sim, print_problem, (void *)scn_path)
+                     : 0;
   dg_sim_free(sim);
   dg_graph_free(g);
-  return rc != DG_ERR_NUMERIC;
-}
-
-/* The scenario checked against a valid graph: its names, the channels the
- * graph binds, integer channels (every problem, at the scenario's places). */
-static bool scenario_ok(const dg_registry *reg, const char *path, const dg_scenario *scn,
-                        const char *scn_path) {
-  dg_error err;
-  dg_graph *g = dg_graph_load_file(reg, path, &err);
-  dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
-  int problems = sim ? dg_scenario_check(scn, sim, print_problem, (void *)scn_path) : 0;
-  if (!sim) {
-    fprintf(stderr, "drivegraph validate: note: ");
-    print_error(stderr, &err, path);
-  }
-  dg_sim_free(sim);
-  dg_graph_free(g);
-  return problems == 0;
+  return rc != DG_ERR_NUMERIC && problems == 0;
 }
 
 /* Validates one file against `reg` (NULL: the built-in classes); true when
@@ -55,9 +45,7 @@ static bool validate_one(const dg_registry *reg, const char *path, double dt,
                          const dg_scenario *scn, const char *scn_path) {
   dg_graph_info info = {0};
   int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
-  if (problems > 0 || !stiffness_ok(reg, path, dt))
-    return false;
-  if (scn && !scenario_ok(reg, path, scn, scn_path))
+  if (problems > 0 || !simulation_ok(reg, path, dt, scn, scn_path))
     return false;
   printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n", path,
          info.blocks, info.connections, info.dofs, info.modes);
