@@ -507,25 +507,11 @@ static void name_hint(char *buf, size_t size, const char *word, const char *kind
 
 typedef const char *(*name_at_fn)(const dg_sim *sim, int i);
 
-/* Error for a name that `sim` does not know, with a hint from its names. */
-static void unknown_name_error(const dg_driver *drv, dg_error *err, const char *path,
-                               const char *name, const char *kind, int n, name_at_fn name_at) {
-  const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
-  /* Shorter than dg_error.text, which also holds "unknown <kind>; ". */
-  char hint[DG_ERROR_TEXT_LEN - 32] = "";
-  if (names) {
-    for (int i = 0; i < n; i++)
-      names[i] = name_at(drv->sim, i);
-    name_hint(hint, sizeof hint, name, kind, names, n);
-  }
-  free(names);
-  dg_error_set(err, DG_ERR_UNKNOWN, drv->scn->file, path, "unknown %s; %s", kind, hint);
-}
-
 /* "unknown <kind>; did you mean ..." into a collector. */
 static void unknown_name(dg_diag *d, const dg_sim *sim, const char *path, const char *name,
                          const char *kind, int n, name_at_fn name_at) {
   const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  /* shorter than dg_error.text, which also holds "unknown <kind>; " */
   char hint[DG_ERROR_TEXT_LEN - 32] = "";
   if (names) {
     for (int i = 0; i < n; i++)
@@ -601,30 +587,14 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
   for (int i = 0; i < scn->num_inputs; i++) {
     const scn_input *src = &scn->inputs[i];
     int index = dg_sim_input_find(drv->sim, src->name);
-    if (index < 0) {
-      char path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(path, sizeof path, "/inputs", src->name);
-      unknown_name_error(drv, err, path, src->name, "input", dg_sim_input_count(drv->sim),
-                         dg_sim_input_name);
-      return DG_ERR_UNKNOWN;
-    }
+    DG_ASSERT(index >= 0); /* dg_scenario_check has vouched for every name */
     drv->inputs[i] = (drv_input){.src = src, .index = index};
     /* the simulation evaluates the schedule inside its steps */
     char path[DG_ERROR_PATH_LEN];
     dg_pointer_append(path, sizeof path, "/inputs", src->name);
-    /* a channel feeding an integer input (a gear, a range) steps */
+    /* a channel feeding an integer input (a gear, a range) steps (its
+     * values are integers: dg_scenario_check) */
     bool steps = src->steps || dg_sim_input_is_integer(drv->sim, index);
-    for (int k = 0; steps && k < src->n; k++) {
-      if (src->v[k] == floor(src->v[k]))
-        continue;
-      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
-      dg_pointer_index(kpath, sizeof kpath, path, (size_t)k);
-      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
-      dg_error_set(err, DG_ERR_RANGE, scn->file, vpath,
-                   "must be an integer (got %g): channel \"%s\" feeds an integer input (a gear)",
-                   src->v[k], src->name);
-      return DG_ERR_RANGE;
-    }
     dg_error e;
     int rc = dg_sim_set_input_schedule(drv->sim, index, src->n, src->t, src->v, steps, &e);
     if (rc != DG_OK) {
@@ -636,18 +606,15 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
   return DG_OK;
 }
 
-/* Resolves a signal name, or fills err at `path` with a hint. */
-static int resolve_signal(const dg_driver *drv, const char *name, const char *path, dg_error *err) {
+/* A signal name dg_scenario_check has vouched for. */
+static int resolve_signal(const dg_driver *drv, const char *name) {
   int id = dg_sim_signal_find(drv->sim, name);
-  if (id < 0)
-    unknown_name_error(drv, err, path, name, "signal", dg_sim_signal_count(drv->sim),
-                       dg_sim_signal_name);
+  DG_ASSERT(id >= 0);
   return id;
 }
 
-/* Resolves every `initial` name first, so a typo is reported before the
- * simulation is touched, then sets them all at once: the projection onto the
- * constraints must see every given speed together. */
+/* Sets every `initial` value at once: the projection onto the constraints
+ * must see every given speed together. */
 static int apply_initial(dg_driver *drv, dg_error *err) {
   const dg_scenario *scn = drv->scn;
   int n = scn->num_initial;
@@ -661,12 +628,8 @@ static int apply_initial(dg_driver *drv, dg_error *err) {
     rc = DG_ERR_NOMEM;
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
-    char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/initial", scn->initial[i].name);
-    ids[i] = resolve_signal(drv, scn->initial[i].name, path, err);
+    ids[i] = resolve_signal(drv, scn->initial[i].name);
     values[i] = scn->initial[i].value;
-    if (ids[i] < 0)
-      rc = DG_ERR_UNKNOWN;
   }
   if (rc == DG_OK) {
     dg_error e;
@@ -680,15 +643,13 @@ static int apply_initial(dg_driver *drv, dg_error *err) {
   return rc;
 }
 
-static int resolve_stop(dg_driver *drv, dg_error *err) {
+static void resolve_stop(dg_driver *drv) {
   const dg_scenario *scn = drv->scn;
   drv->stop_kind = scn->stop_kind;
   drv->stop_value = scn->stop_value;
   drv->stop_id = -1;
-  if (scn->stop_kind == STOP_NONE)
-    return DG_OK;
-  drv->stop_id = resolve_signal(drv, scn->stop_signal, "/stop/signal", err);
-  return drv->stop_id < 0 ? DG_ERR_UNKNOWN : DG_OK;
+  if (scn->stop_kind != STOP_NONE)
+    drv->stop_id = resolve_signal(drv, scn->stop_signal);
 }
 
 typedef struct first_problem {
@@ -730,8 +691,7 @@ dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
   /* Inputs before initial values: the pedals and the gear decide which
    * constraints the initial speeds are projected onto. */
   int rc = resolve_inputs(drv, err);
-  if (rc == DG_OK)
-    rc = resolve_stop(drv, err);
+  resolve_stop(drv);
   if (rc == DG_OK) {
     dg_driver_apply(drv, dg_sim_time(sim));
     rc = apply_initial(drv, err);
