@@ -37,6 +37,7 @@ typedef struct dg_tie {
   int first, n;     /* node terms in tie_node / tie_coef */
   bool ground;      /* one term: holds a node at rest */
   int active;       /* row in the multiplier map, or -1 when redundant */
+  int mesh;         /* lossy (dg_topo_tie_lossy, a lossy link closing a loop): its mesh, else -1 */
 } dg_tie;
 
 /* An input that varies with time: a piecewise-linear schedule or a
@@ -71,13 +72,19 @@ typedef struct dg_topo_ws {
   double *P;         /* max_ties × nn: multiplier map (CCᵀ)⁻¹C of active ties */
   double *A;         /* max_ties × max_ties scratch */
   int *active_tie;   /* active row → tie index */
-  double *raw_eff;   /* efficiency a raw DOF passes on through a lock */
+  double *tie_acoef; /* max_terms: side a's share of each lossy tie's coefficients */
   int nactive;
   /* variable kinematics: the links of the build, in order, so a substep
    * can recompute the rows that depend on a changing coefficient */
   int nlinks, max_links;
   int *link_dst, *link_first, *link_n, *link_block;
   unsigned char *link_var;   /* coefficients come from a variable-kinematics block */
+  bool links_complete;       /* every link of the build is recorded */
+  /* lossy meshes declared in this build: a link (mesh_link >= 0) or a tie
+   * (mesh_tie >= 0), with its efficiency */
+  int nmesh;
+  int *mesh_link, *mesh_tie; /* nn each */
+  double *mesh_eta;          /* nn */
   int *link_src;             /* max_terms: source nodes */
   double *link_coef, *link_rate; /* max_terms */
   unsigned char *row_dirty;  /* nn: the node's row depends on a variable link */
@@ -96,7 +103,7 @@ struct dg_topo {
 /* The hot part of a simulation: everything a step reads or writes, laid
  * out for the solver's stages. The current mode's *plan* (built between
  * steps by dg_solver_build: the SPEEDS rows, single-term apart from
- * multi-term, the lossy nodes and their factors, the factor or inverse of
+ * multi-term, the lossy meshes' maps, the factor or inverse of
  * M and the ACCEL map B, the tie-force map Λ, the recorded links of a
  * variable-ratio mode), the state y = [q; s] the solver owns (block
  * states included), the RK4 stages and the event and energy-audit
@@ -105,10 +112,10 @@ struct dg_topo {
  * plus the blocks' data (dg_sim_snapshot copies them). */
 typedef struct dg_solver {
   /* per node */
-  double *inertia, *eff, *inv_eff;
+  double *inertia;
   double *x;                /* committed node speeds */
   double *normal_load;      /* per node, published by bodies */
-  double *tau;              /* node torque accumulator, then torques after efficiency */
+  double *tau;              /* node torque accumulator, then with the meshes' loss torques */
   double *xw;               /* substep node speeds */
 
   /* the current mode's plan */
@@ -124,7 +131,6 @@ typedef struct dg_solver {
   int *pair_node, *pair_dof, n_pair; /* SPEEDS: rows of two non-zeros */
   double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
-  int *lossy, n_lossy;      /* FORCES: nodes with an efficiency path factor != 1 */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
   double *Mfix;             /* variable kinematics: M of the rows that do not change */
   double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
@@ -134,6 +140,20 @@ typedef struct dg_solver {
   bool lam_stale;           /* Λ predates a refresh of the rows */
   dg_topo_ws ws;
   struct dg_topo topo;
+
+  /* lossy meshes (ACCEL): each loses (1 − η) of the power it transmits.
+   * Per mode (per substep with variable kinematics), for mesh j with the
+   * constraint (a_j + b_j)·x = 0 and multiplier λ_j: u_j (nn) with
+   * λ_j = u_j·(I ẍ − w), b_j (nn), h_j = Gᵀ I u_j, d_j = M⁻¹ Gᵀ b_j,
+   * ga_j = Gᵀ a_j, gb_j = Gᵀ b_j (ndof each, stride nn), and
+   * W_ij = h_i·d_j − u_i·b_j (stride nn). Loss torques κ_j λ_j b_j. */
+  double *mesh_u, *mesh_b, *mesh_h, *mesh_d, *mesh_ga, *mesh_gb; /* nn × nn each */
+  double *mesh_W, *mesh_S;  /* nn × nn */
+  double *mesh_lam0, *mesh_lam, *mesh_kap, *mesh_z; /* nn each */
+  int *mesh_dir;            /* nn: power direction of the last solve (+1: from side b) */
+  int *mesh_col;            /* nn: the mesh's column of the constraint matrix */
+  double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
+  double *tie_factor;       /* per active tie: side b's factor at the last λ (1, η, 1/η) */
 
   /* state: q (ndof) then s (ns), RK4 workspaces */
   double *q;
@@ -164,7 +184,7 @@ typedef struct dg_solver {
   /* energy audit: net work per block, booked by dg_port_add_torque */
   double *work;             /* per block */
   double eff_loss, impact_loss, ke_start;
-  int ne;                   /* one power per torque hook + efficiency */
+  int ne;                   /* one power per torque hook + the meshes' losses */
   double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
   double *pcur;             /* where the current evaluation puts its powers */
 } dg_solver;

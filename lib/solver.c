@@ -51,7 +51,7 @@ static void *buf_get(const buf_spec *b) {
 }
 static void buf_set(const buf_spec *b, void *p) { memcpy(b->slot, &p, sizeof p); }
 
-#define MAX_SOLVER_BUFFERS 80
+#define MAX_SOLVER_BUFFERS 100
 static int solver_buffers(dg_sim *sim, buf_spec *out) {
   const dg_topo_ws *ws = &sim->sv.ws;
   size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns), mt = (size_t)ws->max_ties;
@@ -74,7 +74,10 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.ws.P, mt * nn, sizeof(double));
   SPEC(&sim->sv.ws.A, mt * mt, sizeof(double));
   SPEC(&sim->sv.ws.active_tie, mt, sizeof(int));
-  SPEC(&sim->sv.ws.raw_eff, nn, sizeof(double));
+  SPEC(&sim->sv.ws.tie_acoef, (size_t)ws->max_terms, sizeof(double));
+  SPEC(&sim->sv.ws.mesh_link, nn, sizeof(int));
+  SPEC(&sim->sv.ws.mesh_tie, nn, sizeof(int));
+  SPEC(&sim->sv.ws.mesh_eta, nn, sizeof(double));
   SPEC(&sim->sv.ws.link_dst, ml, sizeof(int));
   SPEC(&sim->sv.ws.link_first, ml, sizeof(int));
   SPEC(&sim->sv.ws.link_n, ml, sizeof(int));
@@ -85,8 +88,6 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
   SPEC(&sim->sv.ws.row_dirty, nn, 1);
   SPEC(&sim->sv.inertia, nn, sizeof(double));
-  SPEC(&sim->sv.eff, nn, sizeof(double));
-  SPEC(&sim->sv.inv_eff, nn, sizeof(double));
   SPEC(&sim->sv.x, nn, sizeof(double));
   SPEC(&sim->sv.normal_load, nn, sizeof(double));
   SPEC(&sim->sv.work, (size_t)sim->nb, sizeof(double));
@@ -105,7 +106,23 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.pair_node, nn, sizeof(int));
   SPEC(&sim->sv.pair_dof, 2 * nn, sizeof(int));
   SPEC(&sim->sv.pair_val, 2 * nn, sizeof(double));
-  SPEC(&sim->sv.lossy, nn, sizeof(int));
+  SPEC(&sim->sv.mesh_u, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_b, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_h, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_d, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_ga, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_gb, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_W, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_S, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_lam0, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_lam, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_kap, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_z, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_dir, nn, sizeof(int));
+  SPEC(&sim->sv.mesh_col, nn, sizeof(int));
+  SPEC(&sim->sv.cA, nn * nn, sizeof(double));
+  SPEC(&sim->sv.cAtA, nn * nn, sizeof(double));
+  SPEC(&sim->sv.tie_factor, mt, sizeof(double));
   SPEC(&sim->sv.M, nn * nn, sizeof(double));
   SPEC(&sim->sv.Minv, nn * nn, sizeof(double));
   SPEC(&sim->sv.Mfix, nn * nn, sizeof(double));
@@ -236,7 +253,6 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   ws->has_row[node] = 1;
   ws->raw_owner[k] = owner;
   ws->raw_node[k] = node;
-  sim->sv.eff[node] = 1.0;
 }
 
 static void ensure_row(dg_sim *sim, int node, int owner) {
@@ -260,7 +276,26 @@ void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
     ensure_row(t->sim, b->node[port], b->index);
 }
 
-static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef) {
+/* A lossy mesh of this build: a link (link >= 0) or a tie (tie >= 0). */
+static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double eta) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->nmesh >= sim->nn) { /* independent constraints are fewer than nodes */
+    topo_error(sim, b->index, DG_ERR_OVERCONSTRAINED,
+               "over-constrained: more lossy meshes than the drivetrain has shafts");
+    return;
+  }
+  int j = ws->nmesh++;
+  ws->mesh_link[j] = link;
+  ws->mesh_tie[j] = tie;
+  ws->mesh_eta[j] = eta;
+  if (tie >= 0)
+    ws->ties[tie].mesh = j;
+}
+
+/* The tie Σ coef·x = 0 over nodes; with acoef (side a's coefficients) and
+ * eta < 1 a lossy mesh. */
+static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef,
+                   const double *acoef, double eta) {
   dg_topo_ws *ws = &sim->sv.ws;
   if (ws->nties >= ws->max_ties || ws->nterms + n > ws->max_terms) {
     topo_error(sim, b->index, DG_ERR_BLOCK, "too many ties in one mode (limit %d)", ws->max_ties);
@@ -268,7 +303,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   }
   int id = ws->nties++;
   dg_tie *tie = &ws->ties[id];
-  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1};
+  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1};
   double *c = ws->C + (size_t)id * (size_t)sim->nn;
   memset(c, 0, sizeof(double) * (size_t)sim->nn);
   for (int i = 0; i < n; i++) {
@@ -277,11 +312,14 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
       sim->sv.refreshable = false; /* the elimination would change with the ratio */
     ws->tie_node[ws->nterms] = node[i];
     ws->tie_coef[ws->nterms] = coef[i];
+    ws->tie_acoef[ws->nterms] = acoef ? acoef[i] : 0.0;
     ws->nterms++;
     const double *r = row_of(sim, node[i]);
     for (int k = 0; k < ws->nraw; k++)
       c[k] += coef[i] * r[k];
   }
+  if (acoef && eta < 1.0)
+    add_mesh(sim, b, -1, id, eta);
   return id;
 }
 
@@ -316,15 +354,17 @@ static void refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const d
   }
 }
 
-/* Build: the link, so that a refresh can recompute the rows after it. */
-static void record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
-                        const double *coef, const double *coef_rate) {
+/* Build: the link, so that a refresh can recompute the rows after it and
+ * the lossy meshes can name it; returns its index, -1 past the bounds. */
+static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
+                       const double *coef, const double *coef_rate) {
   dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nlinks;
   int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
   if (k >= ws->max_links || f + n > ws->max_terms) {
     sim->sv.refreshable = false; /* too many to record: every substep builds in full */
-    return;
+    ws->links_complete = false;
+    return -1;
   }
   ws->nlinks++;
   ws->link_dst[k] = dnode;
@@ -339,7 +379,8 @@ static void record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const 
     ws->link_rate[f + i] = coef_rate ? coef_rate[i] : 0.0;
     dirty = dirty || ws->row_dirty[nodes[i]];
   }
-  ws->row_dirty[dnode] = dirty;
+  ws->row_dirty[dnode] = dirty && sim->sv.variable_kinematics;
+  return k;
 }
 
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
@@ -371,16 +412,17 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
   }
   int dnode = b->node[dst];
   if (ws->has_row[dnode]) {
-    /* Already determined from elsewhere (a loop): the link is a constraint. */
+    /* Already determined from elsewhere (a loop): the link is a constraint
+     * (lossy: side a is dst, as for a link). */
+    double acoef[17] = {1.0};
     nodes[0] = dnode;
     coefs[0] = 1.0;
-    add_tie(sim, b, n + 1, nodes, coefs);
+    add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency);
     return;
   }
   double *r = row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * (size_t)sim->nn;
   memset(r, 0, sizeof(double) * (size_t)sim->nn);
   memset(rd, 0, sizeof(double) * (size_t)sim->nn);
-  double wsum = 0.0, esum = 0.0;
   for (int i = 0; i < n; i++) {
     const double *sr = row_of(sim, nodes[i + 1]);
     const double *srd = ws->Rd + (size_t)nodes[i + 1] * (size_t)sim->nn;
@@ -389,13 +431,16 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
       /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
       rd[k] += coef[i] * srd[k] + (coef_rate ? coef_rate[i] * sr[k] : 0.0);
     }
-    wsum += fabs(coef[i]);
-    esum += fabs(coef[i]) * sim->sv.eff[nodes[i + 1]];
   }
   ws->has_row[dnode] = 1;
-  sim->sv.eff[dnode] = efficiency * (wsum > 0.0 ? esum / wsum : 1.0);
-  if (sim->sv.variable_kinematics)
-    record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
+  int k = record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
+  if (efficiency < 1.0) {
+    if (k < 0)
+      topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
+                 ws->max_links);
+    else
+      add_mesh(sim, b, k, -1, efficiency);
+  }
 }
 
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
@@ -403,7 +448,8 @@ void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio
   dg_topo_link(t, b, dst, 1, &src, &ratio, efficiency);
 }
 
-int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
+static int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
+                    const double *coef_a, double efficiency) {
   dg_sim *sim = t->sim;
   int nodes[16];
   if (sim->sv.ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
@@ -412,12 +458,25 @@ int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const dou
     topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_tie with %d ports (1..16)", n);
     return -1;
   }
+  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+    topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]", efficiency);
+    return -1;
+  }
   for (int i = 0; i < n; i++) {
     if (!valid_port(sim, b, port[i]))
       return -1;
     nodes[i] = b->node[port[i]];
   }
-  return add_tie(sim, b, n, nodes, coef);
+  return add_tie(sim, b, n, nodes, coef, coef_a, efficiency);
+}
+
+int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
+  return topo_tie(t, b, n, port, coef, NULL, 1.0);
+}
+
+int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
+                      const double *coef_a, double efficiency) {
+  return topo_tie(t, b, n, port, coef, coef_a, efficiency);
 }
 
 const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
@@ -728,72 +787,6 @@ static int eliminate_ties(dg_sim *sim) {
   return nred;
 }
 
-/* Efficiency path factor of a node including what its raw DOFs pass on. */
-static double eff_through(const dg_sim *sim, int node) {
-  const double *r = row_of(sim, node);
-  double wsum = 0.0, esum = 0.0;
-  for (int k = 0; k < sim->sv.ws.nraw; k++)
-    if (r[k] != 0.0) {
-      wsum += fabs(r[k]);
-      esum += fabs(r[k]) * sim->sv.ws.raw_eff[k];
-    }
-  return sim->sv.eff[node] * (wsum > 0.0 ? esum / wsum : 1.0);
-}
-
-/* A lock (a tie between the declaring block's `in` node, itself a raw DOF,
- * and its `out` node) makes the `in` side turn with the `out` side, so
- * power applied upstream of it passes through the gears downstream of it:
- * the raw DOF inherits the efficiency of the `out` node. Locks can be in
- * series (clutch, then a lock-up converter), hence the fixed point. */
-static void propagate_lock_efficiency(dg_sim *sim) {
-  dg_topo_ws *ws = &sim->sv.ws;
-  for (int k = 0; k < ws->nraw; k++)
-    ws->raw_eff[k] = 1.0;
-  for (int pass = 0; pass <= ws->nties; pass++) {
-    bool changed = false;
-    for (int t = 0; t < ws->nties; t++) {
-      const dg_tie *tie = &ws->ties[t];
-      if (tie->ground || tie->n != 2)
-        continue;
-      int in = -1, out = -1;
-      for (int i = 0; i < 2; i++) {
-        int node = ws->tie_node[tie->first + i];
-        const dg_gnode *gn = &sim->g->nodes[node];
-        for (int m = 0; m < gn->n; m++) { /* the declaring block's port on it */
-          if (gn->block[m] != tie->block)
-            continue;
-          dg_port_dir dir = sim->g->blocks[tie->block].klass->ports[gn->port[m]].dir;
-          if (dir == DG_PORT_IN)
-            in = node;
-          else if (dir == DG_PORT_OUT)
-            out = node;
-        }
-      }
-      if (in < 0 || out < 0)
-        continue;
-      const double *r = row_of(sim, in);
-      int raw = -1, count = 0;
-      for (int k = 0; k < ws->nraw; k++)
-        if (r[k] != 0.0) {
-          raw = k;
-          count++;
-        }
-      if (count != 1 || ws->raw_node[raw] != in)
-        continue;
-      double e = eff_through(sim, out);
-      if (e != ws->raw_eff[raw]) {
-        ws->raw_eff[raw] = e;
-        changed = true;
-      }
-    }
-    if (!changed)
-      break;
-  }
-  for (int n = 0; n < sim->nn; n++)
-    sim->sv.scratch[n] = eff_through(sim, n);
-  memcpy(sim->sv.eff, sim->sv.scratch, sizeof(double) * (size_t)sim->nn);
-}
-
 static void build_lambda_map(dg_sim *sim);
 static void build_speed_plan(dg_sim *sim);
 
@@ -962,6 +955,258 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
   return DG_OK;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Losses: each lossy mesh loses (1 − η) of the power it transmits          */
+
+/* A lossy tie that the elimination found redundant carries no determined
+ * force: rigid shafts cannot say which of two parallel paths carries the
+ * torque, so neither can they say what it loses. Refused. */
+static void check_lossy_ties(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  for (int t = 0; t < ws->nties && !ws->error; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    if (tie->mesh >= 0 && tie->active < 0)
+      topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
+                 "over-constrained: the lossy mesh (efficiency %g) closes a loop whose other "
+                 "ratios already fix its speeds, so rigid shafts do not determine the torque it "
+                 "carries or its loss: give it efficiency 1, or put a spring_damper in the loop",
+                 ws->mesh_eta[tie->mesh]);
+  }
+}
+
+/* Side a and side b of mesh j over nodes (dense, nn each). A link
+ * x_dst − Σ c_i x_src_i = 0: a = e_dst, b = −Σ c_i e_src_i. */
+static void mesh_sides(const dg_sim *sim, int j, double *a, double *b) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  memset(a, 0, sizeof(double) * (size_t)sim->nn);
+  memset(b, 0, sizeof(double) * (size_t)sim->nn);
+  int k = ws->mesh_link[j];
+  if (k >= 0) {
+    a[ws->link_dst[k]] += 1.0;
+    for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
+      b[ws->link_src[i]] -= ws->link_coef[i];
+    return;
+  }
+  const dg_tie *tie = &ws->ties[ws->mesh_tie[j]];
+  for (int i = tie->first; i < tie->first + tie->n; i++) {
+    a[ws->tie_node[i]] += ws->tie_acoef[i];
+    b[ws->tie_node[i]] += ws->tie_coef[i] - ws->tie_acoef[i];
+  }
+}
+
+/* Gᵀ v for a node vector v (ndof). */
+static void g_transpose(const dg_sim *sim, const double *v, double *out) {
+  size_t st = (size_t)sim->nn;
+  for (int d = 0; d < sim->sv.ndof; d++)
+    out[d] = 0.0;
+  for (int n = 0; n < sim->nn; n++) {
+    if (v[n] == 0.0)
+      continue;
+    const double *gr = sim->sv.G + (size_t)n * st;
+    for (int d = 0; d < sim->sv.ndof; d++)
+      out[d] += gr[d] * v[n];
+  }
+}
+
+/* The maps of the lossy meshes for the current rows (docs/solver.md,
+ * "Losses"). The constraints of the mode over nodes are the columns of A:
+ * each recorded link (e_dst − Σ c e_src) and each active tie. G spans the
+ * speeds A allows, so the residual r = I ẍ − w − L of any motion obeying
+ * the equations lies in range(A) and the multipliers are λ = (AᵀA)⁻¹Aᵀ r:
+ * mesh j's is u_j·r with u_j = A (AᵀA)⁻¹ e_j. */
+static int build_mesh_maps(dg_sim *sim) {
+  dg_solver *sv = &sim->sv;
+  dg_topo_ws *ws = &sv->ws;
+  size_t st = (size_t)sim->nn;
+  int nn = sim->nn, nd = sv->ndof, m = ws->nmesh;
+  if (m == 0)
+    return DG_OK;
+  if (!ws->links_complete) {
+    topo_error(sim, sim->g->order[0], DG_ERR_BLOCK, "too many links in one mode (limit %d)",
+               ws->max_links);
+    return ws->error;
+  }
+  int K = ws->nlinks + ws->nactive;
+  for (int c = 0; c < K; c++)
+    memset(sv->cA + (size_t)c * st, 0, sizeof(double) * st);
+  for (int k = 0; k < ws->nlinks; k++) {
+    double *col = sv->cA + (size_t)k * st;
+    col[ws->link_dst[k]] += 1.0;
+    for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
+      col[ws->link_src[i]] -= ws->link_coef[i];
+  }
+  for (int t = 0; t < ws->nties; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    if (tie->active < 0)
+      continue;
+    double *col = sv->cA + (size_t)(ws->nlinks + tie->active) * st;
+    for (int i = tie->first; i < tie->first + tie->n; i++)
+      col[ws->tie_node[i]] += ws->tie_coef[i];
+  }
+  for (int i = 0; i < K; i++)
+    for (int j = 0; j <= i; j++) {
+      const double *ci = sv->cA + (size_t)i * st, *cj = sv->cA + (size_t)j * st;
+      double v = 0.0;
+      for (int n = 0; n < nn; n++)
+        v += ci[n] * cj[n];
+      sv->cAtA[(size_t)i * st + (size_t)j] = sv->cAtA[(size_t)j * st + (size_t)i] = v;
+    }
+  if (cholesky(sv->cAtA, sv->cAtA, K, st) != 0) {
+    topo_error(sim, sim->g->order[0], DG_ERR_OVERCONSTRAINED,
+               "constraints are numerically dependent");
+    return ws->error;
+  }
+  double *a = sv->scratch, *z = sv->mesh_z, *tmp = sv->f;
+  for (int j = 0; j < m; j++) {
+    int col = ws->mesh_link[j] >= 0 ? ws->mesh_link[j]
+                                    : ws->nlinks + ws->ties[ws->mesh_tie[j]].active;
+    sv->mesh_col[j] = col;
+    for (int c = 0; c < K; c++)
+      z[c] = c == col ? 1.0 : 0.0;
+    cholesky_solve(sv->cAtA, K, st, z);
+    double *u = sv->mesh_u + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    memset(u, 0, sizeof(double) * st);
+    for (int c = 0; c < K; c++) {
+      const double *ac = sv->cA + (size_t)c * st;
+      for (int n = 0; n < nn; n++)
+        u[n] += z[c] * ac[n];
+    }
+    mesh_sides(sim, j, a, b);
+    g_transpose(sim, a, sv->mesh_ga + (size_t)j * st);
+    g_transpose(sim, b, sv->mesh_gb + (size_t)j * st);
+    double *d = sv->mesh_d + (size_t)j * st;
+    memcpy(d, sv->mesh_gb + (size_t)j * st, sizeof(double) * (size_t)nd);
+    cholesky_solve(sv->L, nd, st, d);
+    for (int n = 0; n < nn; n++)
+      tmp[n] = sv->inertia[n] * u[n];
+    g_transpose(sim, tmp, sv->mesh_h + (size_t)j * st);
+  }
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      const double *hi = sv->mesh_h + (size_t)i * st, *dj = sv->mesh_d + (size_t)j * st;
+      const double *ui = sv->mesh_u + (size_t)i * st, *bj = sv->mesh_b + (size_t)j * st;
+      double v = 0.0;
+      for (int d = 0; d < nd; d++)
+        v += hi[d] * dj[d];
+      for (int n = 0; n < nn; n++)
+        v -= ui[n] * bj[n];
+      sv->mesh_W[(size_t)i * st + (size_t)j] = v;
+    }
+  return DG_OK;
+}
+
+/* Solves S x = rhs (m × m, stride st) in place by Gaussian elimination with
+ * partial pivoting; -1 when singular. */
+static int solve_dense(double *S, double *x, int m, size_t st) {
+  for (int c = 0; c < m; c++) {
+    int p = c;
+    for (int r = c + 1; r < m; r++)
+      if (fabs(S[(size_t)r * st + (size_t)c]) > fabs(S[(size_t)p * st + (size_t)c]))
+        p = r;
+    if (!(fabs(S[(size_t)p * st + (size_t)c]) > 1e-300))
+      return -1;
+    if (p != c) {
+      for (int k = 0; k < m; k++) {
+        double tmp = S[(size_t)c * st + (size_t)k];
+        S[(size_t)c * st + (size_t)k] = S[(size_t)p * st + (size_t)k];
+        S[(size_t)p * st + (size_t)k] = tmp;
+      }
+      double tmp = x[c];
+      x[c] = x[p];
+      x[p] = tmp;
+    }
+    for (int r = c + 1; r < m; r++) {
+      double f = S[(size_t)r * st + (size_t)c] / S[(size_t)c * st + (size_t)c];
+      if (f == 0.0)
+        continue;
+      for (int k = c; k < m; k++)
+        S[(size_t)r * st + (size_t)k] -= f * S[(size_t)c * st + (size_t)k];
+      x[r] -= f * x[c];
+    }
+  }
+  for (int c = m - 1; c >= 0; c--) {
+    double v = x[c];
+    for (int k = c + 1; k < m; k++)
+      v -= S[(size_t)c * st + (size_t)k] * x[k];
+    x[c] = v / S[(size_t)c * st + (size_t)c];
+  }
+  return 0;
+}
+
+static double dot(const double *a, const double *b, int n) {
+  double v = 0.0;
+  for (int i = 0; i < n; i++)
+    v += a[i] * b[i];
+  return v;
+}
+
+/* The ACCEL stage's losses, after the lossless q̇₀ = M⁻¹Gᵀw is in dq: the
+ * multipliers of the lossy meshes with their loss torques κ_j λ_j b_j
+ * included, (1 − W K) λ = λ₀, for the directions of power flow that the
+ * solution itself gives (κ_j = 1/η − 1 when side b drives, η − 1 when side
+ * a drives, 0 when no power flows or is about to; the directions of the
+ * last solve are the first guess). Then q̇ += Σ κ_j λ_j d_j and w += the
+ * loss torques. Returns the loss power (≤ 0). */
+static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
+  dg_solver *sv = &sim->sv;
+  size_t st = (size_t)sim->nn;
+  int nn = sim->nn, nd = sv->ndof, m = sv->ws.nmesh;
+  double *lam0 = sv->mesh_lam0, *lam = sv->mesh_lam, *kap = sv->mesh_kap;
+  int *dir = sv->mesh_dir;
+  for (int j = 0; j < m; j++)
+    lam0[j] = dot(sv->mesh_h + (size_t)j * st, dq, nd) - dot(sv->mesh_u + (size_t)j * st, w, nn);
+  for (int it = 0; it <= 2 * m + 2; it++) {
+    for (int j = 0; j < m; j++) {
+      double eta = sv->ws.mesh_eta[j];
+      kap[j] = dir[j] > 0 ? 1.0 / eta - 1.0 : dir[j] < 0 ? eta - 1.0 : 0.0;
+    }
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < m; j++)
+        sv->mesh_S[(size_t)i * st + (size_t)j] =
+            (i == j ? 1.0 : 0.0) - sv->mesh_W[(size_t)i * st + (size_t)j] * kap[j];
+      lam[i] = lam0[i];
+    }
+    if (solve_dense(sv->mesh_S, lam, m, st) != 0) {
+      for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
+        lam[j] = lam0[j];
+        kap[j] = 0.0;
+      }
+      break;
+    }
+    bool same = true;
+    for (int j = 0; j < m; j++) {
+      const double *ga = sv->mesh_ga + (size_t)j * st;
+      double v = dot(ga, q, nd);
+      if (v == 0.0) { /* at rest: the power about to flow */
+        v = dot(ga, dq, nd);
+        for (int i = 0; i < m; i++)
+          v += kap[i] * lam[i] * dot(ga, sv->mesh_d + (size_t)i * st, nd);
+      }
+      double p = lam[j] * v;
+      int nd_dir = p > 0.0 ? 1 : p < 0.0 ? -1 : (lam[j] == 0.0 ? dir[j] : 0);
+      if (nd_dir != dir[j]) {
+        dir[j] = nd_dir;
+        same = false;
+      }
+    }
+    if (same)
+      break;
+  }
+  double p_loss = 0.0;
+  for (int j = 0; j < m; j++) {
+    double f = kap[j] * lam[j];
+    if (f == 0.0)
+      continue;
+    const double *d = sv->mesh_d + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    for (int i = 0; i < nd; i++)
+      dq[i] += f * d[i];
+    for (int n = 0; n < nn; n++)
+      w[n] += f * b[n];
+    p_loss += f * dot(sv->mesh_gb + (size_t)j * st, q, nd);
+  }
+  return p_loss;
+}
+
 int dg_solver_build(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
@@ -974,8 +1219,8 @@ int dg_solver_build(dg_sim *sim) {
   memset(ws->has_row, 0, st);
   memset(ws->row_dirty, 0, st);
   memset(sim->sv.inertia, 0, sizeof(double) * st);
-  for (size_t n = 0; n < st; n++)
-    sim->sv.eff[n] = 1.0;
+  ws->nmesh = 0;
+  ws->links_complete = true;
   sim->sv.topo.sim = sim;
   const dg_graph *g = sim->g;
   for (int i = 0; i < sim->nb && !ws->error; i++) {
@@ -1020,8 +1265,7 @@ int dg_solver_build(dg_sim *sim) {
       }
     }
   build_multiplier_map(sim);
-  propagate_lock_efficiency(sim);
-  sim->sv.n_lossy = 0;
+  check_lossy_ties(sim);
   for (int n = 0; n < sim->nn; n++) {
     const double *gr = sim->sv.G + (size_t)n * st;
     sim->sv.row_start[n] = sim->sv.nnz;
@@ -1032,15 +1276,15 @@ int dg_solver_build(dg_sim *sim) {
         sim->sv.gs_val[sim->sv.nnz] = gr[j];
         sim->sv.nnz++;
       }
-    sim->sv.inv_eff[n] = 1.0 / sim->sv.eff[n];
-    if (sim->sv.eff[n] != 1.0) /* the substep scales only these */
-      sim->sv.lossy[sim->sv.n_lossy++] = n;
   }
   sim->sv.row_start[sim->nn] = sim->sv.nnz;
   if (ws->error)
     return ws->error;
+  for (int j = 0; j < ws->nmesh; j++)
+    sim->sv.mesh_dir[j] = 0;
   build_speed_plan(sim);
-  return assemble_mass(sim, false);
+  int rc = assemble_mass(sim, false);
+  return rc != DG_OK ? rc : build_mesh_maps(sim);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1114,7 +1358,9 @@ static int refresh_rows(dg_sim *sim) {
   }
   sim->sv.lam_stale = ws->nactive > 0;
   build_speed_plan(sim);
-  return assemble_mass(sim, true) == DG_OK ? DG_OK : -1;
+  if (assemble_mass(sim, true) != DG_OK)
+    return -1;
+  return build_mesh_maps(sim) == DG_OK ? DG_OK : -1;
 }
 
 /* The kinematics at the point a substep evaluates (variable kinematics). */
@@ -1256,16 +1502,6 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     sim->torque[i].fn(sim->torque[i].b, ctx);
     de[i] = ctx->power;
   }
-  /* efficiency path factors: η on driving torque, 1/η on braking torque,
-   * only at the nodes behind lossy gears */
-  double p_eff = 0.0;
-  for (int i = 0; i < sim->sv.n_lossy; i++) {
-    int n = sim->sv.lossy[i];
-    double tn = tau[n], wn = tn * (tn * x[n] >= 0.0 ? sim->sv.eff[n] : sim->sv.inv_eff[n]);
-    p_eff += (wn - tn) * x[n];
-    w[n] = wn;
-  }
-  de[sim->n_torque] = p_eff;
   if (sim->sv.variable_kinematics) {
     /* Kane / d'Alembert with x = G(t) q: the nodes also accelerate by Ġ q,
      * whose inertial force −I Ġ q joins the applied torques. It keeps
@@ -1309,6 +1545,8 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
       dy[i] = v;
     }
   }
+  /* the lossy meshes' loss torques, with the accelerations they change */
+  de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? mesh_losses(sim, y, dy, w) : 0.0;
   ctx->state_rate = NULL;
   if (sim->sv.want_lambda) {
     if (sim->sv.lam_stale)
@@ -1327,6 +1565,12 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
         v += sim->sv.lam_coef[k] * (sim->sv.inertia[n] * acc - w[n]);
       }
       sim->sv.lambda[a] = v;
+      sim->sv.tie_factor[a] = 1.0;
+    }
+    for (int j = 0; j < sim->sv.ws.nmesh; j++) {
+      int t = sim->sv.ws.mesh_tie[j];
+      if (t >= 0 && sim->sv.ws.ties[t].active >= 0)
+        sim->sv.tie_factor[sim->sv.ws.ties[t].active] = 1.0 + sim->sv.mesh_kap[j];
     }
     sim->sv.lambda_valid = true;
   }
@@ -1738,6 +1982,15 @@ double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
   if (!sim->sv.lambda_valid)
     compute_lambda(sim);
   return sim->sv.lambda[sim->sv.ws.ties[tie].active];
+}
+
+double dg_ctx_tie_factor(dg_ctx *ctx, int tie) {
+  dg_sim *sim = ctx->sim;
+  if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
+    return 1.0;
+  if (!sim->sv.lambda_valid)
+    compute_lambda(sim);
+  return sim->sv.tie_factor[sim->sv.ws.ties[tie].active];
 }
 
 /* ------------------------------------------------------------------------ */

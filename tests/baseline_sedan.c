@@ -16,9 +16,16 @@
  *   engine  T_e = map(rpm, θ), θ = clamp(max(θ_driver, g·(idle − rpm)), 0, 1),
  *           θ_driver = 0 while the gearbox shifts, θ = 0 while the rev
  *           limiter cuts; drag
- *           faded within 10 rpm of rest. In gear its torque reaches the
- *           wheels as a·T_e·η (η = η_gb·η_fd) when it drives (T_e·ω_e >= 0)
- *           and a·T_e/η when it brakes.
+ *           faded within 10 rpm of rest.
+ *   meshes  in gear, the gearbox and the final drive pass η = η_gb·η_fd of
+ *           the power the driving side gives them (nothing turns between
+ *           them). The engine shaft gives the meshes m_e = T_e − J ω̇_e
+ *           (J = J_e + J_gb), so the driven pair feels a·k·m_e on each
+ *           wheel, k = η when the engine drives (m_e ω_e > 0), 1/η when the
+ *           wheels drive it: with ω̇_e = a(ω̇_rl + ω̇_rr) the pair's
+ *           equations are the block above with c = J_d/4 + k J a² and the
+ *           force a·k·T_e. Each substep tries k = η and takes 1/η when the
+ *           resulting m_e ω_e is negative.
  *   tyre    F_x = F_z·MF(κ) + c_t·σ·κ̇ within ±F_z·max|MF|,
  *           MF(κ) = D sin(C atan(Bκ − E(Bκ − atan Bκ))),
  *           σ κ̇ = ω R − v − |v| κ (held at |κ| = 1), c_t = 2ζ sqrt(F_z B C D J / σ) / R;
@@ -163,7 +170,17 @@ static double mf_peak_slip(const baseline_sedan_params *p) {
 
 /* ---- modes ----------------------------------------------------------------- */
 
-/* Inverse of the driven pair's inertia block for the current mode. */
+/* [[J_rl + c, c], [c, J_rr + c]]⁻¹ */
+static void invert_pair(const baseline_sedan_params *p, double c, double *ll, double *lr,
+                        double *rr) {
+  double m11 = p->wheel_inertia[BL_RL] + c, m22 = p->wheel_inertia[BL_RR] + c;
+  double det = m11 * m22 - c * c;
+  *ll = m22 / det;
+  *rr = m11 / det;
+  *lr = -c / det;
+}
+
+/* Inverses of the driven pair's inertia block for the current mode. */
 static void set_mode(baseline_sedan *s) {
   const baseline_sedan_params *p = &s->p;
   double je = p->engine_inertia + p->gearbox_inertia;
@@ -174,11 +191,12 @@ static void set_mode(baseline_sedan *s) {
     c += je * s->a * s->a;
   }
   s->eff = p->gearbox_efficiency * p->final_efficiency;
-  double m11 = p->wheel_inertia[BL_RL] + c, m22 = p->wheel_inertia[BL_RR] + c;
-  double det = m11 * m22 - c * c;
-  s->m_ll = m22 / det;
-  s->m_rr = m11 / det;
-  s->m_lr = -c / det;
+  s->k[0] = s->eff;
+  s->k[1] = 1.0 / s->eff;
+  invert_pair(p, c, &s->m_ll, &s->m_lr, &s->m_rr);
+  for (int i = 0; i < 2; i++)
+    invert_pair(p, 0.25 * p->diff_inertia + s->k[i] * je * s->a * s->a, &s->k_ll[i], &s->k_lr[i],
+                &s->k_rr[i]);
 }
 
 double baseline_sedan_engine_speed(const baseline_sedan *s) {
@@ -242,19 +260,24 @@ static void derivative(const baseline_sedan *s, const step_data *sd, const doubl
     fsum += fx;
   }
   double tl = hub[BL_RL], tr = hub[BL_RR];
+  double je = p->engine_inertia + p->gearbox_inertia;
   if (s->shifting) {
-    double je = p->engine_inertia + p->gearbox_inertia;
     dy[Y_E] = engine_torque(p, y[Y_E], sd->driver, s->limiter) / je;
+    dy[Y_W + BL_RL] = s->m_ll * tl + s->m_lr * tr;
+    dy[Y_W + BL_RR] = s->m_lr * tl + s->m_rr * tr;
   } else {
     double we = s->a * y[Y_W + BL_RL] + s->a * y[Y_W + BL_RR];
     double te = engine_torque(p, we, sd->driver, s->limiter);
-    double t = s->a * (te * (te * we >= 0.0 ? s->eff : 1.0 / s->eff));
-    tl += t;
-    tr += t;
+    for (int i = 0; i < 2; i++) { /* engine drives; else the wheels drive */
+      double t = s->a * s->k[i] * te;
+      dy[Y_W + BL_RL] = s->k_ll[i] * (tl + t) + s->k_lr[i] * (tr + t);
+      dy[Y_W + BL_RR] = s->k_lr[i] * (tl + t) + s->k_rr[i] * (tr + t);
+      double me = te - je * s->a * (dy[Y_W + BL_RL] + dy[Y_W + BL_RR]);
+      if (me * we >= 0.0)
+        break;
+    }
     dy[Y_E] = 0.0;
   }
-  dy[Y_W + BL_RL] = s->m_ll * tl + s->m_lr * tr;
-  dy[Y_W + BL_RR] = s->m_lr * tl + s->m_rr * tr;
   dy[Y_W + BL_FL] = hub[BL_FL] / p->wheel_inertia[BL_FL];
   dy[Y_W + BL_FR] = hub[BL_FR] / p->wheel_inertia[BL_FR];
   dy[Y_V] = (fsum - (p->f1 * v + p->f2 * v * fabs(v))) / p->mass;

@@ -70,6 +70,8 @@ typedef struct baseline_sedan {
   double a;                        /* engine speed per driven-wheel speed, r_g r_fd / 2 */
   double eff;                      /* efficiency engine → wheels in gear */
   double m_ll, m_lr, m_rr;         /* inverse of the driven wheels' 2×2 inertia block */
+  double k[2];                     /* the meshes' factor: η (engine drives), 1/η (wheels drive) */
+  double k_ll[2], k_lr[2], k_rr[2]; /* the same block's inverse with the engine's term × k */
 } baseline_sedan;
 
 /* At rest in first gear, like a new dg_sim of the graph. */

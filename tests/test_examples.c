@@ -444,10 +444,11 @@ END_TEST
  * 2 s the clutch is open and the motor alone drives at 200 N·m (below its
  * base speed 60 kW / 200 N·m = 300 rad/s): one DOF, rolling wheels, no
  * road load, so v(t) = F t / m_eff with
- *   F = 200 · 3.9 · 4.1 · 0.97 · 0.97 / 0.32 N (gearbox and final drive
- *       efficiencies on the driving torque),
+ *   F = 200 · 3.9 · 4.1 · η / 0.32 N, η = 0.97 · 0.97 (gearbox and final
+ *       drive meshes in series, each passing 0.97 of the power it takes),
  *   m_eff = 1600 + (2·1.0 + 2·0.9)/R² + 0.04/R² (differential carrier)
- *         + (0.05 motor + 0.01 plate + 0.03 gearbox input)·(3.9·4.1/R)².
+ *         + η·(0.05 motor + 0.01 plate + 0.03 gearbox input)·(3.9·4.1/R)²
+ *   (the inertial torque of the shafts above the meshes passes them too).
  * From 2 to 2.5 s k0 closes and starts the engine; from 2.5 s both drive:
  * at 3 s the motor is above its base speed and gives exactly 60 kW / ω,
  * the engine its full-load curve at that speed, and both shafts turn as
@@ -457,7 +458,7 @@ START_TEST(test_p2_hybrid) {
   const double R = 0.32, ig = 3.9 * 4.1;
   const double F = 200 * ig * 0.97 * 0.97 / R;
   const double m_eff = 1600 + (2 * 1.0 + 2 * 0.9) / (R * R) + 0.04 / (R * R) +
-                       (0.05 + 0.01 + 0.03) * (ig / R) * (ig / R);
+                       0.97 * 0.97 * (0.05 + 0.01 + 0.03) * (ig / R) * (ig / R);
   dg_test_step(r.sim, 1000, 1e-3);
   ck_assert_double_eq(sig(&r, "k0.locked"), 0.0);
   ck_assert_double_eq(sig(&r, "motor.torque"), 200.0);

@@ -118,9 +118,11 @@ START_TEST(test_neutral_decouples) {
 END_TEST
 
 /* Each gear, with the manual box taking the gear input at the first step:
- *   M = I_L + (I_s + I_gb) r²,   ω_L(t) = r η T / M · t,   ω_in = r ω_L,
- * r = ratios[g−1], or −reverse for R (the output turns backwards). The
- * source drives in every case (τ·ω_in ≥ 0), so the path factor is η. */
+ *   M = I_L + (I_s + I_gb) r²,   ω_L(t) = r η T / (I_L + η (I_s + I_gb) r²) · t,
+ * ω_in = r ω_L, r = ratios[g−1], or −reverse for R (the output turns
+ * backwards). The source drives in every case, so the load receives η of
+ * the power the mesh takes from the input shaft (the source's torque less
+ * the input inertias' inertial torque). */
 static const int gears[] = {1, 2, 3, -1};
 static const double gear_r[] = {3.5, 2.0, 1.25, -3.2};
 
@@ -140,7 +142,7 @@ START_TEST(test_each_gear_ratio) {
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
   dg_sim_mass_matrix(sim, &m);
   ck_assert_double_eq_tol(m, M, 1e-14 * M);
-  double w = r * eta * T / M * 1.0;
+  double w = r * eta * T / (IL + eta * Iin * r * r) * 1.0;
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * fabs(w));
   ck_assert_double_eq_tol(sig(sim, "gb.omega"), r * w, TOL_EXACT * fabs(r * w));
   ck_assert_double_eq_tol(sig(sim, "gb.omega_out"), w, TOL_EXACT * fabs(w));
@@ -156,10 +158,11 @@ START_TEST(test_each_gear_ratio) {
 }
 END_TEST
 
-/* Braking through the box: a negative source torque against a forward
- * spinning load arrives divided by η: ω_L = ω0 − r T / (η M) · t. */
+/* Braking through the box: the load drives the input shaft against the
+ * source's negative torque and the input receives η of the power the
+ * mesh takes from the load: ω_L = ω0 − r T / (r² I_in + η I_L) · t. */
 START_TEST(test_efficiency_braking) {
-  const double T = 12.0, eta = 0.8, r = 2.0, M = 2.0 + 0.35 * 4.0;
+  const double T = 12.0, eta = 0.8, r = 2.0, M = 0.35 * 4.0 + eta * 2.0;
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.3,\"torque\":-12",
                     "\"ratios\":[3.5,2.0],\"efficiency\":0.8,\"inertia\":0.05,\"start_gear\":2",
@@ -170,7 +173,7 @@ START_TEST(test_efficiency_braking) {
   ck_assert_double_eq_tol(sig(sim, "gb.omega"), 200.0, 1e-12);
   dg_test_step(sim, 1000, DT);
   ck_assert_int_eq(dg_sim_topology_changes(sim), 0);
-  double w = 100.0 - r * T / eta / M;
+  double w = 100.0 - r * T / M;
   ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * 100);
   /* and the loss is booked: kinetic change = work of the source + loss */
   dg_energy e;

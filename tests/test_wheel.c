@@ -260,9 +260,10 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Rolling tyre                                                             */
 
-/* torque_source → gear (i, η) → wheel (rolling) → vehicle: the body
- * feels F = T·i·η/R and the reflected inertias,
- *   a = (T i η / R) / (m + J_w/R² + (J_src + J_gear) i²/R²),
+/* torque_source → gear (i, η) → wheel (rolling) → vehicle: the mesh
+ * passes η of the power the input shaft gives it (the source's torque less
+ * its inertial torque), so
+ *   a = (T i η / R) / (m + J_w/R² + η (J_src + J_gear) i²/R²),
  * integrated exactly by RK4 (constant acceleration). */
 START_TEST(test_rolling_drive) {
   const double T = 150, i = 4, eta = 0.9, Js = 0.2, Jg = 0.05, R = 0.3, Jw = 1.2, m = 1200;
@@ -277,7 +278,7 @@ START_TEST(test_rolling_drive) {
                      T, Js, i, eta, Jg, R, Jw, m);
   dg_sim *sim = dg_test_sim(g);
   double meff = m + Jw / (R * R) + (Js + Jg) * i * i / (R * R);
-  double a = T * i * eta / R / meff;
+  double a = T * i * eta / R / (m + Jw / (R * R) + eta * (Js + Jg) * i * i / (R * R));
   ck_assert_int_eq(dg_sim_dof_count(sim), 1);
   double M;
   dg_sim_mass_matrix(sim, &M);

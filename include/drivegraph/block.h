@@ -13,7 +13,9 @@
 /// together or to ground (dg_topo_tie) and places inertia at ports
 /// (dg_topo_inertia). The solver then assembles M = Gᵀ diag(I) G, and every
 /// RK4 substep the blocks' `torque_downstream` add torques at ports; the
-/// solver solves M q̇ = Gᵀ (e ∘ τ) where e are efficiency path factors.
+/// solver solves M q̇ = Gᵀ (τ + L), where L are the loss torques of the
+/// lossy meshes (links and ties with an efficiency below 1): each mesh
+/// loses (1 − η) of the power it transmits (docs/solver.md, "Losses").
 ///
 /// Sign conventions: a port's speed is positive in the direction of forward
 /// travel; a torque added at a port accelerates that port's node in the
@@ -434,6 +436,12 @@ DG_API void dg_ctx_request_topology(dg_ctx *ctx);
 /// coefficient vector. For a tie `x_a − x_b = 0` it is the
 /// torque applied at a (and its negative at b). 0 for a redundant tie.
 DG_API double dg_ctx_tie_force(dg_ctx *ctx, int tie);
+/// For a lossy tie (dg_topo_tie_lossy), at the same point as
+/// dg_ctx_tie_force: the factor on side b's share of the tie force, 1/η
+/// when the power flows from side b to side a, η when it flows from a to b,
+/// 1 when none flows (and for every other tie). The torque at port i is
+/// λ·(coef_a[i] + factor·(coef[i] − coef_a[i])).
+DG_API double dg_ctx_tie_factor(dg_ctx *ctx, int tie);
 /// In start (DG_START_PROPOSE): proposes `speed` for the shaft at `port`.
 /// It is taken when it agrees with the initial values given and the
 /// proposals taken before it (the shaft is free to turn so), else dropped.
@@ -455,9 +463,11 @@ DG_API dg_block *dg_sim_block(dg_sim *sim, const char *id);
 /// The node at `port` becomes a new DOF.
 DG_API void dg_topo_dof(dg_topo *t, const dg_block *b, int port);
 /// speed(dst) = Σ coef[i] · speed(src[i]); `efficiency` (0..1] is the power
-/// efficiency from dst to the srcs (driving power is multiplied by it,
-/// braking power divided). Sources without a speed yet become free DOFs. A
-/// dst that already has a speed becomes a tie instead.
+/// efficiency of the mesh, whichever way the power flows: the driving side
+/// supplies P, the driven side receives η·P (torques transmitted include the
+/// inertial torque of what is driven). Sources without a speed
+/// yet become free DOFs. A dst that already has a speed becomes a tie
+/// instead (a lossy one with side a = dst).
 DG_API void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
                   const double *coef, double efficiency);
 /// As dg_topo_link, for classes with DG_CLASS_VARIABLE_KINEMATICS whose
@@ -475,6 +485,17 @@ DG_API void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, doubl
 /// Adds the constraint Σ coef[i] · speed(port[i]) = 0 (one port: held at
 /// rest). Returns the tie's index for dg_ctx_tie_force.
 DG_API int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef);
+/// A tie Σ coef[i] · speed(port[i]) = 0 that is a lossy mesh: its
+/// coefficients split into side a (`coef_a`) and side b (coef − coef_a),
+/// with Σ coef_a[i]·speed(port[i]) = −Σ (coef − coef_a)[i]·speed(port[i])
+/// the mesh's speed, so the power it transmits from side b to side a is
+/// P = λ·Σ coef_a[i]·speed(port[i]) (λ its multiplier). The mesh loses
+/// (1 − efficiency)·|P|: side b's share of the tie force is scaled by
+/// 1/efficiency when P > 0 and by efficiency when P < 0. A planetary's
+/// meshes in the carrier's frame: side a the sun relative to the carrier,
+/// side b the ring relative to the carrier. Returns the tie's index.
+DG_API int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port,
+                             const double *coef, const double *coef_a, double efficiency);
 /// Ties two of the block's ports to one speed (a locked clutch:
 /// ω_a − ω_b = 0). The tie's multiplier (dg_ctx_tie_force) is the torque
 /// the lock applies at port_a. Returns the tie's index.
