@@ -33,13 +33,23 @@
  * The signals show λ at the end of the last step (post_step), as a
  * clutch's lock torque.
  *
- * Efficiency: only 1 (lossless). Losses in a planetary follow the power in
- * the carrier's frame, the meshing power P_m = (ω_s − ω_c)·τ_s (equal to
- * −(ω_r − ω_c)·τ_r), not the power through any one member: a lossy set
- * takes |P_m|·(1 − η) with the torque ratio set by which of sun and ring
- * drives in that frame (sign of P_m), so it is not a path factor of a
- * link (dg_topo_link's efficiency) and needs the solver's support for a
- * lossy tie. */
+ * Efficiency. Losses follow the power in the carrier's frame, the meshing
+ * power P_m = k_s λ (ω_s − ω_c) = −k_r λ (ω_r − ω_c) that the planets pass
+ * between sun and ring: the set loses (1 − η)|P_m| (η = `efficiency`, the
+ * basic ratio's efficiency with the carrier held), not (1 − η) of the
+ * power through any one member. The tie is a lossy mesh
+ * (dg_topo_tie_lossy) with side a the sun relative to the carrier,
+ * k_s (ω_s − ω_c), and side b the ring relative to the carrier; the side
+ * that gives the meshing power drives, and the ring's share of the tie
+ * force is scaled by f = 1/η when the ring drives in that frame, η when
+ * the sun does (dg_ctx_tie_factor):
+ *   τ_s = k_s λ,  τ_r = f k_r λ,  τ_c = −(k_s + f k_r) λ.
+ * So with the ring held and the sun driving, the carrier gets
+ * (1 + η R/S)·T: the textbook efficiency (1 + η R/S)/(1 + R/S) of that
+ * reduction; with two members joined the planets do not move relative to
+ * the carrier and nothing is lost; where power recirculates through a set
+ * (a power-split mode), P_m can exceed the power through the set, and so
+ * can the loss. */
 #include <drivegraph/block.h>
 #include <math.h>
 
@@ -67,6 +77,7 @@ typedef struct planetary_params {
 typedef struct planetary_data {
   double ks, kr;   /* S/(S+R), R/(S+R) */
   double lambda;   /* the tie's multiplier at the last post_step */
+  double factor;   /* the ring's factor then (1, η or 1/η) */
   int tie;
 } planetary_data;
 
@@ -92,8 +103,10 @@ static const dg_param_def planetary_params_table[] = {
     DG_PARAM_NUM(planetary_params, ring_inertia, "ring_inertia", "kg*m^2", 0.0,
                  DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the ring gear, on `ring`"),
     DG_PARAM_NUM(planetary_params, efficiency, "efficiency", "", 1.0,
-                 DG_P_MIN_EXCL | DG_P_MAX, 0, 1,
-                 "mesh efficiency; only 1 (lossless) is supported so far"),
+                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
+                 "efficiency of the sun-planet-ring meshes in the carrier's frame (of the "
+                 "basic ratio with the carrier held): the set loses (1 - efficiency) of the "
+                 "meshing power"),
     {0},
 };
 
@@ -108,10 +121,13 @@ static const dg_signal_def planetary_signals[] = {
      .doc = "torque the gear set applies to the sun, S/(S+R) x lambda (at the last step's end)",
      .port = DG_SIGNAL_HOOK},
     {.name = "carrier_torque", .unit = "N*m",
-     .doc = "torque the gear set applies to the carrier, -lambda (at the last step's end)",
+     .doc = "torque the gear set applies to the carrier, -(S + f R)/(S+R) x lambda, f the "
+            "ring's loss factor (at the last step's end)",
      .port = DG_SIGNAL_HOOK},
     {.name = "ring_torque", .unit = "N*m",
-     .doc = "torque the gear set applies to the ring, R/(S+R) x lambda (at the last step's end)",
+     .doc = "torque the gear set applies to the ring, f R/(S+R) x lambda, f = 1 lossless, "
+            "1/efficiency when the ring drives in the carrier's frame, efficiency when the sun "
+            "does (at the last step's end)",
      .port = DG_SIGNAL_HOOK},
     {.name = "carrier_sun", .unit = "", .doc = "speed ratio carrier / sun (0 with the sun at rest)",
      .port = DG_SIGNAL_HOOK},
@@ -127,11 +143,6 @@ static void planetary_check(const void *params, dg_check *chk) {
   if (p->sun_teeth > 0.0 && !(p->ring_teeth > p->sun_teeth))
     dg_check_error(chk, "ring_teeth", "must be > sun_teeth (%g) (got %g)", p->sun_teeth,
                    p->ring_teeth);
-  if (p->efficiency != 1.0)
-    dg_check_error(chk, "efficiency",
-                   "only 1 is supported so far: a lossy planetary needs losses in the carrier's "
-                   "frame (got %g)",
-                   p->efficiency);
 }
 
 static int planetary_init(dg_block *self, dg_init *init) {
@@ -141,6 +152,7 @@ static int planetary_init(dg_block *self, dg_init *init) {
   d->ks = p->sun_teeth / (p->sun_teeth + p->ring_teeth);
   d->kr = p->ring_teeth / (p->sun_teeth + p->ring_teeth);
   d->tie = -1;
+  d->factor = 1.0;
   return 0;
 }
 
@@ -154,12 +166,14 @@ static void planetary_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_SUN, p->sun_inertia);
   dg_topo_inertia(topo, self, PORT_CARRIER, p->carrier_inertia);
   dg_topo_inertia(topo, self, PORT_RING, p->ring_inertia);
-  d->tie = dg_topo_tie(topo, self, 3, ports, coef);
+  const double coef_a[3] = {d->ks, 0.0, -d->ks}; /* the sun relative to the carrier */
+  d->tie = dg_topo_tie_lossy(topo, self, 3, ports, coef, coef_a, p->efficiency);
 }
 
 static void planetary_post_step(dg_block *self, dg_ctx *ctx) {
   planetary_data *d = self->data;
   d->lambda = dg_ctx_tie_force(ctx, d->tie);
+  d->factor = dg_ctx_tie_factor(ctx, d->tie);
 }
 
 static double ratio(double num, double den) {
@@ -174,9 +188,9 @@ static double planetary_signal(const dg_block *self, const dg_ctx *ctx, int inde
   case SIG_SUN_TORQUE:
     return d->ks * d->lambda;
   case SIG_CARRIER_TORQUE:
-    return 0.0 - d->lambda;
+    return -(d->ks + d->factor * d->kr) * d->lambda;
   case SIG_RING_TORQUE:
-    return d->kr * d->lambda;
+    return d->factor * d->kr * d->lambda;
   case SIG_CARRIER_SUN:
     return ratio(wc, ws);
   case SIG_RING_SUN:
@@ -193,7 +207,8 @@ const dg_block_class dg_block_planetary = {
     .type = "planetary",
     .doc = "Simple planetary gear set (sun, carrier, ring; any member drives or is driven): "
            "Willis kinematics S w_sun + R w_ring = (S + R) w_carrier as one tie, torques "
-           "sun : ring : carrier = S : R : -(S + R), optional member inertias, lossless.",
+           "sun : ring : carrier = S : R : -(S + R), optional member inertias, losses from the "
+           "meshing power in the carrier's frame.",
     .ports = planetary_ports,
     .params = planetary_params_table,
     .params_size = sizeof(planetary_params),

@@ -960,12 +960,27 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
 
 /* A lossy tie that the elimination found redundant carries no determined
  * force: rigid shafts cannot say which of two parallel paths carries the
- * torque, so neither can they say what it loses. Refused. */
+ * torque, so neither can they say what it loses. Refused, unless its mesh
+ * does not move in this mode (a planetary turning as one block: no
+ * meshing power, no loss whatever it carries). */
 static void check_lossy_ties(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
+  size_t st = (size_t)sim->nn;
   for (int t = 0; t < ws->nties && !ws->error; t++) {
     const dg_tie *tie = &ws->ties[t];
-    if (tie->mesh >= 0 && tie->active < 0)
+    if (tie->mesh < 0 || tie->active >= 0)
+      continue;
+    double moves = 0.0, scale = 0.0;
+    for (int d = 0; d < sim->sv.ndof; d++) {
+      double v = 0.0;
+      for (int i = tie->first; i < tie->first + tie->n; i++) {
+        double g = sim->sv.G[(size_t)ws->tie_node[i] * st + (size_t)d];
+        v += ws->tie_acoef[i] * g;
+        scale = fmax(scale, fabs(ws->tie_coef[i] * g));
+      }
+      moves = fmax(moves, fabs(v));
+    }
+    if (moves > PIVOT_EPS * scale)
       topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
                  "over-constrained: the lossy mesh (efficiency %g) closes a loop whose other "
                  "ratios already fix its speeds, so rigid shafts do not determine the torque it "
@@ -1058,8 +1073,15 @@ static int build_mesh_maps(dg_sim *sim) {
   }
   double *a = sv->scratch, *z = sv->mesh_z, *tmp = sv->f;
   for (int j = 0; j < m; j++) {
-    int col = ws->mesh_link[j] >= 0 ? ws->mesh_link[j]
-                                    : ws->nlinks + ws->ties[ws->mesh_tie[j]].active;
+    double *rows[] = {sv->mesh_u, sv->mesh_b, sv->mesh_h, sv->mesh_d, sv->mesh_ga, sv->mesh_gb};
+    int t = ws->mesh_tie[j];
+    if (t >= 0 && ws->ties[t].active < 0) { /* redundant and idle (check_lossy_ties) */
+      for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        memset(rows[r] + (size_t)j * st, 0, sizeof(double) * st);
+      sv->mesh_col[j] = -1;
+      continue;
+    }
+    int col = ws->mesh_link[j] >= 0 ? ws->mesh_link[j] : ws->nlinks + ws->ties[t].active;
     sv->mesh_col[j] = col;
     for (int c = 0; c < K; c++)
       z[c] = c == col ? 1.0 : 0.0;

@@ -99,6 +99,52 @@ START_TEST(test_locked_equal_sides) {
 }
 END_TEST
 
+/* Losses through a locked differential follow the power each mesh
+ * transmits: a source (T = 40, I_s = 0.1) drives a locked differential
+ * (ratio r_d = 3, η_d = 0.97); its left output drives a gear (r_g = 2,
+ * η_g = 0.97) and a load J_L = 2, its right output a load without inertia
+ * or torque. Both meshes drive forward; with m the torque the source shaft
+ * gives the differential (T − I_s ω̇_in, ω_in = r_d ω_o), the outputs get
+ * η_d r_d m and the gear passes η_g of what it takes:
+ *   η_d r_d (T − I_s r_d ω̇_o) = J_R ω̇_o + J_L ω̇_o / (η_g r_g²)
+ *   ⇒ ω̇_o = η_d r_d T / (η_d r_d² I_s + J_R + J_L / (η_g r_g²)).
+ * With J_R = 0 the whole power goes through both meshes: the load's
+ * kinetic energy is η_d η_g = 0.9409 of the work through the input shaft
+ * (the source's work less its own kinetic energy) at every instant. (The
+ * path factors weighted the lossy left path by the split: 0.97 × 0.985.)
+ * With J_R = 1 the right side takes power through the final drive only. */
+START_TEST(test_locked_losses_by_power) {
+  const double T = 40, Is = 0.1, rd = 3, eta = 0.97, rg = 2, JL = 2, JR = _i == 0 ? 0.0 : 1.0;
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":40},"
+      "\"diff\":{\"type\":\"differential\",\"kind\":\"locked\",\"ratio\":3,"
+      "\"efficiency\":0.97},"
+      "\"hub\":{\"type\":\"gear\",\"ratio\":2,\"efficiency\":0.97},"
+      "\"ldl\":{\"type\":\"load\",\"inertia\":2},\"ldr\":{\"type\":\"load\",\"inertia\":%g}},"
+      "\"connections\":[[\"src.out\",\"diff.in\"],[\"diff.left\",\"hub.in\"],"
+      "[\"hub.out\",\"ldl.in\"],[\"diff.right\",\"ldr.in\"]]}",
+      JR);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_test_step(sim, 1000, 1e-3);
+  double a = eta * rd * T / (eta * rd * rd * Is + JR + JL / (eta * rg * rg));
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ldr.omega"), a * 1.0, 1e-12 * a);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ldl.omega"), a / rg, 1e-12 * a);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  double ws = dg_test_signal(sim, "src.omega"), wl = dg_test_signal(sim, "ldl.omega");
+  double through = e.work_in - 0.5 * Is * ws * ws, kel = 0.5 * JL * wl * wl;
+  if (JR == 0.0)
+    ck_assert_double_eq_tol(kel / through, eta * eta, 1e-12);
+  else /* the right side's share passes the final drive alone */
+    ck_assert_double_eq_tol(kel / (eta * eta) + 0.5 * JR * a * a / eta, through, 1e-9 * through);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* split μ                                                                  */
 
@@ -497,6 +543,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("dynamics");
   tcase_add_test(tc, test_split_ratio_efficiency);
   tcase_add_test(tc, test_locked_equal_sides);
+  tcase_add_loop_test(tc, test_locked_losses_by_power, 0, 2);
   tcase_add_test(tc, test_split_mu_open);
   tcase_add_test(tc, test_split_mu_locked);
   tcase_add_test(tc, test_split_mu_clutch_lsd);

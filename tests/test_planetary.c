@@ -1,5 +1,6 @@
 /* planetary: Willis kinematics for each held member, the torque split,
- * member inertias (accelerations by hand), a planetary without inertia on
+ * member inertias (accelerations by hand), losses in the carrier's frame
+ * (textbook efficiencies, recirculating power), a planetary without inertia on
  * two free members refused, bad parameters. SimpleGearShift (a planetary
  * shifted by a brake and a clutch against a scipy reference) is in
  * tests/test_examples.c. */
@@ -85,6 +86,99 @@ START_TEST(test_willis) {
 }
 END_TEST
 
+/* A lossy set (η = 0.9) with one member held, as in test_willis: the
+ * meshes lose (1 − η) of the meshing power in the carrier's frame, so the
+ * unit passes e of the power the input member gives it, the textbook
+ * efficiencies of the basic ratio i0 = −R/S:
+ *   ring held (sun → carrier):    e = (1 + η R/S)/(1 + R/S) = k_s + η k_r
+ *   carrier held (sun → ring):    e = η
+ *   sun held (ring → carrier):    e = (1 + η S/R)/(1 + S/R) = k_r + η k_s
+ * and with ω_b = r ω_a, the input torque through J_a, the output's J_b
+ * reflected through the loss: α_a = T / (J_a + r² J_b / e); the output
+ * member's torque J_b r α_a and the input member's −(T − J_a α_a) are in
+ * the ratio −e/r; the loss is (1 − e) of the work through the input
+ * member, W − ½ J_a ω_a². */
+START_TEST(test_lossy_holds) {
+  const char *in = willis[_i].in, *held = willis[_i].held, *out = willis[_i].out;
+  const double r = willis[_i].r, T = 10.0, Ja = 1.0, Jb = 2.0, eta = 0.9, ks = 0.4, kr = 0.6;
+  const double e = _i == 0 ? ks + eta * kr : _i == 1 ? eta : kr + eta * ks;
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75,"
+      "\"efficiency\":0.9},\"br\":{\"type\":\"brake\",\"max_torque\":1e6},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"src.out\",\"ps.%s\"],[\"ps.%s\",\"br.in\"],[\"ps.%s\",\"ld.in\"]]}",
+      in, held, out);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 1000, 1e-3);
+  ck_assert_double_eq(dg_test_signal(sim, "br.held"), 1.0);
+  const double a = T / (Ja + r * r * Jb / e);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), r * a * 1.0, TOL_EXACT);
+  char name[64];
+  double ta = -(T - Ja * a), tb = Jb * r * a;
+  snprintf(name, sizeof name, "ps.%s_torque", in);
+  ck_assert_double_eq_tol(dg_test_signal(sim, name), ta, 1e-9);
+  snprintf(name, sizeof name, "ps.%s_torque", out);
+  ck_assert_double_eq_tol(dg_test_signal(sim, name), tb, 1e-9);
+  ck_assert_double_eq_tol(-tb / ta, e / r, 1e-12); /* the static torque ratio */
+  snprintf(name, sizeof name, "ps.%s_torque", held); /* the holder takes the rest */
+  ck_assert_double_eq_tol(dg_test_signal(sim, name) + ta + tb, 0.0, 1e-9);
+  dg_energy en;
+  dg_sim_energy(sim, &en);
+  double through = en.work_in - 0.5 * Ja * a * a;
+  ck_assert_double_eq_tol(en.efficiency_loss, -(1.0 - e) * through, 1e-9 * through);
+  ck_assert_double_le(fabs(en.balance_error), 1e-9 * en.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Recirculating power: S = 30, R = 90 (k_s = 1/4, k_r = 3/4), the source
+ * (T = 10, I_c = 1) on the carrier, a gear (ratio k = 3, lossless) driving
+ * the sun from the carrier (ω_s = 3 ω_c), the output J_r = 2 on the ring.
+ * Willis with ω_s = k ω_c: ω_c = g ω_r, g = k_r/(1 − k k_s) = 3. With λ the
+ * set's multiplier and f the ring's factor, the carrier feels
+ * −(k_s (1 − k) + f k_r) λ (the gear's reaction included), the ring f k_r λ:
+ *   I_c g ω̇_r = T − c λ,  c = k_s (1 − k) + f k_r,   J_r ω̇_r = f k_r λ
+ *   ⇒ ω̇_r = T / (I_c g + c J_r / (f k_r)).
+ * The meshing power k_s λ (ω_s − ω_c) = k_s g (k − 1) λ ω_r is 1.83 × the
+ * power through the unit and positive (the ring drives in the carrier's
+ * frame: f = 1/η; with f = η it would not be): the set loses
+ * (1/η − 1) of it, more than (1 − η) of what it passes: the unit's
+ * efficiency is f k_r / (g c) = 0.25 / (0.75 − 0.5 η) = 0.943 at η = 0.97. */
+START_TEST(test_lossy_recirculation) {
+  const double T = 10, Ic = 1, Jr = 2, k = 3, ks = 0.25, kr = 0.75, eta = 0.97;
+  const double gr = kr / (1.0 - k * ks), f = 1.0 / eta, c = ks * (1.0 - k) + f * kr;
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":30,\"ring_teeth\":90,"
+      "\"efficiency\":0.97},\"g\":{\"type\":\"gear\",\"ratio\":3},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"src.out\",\"ps.carrier\",\"g.out\"],[\"g.in\",\"ps.sun\"],"
+      "[\"ps.ring\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  dg_test_step(sim, 1000, 1e-3);
+  const double a = T / (Ic * gr + c * Jr / (f * kr)), lam = Jr * a / (f * kr);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.omega"), gr * a * 1.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_torque"), Jr * a, 1e-9);
+  double pm = ks * gr * (k - 1.0) * lam * a, through = c * lam * gr * a; /* per ω_r = a at 1 s */
+  ck_assert_double_gt(pm, 1.8 * through); /* 1.83 × */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  /* the loss: (1/η − 1) of the meshing power, ∫ over ω_r = a t: × t²/2 / t */
+  double loss = (f - 1.0) * ks * gr * (k - 1.0) * lam * 0.5 * a;
+  ck_assert_double_eq_tol(e.efficiency_loss, -loss, 1e-9 * loss);
+  double wr = a, unit = 0.5 * Jr * wr * wr / (e.work_in - 0.5 * Ic * gr * gr * a * a);
+  ck_assert_double_eq_tol(unit, 0.25 / (0.75 - 0.5 * eta), 1e-12);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* The member inertias alone, no member held: T = 10 on the sun (J_s =
  * 0.2), ring J_r = 0.5 and carrier J_c = 0.3 free. With k_s = 0.4,
  * k_r = 0.6, ω_r = (ω_c − k_s ω_s)/k_r; in q = (ω_s, ω_c) the kinetic
@@ -161,9 +255,8 @@ static const dg_test_bad_param bad[] = {
      "must be > sun_teeth (50) (got 50)"},
     {"\"sun_teeth\":50,\"ring_teeth\":75,\"ring_inertia\":-1", "/blocks/ps/ring_inertia",
      "must be >= 0 (got -1)"},
-    {"\"sun_teeth\":50,\"ring_teeth\":75,\"efficiency\":0.97", "/blocks/ps/efficiency",
-     "only 1 is supported so far: a lossy planetary needs losses in the carrier's frame (got "
-     "0.97)"},
+    {"\"sun_teeth\":50,\"ring_teeth\":75,\"efficiency\":0", "/blocks/ps/efficiency",
+     "must be > 0 (got 0)"},
     {"\"sun_teeth\":50,\"ring_teeth\":75,\"efficiency\":1.2", "/blocks/ps/efficiency",
      "must be <= 1 (got 1.2)"},
 };
@@ -183,6 +276,8 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("kinematics");
   tcase_add_loop_test(tc, test_willis, 0, (int)(sizeof willis / sizeof willis[0]));
   tcase_add_test(tc, test_member_inertias);
+  tcase_add_loop_test(tc, test_lossy_holds, 0, (int)(sizeof willis / sizeof willis[0]));
+  tcase_add_test(tc, test_lossy_recirculation);
   suite_add_tcase(s, tc);
   tc = tcase_create("modes");
   tcase_add_test(tc, test_free_members_without_inertia);

@@ -70,6 +70,36 @@ START_TEST(test_efficiency_driving_and_braking) {
 }
 END_TEST
 
+/* Two gears in parallel between the same shafts, one of them lossy: rigid
+ * shafts do not say how the torque divides between them, so the lossy
+ * one's loss is not determined. Refused at load (not a plausible number),
+ * naming the block and the remedies; lossless parallel gears stay valid. */
+START_TEST(test_lossy_parallel_refused) {
+  const char *fmt = "{\"drivegraph\":1,\"blocks\":{"
+                    "\"src\":{\"type\":\"torque_source\",\"inertia\":1,\"torque\":10},"
+                    "\"g1\":{\"type\":\"gear\",\"ratio\":2,\"efficiency\":%g},"
+                    "\"g2\":{\"type\":\"gear\",\"ratio\":2},"
+                    "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+                    "\"connections\":[[\"src.out\",\"g1.in\",\"g2.in\"],"
+                    "[\"g1.out\",\"g2.out\",\"ld.in\"]]}";
+  char json[1024];
+  snprintf(json, sizeof json, fmt, 0.9);
+  dg_error err = dg_test_graph_error(json);
+  ck_assert_str_eq(err.path, "/blocks/g1");
+  ck_assert_msg(strstr(err.text, "the lossy mesh (efficiency 0.9) closes a loop whose other ratios "
+                                 "already fix its speeds") &&
+                    strstr(err.text, "give it efficiency 1, or put a spring_damper in the loop"),
+                "%s", err.text);
+  snprintf(json, sizeof json, fmt, 1.0);
+  dg_graph *g = dg_test_graph(json);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 100, 1e-3); /* ω_ld = T·2 / (J_ld + 4 J_src) · t */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 20.0 / 6.0 * 0.1, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* A lock (DOF + tie, as clutches lock) above a lossy gear: the mesh still
  * loses (1 − η) of what it transmits, the power the source puts in less
  * what its own inertia keeps (the closed form of the plain gear). */
@@ -776,6 +806,7 @@ static Suite *suite(void) {
   TCase *energy = tcase_create("energy");
   tcase_add_test(energy, test_efficiency_driving_and_braking);
   tcase_add_test(energy, test_efficiency_through_lock);
+  tcase_add_test(energy, test_lossy_parallel_refused);
   tcase_add_test(energy, test_energy_conserved_without_sources);
   tcase_add_test(energy, test_energy_decreases_with_loads);
   tcase_add_test(energy, test_work_equals_kinetic_energy);
