@@ -511,6 +511,71 @@ DG_API void dg_driver_apply(dg_driver *drv, double t);
 DG_API bool dg_driver_should_stop(const dg_driver *drv);
 
 /* ------------------------------------------------------------------------ */
+/* Run summaries: the figures `drivegraph sim` reports                      */
+
+/// Speeds of the standard figures (m/s) and distance (m).
+#define DG_SUMMARY_V100 (100.0 / 3.6)
+#define DG_SUMMARY_X400 400.0
+/// A run "starts from rest" below this speed (m/s), and "is at rest" below
+/// DG_SUMMARY_REST (m/s).
+#define DG_SUMMARY_FROM_REST 0.1
+#define DG_SUMMARY_REST 0.01
+/// Shifts stored in the log (shifts_total counts them all).
+#define DG_SUMMARY_MAX_SHIFTS 200
+
+/// One shift of the log.
+typedef struct dg_summary_shift {
+  double t;     ///< s: the start of the step at which the new gear was selected
+  int from, to; ///< gears (-1 R, 0 neutral)
+  double rpm;   ///< engine (else motor, else gearbox input) rpm when it was selected
+} dg_summary_shift;
+
+/// What a run is summarized by, collected step by step (dg_summary_sample)
+/// from the signals of the first vehicle block, the first gearbox, the
+/// engine (else motor, else the gearbox input) and every wheel. Fields are
+/// NaN (times, speeds) or -1 (ids, slip_wheel) until they are known; the
+/// 0-100 km/h and 0-400 m figures only for a start from rest
+/// (v_start <= DG_SUMMARY_FROM_REST), the time to rest only for a moving
+/// start. Crossing times are interpolated linearly within one step. The
+/// struct is the caller's; the arrays in it are owned by it (dg_summary_free).
+typedef struct dg_summary {
+  const dg_sim *sim;
+  int id_speed, id_x, id_gear, id_rpm; ///< signal ids, -1 when the graph has no such block
+  int nwheels;
+  int *id_slip;         ///< per wheel: its slip_ratio signal
+  int *id_wheel_v;      ///< per wheel: its ground speed signal
+  const char **wheel;   ///< the wheels' block ids (owned by the graph)
+  const char *vehicle;  ///< vehicle block id or NULL
+  const char *gearbox;  ///< first gearbox id or NULL
+  const char *rpm_name; ///< the signal behind the shift log's rpm ("engine.rpm") or NULL
+
+  bool started;
+  double t_prev, v_prev, x_prev, rpm_prev;
+  int gear_prev;
+  int gear_start;        ///< after the first step's engagement; 0 without a gearbox
+  double v_start, x_start; ///< m/s, m
+  double v_top, t_top;   ///< m/s, s
+  double t_100;          ///< s: 0-100 km/h, from rest only
+  double t_400, v_400;   ///< s, m/s: 0-400 m, from rest only
+  double rest_speed;     ///< m/s: "at rest" below it (DG_SUMMARY_REST unless set after init)
+  double t_rest, x_rest; ///< s, m: a moving start, then at rest
+  double slip_peak, slip_t; ///< peak |slip_ratio| above 1 m/s ground speed, and when (s)
+  int slip_wheel;        ///< index into wheel[], -1 none
+  dg_summary_shift shifts[DG_SUMMARY_MAX_SHIFTS];
+  int nshifts;           ///< stored
+  long shifts_total;     ///< including those not stored
+} dg_summary;
+
+/// Resolves the signals of `sim` (which must outlive the summary). Returns
+/// DG_OK, or DG_ERR_NOMEM (the summary is then empty and needs no free).
+DG_API int dg_summary_init(dg_summary *s, const dg_sim *sim);
+/// Releases the arrays; the summary may be initialized again.
+DG_API void dg_summary_free(dg_summary *s);
+/// Records the state after a step ending at time t (s); call it once at
+/// t = 0 too, before the first step. A few signal reads, no allocation.
+DG_API void dg_summary_sample(dg_summary *s, double t);
+
+/* ------------------------------------------------------------------------ */
 /* Batch runs: parameter overrides and many simulations on several threads  */
 
 /// One parameter override. `key` is "block.param", or "block.param.field"
