@@ -151,11 +151,20 @@ class Graph:
     """A loaded, checked graph (read-only: one Graph may back simulations in
     several threads at once). Build it with Graph.load or Graph.from_dict."""
 
-    def __init__(self, text, name):
+    def __init__(self, text, name, path=None):
+        """Use Graph.load or Graph.from_dict."""
         err = ffi.new("dg_error *")
-        ptr = lib.dg_graph_load_string(ffi.NULL, text.encode(), name.encode(), err)
-        if ptr == ffi.NULL:
-            raise GraphError.from_c(err, name, problems=validate(text, name))
+        if path is not None:
+            # the library's own file loader (JSON, or a YAML config by its
+            # extension): errors and validation exactly as the CLI's
+            ptr = lib.dg_graph_load_file(ffi.NULL, os.fsencode(path), err)
+            if ptr == ffi.NULL:
+                raise GraphError.from_c(err, name, problems=validate(path))
+            text = _yaml_to_json(path) if path.endswith((".yaml", ".yml")) else _read_text(path)
+        else:
+            ptr = lib.dg_graph_load_string(ffi.NULL, text.encode(), name.encode(), err)
+            if ptr == ffi.NULL:
+                raise GraphError.from_c(err, name, problems=validate(text, name))
         self._ptr = ffi.gc(ptr, lib.dg_graph_free)
         self.text = text  # the graph JSON (what a YAML config converts to)
         self.file = name  # named in errors, as the CLI names it
@@ -167,13 +176,7 @@ class Graph:
         .problems."""
         if _is_path(source):
             path = os.fspath(source)
-            if path.endswith((".yaml", ".yml")):
-                return cls(_yaml_to_json(path), name or path)
-            try:
-                text = _read_text(path)
-            except OSError as e:
-                raise GraphError(1, path, "", 0, 0, f"cannot read file: {e.strerror}") from None
-            return cls(text, name or path)
+            return cls(None, name or path, path=path)
         return cls(source, name or "<string>")
 
     @classmethod
