@@ -576,6 +576,62 @@ DG_API void dg_summary_free(dg_summary *s);
 DG_API void dg_summary_sample(dg_summary *s, double t);
 
 /* ------------------------------------------------------------------------ */
+/* Preset drivers: `drivegraph sim --preset`                                */
+
+/// A built-in driver for a graph with a vehicle block (lib/run/preset.c has
+/// the details; README.md, the preset table):
+/// - "launch": full throttle from rest, the engine at idle; a manual box
+///   gets gear 1 and a pedal clutch is released over 1 s, then the driver
+///   shifts up at 0.96 × redline; done at 400 m and >= 100 km/h (60 s limit);
+/// - "coast": closed throttle from the start speed in the highest sensible
+///   gear (a copy of the graph with the gearbox's start_gear); done below
+///   1 km/h or creeping steadily (300 s limit);
+/// - "brake": full brake from the start speed; done at rest (30 s limit).
+/// It works the channels throttle, brake, clutch and gear; the others the
+/// graph binds by name must be given by the caller. Not thread-safe: one
+/// preset drives one simulation.
+typedef struct dg_preset dg_preset;
+
+/// 1, 2, 3 for "launch", "coast", "brake"; 0 for another name.
+DG_API int dg_preset_find(const char *name);
+/// Creates preset `name` for `graph` (loaded with `reg`, NULL for the
+/// built-in classes) whose JSON text is `graph_json` (the file's text, or
+/// what a YAML config converts to): the parameters it needs are read from
+/// it. `from_speed_kmh` is the start speed of coast and brake (NaN: 100).
+/// `given` lists the `n_given` channels the caller holds itself (the CLI's
+/// --input). Every reason it cannot drive the graph (more than one engine,
+/// gearboxes or clutches sharing its channels, a channel the graph binds
+/// that is not given, no vehicle) is reported through `fn`; returns NULL
+/// with the first in `err`. The graph must outlive the preset.
+DG_API dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph,
+                                const char *graph_json, const char *name, double from_speed_kmh,
+                                int n_given, const char *const *given, dg_diag_fn fn, void *user,
+                                dg_error *err);
+DG_API void dg_preset_free(dg_preset *preset);
+/// The graph to simulate: the one given, or for coast and brake its copy
+/// starting in the chosen gear (owned by the preset).
+DG_API const dg_graph *dg_preset_graph(const dg_preset *preset);
+DG_API const char *dg_preset_name(const dg_preset *preset);
+/// The run's time limit (s) when the caller gives none.
+DG_API double dg_preset_time_limit(const dg_preset *preset);
+/// The start speed (m/s): 0 for a launch.
+DG_API double dg_preset_start_speed(const dg_preset *preset);
+/// The speed (m/s) below which the summary counts the car at rest
+/// (dg_summary.rest_speed): 1 km/h for coast, DG_SUMMARY_REST otherwise.
+DG_API double dg_preset_rest_speed(const dg_preset *preset);
+/// Sets the start on a new simulation of dg_preset_graph: the engine at
+/// idle (launch), or every speed rolling at the start speed. The caller
+/// then applies the inputs at t = 0 and calls dg_sim_start. DG_OK or an error.
+DG_API int dg_preset_start(dg_preset *preset, dg_sim *sim, dg_error *err);
+/// The driver's inputs for the step starting at t (s): sets the four
+/// standard inputs. Call it before each step.
+DG_API void dg_preset_apply(dg_preset *preset, dg_sim *sim, double t);
+/// True once the goal is met, checked after a step ending at t (s) (and once
+/// at t = 0); `reason` (may be NULL) then says which goal.
+DG_API bool dg_preset_done(dg_preset *preset, const dg_sim *sim, double t, char *reason,
+                           size_t size);
+
+/* ------------------------------------------------------------------------ */
 /* Batch runs: parameter overrides and many simulations on several threads  */
 
 /// One parameter override. `key` is "block.param", or "block.param.field"
