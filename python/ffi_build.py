@@ -145,9 +145,22 @@ typedef struct dg_summary {
 int dg_summary_init(dg_summary *s, const dg_sim *sim);
 void dg_summary_free(dg_summary *s);
 
+typedef struct dg_preset dg_preset;
+dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const char *graph_json,
+                         const char *name, double from_speed_kmh, int n_given,
+                         const char *const *given, dg_diag_fn fn, void *user, dg_error *err);
+void dg_preset_free(dg_preset *preset);
+const dg_graph *dg_preset_graph(const dg_preset *preset);
+const char *dg_preset_name(const dg_preset *preset);
+double dg_preset_time_limit(const dg_preset *preset);
+double dg_preset_rest_speed(const dg_preset *preset);
+int dg_preset_start(dg_preset *preset, dg_sim *sim, dg_error *err);
+void dg_preset_apply(dg_preset *preset, dg_sim *sim, double t);
+
 typedef struct pydg_run {
   dg_sim *sim;
   dg_driver *drv;
+  dg_preset *preset;
   dg_summary *sum;
   double dt;
   long total_steps;
@@ -162,6 +175,7 @@ typedef struct pydg_run {
   long nrows;
   int stopped;
   int code;
+  char reason[160];
 } pydg_run;
 int pydg_timing(double dt, double duration, double interval, pydg_run *r);
 int pydg_advance(pydg_run *r, long n);
@@ -185,6 +199,7 @@ SOURCE = r"""
 typedef struct pydg_run {
   dg_sim *sim;
   dg_driver *drv;       /* NULL without a scenario */
+  dg_preset *preset;    /* NULL without a preset driver */
   dg_summary *sum;
   double dt;
   long total_steps;     /* ceil(duration / dt) */
@@ -197,9 +212,17 @@ typedef struct pydg_run {
   int abort;            /* set by a Python callback that raised: stop after the step */
   long steps;           /* steps taken */
   long nrows;           /* rows recorded */
-  int stopped;          /* the scenario's stop condition holds */
+  int stopped;          /* the scenario's stop condition or the preset's goal holds */
   int code;             /* DG_OK, or the failed step's code */
+  char reason[160];     /* the preset's goal met */
 } pydg_run;
+
+static int pydg_should_stop(pydg_run *r) {
+  if (r->drv)
+    return dg_driver_should_stop(r->drv);
+  return r->preset &&
+         dg_preset_done(r->preset, r->sim, (double)r->steps * r->dt, r->reason, sizeof r->reason);
+}
 
 /* dt, duration (s) and the output interval (NaN: max(dt, 0.01)) into r: 0,
  * or -1 for too many steps. Returns 1 when the interval was rounded to a
@@ -244,13 +267,15 @@ int pydg_advance(pydg_run *r, long n) {
   if (r->steps == 0 && r->nrows == 0 && !r->stopped) {
     pydg_row(r, 0);
     dg_summary_sample(r->sum, 0.0);
-    r->stopped = r->drv && dg_driver_should_stop(r->drv);
+    r->stopped = pydg_should_stop(r);
   }
   for (long i = 0; i < n && r->steps < r->total_steps && !r->stopped; i++) {
     long k = r->steps;
     double t = (double)k * r->dt;
     if (r->drv)
       dg_driver_apply(r->drv, t);
+    else if (r->preset)
+      dg_preset_apply(r->preset, r->sim, t);
     int rc = dg_sim_step(r->sim, r->dt);
     r->steps = k + 1;
     if (r->abort)
@@ -260,7 +285,7 @@ int pydg_advance(pydg_run *r, long n) {
       return rc;
     }
     dg_summary_sample(r->sum, (double)r->steps * r->dt);
-    r->stopped = r->drv && dg_driver_should_stop(r->drv);
+    r->stopped = pydg_should_stop(r);
     if (r->steps % r->steps_per_row == 0)
       pydg_row(r, r->steps);
   }

@@ -285,6 +285,41 @@ class ShiftContext:
         return f"ShiftContext({inside})"
 
 
+class _Preset:
+    """A preset driver of the library (dg_preset: launch, coast, brake), as
+    `drivegraph sim --preset` drives: `inputs` are the channels the caller
+    gives itself (the CLI's --input)."""
+
+    def __init__(self, graph, name, from_speed, inputs):
+        given = [ffi.new("char[]", k.encode()) for k in (inputs or {})]
+        given_c = ffi.new("const char *[]", given or [ffi.NULL])
+        handle, problems = _collect()
+        err = ffi.new("dg_error *")
+        kmh = math.nan if from_speed is None else float(from_speed)
+        ptr = lib.dg_preset_new(ffi.NULL, graph._ptr, graph.text.encode(), str(name).encode(),
+                                kmh, len(given), given_c, lib.pydg_diag_cb, handle, err)
+        if ptr == ffi.NULL:
+            raise UsageError.from_c(err, graph.file, problems=problems)
+        self._ptr = ffi.gc(ptr, lib.dg_preset_free)
+        self.name = ffi.string(lib.dg_preset_name(ptr)).decode()
+        self.limit = lib.dg_preset_time_limit(ptr)
+        # coast and brake: the preset's copy of the graph, starting in gear
+        # (owned by the preset, which this Graph keeps alive)
+        g = Graph.__new__(Graph)
+        g._ptr = lib.dg_preset_graph(ptr)
+        g._owner = self
+        g.text, g.file = graph.text, graph.file
+        self.graph = g
+
+    def start(self, sim):
+        err = ffi.new("dg_error *")
+        if lib.dg_preset_start(self._ptr, sim, err) != 0:
+            raise UsageError.from_c(err, self.graph.file)
+
+    def apply(self, sim, t):
+        lib.dg_preset_apply(self._ptr, sim, t)
+
+
 class _Callbacks:
     """The Python side of one simulation's callbacks: the first exception
     raised inside one is kept and the run is stopped (run.abort)."""
@@ -351,8 +386,7 @@ class Simulation:
         if not isinstance(graph, Graph):
             graph = Graph.load(graph)
         if preset is not None:
-            from ._preset import Preset  # presets live in the library (dg_preset)
-            self._preset = Preset(graph, preset, from_speed, inputs)
+            self._preset = _Preset(graph, preset, from_speed, inputs)
             graph = self._preset.graph
         else:
             self._preset = None
@@ -527,7 +561,8 @@ class Simulation:
         r.cols = self._cols_c
         self._cb.run = r
         if self._preset is not None:
-            self._preset.attach(r)
+            r.preset = self._preset._ptr
+            self._summary.rest_speed = lib.dg_preset_rest_speed(self._preset._ptr)
         self._grow(self._expected_rows())
 
     def _expected_rows(self):
@@ -553,10 +588,7 @@ class Simulation:
             need = r.nrows + n // r.steps_per_row + 2
             if need > r.max_rows:
                 self._grow(max(need, 2 * r.max_rows))
-        if self._preset is not None:
-            rc = self._preset.advance(r, n)
-        else:
-            rc = lib.pydg_advance(r, n)
+        rc = lib.pydg_advance(r, n)
         if self._cb.exc is not None:
             exc, self._cb.exc = self._cb.exc, None
             self._failed = True
@@ -701,8 +733,8 @@ class Simulation:
     @property
     def stop_reason(self):
         r = self._run
-        if self._preset is not None and self._preset.reason:
-            return self._preset.reason
+        if self._preset is not None and r.stopped:
+            return ffi.string(r.reason).decode()
         if r.stopped and self.scenario is not None:
             return f"stop condition of {self.scenario.file} met"
         if r.steps >= r.total_steps and not self._open_ended:

@@ -156,3 +156,39 @@ def test_graph_from_dict_and_yaml_text():
         scenario="graphs/scenarios/open_diff_spinup.json")
     assert np.array_equal(a.rows, b.rows)
     assert not math.isnan(a["left.omega"][-1])
+
+
+# (graph, preset, simulate keywords, CLI options): the library's preset
+# drivers, as `drivegraph sim --preset` runs them
+PRESETS = [
+    ("graphs/sedan_rwd_automatic.json", "launch", {}, []),
+    ("graphs/hatchback_fwd_manual.json", "launch", {}, []),
+    ("graphs/hatchback_fwd_manual.json", "coast", {"from_speed": 80}, ["--from-speed", "80"]),
+    ("graphs/sedan_rwd_automatic.json", "brake", {}, []),
+    ("graphs/pickup_4x4.json", "launch", {"inputs": {"range": 1}}, ["--input", "range=1"]),
+]
+
+
+@pytest.mark.parametrize("graph,preset,kw,opts", PRESETS,
+                         ids=[f"{p[0].split('/')[-1]}-{p[1]}" for p in PRESETS])
+def test_presets_match_cli(tmp_path, graph, preset, kw, opts):
+    r = dg.Graph.load(graph).simulate(preset=preset, **kw)
+    out = tmp_path / "p.csv"
+    want = json.loads(cli("sim", graph, "--preset", preset, *opts, "--csv", str(out),
+                          "--json").stdout)
+    assert r.format_csv() == out.read_text()
+    compare_summary(r.summary, want)
+    assert r.summary["preset"] == preset
+
+
+def test_preset_refusals():
+    with pytest.raises(dg.UsageError) as info:
+        dg.Graph.load("graphs/pickup_4x4.json").simulate(preset="launch")
+    assert 'the graph binds the channel "range"' in info.value.message
+    with pytest.raises(dg.UsageError, match="has no vehicle block"):
+        dg.Graph.load("graphs/gear_train.json").simulate(preset="launch")
+    with pytest.raises(dg.UsageError, match='unknown preset "lanch"'):
+        dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(preset="lanch")
+    with pytest.raises(dg.UsageError, match="preset drives that channel"):
+        dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(preset="launch",
+                                                                 inputs={"throttle": 0.5})
