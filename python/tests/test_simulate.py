@@ -192,3 +192,17 @@ def test_preset_refusals():
     with pytest.raises(dg.UsageError, match="preset drives that channel"):
         dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(preset="launch",
                                                                  inputs={"throttle": 0.5})
+
+
+def test_example_launch_script(tmp_path):
+    """examples/python/launch.py draws its PNG (matplotlib, Agg)."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "launch.png"
+    p = subprocess.run([sys.executable, "examples/python/launch.py", "--shift-rpm", "4500",
+                        "-o", str(out)], capture_output=True, text=True, env=os.environ)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "0-100 km/h 7.11" in p.stdout
