@@ -26,13 +26,15 @@ RUN_BIN       = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/drivegraph
 # Debian packages the build and the tests need.
 DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
                 libplplot-dev plplot-driver-cairo graphviz python3-jsonschema python3-scipy \
-                clang libclang-rt-dev valgrind
+                clang libclang-rt-dev valgrind \
+                python3-cffi python3-dev python3-numpy python3-pytest python3-distributed \
+                python3-matplotlib
 
 # Any sanitizer report fails the test that triggered it.
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build run test sanitize docs clean
+.PHONY: all deps build python run test sanitize docs clean
 
 all: build
 
@@ -64,7 +66,17 @@ run: build
 	@echo "run: the plot is $(RUN_PLOT) (engine speed, vehicle speed, gear, slip over time)"
 	@echo "run: the CSV is $(RUN_CSV)"
 
-test: build
+# The Python package for Debian's /usr/bin/python3: the build's extension
+# module (which carries the library: nothing to find at run time) and the
+# package's files, installed into that Python's site directory
+# (/usr/local/lib/python3.X/dist-packages as root) by meson's install tag
+# "python" alone: the library, headers and tool are not installed.
+python: build
+	$(MESON) install -C $(BUILD_DIR) --no-rebuild --tags python
+
+# The suite 'python' (pytest) imports the build's copy of the package
+# (PYTHONPATH=$(BUILD_DIR)/python); `make python` installs that same copy.
+test: python
 	$(MESON) test -C $(BUILD_DIR) --print-errorlogs
 
 # A separate build directory, so the normal build stays fast to iterate on.

@@ -1,31 +1,10 @@
 /* drivegraph sim: run a graph with a scenario or a preset driver, write a
  * CSV and a plot, print a summary.
  *
- * Presets drive the car the graph describes without a scenario file. They
- * find the blocks by type (the first vehicle, engine, motor, gearbox and
- * clutch) and read the few parameters they need (idle and redline speeds,
- * gear ratios, shift mode, clutch mode, wheel radii) from the graph file:
- *
- *   launch  full throttle from rest until 400 m are covered at 100 km/h or
- *           more (or the time limit). The engine starts at idle. A manual
- *           gearbox gets gear input 1; a pedal clutch starts pressed and is
- *           released linearly over LAUNCH_CLUTCH_S while the throttle is
- *           already full, so the engine is at high rpm when the clutch bites
- *           (a slipping launch that cannot stall it). The driver then
- *           shifts a manual box up near the redline: throttle off and clutch
- *           in, next gear, clutch out with the throttle back on (a box
- *           without a pedal clutch just gets the next gear input).
- *   coast   closed throttle from --from-speed (default 100 km/h) until below
- *           1 km/h (or the time limit). The car starts rolling in the
- *           highest gear that keeps the engine above its idle (automatics:
- *           above the downshift speed) — start_gear in a copy of the graph —
- *           with every speed consistent: dg_sim_set_initial on the body's
- *           speed and the magic-formula wheels' hubs, then on the engine at
- *           the speed of the clutch's or converter's output. A manual car is
- *           declutched (or put in neutral) when the engine falls to
- *           DECLUTCH_FACTOR × idle, as a driver would, to not stall it.
- *   brake   full brake from --from-speed until at rest (or the time limit),
- *           started like coast; a manual car's clutch is pressed at once. */
+ * Presets (--preset launch, coast, brake) drive the car the graph describes
+ * without a scenario file; the drivers are the library's (dg_preset,
+ * lib/run/preset.c, which describes them), shared with the Python
+ * package. */
 #include "plot.h"
 #include "plugin.h"
 #include "summary.h"
@@ -55,32 +34,6 @@ enum { PRESET_NONE, PRESET_LAUNCH, PRESET_COAST, PRESET_BRAKE, NUM_PRESETS };
 static const char *const preset_names[NUM_PRESETS + 1] = {"", "launch", "coast", "brake", NULL};
 static const char *const preset_what[NUM_PRESETS] = {
     "", "full throttle from rest", "closed throttle coast-down", "full braking to rest"};
-/* Time limits (s) when --duration is not given. */
-static const double preset_limit[NUM_PRESETS] = {0, 60, 300, 30};
-
-#define DEFAULT_FROM_SPEED_KMH 100.0
-#define LAUNCH_CLUTCH_S 1.0  /* pedal released 1 → 0 over this time, throttle full */
-#define COAST_STOP (1.0 / 3.6) /* m/s: the coast-down ends below 1 km/h, */
-/* or when the speed stays within COAST_STEADY (m/s) over COAST_STEADY_S
- * below COAST_STEADY_MAX: an automatic creeping at idle never stops. */
-#define COAST_STEADY 0.01
-#define COAST_STEADY_S 5.0
-#define COAST_STEADY_MAX (30.0 / 3.6)
-#define DECLUTCH_FACTOR 1.3  /* manual coast: clutch in at this × idle rpm */
-#define SHIFT_FRACTION 0.96  /* manual launch: upshift at this × redline ... */
-#define SHIFT_MARGIN_RPM 150 /* ... but at least this far below it */
-/* A driver's manual upshift, from its start: pedal in and throttle off over
- * SHIFT_IN_S, the lever at SHIFT_LEVER_S, pedal out and throttle on over
- * SHIFT_OUT_S once the box has finished (shift_time + SHIFT_WAIT_S). */
-#define SHIFT_IN_S 0.05
-#define SHIFT_LEVER_S 0.1
-#define SHIFT_WAIT_S 0.05
-#define SHIFT_OUT_S 0.3
-/* Gear choice at speed: engine at least this × idle (manual) or this ×
- * downshift rpm (automatic). */
-#define GEAR_IDLE_FACTOR 1.5
-#define GEAR_DOWNSHIFT_FACTOR 1.05
-
 /* ------------------------------------------------------------------------ */
 /* Options                                                                  */
 
@@ -190,27 +143,6 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
 /* ------------------------------------------------------------------------ */
 /* The run                                                                  */
 
-typedef struct preset {
-  int kind;
-  json_t *json;         /* the graph file, for parameters */
-  const dg_registry *reg; /* the run's classes, for parameter defaults */
-  const char *vehicle, *engine, *gearbox, *clutch; /* block ids or NULL */
-  bool manual;          /* the gearbox follows the gear input */
-  bool pedal_clutch;    /* the clutch is worked by the pedal */
-  int ngears;
-  double idle_rpm, redline_rpm, shift_rpm, shift_time;
-  double v0;            /* m/s: coast and brake start speed */
-  int id_speed, id_x, id_rpm;
-  /* the driver */
-  int gear;             /* gear input (manual box) */
-  int shift_phase;      /* 0 none, 1 an upshift in progress */
-  double shift_start;
-  bool lever_moved;     /* the upshift in progress has moved the lever */
-  bool declutched;
-  double declutch_start;
-  double steady_t, steady_v; /* coast: last check of a steady speed */
-} preset;
-
 typedef struct sim_run {
   const sim_opts *o;
   dg_registry *reg; /* built-in classes plus the plugins' (outlives graph) */
@@ -218,7 +150,7 @@ typedef struct sim_run {
   dg_scenario *scn;
   dg_sim *sim;
   dg_driver *drv;
-  preset ps;
+  dg_preset *ps; /* the preset driver (lib/run/preset.c), or NULL */
 
   double dt, duration, interval; /* interval: an exact multiple of dt */
   long total_steps, steps_per_row;
@@ -247,200 +179,22 @@ typedef struct sim_run {
 } sim_run;
 
 /* ------------------------------------------------------------------------ */
-/* Presets: the graph's blocks and parameters                               */
+/* Presets (the drivers are the library's: dg_preset, lib/run/preset.c)     */
 
-static int find_type(const dg_graph *g, const char *type) {
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    if (strcmp(dg_graph_block_type(g, i), type) == 0)
-      return i;
-  return -1;
+/* A preset's problem: its own text after the option, or a load error as
+ * the loader wrote it. */
+static void print_preset_problem(const dg_error *err, void *user) {
+  const sim_run *r = user;
+  if (err->file[0])
+    print_error(stderr, err, r->o->graph);
+  else
+    fprintf(stderr, "drivegraph sim: --preset %s: %s\n", preset_names[r->o->preset], err->text);
 }
 
-static int count_type(const dg_graph *g, const char *type) {
-  int n = 0;
-  for (int i = 0; i < dg_graph_block_count(g); i++)
-    n += strcmp(dg_graph_block_type(g, i), type) == 0;
-  return n;
-}
-
-static const char *first_id(const dg_graph *g, const char *type) {
-  int i = find_type(g, type);
-  return i >= 0 ? dg_graph_block_id(g, i) : NULL;
-}
-
-/* The definition of a parameter "key" or "object.key" in a table. */
-static const dg_param_def *param_def(const dg_param_def *defs, const char *key) {
-  const char *dot = strchr(key, '.');
-  size_t len = dot ? (size_t)(dot - key) : strlen(key);
-  for (; defs && defs->key; defs++) {
-    if (strlen(defs->key) != len || strncmp(defs->key, key, len) != 0)
-      continue;
-    if (!dot)
-      return defs;
-    return defs->kind == DG_PARAM_OBJECT ? param_def(defs->fields, dot + 1) : NULL;
-  }
-  return NULL;
-}
-
-/* The JSON value of a block parameter "key" or "object.key", or NULL. */
-static json_t *param_json(const preset *ps, const char *block, const char *key) {
-  json_t *v = json_object_get(json_object_get(ps->json, "blocks"), block);
-  char buf[128];
-  snprintf(buf, sizeof buf, "%s", key);
-  for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && v;
-       tok = strtok_r(NULL, ".", &save))
-    v = json_object_get(v, tok);
-  return v;
-}
-
-static const dg_param_def *class_param(const preset *ps, const char *type, const char *key) {
-  const dg_block_class *k = dg_registry_find(ps->reg, type);
-  return k ? param_def(k->params, key) : NULL;
-}
-
-/* A number parameter: the file's value, else the class default (NaN for a
- * parameter without one). */
-static double param_number(const preset *ps, const char *block, const char *type, const char *key) {
-  json_t *v = param_json(ps, block, key);
-  if (json_is_number(v))
-    return json_number_value(v);
-  const dg_param_def *d = class_param(ps, type, key);
-  return d && !d->required && (d->kind == DG_PARAM_NUMBER || d->kind == DG_PARAM_INTEGER) &&
-                 !d->present
-             ? d->def
-             : NAN;
-}
-
-/* An enum parameter's value name: the file's, else the class default. */
-static const char *param_enum(const preset *ps, const char *block, const char *type,
-                              const char *key) {
-  json_t *v = param_json(ps, block, key);
-  if (json_is_string(v))
-    return json_string_value(v);
-  const dg_param_def *d = class_param(ps, type, key);
-  return d && d->kind == DG_PARAM_ENUM && d->choices ? d->choices[(int)d->def] : "";
-}
-
-/* The block of `id` in g, or -1. */
-static int block_index(const dg_graph *g, const char *id, size_t len) {
-  for (int b = 0; b < dg_graph_block_count(g); b++) {
-    const char *bid = dg_graph_block_id(g, b);
-    if (strlen(bid) == len && strncmp(bid, id, len) == 0)
-      return b;
-  }
-  return -1;
-}
-
-/* The id of the nearest block of `type` downstream of block `from`. */
-static const char *downstream_of(const dg_graph *g, const char *from, const char *type) {
-  int b = dg_graph_downstream(g, block_index(g, from, strlen(from)), type);
-  return b >= 0 ? dg_graph_block_id(g, b) : NULL;
-}
-
-/* The blocks a preset drives, found by the graph's structure (ids owned by
- * g): the vehicle and the engine (or motor) where there is one of each,
- * the gearbox and the clutch nearest downstream of the engine. */
-static void preset_find_blocks(preset *ps, const dg_graph *g) {
-  ps->vehicle = first_id(g, "vehicle");
-  ps->engine = first_id(g, "engine");
-  const char *source = ps->engine ? ps->engine : first_id(g, "motor");
-  ps->gearbox = source ? downstream_of(g, source, "gearbox") : first_id(g, "gearbox");
-  ps->clutch = source ? downstream_of(g, source, "clutch") : first_id(g, "clutch");
-}
-
-/* The blocks of `type` whose input `input` follows `channel`, listed into
- * buf as "\"a\", \"b\""; their number. */
-static int followers(const dg_graph *g, const char *type, const char *input, const char *channel,
-                     char *buf, size_t size) {
-  int n = 0;
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int b = 0; b < dg_graph_block_count(g); b++) {
-    const char *ch = dg_graph_input_channel(g, b, input);
-    if (strcmp(dg_graph_block_type(g, b), type) != 0 || !ch || strcmp(ch, channel) != 0)
-      continue;
-    if (used < size)
-      used += (size_t)snprintf(buf + used, size - used, "%s\"%s\"", n ? ", " : "",
-                               dg_graph_block_id(g, b));
-    n++;
-  }
-  return n;
-}
-
-/* Whether the preset can drive the graph: it works the channels throttle,
- * brake, clutch and gear for one engine, clutch and gearbox, so every
- * gearbox or pedal clutch beyond those must follow channels of its own,
- * and every channel the graph binds by name must come from --input. Each
- * problem is printed; EXIT_OK or EXIT_INVALID. */
-static int preset_check_graph(const sim_run *r, const preset *ps) {
-  const dg_graph *g = r->graph;
-  const char *name = preset_names[r->o->preset];
-  int problems = 0;
-  char list[512];
-  /* motors need nothing of the preset but the throttle they all follow;
-   * an engine's idle and redline set the start and the shift points */
-  if (count_type(g, "engine") > 1) {
-    fprintf(stderr, "drivegraph sim: --preset %s: %s has %d engines; a preset starts and shifts "
-                    "for one: use --scenario\n", name, r->o->graph, count_type(g, "engine"));
-    problems++;
-  }
-  if (followers(g, "gearbox", "gear", "gear", list, sizeof list) > 1) {
-    fprintf(stderr, "drivegraph sim: --preset %s: gearboxes %s all follow the channel \"gear\", "
-                    "which the preset works as the lever of one (\"%s\", the one the engine "
-                    "drives); bind the others' gear input to a channel of its own "
-                    "(\"inputs\": { \"gear\": \"range\" }) and give it with --input range=1\n",
-            name, list, ps->gearbox ? ps->gearbox : "?");
-    problems++;
-  }
-  if (ps->gearbox) {
-    const char *ch = dg_graph_input_channel(g, block_index(g, ps->gearbox, strlen(ps->gearbox)),
-                                            "gear");
-    if (!ch || strcmp(ch, "gear") != 0) {
-      fprintf(stderr, "drivegraph sim: --preset %s: the gearbox \"%s\" does not follow the "
-                      "channel \"gear\" the preset works%s%s%s: use --scenario\n", name,
-              ps->gearbox, ch ? " (it follows \"" : "", ch ? ch : "", ch ? "\")" : "");
-      problems++;
-    }
-  }
-  if (followers(g, "clutch", "pedal", "clutch", list, sizeof list) > 1) {
-    fprintf(stderr, "drivegraph sim: --preset %s: clutches %s all follow the pedal channel "
-                    "\"clutch\"; the preset works one pedal: bind the others' pedal (or "
-                    "engagement) to channels of their own, or use --scenario\n", name, list);
-    problems++;
-  }
-  for (int c = 0; c < dg_graph_channel_count(g); c++) {
-    const char *ch = dg_graph_channel_name(g, c);
-    bool given = false;
-    for (int i = 0; i < r->o->inputs.n && !given; i++) {
-      size_t len = strcspn(r->o->inputs.v[i], "=");
-      given = strlen(ch) == len && strncmp(r->o->inputs.v[i], ch, len) == 0;
-    }
-    if (given)
-      continue;
-    fprintf(stderr, "drivegraph sim: --preset %s: the graph binds the channel \"%s\" (%s), "
-                    "which the preset does not drive: give it with --input %s=VALUE, or use "
-                    "--scenario\n", name, ch, dg_graph_channel_path(g, c), ch);
-    problems++;
-  }
-  return problems ? EXIT_INVALID : EXIT_OK;
-}
-
-/* Finds the blocks, reads the parameters. EXIT_OK or EXIT_INVALID. */
+/* Finds the blocks, reads the parameters, checks the graph (every problem
+ * printed), and for coast and brake takes the graph that starts in gear.
+ * EXIT_OK or EXIT_INVALID. */
 static int preset_setup(sim_run *r) {
-  preset *ps = &r->ps;
-  const dg_graph *g = r->graph;
-  const char *name = preset_names[r->o->preset];
-  ps->kind = r->o->preset;
-  preset_find_blocks(ps, g);
-  if (preset_check_graph(r, ps) != EXIT_OK)
-    return EXIT_INVALID;
-  if (!ps->vehicle) {
-    fprintf(stderr,
-            "drivegraph sim: --preset %s: %s has no vehicle block (type \"vehicle\"); presets "
-            "drive a vehicle: use --scenario for a test rig\n",
-            name, r->o->graph);
-    return EXIT_INVALID;
-  }
   /* The graph loaded, so the file is valid JSON or a valid YAML config
    * (unless it changed since): its JSON text, which a YAML config
    * converts to, has the parameters. */
@@ -450,323 +204,38 @@ static int preset_setup(sim_run *r) {
     print_error(stderr, &err, r->o->graph);
     return EXIT_INVALID;
   }
-  json_error_t jerr;
-  ps->json = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+  const char **given = calloc((size_t)r->o->inputs.n + 1, sizeof *given);
+  char **names = calloc((size_t)r->o->inputs.n + 1, sizeof *names);
+  int rc = given && names ? EXIT_OK : EXIT_INVALID;
+  for (int i = 0; rc == EXIT_OK && i < r->o->inputs.n; i++) {
+    const char *arg = r->o->inputs.v[i];
+    names[i] = strndup(arg, strcspn(arg, "="));
+    given[i] = names[i];
+    if (!names[i])
+      rc = EXIT_INVALID;
+  }
+  if (rc != EXIT_OK) {
+    out_of_memory();
+  } else {
+    r->ps = dg_preset_new(r->reg, r->graph, text, preset_names[r->o->preset], r->o->from_speed,
+                          r->o->inputs.n, given, print_preset_problem, r, &err);
+    if (!r->ps)
+      rc = EXIT_INVALID;
+  }
+  for (int i = 0; names && i < r->o->inputs.n; i++)
+    free(names[i]);
+  free(names);
+  free(given);
   free(text);
-  if (!ps->json) {
-    fprintf(stderr, "%s:%d:%d: %s\n", r->o->graph, jerr.line, jerr.column, jerr.text);
-    return EXIT_INVALID;
-  }
-  ps->reg = r->reg;
-  if (ps->engine) {
-    ps->idle_rpm = param_number(ps, ps->engine, "engine", "idle_rpm");
-    ps->redline_rpm = param_number(ps, ps->engine, "engine", "redline_rpm");
-    ps->shift_rpm = fmin(SHIFT_FRACTION * ps->redline_rpm, ps->redline_rpm - SHIFT_MARGIN_RPM);
-  }
-  if (ps->gearbox) {
-    ps->manual = strcmp(param_enum(ps, ps->gearbox, "gearbox", "shift.mode"), "manual") == 0;
-    ps->ngears = (int)json_array_size(param_json(ps, ps->gearbox, "ratios"));
-    ps->shift_time = param_number(ps, ps->gearbox, "gearbox", "shift_time");
-    if (isnan(ps->shift_time))
-      ps->shift_time = 0.0;
-  }
-  if (ps->clutch)
-    ps->pedal_clutch = strcmp(param_enum(ps, ps->clutch, "clutch", "mode"), "pedal") == 0;
-  double kmh = !isnan(r->o->from_speed) ? r->o->from_speed : DEFAULT_FROM_SPEED_KMH;
-  ps->v0 = kmh / 3.6;
-  ps->gear = 1;
-  return EXIT_OK;
+  return rc;
 }
 
-/* The clutch or torque converter the engine drives directly (its id), or
- * NULL when the engine is rigidly connected or there is no engine. */
-static const char *slipping_element(const preset *ps, const dg_graph *g) {
-  if (!ps->engine)
-    return NULL;
-  size_t len = strlen(ps->engine);
-  for (int i = 0; i < dg_graph_connection_count(g); i++) {
-    const char *from, *to;
-    dg_graph_connection(g, i, &from, &to);
-    if (strncmp(from, ps->engine, len) != 0 || from[len] != '.')
-      continue;
-    for (int b = 0; b < dg_graph_block_count(g); b++) {
-      const char *id = dg_graph_block_id(g, b), *type = dg_graph_block_type(g, b);
-      size_t n = strlen(id);
-      if (strncmp(to, id, n) == 0 && to[n] == '.' &&
-          (strcmp(type, "clutch") == 0 || strcmp(type, "torque_converter") == 0))
-        return id;
-    }
-  }
-  return NULL;
-}
-
-/* Sets the body's speed and every magic-formula wheel's hub speed to v
- * (rolling tyres follow the body by their own constraint), then, when
- * `engine_too`, the engine to the speed of what it drives through a clutch
- * or converter. Returns EXIT_OK or EXIT_INVALID. */
-static int set_rolling(sim_run *r, dg_sim *sim, double v, bool engine_too) {
-  preset *ps = &r->ps;
-  const dg_graph *g = dg_sim_graph(sim);
-  int n = dg_graph_block_count(g);
-  int *ids = malloc((size_t)(n + 2) * sizeof *ids);
-  double *vals = malloc((size_t)(n + 2) * sizeof *vals);
-  if (!ids || !vals) {
-    free(ids);
-    free(vals);
-    out_of_memory();
-    return EXIT_INVALID;
-  }
-  int k = 0;
-  char name[256];
-  snprintf(name, sizeof name, "%s.speed", ps->vehicle);
-  ids[k] = dg_sim_signal_find(sim, name);
-  vals[k++] = v;
-  for (int i = 0; i < n; i++) {
-    const char *id = dg_graph_block_id(g, i);
-    if (strcmp(dg_graph_block_type(g, i), "wheel") != 0 ||
-        strcmp(param_enum(ps, id, "wheel", "tyre.model"), "magic_formula") != 0)
-      continue;
-    double radius = param_number(ps, id, "wheel", "radius"); /* required: in the file */
-    snprintf(name, sizeof name, "%s.omega", id);
-    ids[k] = dg_sim_signal_find(sim, name);
-    vals[k++] = v / radius;
-  }
-  dg_error err;
-  int rc = dg_sim_set_initial(sim, k, ids, vals, &err);
-  const char *slipper = engine_too ? slipping_element(ps, g) : NULL;
-  if (rc == DG_OK && slipper) {
-    /* A second pass: the speeds above are kept and the engine joins the
-     * shaft behind its clutch or converter. */
-    snprintf(name, sizeof name, "%s.out", slipper);
-    double w = dg_sim_port_speed(sim, name);
-    snprintf(name, sizeof name, "%s.rpm", ps->engine);
-    ids[k] = dg_sim_signal_find(sim, name);
-    vals[k++] = w * RPM_PER_RAD_S;
-    if (ids[k - 1] >= 0 && isfinite(w))
-      rc = dg_sim_set_initial(sim, k, ids, vals, &err);
-  }
-  free(ids);
-  free(vals);
-  if (rc != DG_OK) {
-    fprintf(stderr, "drivegraph sim: --preset %s: cannot start at %g km/h:\n",
-            preset_names[ps->kind], 3.6 * v);
-    print_error(stderr, &err, r->o->graph);
-    return EXIT_INVALID;
-  }
-  return EXIT_OK;
-}
-
-/* The gear a driver would be in at speed v0 with the throttle closed: the
- * highest one that keeps the engine above GEAR_IDLE_FACTOR × idle (manual)
- * or above the downshift speed (auto_rpm), and below the redline; 1 when
- * none does. The gearbox output speed comes from a trial simulation. */
-static int choose_gear(sim_run *r) {
-  preset *ps = &r->ps;
-  dg_error err;
-  dg_sim *trial = dg_sim_new(r->graph, &err);
-  if (!trial) {
-    print_error(stderr, &err, r->o->graph);
-    return -1;
-  }
-  int gear = 1;
-  if (set_rolling(r, trial, ps->v0, false) != EXIT_OK) {
-    dg_sim_free(trial);
-    return -1;
-  }
-  char name[256];
-  snprintf(name, sizeof name, "%s.omega_out", ps->gearbox);
-  double w_out = dg_sim_signal(trial, dg_sim_signal_find(trial, name));
-  dg_sim_free(trial);
-  double floor = GEAR_IDLE_FACTOR * (isnan(ps->idle_rpm) ? 800.0 : ps->idle_rpm);
-  double ceiling = isnan(ps->redline_rpm) ? INFINITY : ps->redline_rpm - SHIFT_MARGIN_RPM;
-  if (!ps->manual) {
-    double down = param_number(ps, ps->gearbox, "gearbox", "shift.downshift_rpm");
-    double up = param_number(ps, ps->gearbox, "gearbox", "shift.upshift_rpm");
-    if (!isnan(down))
-      floor = fmax(floor, GEAR_DOWNSHIFT_FACTOR * down);
-    if (!isnan(up))
-      ceiling = fmin(ceiling, up);
-  }
-  json_t *ratios = param_json(ps, ps->gearbox, "ratios");
-  for (int g = ps->ngears; g >= 1; g--) {
-    double rpm = w_out * json_number_value(json_array_get(ratios, (size_t)(g - 1))) * RPM_PER_RAD_S;
-    if (rpm >= floor && rpm <= ceiling) {
-      gear = g;
-      break;
-    }
-  }
-  return gear;
-}
-
-/* Coast and brake start in gear: a copy of the graph with that start_gear. */
-static int preset_start_gear(sim_run *r) {
-  preset *ps = &r->ps;
-  if (!ps->gearbox || ps->ngears < 1)
-    return EXIT_OK;
-  int gear = choose_gear(r);
-  if (gear < 0)
-    return EXIT_INVALID;
-  ps->gear = gear;
-  json_t *blk = json_object_get(json_object_get(ps->json, "blocks"), ps->gearbox);
-  if (json_object_set_new(blk, "start_gear", json_integer(gear)) != 0) {
-    out_of_memory();
-    return EXIT_INVALID;
-  }
-  char *text = json_dumps(ps->json, JSON_REAL_PRECISION(17));
-  if (!text) {
-    out_of_memory();
-    return EXIT_INVALID;
-  }
-  dg_error err;
-  dg_graph *g = dg_graph_load_string(r->reg, text, r->o->graph, &err);
-  free(text);
-  if (!g) {
-    print_error(stderr, &err, r->o->graph);
-    return EXIT_INVALID;
-  }
-  dg_graph_free(r->graph);
-  r->graph = g;
-  preset_find_blocks(ps, g); /* the ids belonged to the graph just freed */
-  return EXIT_OK;
-}
-
-static int preset_start(sim_run *r) {
-  preset *ps = &r->ps;
-  char name[256];
-  snprintf(name, sizeof name, "%s.speed", ps->vehicle);
-  ps->id_speed = dg_sim_signal_find(r->sim, name);
-  snprintf(name, sizeof name, "%s.x", ps->vehicle);
-  ps->id_x = dg_sim_signal_find(r->sim, name);
-  ps->id_rpm = -1;
-  if (ps->engine) {
-    snprintf(name, sizeof name, "%s.rpm", ps->engine);
-    ps->id_rpm = dg_sim_signal_find(r->sim, name);
-  }
-  if (ps->kind == PRESET_LAUNCH) {
-    if (ps->id_rpm >= 0 && isfinite(ps->idle_rpm)) {
-      dg_error err;
-      if (dg_sim_set_initial(r->sim, 1, &ps->id_rpm, &ps->idle_rpm, &err) != DG_OK) {
-        print_error(stderr, &err, r->o->graph);
-        return EXIT_INVALID;
-      }
-    }
-    return EXIT_OK;
-  }
-  return set_rolling(r, r->sim, ps->v0, true);
-}
-
-static double ramp(double t, double t0, double t1, double a, double b) {
-  if (t <= t0)
-    return a;
-  if (t >= t1)
-    return b;
-  return a + (b - a) * (t - t0) / (t1 - t0);
-}
-
-/* The preset driver's inputs for the step starting at t. */
-static void preset_apply(sim_run *r, double t) {
-  preset *ps = &r->ps;
-  dg_sim *sim = r->sim;
-  double rpm = ps->id_rpm >= 0 ? dg_sim_signal(sim, ps->id_rpm) : NAN;
-  double throttle = 0.0, brake = 0.0, pedal = 0.0;
-  switch (ps->kind) {
-  case PRESET_LAUNCH:
-    throttle = 1.0;
-    if (ps->pedal_clutch)
-      pedal = ramp(t, 0.0, LAUNCH_CLUTCH_S, 1.0, 0.0);
-    if (ps->manual && ps->shift_phase == 0 && ps->gear < ps->ngears && rpm >= ps->shift_rpm &&
-        t >= LAUNCH_CLUTCH_S) {
-      if (ps->pedal_clutch) {
-        ps->shift_phase = 1;
-        ps->shift_start = t;
-        ps->lever_moved = false;
-      } else {
-        ps->gear++; /* the box cuts the throttle itself */
-      }
-    }
-    if (ps->shift_phase == 1) {
-      double s = t - ps->shift_start;
-      double out0 = SHIFT_LEVER_S + ps->shift_time + SHIFT_WAIT_S;
-      if (s < out0) {
-        pedal = ramp(s, 0.0, SHIFT_IN_S, 0.0, 1.0);
-        throttle = ramp(s, 0.0, SHIFT_IN_S, 1.0, 0.0);
-      } else {
-        pedal = ramp(s, out0, out0 + SHIFT_OUT_S, 1.0, 0.0);
-        throttle = ramp(s, out0, out0 + SHIFT_OUT_S, 0.0, 1.0);
-      }
-      if (s >= SHIFT_LEVER_S && !ps->lever_moved) {
-        ps->gear++;
-        ps->lever_moved = true;
-      }
-      if (s >= out0 + SHIFT_OUT_S)
-        ps->shift_phase = 0;
-    }
-    break;
-  case PRESET_COAST:
-  case PRESET_BRAKE:
-    brake = ps->kind == PRESET_BRAKE ? 1.0 : 0.0;
-    if ((ps->manual || ps->pedal_clutch) && !ps->declutched &&
-        (ps->kind == PRESET_BRAKE || (!isnan(rpm) && rpm <= DECLUTCH_FACTOR * ps->idle_rpm))) {
-      ps->declutched = true;
-      ps->declutch_start = t;
-    }
-    if (ps->declutched) {
-      if (ps->pedal_clutch)
-        pedal = ps->kind == PRESET_BRAKE ? 1.0 : ramp(t, ps->declutch_start,
-                                                      ps->declutch_start + 0.2, 0.0, 1.0);
-      else
-        ps->gear = 0; /* a manual box without a pedal clutch: neutral */
-    }
-    break;
-  default: break;
-  }
-  dg_sim_set_input(sim, DG_INPUT_THROTTLE, throttle);
-  dg_sim_set_input(sim, DG_INPUT_BRAKE, brake);
-  dg_sim_set_input(sim, DG_INPUT_CLUTCH, pedal);
-  dg_sim_set_input(sim, DG_INPUT_GEAR, ps->manual ? (double)ps->gear : 1.0);
-}
+static void preset_apply(sim_run *r, double t) { dg_preset_apply(r->ps, r->sim, t); }
 
 /* True when the preset's goal is met (after a step). */
 static bool preset_done(sim_run *r) {
-  preset *ps = &r->ps;
-  double v = dg_sim_signal(r->sim, ps->id_speed);
-  switch (ps->kind) {
-  case PRESET_LAUNCH:
-    if (dg_sim_signal(r->sim, ps->id_x) >= SUMMARY_X400 && v >= SUMMARY_V100) {
-      snprintf(r->stop_reason, sizeof r->stop_reason,
-               "preset launch: 400 m covered and 100 km/h reached");
-      return true;
-    }
-    return false;
-  case PRESET_COAST: {
-    if (v <= COAST_STOP) {
-      snprintf(r->stop_reason, sizeof r->stop_reason, "preset coast: below 1 km/h");
-      return true;
-    }
-    double t = (double)r->steps * r->dt;
-    if (t - ps->steady_t < COAST_STEADY_S)
-      return false;
-    bool steady = fabs(v - ps->steady_v) < COAST_STEADY && v < COAST_STEADY_MAX;
-    ps->steady_t = t;
-    ps->steady_v = v;
-    if (steady)
-      snprintf(r->stop_reason, sizeof r->stop_reason,
-               "preset coast: steady at %.1f km/h (creeping at idle)", 3.6 * v);
-    return steady;
-  }
-  case PRESET_BRAKE:
-    if (fabs(v) <= SUMMARY_REST) {
-      snprintf(r->stop_reason, sizeof r->stop_reason, "preset brake: at rest");
-      return true;
-    }
-    return false;
-  default: return false;
-  }
-}
-
-static void preset_free(preset *ps) {
-  json_decref(ps->json);
-  ps->json = NULL;
+  return dg_preset_done(r->ps, r->sim, (double)r->steps * r->dt, r->stop_reason,
+                        sizeof r->stop_reason);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -795,13 +264,7 @@ static int sim_load(sim_run *r) {
       return EXIT_INVALID;
     }
   }
-  if (r->o->preset) {
-    int rc = preset_setup(r);
-    if (rc == EXIT_OK && (r->o->preset == PRESET_COAST || r->o->preset == PRESET_BRAKE))
-      rc = preset_start_gear(r);
-    return rc;
-  }
-  return EXIT_OK;
+  return r->o->preset ? preset_setup(r) : EXIT_OK;
 }
 
 /* dt, duration and output interval: options override the scenario (or the
@@ -811,8 +274,8 @@ static int sim_load(sim_run *r) {
 static int sim_timing(const command *cmd, sim_run *r) {
   double s_dt = dg_scenario_dt(r->scn), s_dur = dg_scenario_duration(r->scn);
   double s_out = dg_scenario_output_interval(r->scn);
-  if (r->o->preset)
-    s_dur = preset_limit[r->o->preset];
+  if (r->ps)
+    s_dur = dg_preset_time_limit(r->ps);
   r->dt = !isnan(r->o->dt) ? r->o->dt : !isnan(s_dt) ? s_dt : 0.001;
   r->duration = !isnan(r->o->duration) ? r->o->duration : s_dur;
   if (isnan(r->duration))
@@ -882,7 +345,8 @@ static int apply_fixed_inputs(sim_run *r) {
 
 static int sim_start(sim_run *r) {
   dg_error err;
-  r->sim = dg_sim_new(r->graph, &err);
+  /* coast and brake: the preset's copy of the graph, starting in gear */
+  r->sim = dg_sim_new(r->ps ? dg_preset_graph(r->ps) : r->graph, &err);
   if (!r->sim) {
     print_error(stderr, &err, r->o->graph);
     return EXIT_INVALID;
@@ -897,7 +361,11 @@ static int sim_start(sim_run *r) {
       return EXIT_INVALID;
     }
   }
-  int rc = r->o->preset ? preset_start(r) : EXIT_OK;
+  int rc = EXIT_OK;
+  if (r->ps && dg_preset_start(r->ps, r->sim, &err) != DG_OK) {
+    print_preset_problem(&err, r);
+    rc = EXIT_INVALID;
+  }
   if (rc == EXIT_OK)
     rc = apply_fixed_inputs(r);
   if (rc == EXIT_OK && (r->o->preset || r->o->inputs.n > 0)) {
@@ -1141,7 +609,7 @@ static void plot_title(const sim_run *r, char *sub, size_t n) {
     snprintf(sub, n, "preset launch: %s   (%s)", preset_what[r->o->preset], r->o->graph);
   else if (r->o->preset)
     snprintf(sub, n, "preset %s: %s from %.0f km/h   (%s)", preset_names[r->o->preset],
-             preset_what[r->o->preset], 3.6 * r->ps.v0, r->o->graph);
+             preset_what[r->o->preset], 3.6 * dg_preset_start_speed(r->ps), r->o->graph);
   else if (r->o->scenario)
     snprintf(sub, n, "scenario %s   (%s)", r->o->scenario, r->o->graph);
   else
@@ -1303,7 +771,7 @@ static void sim_free(sim_run *r) {
   dg_sim_free(r->sim);
   dg_scenario_free(r->scn);
   dg_graph_free(r->graph);
-  preset_free(&r->ps);
+  dg_preset_free(r->ps);
   dg_registry_free(r->reg);
 }
 
@@ -1318,8 +786,8 @@ static int sim_run_all(const command *cmd, sim_run *r) {
   if (rc == EXIT_OK) {
     if (summary_init(&r->sum, r->sim) == 0) {
       r->have_sum = true;
-      if (r->o->preset == PRESET_COAST)
-        r->sum.rest_speed = COAST_STOP;
+      if (r->ps)
+        r->sum.rest_speed = dg_preset_rest_speed(r->ps);
     } else {
       out_of_memory();
       rc = EXIT_INVALID;

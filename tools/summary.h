@@ -9,51 +9,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Speeds of the standard figures (m/s) and distance (m). */
-#define SUMMARY_V100 (100.0 / 3.6)
-#define SUMMARY_X400 400.0
-/* A run "starts from rest" below this speed (m/s), and "is at rest" below
- * SUMMARY_REST. */
-#define SUMMARY_FROM_REST 0.1
-#define SUMMARY_REST 0.01
+/* The figures are collected by the library (dg_summary); the names below
+ * are the tool's for them. */
+#define SUMMARY_V100 DG_SUMMARY_V100
+#define SUMMARY_X400 DG_SUMMARY_X400
+#define SUMMARY_FROM_REST DG_SUMMARY_FROM_REST
+#define SUMMARY_REST DG_SUMMARY_REST
 
-typedef struct summary_shift {
-  double t;      /* s, the step at which the new gear was selected */
-  int from, to;  /* gears (-1 R, 0 neutral) */
-  double rpm;    /* engine (else gearbox input) rpm when it was selected */
-} summary_shift;
-
-#define SUMMARY_MAX_SHIFTS 200
-
-/* Collected step by step; fields are NaN / -1 until they are known. */
-typedef struct summary {
-  const dg_sim *sim;
-  /* signal ids, -1 when the graph has no such block */
-  int id_speed, id_x, id_gear, id_rpm;
-  int nwheels;
-  int *id_slip;      /* per wheel: slip_ratio */
-  int *id_wheel_v;   /* per wheel: its ground speed */
-  const char **wheel;   /* their block ids (owned by the graph) */
-  const char *vehicle;  /* vehicle block id or NULL */
-  const char *gearbox;  /* first gearbox id or NULL */
-  const char *rpm_name; /* the signal behind `rpm` ("engine.rpm") or NULL */
-
-  bool started;
-  double t_prev, v_prev, x_prev, rpm_prev;
-  int gear_prev;
-  int gear_start;         /* after the first step's engagement; 0 without a gearbox */
-  double v_start, x_start;
-  double v_top, t_top;
-  double t_100;           /* 0–100 km/h, from rest only */
-  double t_400, v_400;    /* 0–400 m, from rest only */
-  double rest_speed;      /* m/s: "at rest" below it (SUMMARY_REST unless set) */
-  double t_rest, x_rest;  /* moving start, then at rest */
-  double slip_peak, slip_t;
-  int slip_wheel;         /* index into wheel[], -1 none */
-  summary_shift shifts[SUMMARY_MAX_SHIFTS];
-  int nshifts;            /* stored */
-  long shifts_total;      /* including those not stored */
-} summary;
+typedef dg_summary_shift summary_shift;
+typedef dg_summary summary;
 
 /* A CSV column (summary_run.cols): a signal id >= 0, or channel k as
  * -(k + 1); its name and current value. */
@@ -78,14 +42,9 @@ typedef struct summary_run {
   const char *plot;      /* NULL if none */
 } summary_run;
 
-/* Resolves the signals from the blocks' types (first vehicle, first gearbox,
- * engine else motor else gearbox input for rpm, every wheel). Returns 0, or
- * -1 when out of memory. */
-int summary_init(summary *s, const dg_sim *sim);
-void summary_free(summary *s);
-/* Records the state after a step ending at time t (call once at t = 0 too).
- * A few signal reads and comparisons; no allocation. */
-void summary_sample(summary *s, double t);
+#define summary_init dg_summary_init
+#define summary_free dg_summary_free
+#define summary_sample dg_summary_sample
 
 /* Text on `out`: the run, performance figures, shift log, slip, final values,
  * energy audit, wall time. */

@@ -511,6 +511,127 @@ DG_API void dg_driver_apply(dg_driver *drv, double t);
 DG_API bool dg_driver_should_stop(const dg_driver *drv);
 
 /* ------------------------------------------------------------------------ */
+/* Run summaries: the figures `drivegraph sim` reports                      */
+
+/// Speeds of the standard figures (m/s) and distance (m).
+#define DG_SUMMARY_V100 (100.0 / 3.6)
+#define DG_SUMMARY_X400 400.0
+/// A run "starts from rest" below this speed (m/s), and "is at rest" below
+/// DG_SUMMARY_REST (m/s).
+#define DG_SUMMARY_FROM_REST 0.1
+#define DG_SUMMARY_REST 0.01
+/// Shifts stored in the log (shifts_total counts them all).
+#define DG_SUMMARY_MAX_SHIFTS 200
+
+/// One shift of the log.
+typedef struct dg_summary_shift {
+  double t;     ///< s: the start of the step at which the new gear was selected
+  int from, to; ///< gears (-1 R, 0 neutral)
+  double rpm;   ///< engine (else motor, else gearbox input) rpm when it was selected
+} dg_summary_shift;
+
+/// What a run is summarized by, collected step by step (dg_summary_sample)
+/// from the signals of the first vehicle block, the first gearbox, the
+/// engine (else motor, else the gearbox input) and every wheel. Fields are
+/// NaN (times, speeds) or -1 (ids, slip_wheel) until they are known; the
+/// 0-100 km/h and 0-400 m figures only for a start from rest
+/// (v_start <= DG_SUMMARY_FROM_REST), the time to rest only for a moving
+/// start. Crossing times are interpolated linearly within one step. The
+/// struct is the caller's; the arrays in it are owned by it (dg_summary_free).
+typedef struct dg_summary {
+  const dg_sim *sim;
+  int id_speed, id_x, id_gear, id_rpm; ///< signal ids, -1 when the graph has no such block
+  int nwheels;
+  int *id_slip;         ///< per wheel: its slip_ratio signal
+  int *id_wheel_v;      ///< per wheel: its ground speed signal
+  const char **wheel;   ///< the wheels' block ids (owned by the graph)
+  const char *vehicle;  ///< vehicle block id or NULL
+  const char *gearbox;  ///< first gearbox id or NULL
+  const char *rpm_name; ///< the signal behind the shift log's rpm ("engine.rpm") or NULL
+
+  bool started;
+  double t_prev, v_prev, x_prev, rpm_prev;
+  int gear_prev;
+  int gear_start;        ///< after the first step's engagement; 0 without a gearbox
+  double v_start, x_start; ///< m/s, m
+  double v_top, t_top;   ///< m/s, s
+  double t_100;          ///< s: 0-100 km/h, from rest only
+  double t_400, v_400;   ///< s, m/s: 0-400 m, from rest only
+  double rest_speed;     ///< m/s: "at rest" below it (DG_SUMMARY_REST unless set after init)
+  double t_rest, x_rest; ///< s, m: a moving start, then at rest
+  double slip_peak, slip_t; ///< peak |slip_ratio| above 1 m/s ground speed, and when (s)
+  int slip_wheel;        ///< index into wheel[], -1 none
+  dg_summary_shift shifts[DG_SUMMARY_MAX_SHIFTS];
+  int nshifts;           ///< stored
+  long shifts_total;     ///< including those not stored
+} dg_summary;
+
+/// Resolves the signals of `sim` (which must outlive the summary). Returns
+/// DG_OK, or DG_ERR_NOMEM (the summary is then empty and needs no free).
+DG_API int dg_summary_init(dg_summary *s, const dg_sim *sim);
+/// Releases the arrays; the summary may be initialized again.
+DG_API void dg_summary_free(dg_summary *s);
+/// Records the state after a step ending at time t (s); call it once at
+/// t = 0 too, before the first step. A few signal reads, no allocation.
+DG_API void dg_summary_sample(dg_summary *s, double t);
+
+/* ------------------------------------------------------------------------ */
+/* Preset drivers: `drivegraph sim --preset`                                */
+
+/// A built-in driver for a graph with a vehicle block (lib/run/preset.c has
+/// the details; README.md, the preset table):
+/// - "launch": full throttle from rest, the engine at idle; a manual box
+///   gets gear 1 and a pedal clutch is released over 1 s, then the driver
+///   shifts up at 0.96 × redline; done at 400 m and >= 100 km/h (60 s limit);
+/// - "coast": closed throttle from the start speed in the highest sensible
+///   gear (a copy of the graph with the gearbox's start_gear); done below
+///   1 km/h or creeping steadily (300 s limit);
+/// - "brake": full brake from the start speed; done at rest (30 s limit).
+/// It works the channels throttle, brake, clutch and gear; the others the
+/// graph binds by name must be given by the caller. Not thread-safe: one
+/// preset drives one simulation.
+typedef struct dg_preset dg_preset;
+
+/// 1, 2, 3 for "launch", "coast", "brake"; 0 for another name.
+DG_API int dg_preset_find(const char *name);
+/// Creates preset `name` for `graph` (loaded with `reg`, NULL for the
+/// built-in classes) whose JSON text is `graph_json` (the file's text, or
+/// what a YAML config converts to): the parameters it needs are read from
+/// it. `from_speed_kmh` is the start speed of coast and brake (NaN: 100).
+/// `given` lists the `n_given` channels the caller holds itself (the CLI's
+/// --input). Every reason it cannot drive the graph (more than one engine,
+/// gearboxes or clutches sharing its channels, a channel the graph binds
+/// that is not given, no vehicle) is reported through `fn`; returns NULL
+/// with the first in `err`. The graph must outlive the preset.
+DG_API dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph,
+                                const char *graph_json, const char *name, double from_speed_kmh,
+                                int n_given, const char *const *given, dg_diag_fn fn, void *user,
+                                dg_error *err);
+DG_API void dg_preset_free(dg_preset *preset);
+/// The graph to simulate: the one given, or for coast and brake its copy
+/// starting in the chosen gear (owned by the preset).
+DG_API const dg_graph *dg_preset_graph(const dg_preset *preset);
+DG_API const char *dg_preset_name(const dg_preset *preset);
+/// The run's time limit (s) when the caller gives none.
+DG_API double dg_preset_time_limit(const dg_preset *preset);
+/// The start speed (m/s): 0 for a launch.
+DG_API double dg_preset_start_speed(const dg_preset *preset);
+/// The speed (m/s) below which the summary counts the car at rest
+/// (dg_summary.rest_speed): 1 km/h for coast, DG_SUMMARY_REST otherwise.
+DG_API double dg_preset_rest_speed(const dg_preset *preset);
+/// Sets the start on a new simulation of dg_preset_graph: the engine at
+/// idle (launch), or every speed rolling at the start speed. The caller
+/// then applies the inputs at t = 0 and calls dg_sim_start. DG_OK or an error.
+DG_API int dg_preset_start(dg_preset *preset, dg_sim *sim, dg_error *err);
+/// The driver's inputs for the step starting at t (s): sets the four
+/// standard inputs. Call it before each step.
+DG_API void dg_preset_apply(dg_preset *preset, dg_sim *sim, double t);
+/// True once the goal is met, checked after a step ending at t (s) (and once
+/// at t = 0); `reason` (may be NULL) then says which goal.
+DG_API bool dg_preset_done(dg_preset *preset, const dg_sim *sim, double t, char *reason,
+                           size_t size);
+
+/* ------------------------------------------------------------------------ */
 /* Batch runs: parameter overrides and many simulations on several threads  */
 
 /// One parameter override. `key` is "block.param", or "block.param.field"

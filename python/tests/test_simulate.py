@@ -1,0 +1,208 @@
+"""Simulations from Python against `drivegraph sim`: the same rows and the
+same summary. The CLI writes its CSV with %.10g, so the comparison is of
+that text: Result.format_csv prints the float64 arrays the same way, and
+every one of the ~10^5 values per run must print identically (a change in
+the 10th significant digit anywhere fails). The summary's numbers are
+compared at the 10 digits `sim --json` prints."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import drivegraph as dg
+from conftest import cli
+
+# (graph, scenario): cars and rigs with scenarios of every kind (automatic,
+# manual with scripted shifts, EV with regen, dual clutch, Modelica rigs,
+# a transfer case on its own channel, a planetary automatic)
+RUNS = [
+    ("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json"),
+    ("graphs/hatchback_fwd_manual.json", "graphs/scenarios/manual_launch.json"),
+    ("graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json"),
+    ("graphs/dct.json", "graphs/scenarios/dct_upshifts.json"),
+    ("graphs/coupled_clutches.json", "graphs/scenarios/coupled_clutches.json"),
+    ("graphs/pickup_4x4.json", "graphs/scenarios/pickup_launch_high.json"),
+    ("graphs/planetary_automatic.json", "graphs/scenarios/planetary_automatic.json"),
+    ("graphs/gear_train.json", "graphs/scenarios/gear_train_pulse.json"),
+]
+
+# keys of `sim --json` that describe the process, not the run
+NOT_COMPARED = {"wall_time_s", "ns_per_step", "csv", "csv_rows", "output_interval_s", "plot"}
+
+
+def csv_of(tmp_path, *args):
+    out = tmp_path / "out.csv"
+    cli("sim", *args, "--csv", str(out))
+    return out.read_text()
+
+
+@pytest.mark.parametrize("graph,scenario", RUNS, ids=[r[0].split("/")[-1] for r in RUNS])
+def test_trace_matches_cli_csv(tmp_path, graph, scenario):
+    r = dg.Graph.load(graph).simulate(scenario=scenario)
+    want = csv_of(tmp_path, graph, "--scenario", scenario)
+    assert r.t.dtype == np.float64
+    assert len(r.t) == len(want.splitlines()) - 1
+    assert r.format_csv() == want
+
+
+def test_signals_dt_and_inputs_match_cli(tmp_path):
+    g = "graphs/pickup_4x4.json"
+    s = "graphs/scenarios/pickup_launch_high.json"
+    sig = ["engine.rpm", "body.speed", "gearbox.gear", "transfer.gear", "range", "throttle"]
+    r = dg.Graph.load(g).simulate(scenario=s, dt=0.002, duration=6, signals=sig,
+                                  inputs={"range": 2})
+    want = csv_of(tmp_path, g, "--scenario", s, "--dt", "0.002", "--duration", "6",
+                  "--signals", ",".join(sig), "--input", "range=2")
+    assert r.columns == sig
+    assert r.format_csv() == want
+    assert r["transfer.gear"][-1] == 2.0 and r["range"][0] == 2.0
+
+
+def same10(a, b):
+    """Equal at the 10 significant digits `sim --json` prints."""
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and float("%.10g" % a) == float(b)
+    return a == b
+
+
+def compare_summary(py, cli_json):
+    for key, want in cli_json.items():
+        if key in NOT_COMPARED:
+            continue
+        got = py[key]
+        if isinstance(want, dict):
+            assert set(got) == set(want), key
+            for k in want:
+                if isinstance(want[k], dict):
+                    for kk in want[k]:
+                        assert same10(got[k][kk], want[k][kk]), (key, k, kk)
+                else:
+                    assert same10(got[k], want[k]), (key, k, got[k], want[k])
+        elif isinstance(want, list):
+            assert len(got) == len(want), key
+            for a, b in zip(got, want):
+                for k in b:
+                    assert same10(a[k], b[k]), (key, k)
+        else:
+            assert same10(got, want), (key, got, want)
+
+
+@pytest.mark.parametrize("graph,scenario", RUNS[:4], ids=[r[0].split("/")[-1] for r in RUNS[:4]])
+def test_summary_matches_sim_json(graph, scenario):
+    r = dg.Graph.load(graph).simulate(scenario=scenario)
+    want = json.loads(cli("sim", graph, "--scenario", scenario, "--json").stdout)
+    compare_summary(r.summary, want)
+
+
+def test_sedan_launch_figures():
+    r = dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(
+        scenario="graphs/scenarios/launch.json")
+    # README: 8.0 s with the scenario launch (throttle opened at 1 s)
+    assert 7.9 < r.t_0_100 < 8.1
+    assert [(s["from"], s["to"]) for s in r.shifts[:3]] == [(1, 2), (2, 3), (3, 4)]
+    e = r.energy
+    assert abs(e["balance_error_J"]) < 1e-6 * e["work_in_J"]
+    # the trace agrees with the summary: 100 km/h first reached right after t_0_100
+    v = r["body.speed"]
+    k = int(np.argmax(v >= 100 / 3.6))
+    assert r.t[k - 1] < r.t_0_100 <= r.t[k]
+
+
+def test_step_api_is_the_run():
+    g = dg.Graph.load("graphs/hatchback_fwd_manual.json")
+    s = "graphs/scenarios/manual_launch.json"
+    whole = g.simulate(scenario=s)
+    sim = g.simulation(scenario=s)
+    assert sim.time == 0.0
+    sizes = [1, 7, 500, 3, 2000]
+    while not sim.stopped:
+        sim.step(sizes[sim.steps % len(sizes)])
+    pieces = sim.result()
+    assert pieces.format_csv() == whole.format_csv()
+    assert sim.signal("body.speed") == whole.summary["final_values"]["body.speed"]
+    assert sim.time == whole.summary["final_time_s"]
+
+
+def test_step_api_closed_loop():
+    """A speed controller in Python around the step API: throttle from the
+    measured speed each 10 ms, holding 50 km/h."""
+    g = dg.Graph.load("graphs/ev_single_speed.json")
+    sim = g.simulation(duration=40, signals=["body.speed", "throttle"])
+    target = 50 / 3.6
+    while not sim.stopped:
+        v = sim.signal("body.speed")
+        sim.set_input("throttle", min(1.0, max(0.0, 0.5 * (target - v))))
+        sim.step(10)
+    r = sim.result()
+    assert abs(r["body.speed"][-1] - target) < 0.5
+    assert r["throttle"].max() == 1.0
+    assert sim.time == pytest.approx(40.0)
+
+
+def test_callable_input_equals_constant():
+    g = dg.Graph.load("graphs/sedan_rwd_automatic.json")
+    a = g.simulate(duration=5, inputs={"throttle": 0.7, "gear": 1})
+    b = g.simulate(duration=5, inputs={"throttle": lambda t: 0.7, "gear": 1})
+    assert a.format_csv() == b.format_csv()
+    assert np.array_equal(a.rows, b.rows)
+
+
+def test_graph_from_dict_and_yaml_text():
+    with open("graphs/open_diff_axle.json") as f:
+        d = json.load(f)
+    a = dg.Graph.from_dict(d).simulate(scenario="graphs/scenarios/open_diff_spinup.json")
+    b = dg.Graph.load("graphs/open_diff_axle.json").simulate(
+        scenario="graphs/scenarios/open_diff_spinup.json")
+    assert np.array_equal(a.rows, b.rows)
+    assert not math.isnan(a["left.omega"][-1])
+
+
+# (graph, preset, simulate keywords, CLI options): the library's preset
+# drivers, as `drivegraph sim --preset` runs them
+PRESETS = [
+    ("graphs/sedan_rwd_automatic.json", "launch", {}, []),
+    ("graphs/hatchback_fwd_manual.json", "launch", {}, []),
+    ("graphs/hatchback_fwd_manual.json", "coast", {"from_speed": 80}, ["--from-speed", "80"]),
+    ("graphs/sedan_rwd_automatic.json", "brake", {}, []),
+    ("graphs/pickup_4x4.json", "launch", {"inputs": {"range": 1}}, ["--input", "range=1"]),
+]
+
+
+@pytest.mark.parametrize("graph,preset,kw,opts", PRESETS,
+                         ids=[f"{p[0].split('/')[-1]}-{p[1]}" for p in PRESETS])
+def test_presets_match_cli(tmp_path, graph, preset, kw, opts):
+    r = dg.Graph.load(graph).simulate(preset=preset, **kw)
+    out = tmp_path / "p.csv"
+    want = json.loads(cli("sim", graph, "--preset", preset, *opts, "--csv", str(out),
+                          "--json").stdout)
+    assert r.format_csv() == out.read_text()
+    compare_summary(r.summary, want)
+    assert r.summary["preset"] == preset
+
+
+def test_preset_refusals():
+    with pytest.raises(dg.UsageError) as info:
+        dg.Graph.load("graphs/pickup_4x4.json").simulate(preset="launch")
+    assert 'the graph binds the channel "range"' in info.value.message
+    with pytest.raises(dg.UsageError, match="has no vehicle block"):
+        dg.Graph.load("graphs/gear_train.json").simulate(preset="launch")
+    with pytest.raises(dg.UsageError, match='unknown preset "lanch"'):
+        dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(preset="lanch")
+    with pytest.raises(dg.UsageError, match="preset drives that channel"):
+        dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(preset="launch",
+                                                                 inputs={"throttle": 0.5})
+
+
+def test_example_launch_script(tmp_path):
+    """examples/python/launch.py draws its PNG (matplotlib, Agg)."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "launch.png"
+    p = subprocess.run([sys.executable, "examples/python/launch.py", "--shift-rpm", "4500",
+                        "-o", str(out)], capture_output=True, text=True, env=os.environ)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "0-100 km/h 7.11" in p.stdout
