@@ -1997,22 +1997,25 @@ static void compute_lambda(dg_sim *sim) {
 
 void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
 
-double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
+/* The active row of a tie with its forces computed at the asked point, or
+ * -1 (no such tie, or redundant). */
+static int tie_row(dg_ctx *ctx, int tie) {
   dg_sim *sim = ctx->sim;
   if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
-    return 0.0;
+    return -1;
   if (!sim->sv.lambda_valid)
     compute_lambda(sim);
-  return sim->sv.lambda[sim->sv.ws.ties[tie].active];
+  return sim->sv.ws.ties[tie].active;
+}
+
+double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
+  int a = tie_row(ctx, tie);
+  return a < 0 ? 0.0 : ctx->sim->sv.lambda[a];
 }
 
 double dg_ctx_tie_factor(dg_ctx *ctx, int tie) {
-  dg_sim *sim = ctx->sim;
-  if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
-    return 1.0;
-  if (!sim->sv.lambda_valid)
-    compute_lambda(sim);
-  return sim->sv.tie_factor[sim->sv.ws.ties[tie].active];
+  int a = tie_row(ctx, tie);
+  return a < 0 ? 1.0 : ctx->sim->sv.tie_factor[a];
 }
 
 /* ------------------------------------------------------------------------ */

@@ -38,15 +38,22 @@ static double teeth(const char *member) {
   return strcmp(member, "sun") == 0 ? S : strcmp(member, "ring") == 0 ? R : -(S + R);
 }
 
+/* The rig of case i: the source on `in`, a brake on `held`, the load on
+ * `out`, the set's efficiency eta. */
+static dg_graph *held_rig(int i, double eta) {
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75,"
+      "\"efficiency\":%.17g},\"br\":{\"type\":\"brake\",\"max_torque\":1e6},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
+      "\"connections\":[[\"src.out\",\"ps.%s\"],[\"ps.%s\",\"br.in\"],[\"ps.%s\",\"ld.in\"]]}",
+      eta, willis[i].in, willis[i].held, willis[i].out);
+}
+
 START_TEST(test_willis) {
   const char *in = willis[_i].in, *held = willis[_i].held, *out = willis[_i].out;
   const double r = willis[_i].r, T = 10.0, Ja = 1.0, Jb = 2.0;
-  dg_graph *g = dg_test_graphf(
-      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
-      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75},"
-      "\"br\":{\"type\":\"brake\",\"max_torque\":1e6},\"ld\":{\"type\":\"load\",\"inertia\":2}},"
-      "\"connections\":[[\"src.out\",\"ps.%s\"],[\"ps.%s\",\"br.in\"],[\"ps.%s\",\"ld.in\"]]}",
-      in, held, out);
+  dg_graph *g = held_rig(_i, 1.0);
   dg_sim *sim = dg_test_sim(g);
   dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "br.held"), 1.0);
@@ -102,13 +109,7 @@ START_TEST(test_lossy_holds) {
   const char *in = willis[_i].in, *held = willis[_i].held, *out = willis[_i].out;
   const double r = willis[_i].r, T = 10.0, Ja = 1.0, Jb = 2.0, eta = 0.9, ks = 0.4, kr = 0.6;
   const double e = _i == 0 ? ks + eta * kr : _i == 1 ? eta : kr + eta * ks;
-  dg_graph *g = dg_test_graphf(
-      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
-      "\"torque\":10},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":75,"
-      "\"efficiency\":0.9},\"br\":{\"type\":\"brake\",\"max_torque\":1e6},"
-      "\"ld\":{\"type\":\"load\",\"inertia\":2}},"
-      "\"connections\":[[\"src.out\",\"ps.%s\"],[\"ps.%s\",\"br.in\"],[\"ps.%s\",\"ld.in\"]]}",
-      in, held, out);
+  dg_graph *g = held_rig(_i, eta);
   dg_sim *sim = dg_test_sim(g);
   dg_test_step(sim, 1000, 1e-3);
   ck_assert_double_eq(dg_test_signal(sim, "br.held"), 1.0);
