@@ -54,6 +54,7 @@ typedef struct sim_opts {
   opt_list plugins;     /* --plugin LIB.so */
   opt_list inputs;      /* --input NAME=VALUE */
   bool force;           /* run even when RK4 cannot take dt in the start mode */
+  long digits;          /* significant digits of the CSV's numbers */
 } sim_opts;
 
 static bool parse_plot(const char *value, void *dest, char *why, size_t size) {
@@ -85,6 +86,9 @@ static const option_def sim_options[] = {
     {.name = "csv", OPT_STRING_AT(sim_opts, csv), .arg = "OUT",
      .help = "write 't,<block>.<signal>,...' rows every output\n"
              "interval (the scenario's, else max(dt, 0.01) s)"},
+    {.name = "digits", OPT_INT_AT(sim_opts, digits), .arg = "N", .min = 1, .max = 17,
+     .help = "significant digits of the CSV's numbers (default 10;\n"
+             "17 writes every double exactly: it reads back bit for bit)"},
     {.name = "plot", OPT_CALL_AT(sim_opts, plot, const char *), .arg = "FILE", .parse = parse_plot,
      .help = "draw engine speed, vehicle speed, gear, clutch and wheel\n"
              "slip, throttle and brake over time (panels for the blocks\n"
@@ -119,7 +123,8 @@ static const option_def sim_options[] = {
 
 /* Parses `sim` arguments into o: EXIT_OK, EXIT_USAGE or HELP_SHOWN. */
 static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o) {
-  *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN};
+  *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN,
+                  .digits = 10};
   operands args;
   int rc = parse_options(cmd, argc, argv, o, &args);
   if (rc != EXIT_OK)
@@ -552,9 +557,10 @@ static void output_row(sim_run *r, long step) {
     plot_trace_record(r->trace, t);
   if (!r->csv)
     return;
-  fprintf(r->csv, "%.10g", t);
+  int d = (int)r->o->digits;
+  fprintf(r->csv, "%.*g", d, t);
   for (int i = 0; i < r->ncols; i++)
-    fprintf(r->csv, ",%.10g", column_value(r->sim, r->cols[i]));
+    fprintf(r->csv, ",%.*g", d, column_value(r->sim, r->cols[i]));
   fputc('\n', r->csv);
   r->rows++;
 }

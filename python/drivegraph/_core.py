@@ -785,11 +785,15 @@ class Result:
     def energy(self):
         return self.summary["energy"]
 
-    def format_csv(self):
-        """The CSV text `drivegraph sim --csv` writes for the same run."""
+    def format_csv(self, digits=10):
+        """The CSV text `drivegraph sim --csv [--digits N]` writes for the
+        same run (digits: significant digits, 1..17; 17 is exact)."""
+        if not 1 <= int(digits) <= 17:
+            raise ValueError("digits: 1..17 expected (got %r)" % (digits,))
+        fmt = "%%.%dg" % int(digits)
         lines = [",".join(["t"] + self.columns)]
         for row in self.rows:
-            lines.append(",".join("%.10g" % x for x in row))
+            lines.append(",".join(fmt % x for x in row))
         return "\n".join(lines) + "\n"
 
     def __repr__(self):

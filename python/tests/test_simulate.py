@@ -1,9 +1,10 @@
 """Simulations from Python against `drivegraph sim`: the same rows and the
-same summary. The CLI writes its CSV with %.10g, so the comparison is of
+same summary. The CLI writes its CSV with %.10g by default, so the comparison is of
 that text: Result.format_csv prints the float64 arrays the same way, and
 every one of the ~10^5 values per run must print identically (a change in
 the 10th significant digit anywhere fails). The summary's numbers are
-compared at the 10 digits `sim --json` prints."""
+compared at the 10 digits `sim --json` prints. With `--digits 17` the CLI's
+CSV is exact, and the arrays equal it bit for bit (test_trace_bit_for_bit)."""
 import json
 import math
 
@@ -44,6 +45,22 @@ def test_trace_matches_cli_csv(tmp_path, graph, scenario):
     assert r.t.dtype == np.float64
     assert len(r.t) == len(want.splitlines()) - 1
     assert r.format_csv() == want
+
+
+@pytest.mark.parametrize("graph,scenario", RUNS[:4], ids=[r[0].split("/")[-1] for r in RUNS[:4]])
+def test_trace_bit_for_bit(tmp_path, graph, scenario):
+    """With --digits 17 the CLI's CSV reads back to the exact doubles: the
+    numpy arrays must equal them bit for bit (not to a tolerance)."""
+    r = dg.Graph.load(graph).simulate(scenario=scenario)
+    out = tmp_path / "exact.csv"
+    cli("sim", graph, "--scenario", scenario, "--csv", str(out), "--digits", "17")
+    rows = out.read_text().splitlines()
+    assert rows[0].split(",") == ["t"] + r.columns
+    want = np.array([[float(v) for v in line.split(",")] for line in rows[1:]])
+    got = np.column_stack([r.t] + [r[c] for c in r.columns])
+    assert want.shape == got.shape
+    assert np.array_equal(want.view(np.uint64), got.view(np.uint64))
+    assert r.format_csv(digits=17) == out.read_text()
 
 
 def test_signals_dt_and_inputs_match_cli(tmp_path):
