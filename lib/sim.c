@@ -521,6 +521,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   dg_sim *sim = dg_sim_create(g, diag);
   if (!sim)
     return diag->count - before;
+  sim->in_check = true; /* modes are built to be checked, not stepped */
   int nb = sim->nb;
   int *mode = calloc((size_t)nb, sizeof *mode);
   int *count = calloc((size_t)nb, sizeof *count);

@@ -197,7 +197,7 @@ struct dg_sim {
   dg_block *blocks;
   dg_error err;
   bool failed;
-  bool in_check;            /* building for validate: report, don't fail */
+  bool in_check;            /* building modes for validate's check: no step follows */
 
   /* inputs */
   int n_inputs, cap_inputs;

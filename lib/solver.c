@@ -1306,7 +1306,9 @@ int dg_solver_build(dg_sim *sim) {
     sim->sv.mesh_dir[j] = 0;
   build_speed_plan(sim);
   int rc = assemble_mass(sim, false);
-  return rc != DG_OK ? rc : build_mesh_maps(sim);
+  if (rc != DG_OK || sim->in_check) /* the every-mode check steps no mode */
+    return rc;
+  return build_mesh_maps(sim);
 }
 
 /* ------------------------------------------------------------------------ */
