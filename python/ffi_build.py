@@ -12,7 +12,7 @@ The one piece of C of the package is pydg_advance: the loop of
 `drivegraph sim` (tools/cmd_sim.c, sim_loop) over one simulation, so a whole
 run is one C call, made without the GIL (CFFI releases it around every call):
 Python threads simulate in parallel, and only Python callbacks (a shift
-policy, an input given as a callable) take the GIL back, once per call.
+policy, an input given as a callable: once per step) take the GIL back.
 """
 import sys
 
@@ -176,12 +176,15 @@ typedef struct pydg_run {
   int stopped;
   int code;
   char reason[160];
+  void *step_user;
+  int applied0;
 } pydg_run;
 int pydg_timing(double dt, double duration, double interval, pydg_run *r);
 int pydg_advance(pydg_run *r, long n);
 double pydg_column(const dg_sim *sim, int col);
 
 extern "Python" double pydg_input_cb(double t, void *user);
+extern "Python" int pydg_step_cb(void *user, double t);
 extern "Python" int pydg_shift_cb(const dg_shift_context *ctx, void *user);
 extern "Python" void pydg_diag_cb(const dg_error *err, void *user);
 """
@@ -215,7 +218,11 @@ typedef struct pydg_run {
   int stopped;          /* the scenario's stop condition or the preset's goal holds */
   int code;             /* DG_OK, or the failed step's code */
   char reason[160];     /* the preset's goal met */
+  void *step_user;      /* non-NULL: inputs given as Python callables, once per step */
+  int applied0;         /* the first step's inputs were applied before the first row */
 } pydg_run;
+
+static int pydg_step_cb(void *user, double t);
 
 static int pydg_should_stop(pydg_run *r) {
   if (r->drv)
@@ -263,8 +270,28 @@ static void pydg_row(pydg_run *r, long step) {
 /* Up to n more steps (fewer at the end of the run, at the stop condition,
  * a failed step or a callback's exception). The first call records the
  * start. Returns DG_OK, a step's error code, or -1 (abort). */
+/* The inputs of the step starting at t: the scenario's or the preset's,
+ * then the callables' (once per step, held over it). -1: a callable raised. */
+static int pydg_inputs(pydg_run *r, double t) {
+  if (r->drv)
+    dg_driver_apply(r->drv, t);
+  else if (r->preset)
+    dg_preset_apply(r->preset, r->sim, t);
+  if (r->step_user && pydg_step_cb(r->step_user, t) != 0) {
+    r->abort = 1;
+    return -1;
+  }
+  return 0;
+}
+
 int pydg_advance(pydg_run *r, long n) {
   if (r->steps == 0 && r->nrows == 0 && !r->stopped) {
+    /* with callables, the first row shows the values they give at t = 0 */
+    if (r->step_user) {
+      if (pydg_inputs(r, 0.0) != 0)
+        return -1;
+      r->applied0 = 1;
+    }
     pydg_row(r, 0);
     dg_summary_sample(r->sum, 0.0);
     r->stopped = pydg_should_stop(r);
@@ -272,10 +299,8 @@ int pydg_advance(pydg_run *r, long n) {
   for (long i = 0; i < n && r->steps < r->total_steps && !r->stopped; i++) {
     long k = r->steps;
     double t = (double)k * r->dt;
-    if (r->drv)
-      dg_driver_apply(r->drv, t);
-    else if (r->preset)
-      dg_preset_apply(r->preset, r->sim, t);
+    if (!(k == 0 && r->applied0) && pydg_inputs(r, t) != 0)
+      return -1;
     int rc = dg_sim_step(r->sim, r->dt);
     r->steps = k + 1;
     if (r->abort)

@@ -285,6 +285,40 @@ class ShiftContext:
         return f"ShiftContext({inside})"
 
 
+class of_time:
+    """Wraps f(t) -> value to give a channel as a function of time alone,
+    evaluated at every RK4 substep's time (dg_sim_set_input_fn): a schedule
+    in closed form, which keeps RK4 fourth order through a ramp. A plain
+    callable is called once per step with a StepContext instead."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"of_time: expected a callable f(t), got {fn!r}")
+        self.fn = fn
+
+
+class StepContext:
+    """What an input given as a callable sees, once per step at its start
+    (the value it returns is held over the step): the time, the step size
+    and number, and every signal and channel at the state the step starts
+    from, through signal(name)."""
+    __slots__ = ("time", "dt", "step", "_sim")
+
+    def __init__(self, sim, t):
+        self._sim = sim
+        self.time = t
+        self.dt = sim.dt
+        self.step = sim.steps
+
+    def signal(self, name):
+        """A signal ("body.speed") or a channel ("throttle") now."""
+        return self._sim.signal(name)
+
+    def __repr__(self):
+        return f"StepContext(time={self.time!r}, dt={self.dt!r}, step={self.step!r})"
+
+
 class _Preset:
     """A preset driver of the library (dg_preset: launch, coast, brake), as
     `drivegraph sim --preset` drives: `inputs` are the channels the caller
@@ -327,7 +361,9 @@ class _Callbacks:
     def __init__(self):
         self.run = None
         self.exc = None
-        self.inputs = {}  # input index -> callable
+        self.inputs = {}  # input index -> f(t), at every substep (of_time)
+        self.step_inputs = {}  # input index -> (name, f(StepContext)), once per step
+        self.sim = None
         self.policy = None
 
     def fail(self, exc):
@@ -350,6 +386,32 @@ def pydg_input_cb(t, user):
 
 
 @ffi.def_extern()
+def pydg_step_cb(user, t):
+    cb = ffi.from_handle(user)
+    if cb.exc is not None:
+        return 1
+    try:
+        sim = cb.sim
+        ctx = StepContext(sim, t)
+        for i, (name, f) in list(cb.step_inputs.items()):
+            v = f(ctx)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise TypeError(f"input {name}: the callable returned {v!r}; expected a number")
+            v = float(v)
+            if not math.isfinite(v):
+                raise ValueError(f"input {name}: the callable returned {v!r} at t = {t:g} s; "
+                                 "expected a finite number")
+            if lib.dg_sim_input_is_integer(sim._sim, i) and v != math.floor(v):
+                raise ValueError(f"input {name}: the callable returned {v:g} at t = {t:g} s; "
+                                 "the channel takes integers (a gear)")
+            lib.dg_sim_set_input(sim._sim, i, v)
+        return 0
+    except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+        cb.fail(e)
+        return 1
+
+
+@ffi.def_extern()
 def pydg_shift_cb(ctx, user):
     cb = ffi.from_handle(user)
     if cb.exc is not None:
@@ -369,8 +431,11 @@ class Simulation:
     by a scenario (its inputs, initial values and stop condition), or by a
     preset driver, or with no driver at all (then `duration` is needed for
     run()). `inputs` holds channels at constants ({"range": 1}, as the
-    CLI's --input) or gives them as callables of time t (s) (dg_input_fn:
-    evaluated at each RK4 substep's time, a function of t alone);
+    CLI's --input), or gives them as callables f(ctx) called once per step
+    at its start with a StepContext (time, dt, signal(name): a controller
+    in Python; the value is held over the step), or as of_time(f): f(t)
+    evaluated at each RK4 substep's time (dg_input_fn, a function of t
+    alone);
     `shift_policy` is a callable taking a ShiftContext and returning the
     gear wanted, installed on `gearbox` (default: the graph's first
     gearbox); it is called once per step segment, as the C callback is.
@@ -398,6 +463,7 @@ class Simulation:
         self.scenario = _scenario(scenario)
         self._cb = _Callbacks()
         self._handles = []
+        self._step_handle = None
         self._drv = ffi.NULL
         err = ffi.new("dg_error *")
         sim = lib.dg_sim_new(graph._ptr, err)
@@ -483,8 +549,17 @@ class Simulation:
         i = self._input_index(name)
         if preset and i < 4:
             raise _usage(f"input {name}: the preset drives that channel")
-        if callable(value):
-            self._cb.inputs[i] = value
+        self._cb.step_inputs.pop(i, None)
+        if callable(value) and not isinstance(value, of_time):
+            self._cb.step_inputs[i] = (name, value)
+            self._cb.inputs.pop(i, None)
+            if self._step_handle is None:
+                self._step_handle = ffi.new_handle(self._cb)
+                self._cb.sim = self
+            self._run.step_user = self._step_handle
+            return
+        if isinstance(value, of_time):
+            self._cb.inputs[i] = value.fn
             h = ffi.new_handle((self._cb, i))
             self._handles.append(h)
             err = ffi.new("dg_error *")
@@ -497,6 +572,8 @@ class Simulation:
         if lib.dg_sim_input_is_integer(self._sim, i) and v != math.floor(v):
             raise _usage(f"input {name}: must be an integer (a gear), got {v:g}")
         self._cb.inputs.pop(i, None)
+        if not self._cb.step_inputs:
+            self._run.step_user = ffi.NULL
         lib.dg_sim_set_input(self._sim, i, v)
 
     def _set_policy(self, policy, gearbox):
@@ -633,7 +710,8 @@ class Simulation:
 
     def set_input(self, name, value):
         """Holds channel `name` at `value` from now on (replacing a
-        scenario's schedule for it), or gives it a callable of t."""
+        scenario's schedule for it), or gives it a callable f(ctx) called
+        once per step, or of_time(f) evaluated at every substep."""
         self._set_input(name, value)
 
     def signal(self, name):

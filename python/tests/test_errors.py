@@ -4,6 +4,8 @@ lists every problem, as `drivegraph validate` does."""
 import glob
 import os
 
+import math
+
 import pytest
 
 import drivegraph as dg
@@ -115,9 +117,20 @@ def test_usage_errors():
 def test_failed_step_raises_simulation_error():
     g = dg.Graph.load("graphs/sedan_rwd_automatic.json")
     with pytest.raises(dg.SimulationError) as info:
-        g.simulate(duration=1, inputs={"throttle": lambda t: float("nan") if t > 0.5 else 1.0})
+        g.simulate(duration=1,
+                   inputs={"throttle": dg.of_time(lambda t: float("nan") if t > 0.5 else 1.0)})
     assert info.value.code == "ERR_NUMERIC"
     assert "throttle" in info.value.message
+
+
+def test_step_callable_returning_nan_or_a_fraction():
+    g = dg.Graph.load("graphs/sedan_rwd_automatic.json")
+    with pytest.raises(ValueError, match=r"input throttle: the callable returned nan at t = 0.3"):
+        g.simulate(duration=1, inputs={"throttle": lambda c: math.nan if c.time >= 0.3 else 1.0})
+    with pytest.raises(ValueError, match="the channel takes integers"):
+        g.simulate(duration=1, inputs={"gear": lambda c: 1.5})
+    with pytest.raises(TypeError, match="expected a number"):
+        g.simulate(duration=1, inputs={"throttle": lambda c: "full"})
 
 
 def test_missing_file():

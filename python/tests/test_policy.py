@@ -93,7 +93,23 @@ def test_exception_in_input_callable_is_raised():
         return 1.0
 
     with pytest.raises(KeyError):
-        dg.Graph.load(SEDAN).simulate(duration=2, inputs={"throttle": throttle})
+        dg.Graph.load(SEDAN).simulate(duration=2, inputs={"throttle": dg.of_time(throttle)})
+
+    calls = []
+
+    def per_step(ctx):
+        calls.append(ctx.time)
+        if ctx.time >= 0.25:
+            raise KeyError("sensor")
+        return 1.0
+
+    sim = dg.Graph.load(SEDAN).simulation(duration=2, inputs={"throttle": per_step})
+    with pytest.raises(KeyError):
+        sim.run()
+    # raised before the step at 0.25 s: nothing of it was taken
+    assert sim.time == pytest.approx(0.25) and calls[-1] == pytest.approx(0.25)
+    with pytest.raises(dg.UsageError):
+        sim.step()
 
 
 def test_policy_returning_a_non_integer():
