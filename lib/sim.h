@@ -151,6 +151,10 @@ typedef struct dg_solver {
   double *mesh_W, *mesh_S;  /* nn × nn */
   double *mesh_lam0, *mesh_lam, *mesh_kap, *mesh_z; /* nn each */
   int *mesh_dir;            /* nn: power direction of the last solve (+1: from side b) */
+  double *mesh_kf, *mesh_kb; /* nn: κ when side b drives (1/η − 1), when side a does (η − 1) */
+  int *mesh_un, *mesh_bn;   /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
+  double *mesh_uv, *mesh_bv; /* ... and their values */
+  int *mesh_nu, *mesh_nb;   /* nn: how many */
   int *mesh_col;            /* nn: the mesh's column of the constraint matrix */
   double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
   double *tie_factor;       /* per active tie: side b's factor at the last λ (1, η, 1/η) */

@@ -119,6 +119,14 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.mesh_kap, nn, sizeof(double));
   SPEC(&sim->sv.mesh_z, nn, sizeof(double));
   SPEC(&sim->sv.mesh_dir, nn, sizeof(int));
+  SPEC(&sim->sv.mesh_kf, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_kb, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_un, nn * nn, sizeof(int));
+  SPEC(&sim->sv.mesh_bn, nn * nn, sizeof(int));
+  SPEC(&sim->sv.mesh_uv, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_bv, nn * nn, sizeof(double));
+  SPEC(&sim->sv.mesh_nu, nn, sizeof(int));
+  SPEC(&sim->sv.mesh_nb, nn, sizeof(int));
   SPEC(&sim->sv.mesh_col, nn, sizeof(int));
   SPEC(&sim->sv.cA, nn * nn, sizeof(double));
   SPEC(&sim->sv.cAtA, nn * nn, sizeof(double));
@@ -1103,6 +1111,24 @@ static int build_mesh_maps(dg_sim *sim) {
       tmp[n] = sv->inertia[n] * u[n];
     g_transpose(sim, tmp, sv->mesh_h + (size_t)j * st);
   }
+  for (int j = 0; j < m; j++) { /* the stage's sparse copies */
+    const double *u = sv->mesh_u + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    int nu = 0, nb = 0;
+    for (int n = 0; n < nn; n++) {
+      if (u[n] != 0.0) {
+        sv->mesh_un[(size_t)j * st + (size_t)nu] = n;
+        sv->mesh_uv[(size_t)j * st + (size_t)nu++] = u[n];
+      }
+      if (b[n] != 0.0) {
+        sv->mesh_bn[(size_t)j * st + (size_t)nb] = n;
+        sv->mesh_bv[(size_t)j * st + (size_t)nb++] = b[n];
+      }
+    }
+    sv->mesh_nu[j] = nu;
+    sv->mesh_nb[j] = nb;
+    sv->mesh_kf[j] = 1.0 / ws->mesh_eta[j] - 1.0;
+    sv->mesh_kb[j] = ws->mesh_eta[j] - 1.0;
+  }
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++) {
       const double *hi = sv->mesh_h + (size_t)i * st, *dj = sv->mesh_d + (size_t)j * st;
@@ -1172,28 +1198,55 @@ static double dot(const double *a, const double *b, int n) {
 static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   size_t st = (size_t)sim->nn;
-  int nn = sim->nn, nd = sv->ndof, m = sv->ws.nmesh;
+  int nd = sv->ndof, m = sv->ws.nmesh;
   double *lam0 = sv->mesh_lam0, *lam = sv->mesh_lam, *kap = sv->mesh_kap;
   int *dir = sv->mesh_dir;
-  for (int j = 0; j < m; j++)
-    lam0[j] = dot(sv->mesh_h + (size_t)j * st, dq, nd) - dot(sv->mesh_u + (size_t)j * st, w, nn);
+  for (int j = 0; j < m; j++) {
+    const int *un = sv->mesh_un + (size_t)j * st;
+    const double *uv = sv->mesh_uv + (size_t)j * st;
+    double v = dot(sv->mesh_h + (size_t)j * st, dq, nd);
+    for (int k = 0; k < sv->mesh_nu[j]; k++)
+      v -= uv[k] * w[un[k]];
+    lam0[j] = v;
+  }
   for (int it = 0; it <= 2 * m + 2; it++) {
-    for (int j = 0; j < m; j++) {
-      double eta = sv->ws.mesh_eta[j];
-      kap[j] = dir[j] > 0 ? 1.0 / eta - 1.0 : dir[j] < 0 ? eta - 1.0 : 0.0;
-    }
-    for (int i = 0; i < m; i++) {
-      for (int j = 0; j < m; j++)
-        sv->mesh_S[(size_t)i * st + (size_t)j] =
-            (i == j ? 1.0 : 0.0) - sv->mesh_W[(size_t)i * st + (size_t)j] * kap[j];
-      lam[i] = lam0[i];
-    }
-    if (solve_dense(sv->mesh_S, lam, m, st) != 0) {
-      for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
-        lam[j] = lam0[j];
-        kap[j] = 0.0;
+    for (int j = 0; j < m; j++)
+      kap[j] = dir[j] > 0 ? sv->mesh_kf[j] : dir[j] < 0 ? sv->mesh_kb[j] : 0.0;
+    if (m == 1) { /* (1 − W κ) λ = λ₀; 1 − W κ > 0 for one mesh (−1 ≤ W ≤ 0, κ > −1) */
+      double den = 1.0 - sv->mesh_W[0] * kap[0];
+      if (!(den > 0.0)) {
+        lam[0] = lam0[0];
+        kap[0] = 0.0;
+        break;
       }
-      break;
+      lam[0] = lam0[0] / den;
+    } else if (m == 2) { /* Cramer */
+      const double *W = sv->mesh_W;
+      double a = 1.0 - W[0] * kap[0], b = -W[1] * kap[1];
+      double c = -W[st] * kap[0], d = 1.0 - W[st + 1] * kap[1], det = a * d - b * c;
+      if (!(fabs(det) > 1e-300)) {
+        for (int j = 0; j < m; j++) {
+          lam[j] = lam0[j];
+          kap[j] = 0.0;
+        }
+        break;
+      }
+      lam[0] = (d * lam0[0] - b * lam0[1]) / det;
+      lam[1] = (a * lam0[1] - c * lam0[0]) / det;
+    } else {
+      for (int i = 0; i < m; i++) {
+        for (int j = 0; j < m; j++)
+          sv->mesh_S[(size_t)i * st + (size_t)j] =
+              (i == j ? 1.0 : 0.0) - sv->mesh_W[(size_t)i * st + (size_t)j] * kap[j];
+        lam[i] = lam0[i];
+      }
+      if (solve_dense(sv->mesh_S, lam, m, st) != 0) {
+        for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
+          lam[j] = lam0[j];
+          kap[j] = 0.0;
+        }
+        break;
+      }
     }
     bool same = true;
     for (int j = 0; j < m; j++) {
@@ -1219,11 +1272,13 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
-    const double *d = sv->mesh_d + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    const double *d = sv->mesh_d + (size_t)j * st;
+    const int *bn = sv->mesh_bn + (size_t)j * st;
+    const double *bv = sv->mesh_bv + (size_t)j * st;
     for (int i = 0; i < nd; i++)
       dq[i] += f * d[i];
-    for (int n = 0; n < nn; n++)
-      w[n] += f * b[n];
+    for (int k = 0; k < sv->mesh_nb[j]; k++)
+      w[bn[k]] += f * bv[k];
     p_loss += f * dot(sv->mesh_gb + (size_t)j * st, q, nd);
   }
   return p_loss;
