@@ -124,6 +124,8 @@ typedef struct dg_batch_result {
 } dg_batch_result;
 int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                  dg_batch_result *results, double *final_values, dg_error *err);
+int dg_batch_validate(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+                      dg_batch_result *results, dg_error *err);
 
 typedef struct dg_summary_shift { double t; int from, to; double rpm; } dg_summary_shift;
 typedef struct dg_summary {

@@ -145,6 +145,49 @@ def _run_batch(graph_text, graph_name, scenario, dt, duration, signals, threads,
     return out
 
 
+def _check_grid(graph, grid):
+    """Every grid value alone on the base graph, as `drivegraph sweep`
+    checks its --set values before anything runs (dg_batch_validate): a
+    UsageError naming every bad key=value with the library's error (its
+    JSON pointer in .path of each problem)."""
+    pairs = [(k, v) for k, vals in (grid or {}).items()
+             for v in (vals if isinstance(vals, (list, tuple)) else [vals])]
+    if not pairs:
+        return
+    keep = []
+
+    def cs(s):
+        b = ffi.new("char[]", s.encode())
+        keep.append(b)
+        return b
+
+    ov = ffi.new("dg_override[]", len(pairs))
+    var = ffi.new("dg_batch_variant[]", len(pairs))
+    for i, (k, v) in enumerate(pairs):
+        ov[i].key = cs(k)
+        ov[i].value = cs(_value_text(v))
+        var[i].n_overrides = 1
+        var[i].overrides = ov + i
+    opt = ffi.new("dg_batch_options *")
+    lib.dg_batch_options_init(opt)
+    opt.graph_json = cs(graph.text)
+    opt.graph_name = cs(graph.file)
+    res = ffi.new("dg_batch_result[]", len(pairs))
+    err = ffi.new("dg_error *")
+    if lib.dg_batch_validate(opt, len(pairs), var, res, err) != 0:
+        raise Error.from_c(err, graph.file)
+    problems = []
+    for i, (k, v) in enumerate(pairs):
+        if res[i].code != 0:
+            e = Error.from_c(res[i].error, graph.file)
+            e.message = f"grid {k}={_value_text(v)}: {e.message}"
+            problems.append(e)
+    if problems:
+        p = problems[0]
+        raise UsageError(p.code_value, p.file, p.path, p.line, p.column,
+                         "; ".join(x.message for x in problems), problems)
+
+
 def _run_chunk(payload):
     """One Dask task: a chunk of variants on one thread of a worker."""
     return _run_batch(*payload)
@@ -188,6 +231,7 @@ def sweep(graph, grid=None, variants=None, scenario=None, dt=None, duration=None
         if x is not None and not (x > 0 and math.isfinite(x)):
             raise _usage(f"{what}: expected a number of seconds > 0 (got {x!r})")
     all_variants = list(enumerate(expand_variants(grid, variants)))
+    _check_grid(graph, grid)
     common = (graph.text, graph.file, scn, dt, duration, signals)
     if client is None:
         threads = int(jobs) if jobs else (os.cpu_count() or 1)

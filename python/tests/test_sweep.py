@@ -51,6 +51,24 @@ def dg_cli_lines(*args):
     return [x for x in p.stdout.splitlines() if x.strip()]
 
 
+def test_bad_grid_values_refused_before_running():
+    """As `drivegraph sweep` checks each --set value alone first: every bad
+    one named with the library's error and its path, nothing run."""
+    grid = {"engine.inertia": [0.2, -1], "final.ratio": [0, 4]}
+    p = __import__("conftest").cli("sweep", GRAPH, *grid_args(grid), "--duration", "1",
+                                   check=False)
+    assert p.returncode != 0 and p.stdout == ""
+    with pytest.raises(dg.UsageError) as info:
+        dg.sweep(GRAPH, grid=grid, duration=1)
+    e = info.value
+    assert [x.path for x in e.problems] == ["/blocks/engine/inertia", "/blocks/final/ratio"]
+    assert "grid engine.inertia=-1: " in e.message and "grid final.ratio=0: " in e.message
+    # the CLI stops at the first, with the same text
+    first = e.problems[0]
+    assert first.message.split(": ", 1)[1] in p.stderr
+    assert "must be > 0 (got -1)" in first.message
+
+
 def test_expand_variants_order():
     v = dg.expand_variants({"a.x": [1, 2], "b.y": [3, 4, 5]}, [{"c.z": 0}, {"c.z": 9}])
     assert len(v) == 12
