@@ -61,7 +61,6 @@ second run with Radau (rtol = atol = 1e-11) must give the same events
 (times to 1e-8 s) and speeds to 1e-8 rad/s. The CSV holds the DOP853 run;
 --check compares to 1e-9 (rad/s, s).
 """
-import argparse
 import math
 import os
 import sys
@@ -70,6 +69,8 @@ import time
 try:
     import numpy as np
     from scipy.integrate import solve_ivp
+
+    import refcsv  # this folder: the CSV's writer and --check
 except ImportError as e:
     sys.exit("simple_gear_shift.py: %s; install numpy and scipy (Debian: python3-numpy "
              "python3-scipy, `make deps`)" % e)
@@ -304,64 +305,12 @@ def compute():
     return grid, initial, events, w
 
 
-def check_csv(path, grid, events, w):
-    n, ev, header, rows = [0, 0], [], None, []
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if line.startswith("# event "):
-                ev.append((float(p[2][2:]), p[3][8:], p[4]))
-            elif line.startswith("#"):
-                continue
-            elif header is None:
-                header = line.strip().split(",")
-            elif line.strip():
-                rows.append([float(x) for x in line.split(",")])
-    rows = np.array(rows)
-
-    def check(name, ok, detail=""):
-        n[0 if ok else 1] += 1
-        print(("ok - %s" % name) if ok else ("FAIL - %s: %s" % (name, detail)))
-    check("the same events (element, kind; times within %g s)" % CHECK_TOL,
-          len(ev) == len(events) and all(a[1:] == b[1:] and abs(a[0] - b[0]) <= CHECK_TOL
-                                         for a, b in zip(ev, events)), "%s vs %s" % (ev, events))
-    cols = ["t", "w_sun", "w_ring", "w_carrier"]
-    check("columns %s" % ",".join(cols), header == cols, str(header))
-    check("%d rows on the 1 ms grid" % len(grid), rows.shape[0] == len(grid)
-          and np.max(np.abs(rows[:, 0] - grid)) <= 1e-15, str(rows.shape))
-    if rows.shape[0] == len(grid) and header == cols:
-        for c in range(3):
-            d = np.max(np.abs(rows[:, c + 1] - w[:, c]))
-            check("column %s within %g rad/s" % (cols[c + 1], CHECK_TOL), d <= CHECK_TOL,
-                  "%.3g" % d)
-    print("%d passed, %d failed" % tuple(n))
-    sys.exit(1 if n[1] else 0)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--output", "-o", default=DEFAULT_OUT, help="CSV to write (default %(default)s)")
-    ap.add_argument("--check", nargs="?", const=DEFAULT_OUT, metavar="PATH",
-                    help="recompute and compare with PATH (default: the committed CSV) "
-                    "instead of writing")
-    args = ap.parse_args()
-    grid, initial, events, w = compute()
-    if args.check:
-        check_csv(args.check, grid, events, w)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    tmp = args.output + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("# simple_gear_shift: Modelica.Mechanics.Rotational.Examples.SimpleGearShift, "
-                "piecewise solve_ivp (DOP853) from scripts/ref/simple_gear_shift.py (rad/s)\n")
-        f.write("# modes at t=0: %s\n" % ", ".join("%s %s" % (NAMES[k], KINDS[m])
-                                                   for k, m in enumerate(initial)))
-        for e in events:
-            f.write("# event t=%.17g element=%s %s\n" % e)
-        f.write("t,w_sun,w_ring,w_carrier\n")
-        for t, wi in zip(grid, w):
-            f.write("%.17g,%.17g,%.17g,%.17g\n" % ((t,) + tuple(wi)))
-    os.replace(tmp, args.output)
-    print("wrote %s (%d rows)" % (os.path.relpath(args.output), len(grid)))
+    refcsv.main(__doc__, DEFAULT_OUT, compute,
+                "simple_gear_shift: Modelica.Mechanics.Rotational.Examples.SimpleGearShift, "
+         "piecewise solve_ivp (DOP853) from scripts/ref/simple_gear_shift.py (rad/s)",
+                lambda initial: ", ".join("%s %s" % (NAMES[k], KINDS[m]) for k, m in enumerate(initial)),
+                "element", str, ["t", "w_sun", "w_ring", "w_carrier"], CHECK_TOL)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,86 @@
+"""The CSV of an independent-reference script, written once for all of them:
+a title and the modes at t = 0 as comments, one "# event t=... WHO=... KIND"
+line per located event, a header and one row of %.17g values per output
+time. `main` gives a script its command line: write the CSV (--output), or
+recompute and compare with one (--check: the same events, columns and rows
+within a tolerance). tests/test_ref_script.py reruns the scripts and
+compares their output with the committed CSV in its own way (relative
+tolerances per column), so it does not depend on this module."""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+
+def write(path, title, modes, events, who, cols, grid, w):
+    """Writes the CSV atomically (a temporary file, then rename)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    fmt = ",".join(["%.17g"] * len(cols)) + "\n"
+    with open(tmp, "w") as f:
+        f.write("# %s\n" % title)
+        f.write("# modes at t=0: %s\n" % modes)
+        for e in events:
+            f.write("# event t=%.17g %s=%s %s\n" % (e[0], who, e[1], e[2]))
+        f.write(",".join(cols) + "\n")
+        for t, wi in zip(grid, w):
+            f.write(fmt % ((t,) + tuple(wi)))
+    os.replace(tmp, path)
+    print("wrote %s (%d rows)" % (os.path.relpath(path), len(grid)))
+
+
+def read(path, who_type):
+    """(events, header, rows) of a CSV that write() wrote."""
+    ev, header, rows = [], None, []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if line.startswith("# event "):
+                ev.append((float(p[2][2:]), who_type(p[3].split("=", 1)[1]), p[4]))
+            elif line.startswith("#"):
+                continue
+            elif header is None:
+                header = line.strip().split(",")
+            elif line.strip():
+                rows.append([float(x) for x in line.split(",")])
+    return ev, header, np.array(rows)
+
+
+def check(path, who, who_type, cols, grid, events, w, tol):
+    """Compares PATH with this run; prints ok/FAIL lines and exits 0 or 1."""
+    n = [0, 0]
+    ev, header, rows = read(path, who_type)
+
+    def one(name, ok, detail=""):
+        n[0 if ok else 1] += 1
+        print(("ok - %s" % name) if ok else ("FAIL - %s: %s" % (name, detail)))
+    one("the same events (%s, kind; times within %g s)" % (who, tol),
+        len(ev) == len(events) and all(a[1:] == b[1:] and abs(a[0] - b[0]) <= tol
+                                       for a, b in zip(ev, events)), "%s vs %s" % (ev, events))
+    one("columns %s" % ",".join(cols), header == cols, str(header))
+    one("%d rows on the output grid" % len(grid), rows.shape[0] == len(grid)
+        and np.max(np.abs(rows[:, 0] - grid)) <= 1e-15, str(rows.shape))
+    if rows.shape[0] == len(grid) and header == cols:
+        for c in range(1, len(cols)):
+            d = np.max(np.abs(rows[:, c] - w[:, c - 1]))
+            one("column %s within %g" % (cols[c], tol), d <= tol, "%.3g" % d)
+    print("%d passed, %d failed" % tuple(n))
+    sys.exit(1 if n[1] else 0)
+
+
+def main(doc, default_out, compute, title, modes, who, who_type, cols, tol):
+    """The command line of a reference script. compute() returns (grid,
+    initial modes, events [(t, who, kind)], speeds [rows]); modes(initial)
+    the comment text of the modes at t = 0."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--output", "-o", default=default_out,
+                    help="CSV to write (default %(default)s)")
+    ap.add_argument("--check", nargs="?", const=default_out, metavar="PATH",
+                    help="recompute and compare with PATH (default: the committed CSV) "
+                    "instead of writing")
+    args = ap.parse_args()
+    grid, initial, events, w = compute()
+    if args.check:
+        check(args.check, who, who_type, cols, grid, events, w, tol)
+    write(args.output, title, modes(initial), events, who, cols, grid, w)
