@@ -20,7 +20,8 @@
  *                         limited to ±1 and sits at 100 % while the tread
  *                         turns 1.5 times faster than the road passes. A
  *                         wheel class without `slip_ratio` plots `slip`.
- *   driver inputs (0..1)  the channels throttle and brake, with an engine
+ *   driver inputs (0..1)  the channels throttle, brake and clutch (the
+ *                         pedal, when a clutch reads it), with an engine
  *                         or a motor: what the driver did
  * Or panels from a user's list (plot_trace_new_list): any signal or
  * channel, as recorded, labelled with its name and unit.
@@ -255,6 +256,7 @@ static void choose_signals(plot_trace *tr) {
   if (count_type(g, "engine") > 0 || count_type(g, "motor") > 0) {
     add_channel(tr, PANEL_INPUTS, "driver inputs (0..1)", "throttle");
     add_channel(tr, PANEL_INPUTS, "driver inputs (0..1)", "brake");
+    add_channel(tr, PANEL_INPUTS, "driver inputs (0..1)", "clutch"); /* a pedal, if one reads it */
   }
 }
 
