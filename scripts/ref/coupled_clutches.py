@@ -57,7 +57,6 @@ compares to 1e-9 (rad/s, s), the reference's accuracy.
 import math
 import os
 import sys
-import time
 
 try:
     import numpy as np
@@ -237,34 +236,22 @@ def checks(label, grid, pieces):
     return w
 
 
+COLS = ["t", "w1", "w2", "w3", "w4"]
+
+
 def compute():
-    grid = np.arange(int(round(DURATION * 1000)) + 1) / 1000.0
-    runs = []
-    for method, tol in RUNS:
-        start = time.perf_counter()
-        initial, pieces, events = simulate(method, tol)
-        runs.append((initial, events, checks(method, grid, pieces)))
-        print("%s: %d pieces, %.2f s" % (method, len(pieces), time.perf_counter() - start))
-    (initial, events, w), (_, events2, w2) = runs
-    d_w = np.max(np.abs(w - w2))
-    d_t = max((abs(a[0] - b[0]) for a, b in zip(events, events2)), default=0.0)
-    print("%s vs %s: speeds differ by at most %.2g rad/s, event times by %.2g s"
-          % (RUNS[0][0], RUNS[1][0], d_w, d_t))
-    if not ([e[1:] for e in events] == [e[1:] for e in events2] and d_t <= AGREE
-            and d_w <= AGREE):
-        sys.exit("coupled_clutches.py: the two runs disagree (events %s vs %s)" % (events, events2))
-    for e in events:
-        print("event t=%.17g clutch=%d %s" % e)
-    print("t=%g: w = %s rad/s" % (grid[-1], ", ".join("%.12g" % x for x in w[-1])))
-    return grid, initial, events, w
+    return refcsv.two_runs("coupled_clutches.py", RUNS, DURATION, simulate, checks, AGREE, "clutch", COLS)
+
+
+def modes(i):
+    return ", ".join("clutch%d %s" % (k + 1, KINDS[m]) for k, m in enumerate(i))
 
 
 def main():
     refcsv.main(__doc__, DEFAULT_OUT, compute,
-                "coupled_clutches: Modelica.Mechanics.Rotational.Examples.CoupledClutches, "
-         "piecewise solve_ivp (DOP853) from scripts/ref/coupled_clutches.py (rad/s)",
-                lambda initial: ", ".join("clutch%d %s" % (k + 1, KINDS[m]) for k, m in enumerate(initial)),
-                "clutch", int, ["t", "w1", "w2", "w3", "w4"], CHECK_TOL)
+                "coupled_clutches: Modelica.Mechanics.Rotational.Examples.CoupledClutches, piecewise solve_ivp "
+                "(DOP853) from scripts/ref/coupled_clutches.py (rad/s)",
+                modes, "clutch", int, COLS, CHECK_TOL)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,38 @@ tolerances per column), so it does not depend on this module."""
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
+
+
+def two_runs(script, runs, duration, simulate, checks, agree, who, cols):
+    """Solves the problem with each of two (method, tolerance) pairs on a
+    1 ms output grid and insists that they agree (the same events within
+    `agree` s, speeds within `agree`): simulate(method, tol) gives (initial
+    modes, pieces, events), checks(method, grid, pieces) the speeds on the
+    grid after the script's own sanity checks. Returns (grid, initial,
+    events, speeds) of the first."""
+    grid = np.arange(int(round(duration * 1000)) + 1) / 1000.0
+    out = []
+    for method, tol in runs:
+        start = time.perf_counter()
+        initial, pieces, events = simulate(method, tol)
+        out.append((initial, events, checks(method, grid, pieces)))
+        print("%s: %d pieces, %.2f s" % (method, len(pieces), time.perf_counter() - start))
+    (initial, events, w), (_, events2, w2) = out
+    d_w = np.max(np.abs(w - w2))
+    d_t = max((abs(a[0] - b[0]) for a, b in zip(events, events2)), default=0.0)
+    print("%s vs %s: speeds differ by at most %.2g rad/s, event times by %.2g s"
+          % (runs[0][0], runs[1][0], d_w, d_t))
+    if not ([e[1:] for e in events] == [e[1:] for e in events2] and d_t <= agree
+            and d_w <= agree):
+        sys.exit("%s: the two runs disagree (events %s vs %s)" % (script, events, events2))
+    for e in events:
+        print("event t=%.17g %s=%s %s" % (e[0], who, e[1], e[2]))
+    print("t=%g: %s = %s rad/s" % (grid[-1], ", ".join(cols[1:]),
+                                   ", ".join("%.12g" % x for x in w[-1])))
+    return grid, initial, events, w
 
 
 def write(path, title, modes, events, who, cols, grid, w):

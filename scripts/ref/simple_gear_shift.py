@@ -64,7 +64,6 @@ second run with Radau (rtol = atol = 1e-11) must give the same events
 import math
 import os
 import sys
-import time
 
 try:
     import numpy as np
@@ -281,36 +280,22 @@ def checks(label, grid, pieces):
     return np.column_stack([ws, wr, wc])
 
 
+COLS = ["t", "w_sun", "w_ring", "w_carrier"]
+
+
 def compute():
-    grid = np.arange(int(round(DURATION * 1000)) + 1) / 1000.0
-    runs = []
-    for method, tol in RUNS:
-        start = time.perf_counter()
-        initial, pieces, events = simulate(method, tol)
-        runs.append((initial, events, checks(method, grid, pieces)))
-        print("%s: %d pieces, %.2f s" % (method, len(pieces), time.perf_counter() - start))
-    (initial, events, w), (_, events2, w2) = runs
-    d_w = np.max(np.abs(w - w2))
-    d_t = max((abs(a[0] - b[0]) for a, b in zip(events, events2)), default=0.0)
-    print("%s vs %s: speeds differ by at most %.2g rad/s, event times by %.2g s"
-          % (RUNS[0][0], RUNS[1][0], d_w, d_t))
-    if not ([e[1:] for e in events] == [e[1:] for e in events2] and d_t <= AGREE
-            and d_w <= AGREE):
-        sys.exit("simple_gear_shift.py: the two runs disagree (events %s vs %s)"
-                 % (events, events2))
-    for e in events:
-        print("event t=%.17g element=%s %s" % e)
-    print("t=%g: w_sun, w_ring, w_carrier = %s rad/s"
-          % (grid[-1], ", ".join("%.12g" % x for x in w[-1])))
-    return grid, initial, events, w
+    return refcsv.two_runs("simple_gear_shift.py", RUNS, DURATION, simulate, checks, AGREE, "element", COLS)
+
+
+def modes(i):
+    return ", ".join("%s %s" % (NAMES[k], KINDS[m]) for k, m in enumerate(i))
 
 
 def main():
     refcsv.main(__doc__, DEFAULT_OUT, compute,
-                "simple_gear_shift: Modelica.Mechanics.Rotational.Examples.SimpleGearShift, "
-         "piecewise solve_ivp (DOP853) from scripts/ref/simple_gear_shift.py (rad/s)",
-                lambda initial: ", ".join("%s %s" % (NAMES[k], KINDS[m]) for k, m in enumerate(initial)),
-                "element", str, ["t", "w_sun", "w_ring", "w_carrier"], CHECK_TOL)
+                "simple_gear_shift: Modelica.Mechanics.Rotational.Examples.SimpleGearShift, piecewise solve_ivp "
+                "(DOP853) from scripts/ref/simple_gear_shift.py (rad/s)",
+                modes, "element", str, COLS, CHECK_TOL)
 
 
 if __name__ == "__main__":
