@@ -151,6 +151,10 @@ typedef struct dg_solver {
   double *mesh_W, *mesh_S;  /* nn × nn */
   double *mesh_lam0, *mesh_lam, *mesh_kap, *mesh_z; /* nn each */
   int *mesh_dir;            /* nn: power direction of the last solve (+1: from side b) */
+  double *mesh_p;           /* nn: power delivered to side a at the last evaluation (W) */
+  double *mesh_p4;          /* nn: the same at the segment's fourth stage */
+  unsigned char *mesh_watch; /* nn: the segment locates this mesh's power reversal */
+  bool mesh_hold;           /* inside a segment: the directions its first stage took */
   double *mesh_kf, *mesh_kb; /* nn: κ when side b drives (1/η − 1), when side a does (η − 1) */
   int *mesh_un, *mesh_bn;   /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
   double *mesh_uv, *mesh_bv; /* ... and their values */

@@ -51,7 +51,7 @@ static void *buf_get(const buf_spec *b) {
 }
 static void buf_set(const buf_spec *b, void *p) { memcpy(b->slot, &p, sizeof p); }
 
-#define MAX_SOLVER_BUFFERS 100
+#define MAX_SOLVER_BUFFERS 120
 static int solver_buffers(dg_sim *sim, buf_spec *out) {
   const dg_topo_ws *ws = &sim->sv.ws;
   size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns), mt = (size_t)ws->max_ties;
@@ -119,6 +119,9 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.mesh_kap, nn, sizeof(double));
   SPEC(&sim->sv.mesh_z, nn, sizeof(double));
   SPEC(&sim->sv.mesh_dir, nn, sizeof(int));
+  SPEC(&sim->sv.mesh_p, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_p4, nn, sizeof(double));
+  SPEC(&sim->sv.mesh_watch, nn, 1);
   SPEC(&sim->sv.mesh_kf, nn, sizeof(double));
   SPEC(&sim->sv.mesh_kb, nn, sizeof(double));
   SPEC(&sim->sv.mesh_un, nn * nn, sizeof(int));
@@ -152,9 +155,9 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.lam_node, mt * nn, sizeof(int));
   SPEC(&sim->sv.lam_coef, mt * nn, sizeof(double));
   SPEC(&sim->sv.acc, nn, sizeof(double));
-  SPEC(&sim->sv.g0, sim->n_events + 1, sizeof(double));
-  SPEC(&sim->sv.g1, sim->n_events + 1, sizeof(double));
-  SPEC(&sim->sv.gt, sim->n_events + 1, sizeof(double));
+  SPEC(&sim->sv.g0, (size_t)sim->n_events + nn + 1, sizeof(double));
+  SPEC(&sim->sv.g1, (size_t)sim->n_events + nn + 1, sizeof(double));
+  SPEC(&sim->sv.gt, (size_t)sim->n_events + nn + 1, sizeof(double));
   SPEC(&sim->sv.ydense, ny, sizeof(double));
   SPEC(&sim->sv.ysave, ny, sizeof(double));
 #undef SPEC
@@ -1209,7 +1212,10 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
       v -= uv[k] * w[un[k]];
     lam0[j] = v;
   }
-  for (int it = 0; it <= 2 * m + 2; it++) {
+  /* inside a segment the directions of its first stage hold (one solve);
+   * a reversal is an event (mesh_events) */
+  int iterations = sv->mesh_hold ? 1 : 2 * m + 3;
+  for (int it = 0; it < iterations; it++) {
     for (int j = 0; j < m; j++)
       kap[j] = dir[j] > 0 ? sv->mesh_kf[j] : dir[j] < 0 ? sv->mesh_kb[j] : 0.0;
     if (m == 1) { /* (1 − W κ) λ = λ₀; 1 − W κ > 0 for one mesh (−1 ≤ W ≤ 0, κ > −1) */
@@ -1248,6 +1254,8 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
         break;
       }
     }
+    if (sv->mesh_hold)
+      break;
     bool same = true;
     for (int j = 0; j < m; j++) {
       const double *ga = sv->mesh_ga + (size_t)j * st;
@@ -1269,6 +1277,7 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
   }
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
+    sv->mesh_p[j] = lam[j] * dot(sv->mesh_ga + (size_t)j * st, q, nd);
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
@@ -1357,8 +1366,9 @@ int dg_solver_build(dg_sim *sim) {
   sim->sv.row_start[sim->nn] = sim->sv.nnz;
   if (ws->error)
     return ws->error;
-  for (int j = 0; j < ws->nmesh; j++)
-    sim->sv.mesh_dir[j] = 0;
+  if (!sim->sv.mesh_hold) /* a full build inside a segment (a ratio changing) keeps them */
+    for (int j = 0; j < ws->nmesh; j++)
+      sim->sv.mesh_dir[j] = 0;
   build_speed_plan(sim);
   int rc = assemble_mass(sim, false);
   if (rc != DG_OK || sim->in_check) /* the every-mode check steps no mode */
@@ -1812,11 +1822,39 @@ static double next_break(const dg_sim *sim, double ta, double t_end, double tol)
 
 /* Event functions of every block at the context's point; returns how many
  * blocks have a condition that applies. */
-static int event_values(dg_sim *sim, double *g) {
+/* Below this power (W) a mesh's reversal is not located: a mesh carrying
+ * round-off would end a segment at every step. */
+#define MESH_WATCH_POWER 1e-9
+
+/* Event functions in all: the blocks', then one per lossy mesh. */
+static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nmesh; }
+
+/* At a segment's first stage: the meshes whose power reversal the segment
+ * locates (those carrying power; their direction is held over it). */
+static void mesh_watch_start(dg_sim *sim) {
+  for (int j = 0; j < sim->sv.ws.nmesh; j++)
+    sim->sv.mesh_watch[j] =
+        sim->sv.mesh_dir[j] != 0 && fabs(sim->sv.mesh_p[j]) > MESH_WATCH_POWER;
+}
+
+/* The event functions: the blocks' (event_values hooks) at the context's
+ * point, then each watched mesh's power `p` in its held direction, d·P (it
+ * reverses where it reaches 0), 1 for the others. The powers are those of
+ * the derivative evaluated at that point (the first stage, a point on the
+ * dense output) — at a segment's end, those of its fourth stage (y0 + h k3,
+ * O(h²) from the end): the reversal is then located with evaluations on
+ * the dense output, and one missed within O(h²) of the end costs O(h⁴),
+ * without a fifth evaluation in every segment. */
+static int event_values(dg_sim *sim, double *g, const double *p) {
   int active = 0;
   for (int i = 0; i < sim->n_evb; i++) {
     const dg_block *b = sim->evb[i].b;
     active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
+  }
+  for (int j = 0; j < sim->sv.ws.nmesh; j++) {
+    bool on = sim->sv.mesh_watch[j];
+    g[sim->n_events + j] = on ? sim->sv.mesh_dir[j] * p[j] : 1.0;
+    active += on;
   }
   return active;
 }
@@ -1841,6 +1879,7 @@ static void rk4_stages(dg_sim *sim, double t, double h, int ny) {
   inputs_at(sim, t + h);
   sim->sv.pcur = sim->sv.pw + 3 * ne;
   derivative(sim, t + h, yt, k4);
+  memcpy(sim->sv.mesh_p4, sim->sv.mesh_p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
   sim->sv.pcur = sim->sv.pw + 4 * ne; /* other evaluations book nothing */
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
@@ -1868,7 +1907,7 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
   sim->sv.lam_t = t + theta * h; /* the tie forces are this point's */
   sim->sv.lam_y = sim->sv.ydense;
   sim->ctx.t = t + theta * h;
-  event_values(sim, sim->sv.gt);
+  event_values(sim, sim->sv.gt, sim->sv.mesh_p);
 }
 
 /* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
@@ -1876,7 +1915,7 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
  * with bisection when a side stalls; returns the right end of the final
  * bracket, where the crossing has happened. */
 static double locate_event(dg_sim *sim, double t, double h, int ny) {
-  int ne = sim->n_events;
+  int ne = event_count(sim);
   double lo = 0.0, hi = 1.0;
   double *ghi = sim->sv.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
@@ -1936,20 +1975,26 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
 
   /* PREPARE, then the first stage (with tie forces when events need them) */
   int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
-  bool events = sim->n_events > 0 && segs_left > 1;
+  bool events = event_count(sim) > 0 && segs_left > 1;
   gather_state(sim, sim->sv.y0);
   sim->sv.want_lambda = events && sim->sv.ws.nactive > 0;
   sim->sv.pcur = sim->sv.pw; /* stage 1's powers */
-  derivative(sim, t, sim->sv.y0, sim->sv.k1);
+  derivative(sim, t, sim->sv.y0, sim->sv.k1); /* the meshes take their directions */
   sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
   sim->sv.want_lambda = false;
+  sim->sv.mesh_hold = true; /* ... and keep them to the segment's end */
+  for (int j = 0; j < sim->sv.ws.nmesh; j++)
+    sim->sv.mesh_watch[j] = 0;
   if (events) {
     ctx->t = t;
-    events = event_values(sim, sim->sv.g0) > 0; /* none applies: nothing to locate */
+    mesh_watch_start(sim);
+    events = event_values(sim, sim->sv.g0, sim->sv.mesh_p) > 0; /* none: nothing to locate */
   }
   rk4_stages(sim, t, h, ny);
-  if (sim->failed)
+  if (sim->failed) {
+    sim->sv.mesh_hold = false;
     return sim->err.code;
+  }
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
@@ -1959,9 +2004,9 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     ctx->state = sim->sv.yt + nd;
     lambda_at(sim, tb, sim->sv.yt);
     dg_bind_eval(sim);
-    event_values(sim, sim->sv.g1);
+    event_values(sim, sim->sv.g1, sim->sv.mesh_p4);
     bool crossed = false;
-    for (int i = 0; i < sim->n_events && !crossed; i++)
+    for (int i = 0; i < event_count(sim) && !crossed; i++)
       crossed = sim->sv.g0[i] > 0.0 && sim->sv.g1[i] <= 0.0;
     if (crossed) {
       double theta = locate_event(sim, t, h, ny);
@@ -1976,9 +2021,12 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
         inputs_at(sim, tb);
       }
     }
-    if (sim->failed)
+    if (sim->failed) {
+      sim->sv.mesh_hold = false;
       return sim->err.code;
+    }
   }
+  sim->sv.mesh_hold = false; /* the segment is integrated: its directions are free again */
   if (!check_finite(sim, sim->sv.yt))
     return sim->err.code;
 

@@ -24,8 +24,14 @@
  *           wheel, k = η when the engine drives (m_e ω_e > 0), 1/η when the
  *           wheels drive it: with ω̇_e = a(ω̇_rl + ω̇_rr) the pair's
  *           equations are the block above with c = J_d/4 + k J a² and the
- *           force a·k·T_e. Each substep tries k = η and takes 1/η when the
- *           resulting m_e ω_e is negative.
+ *           force a·k·T_e. A step segment's first stage takes the k the
+ *           solution confirms (the last one tried first) and holds it; where
+ *           the held direction's power m_e ω_e (sign-corrected) crosses zero
+ *           the segment ends — checked with the fourth stage's value and
+ *           located with regula falsi and bisection on RK4's dense output,
+ *           as lib/solver.c locates events — and the next segment decides
+ *           again, with the limiter's, the gearbox's and the loads'
+ *           decisions at its start.
  *   tyre    F_x = F_z·MF(κ) + c_t·σ·κ̇ within ±F_z·max|MF|,
  *           MF(κ) = D sin(C atan(Bκ − E(Bκ − atan Bκ))),
  *           σ κ̇ = ω R − v − |v| κ (held at |κ| = 1), c_t = 2ζ sqrt(F_z B C D J / σ) / R;
@@ -43,6 +49,7 @@
  * is kept, so [ω_rl, ω_rr] = M⁻¹ p. */
 #include "baseline_sedan.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -228,12 +235,18 @@ void baseline_sedan_init(baseline_sedan *s, const baseline_sedan_params *p) {
 
 /* ---- the step -------------------------------------------------------------- */
 
-/* What stays fixed over one step: inputs after the events, normal loads. */
+/* What stays fixed over one segment: inputs after the decisions, normal
+ * loads; and the meshes' direction: decided at the segment's first stage,
+ * held over it (kidx: 0 the engine drives, 1 the wheels drive), with the
+ * engine shaft's power into the meshes m_e ω_e of the last evaluation. */
 typedef struct step_data {
   double driver;              /* engine throttle after the gearbox's cut */
   double fz[BL_WHEELS];       /* normal loads */
   double damp[BL_WHEELS];     /* c_t·σ, or 0 */
   double lim[BL_WHEELS];      /* F_z·max|MF| */
+  int kidx;
+  bool hold;
+  double pe;
 } step_data;
 
 static double slip_rate(const baseline_sedan_params *p, double w, double r, double v, double k) {
@@ -243,7 +256,7 @@ static double slip_rate(const baseline_sedan_params *p, double w, double r, doub
   return dk;
 }
 
-static void derivative(const baseline_sedan *s, const step_data *sd, const double *y, double *dy) {
+static void derivative(const baseline_sedan *s, step_data *sd, const double *y, double *dy) {
   const baseline_sedan_params *p = &s->p;
   double v = y[Y_V];
   double hub[BL_WHEELS], fsum = 0.0;
@@ -268,12 +281,15 @@ static void derivative(const baseline_sedan *s, const step_data *sd, const doubl
   } else {
     double we = s->a * y[Y_W + BL_RL] + s->a * y[Y_W + BL_RR];
     double te = engine_torque(p, we, sd->driver, s->limiter);
-    for (int i = 0; i < 2; i++) { /* engine drives; else the wheels drive */
+    /* held: the segment's direction; else the one the solution confirms,
+     * the last one tried first */
+    for (int n = 0, i = sd->kidx; n < 2; n++, i = 1 - i) {
       double t = s->a * s->k[i] * te;
       dy[Y_W + BL_RL] = s->k_ll[i] * (tl + t) + s->k_lr[i] * (tr + t);
       dy[Y_W + BL_RR] = s->k_lr[i] * (tl + t) + s->k_rr[i] * (tr + t);
-      double me = te - je * s->a * (dy[Y_W + BL_RL] + dy[Y_W + BL_RR]);
-      if (me * we >= 0.0)
+      sd->pe = (te - je * s->a * (dy[Y_W + BL_RL] + dy[Y_W + BL_RR])) * we;
+      sd->kidx = i;
+      if (sd->hold || (i == 0 ? sd->pe >= 0.0 : sd->pe <= 0.0))
         break;
     }
     dy[Y_E] = 0.0;
@@ -305,9 +321,43 @@ static void normal_loads(const baseline_sedan *s, step_data *sd) {
   }
 }
 
-void baseline_sedan_step(baseline_sedan *s, double throttle, double dt) {
+/* The power reversal's event function: the engine shaft's power into the
+ * meshes in the segment's direction (positive while it holds). */
+static double reversal(const step_data *sd) { return sd->kidx == 0 ? sd->pe : -sd->pe; }
+
+/* The state at θ on RK4's continuous extension (the solver's dense_state). */
+static void dense(const double *y0, const double *k1, const double *k2, const double *k3,
+                  const double *k4, double theta, double h, double *y) {
+  double t2 = theta * theta, t3 = t2 * theta;
+  double b1 = theta - 1.5 * t2 + 2.0 / 3.0 * t3, b23 = t2 - 2.0 / 3.0 * t3,
+         b4 = -0.5 * t2 + 2.0 / 3.0 * t3;
+  for (int i = 0; i < NY; i++)
+    y[i] = y0[i] + h * (b1 * k1[i] + b23 * (k2[i] + k3[i]) + b4 * k4[i]);
+}
+
+static void rk4_rest(const baseline_sedan *s, step_data *sd, const double *y0, const double *k1,
+                     double h, double *k2, double *k3, double *k4, double *yt) {
+  for (int i = 0; i < NY; i++)
+    yt[i] = y0[i] + 0.5 * h * k1[i];
+  derivative(s, sd, yt, k2);
+  for (int i = 0; i < NY; i++)
+    yt[i] = y0[i] + 0.5 * h * k2[i];
+  derivative(s, sd, yt, k3);
+  for (int i = 0; i < NY; i++)
+    yt[i] = y0[i] + h * k3[i];
+  derivative(s, sd, yt, k4);
+  for (int i = 0; i < NY; i++)
+    yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+/* One segment from s->t towards t_end: the decisions at its start, RK4
+ * with the meshes' direction held, cut at a power reversal located as the
+ * solver locates events (regula falsi with bisection on the dense output,
+ * to max(1e-10, 1e-14/h) of the segment), the decisions at its end. */
+static void segment(baseline_sedan *s, double throttle, double t_end, bool events) {
   const baseline_sedan_params *p = &s->p;
-  /* before the step: limiter, gearbox policy (auto_rpm), loads */
+  double h = t_end - s->t, tol = 1e-9 * h + 8.0 * DBL_EPSILON * fabs(s->t);
+  /* before: limiter, gearbox policy (auto_rpm), loads */
   double rpm = baseline_sedan_engine_speed(s) * RPM_PER_RAD_S;
   if (s->limiter && rpm < p->redline_rpm - p->limiter_hysteresis_rpm)
     s->limiter = false;
@@ -328,31 +378,60 @@ void baseline_sedan_step(baseline_sedan *s, double throttle, double dt) {
       s->topology_changes++;
     }
   }
-  step_data sd;
+  step_data sd = {.kidx = s->kidx};
   sd.driver = s->shifting ? 0.0 : clamp(throttle, 0.0, 1.0);
   normal_loads(s, &sd);
   double v_start = s->v;
 
-  /* RK4 */
   double y0[NY], yt[NY], k1[NY], k2[NY], k3[NY], k4[NY];
   memcpy(y0 + Y_W, s->w, sizeof s->w);
   y0[Y_V] = s->v;
   y0[Y_E] = s->we;
   memcpy(y0 + Y_K, s->kappa, sizeof s->kappa);
   y0[Y_X] = s->x;
-  double h = dt;
-  derivative(s, &sd, y0, k1);
-  for (int i = 0; i < NY; i++)
-    yt[i] = y0[i] + 0.5 * h * k1[i];
-  derivative(s, &sd, yt, k2);
-  for (int i = 0; i < NY; i++)
-    yt[i] = y0[i] + 0.5 * h * k2[i];
-  derivative(s, &sd, yt, k3);
-  for (int i = 0; i < NY; i++)
-    yt[i] = y0[i] + h * k3[i];
-  derivative(s, &sd, yt, k4);
-  for (int i = 0; i < NY; i++)
-    yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+  derivative(s, &sd, y0, k1); /* the direction is taken here ... */
+  sd.hold = true;             /* ... and kept */
+  s->kidx = sd.kidx;
+  bool watch = events && !s->shifting && fabs(sd.pe) > 1e-9;
+  double g0 = reversal(&sd);
+  rk4_rest(s, &sd, y0, k1, h, k2, k3, k4, yt);
+  if (watch) {
+    double dy[NY], ghi = reversal(&sd); /* the fourth stage's, as the solver takes it */
+    if (g0 > 0.0 && ghi <= 0.0) {
+      double lo = 0.0, hi = 1.0, etol = fmax(1e-10, 1e-14 / h), yd[NY];
+      int stall = 0, last = 0;
+      for (int it = 0; it < 100 && hi - lo > etol; it++) {
+        double est = hi, w = hi - lo;
+        if (g0 > 0.0 && !(ghi > 0.0)) {
+          double r = lo + w * g0 / (g0 - ghi);
+          if (r < est)
+            est = r;
+        }
+        if (stall >= 2 || !(est > lo + 1e-3 * w && est < hi - 1e-3 * w))
+          est = lo + 0.5 * w;
+        dense(y0, k1, k2, k3, k4, est, h, yd);
+        derivative(s, &sd, yd, dy);
+        double gt = reversal(&sd);
+        bool crossed = g0 > 0.0 && gt <= 0.0;
+        int side = crossed ? 1 : -1;
+        stall = side == last ? stall + 1 : 0;
+        last = side;
+        if (crossed) {
+          hi = est;
+          ghi = gt;
+        } else {
+          lo = est;
+          g0 = gt;
+        }
+      }
+      if (hi * h < h - tol) {
+        s->events++;
+        s->last_event = s->t + hi * h;
+        h = hi * h;
+        rk4_rest(s, &sd, y0, k1, h, k2, k3, k4, yt); /* k1 is the same */
+      }
+    }
+  }
   memcpy(s->w, yt + Y_W, sizeof s->w);
   s->v = yt[Y_V];
   s->we = yt[Y_E];
@@ -360,12 +439,23 @@ void baseline_sedan_step(baseline_sedan *s, double throttle, double dt) {
     s->kappa[i] = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, yt[Y_K + i]));
   s->x = yt[Y_X];
   s->t += h;
-  s->steps++;
 
-  /* after the step: the body's acceleration, the shift's end */
-  s->accel = (s->v - v_start) / dt;
-  if (s->shifting && !(s->t < s->shift_end - TIME_EPS * dt)) {
+  /* after: the body's acceleration (not over a sliver), the shift's end */
+  if (h > 1e-6)
+    s->accel = (s->v - v_start) / h;
+  if (s->shifting && !(s->t < s->shift_end - TIME_EPS * h)) {
     s->shifting = false;
     engage(s);
   }
+}
+
+void baseline_sedan_step(baseline_sedan *s, double throttle, double dt) {
+  double t_end = s->t + dt;
+  for (int seg = 0; seg < 32; seg++) {
+    segment(s, throttle, t_end, seg < 31);
+    if (s->t >= t_end - (1e-9 * dt + 8.0 * DBL_EPSILON * fabs(t_end)))
+      break;
+  }
+  s->t = t_end;
+  s->steps++;
 }

@@ -63,8 +63,11 @@ typedef struct baseline_sedan {
   double x;            /* position (m) */
   int gear;            /* engaged gear, the target while shifting */
   bool shifting, limiter;
+  int kidx;            /* the meshes' direction of the last segment: 0 engine drives */
   double shift_end, accel;
   long steps, topology_changes;
+  long events;         /* power reversals located */
+  double last_event;
   /* derived once, and per mode */
   double mf_peak;                  /* largest |MF| within the slip limit */
   double a;                        /* engine speed per driven-wheel speed, r_g r_fd / 2 */
