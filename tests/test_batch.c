@@ -16,22 +16,6 @@
 #define SECONDS 3.0
 #define DT 0.001
 
-static char *read_source(const char *relative) {
-  char path[1024];
-  dg_test_path(path, sizeof path, relative);
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *buf = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(buf);
-  ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
 /* `text` with the first `from` replaced by `to` (malloc'ed). */
 static char *replace(const char *text, const char *from, const char *to) {
   const char *at = strstr(text, from);
@@ -143,7 +127,7 @@ static char *edited_graph(const char *base, int i) {
 static const int thread_counts[] = {1, 2, 3, 8};
 
 START_TEST(test_batch_equals_single_runs) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   dg_override ov[4][2];
   dg_batch_variant v[4];
   make_variants(ov, v);
@@ -184,7 +168,7 @@ END_TEST
 
 /* With a scenario: initial values, stop condition, inputs from the file. */
 START_TEST(test_batch_scenario) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   const char *scn_text = "{ \"inputs\": { \"throttle\": [[0, 0], [0.5, 1]] },"
                          "  \"initial\": { \"engine.rpm\": 900 },"
                          "  \"stop\": { \"signal\": \"body.speed\", \"above\": 10 } }";
@@ -221,7 +205,7 @@ END_TEST
 
 /* Every thread count gives the same bytes, and 0 means every CPU. */
 START_TEST(test_batch_thread_independent) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   enum { N = 7 };
   static const char *const vals[N] = {"0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4"};
   dg_override ov[N];
@@ -260,7 +244,7 @@ END_TEST
 
 /* A bad variant fails alone, naming its override; the others run. */
 START_TEST(test_batch_bad_variant) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   dg_override ov[3] = {{"engine.inertia", "-1"}, {"engin.inertia", "0.2"}, {"engine.inertia", "0.3"}};
   dg_batch_variant v[3] = {{1, &ov[0]}, {1, &ov[1]}, {1, &ov[2]}};
   dg_batch_options o;
@@ -285,7 +269,7 @@ START_TEST(test_batch_bad_variant) {
 END_TEST
 
 START_TEST(test_batch_setup_errors) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   dg_batch_options o;
   dg_batch_options_init(&o);
   o.graph_json = base;
@@ -443,7 +427,7 @@ END_TEST
 /* 0–100 km/h is interpolated between the two steps around the mark; the
  * top speed and the audit are those of the run. */
 START_TEST(test_summary_numbers) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   dg_batch_options o;
   dg_batch_options_init(&o);
   o.graph_json = base;
@@ -489,7 +473,7 @@ static char *overridden(const char *base, int n, const dg_override *ov) {
  * check, and each result is bit for bit the single run of that variant
  * loaded in full. */
 START_TEST(test_reuse_equals_single_runs) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   enum { N = 6 };
   static const char *const inertia[N] = {"0.15", "0.15", "0.2", "0.25", "0.31", "0.31"};
   static const char *const upshift[N] = {"5500", "6000", "5200", "5800", "5500", "6000"};
@@ -533,7 +517,7 @@ END_TEST
 /* Two inertias at once (the engine's and a wheel's): the probes are the
  * corners of the boxes the variants span around the base values. */
 START_TEST(test_reuse_two_inertias) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   enum { N = 12 };
   static const char *const engine[4] = {"0.1", "0.15", "0.25", "0.3"};
   static const char *const wheel[3] = {"1", "1.5", "2"};
@@ -622,7 +606,7 @@ static void assert_batch_equals_full_loads(const char *base, int n, const dg_bat
  * parameter: each ratio is one structure, checked once, and its variants
  * reuse that check (the inertias through probes of that structure). */
 START_TEST(test_structures_shared) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   static const char *const ratio[3] = {"3.7", "4.1", "4.5"};
   static const char *const inertia[4] = {"0.15", "0.18", "0.25", "0.3"};
   static const char *const upshift[3] = {"5200", "5600", "6000"};
@@ -885,7 +869,7 @@ END_TEST
 
 /* dg_batch_validate loads like dg_batch_run and simulates nothing. */
 START_TEST(test_validate) {
-  char *base = read_source("graphs/bench/sedan_baseline.json");
+  char *base = dg_test_read_source("graphs/bench/sedan_baseline.json");
   enum { N = 5 };
   dg_override ov[N] = {{"engine.inertia", "-1"},       {"engine.inertia", "0.3"},
                        {"final.ratio", "3.9"},          {"gearbox.shift.upshift_rpm", "5000"},

@@ -10,21 +10,6 @@
 
 #define DT 0.001
 
-static char *file_text(const char *relative) {
-  char path[1024];
-  dg_test_path(path, sizeof path, relative);
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  ck_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
 /* Runs a preset to its goal or limit; returns the steps taken. */
 static long drive(dg_preset *p, dg_sim *sim, char *reason, size_t size) {
   long limit = lround(dg_preset_time_limit(p) / DT), k = 0;
@@ -41,7 +26,7 @@ static long drive(dg_preset *p, dg_sim *sim, char *reason, size_t size) {
 }
 
 START_TEST(test_launch_reaches_its_goal) {
-  char *text = file_text("graphs/sedan_rwd_automatic.json");
+  char *text = dg_test_read_source("graphs/sedan_rwd_automatic.json");
   dg_graph *g = dg_test_graph_file("graphs/sedan_rwd_automatic.json");
   dg_error err;
   dg_preset *p = dg_preset_new(NULL, g, text, "launch", NAN, 0, NULL, NULL, NULL, &err);
@@ -67,7 +52,7 @@ END_TEST
 /* Coast starts rolling at the start speed in a gear of the copy graph and
  * ends below 1 km/h or creeping. */
 START_TEST(test_coast_starts_in_gear) {
-  char *text = file_text("graphs/hatchback_fwd_manual.json");
+  char *text = dg_test_read_source("graphs/hatchback_fwd_manual.json");
   dg_graph *g = dg_test_graph_file("graphs/hatchback_fwd_manual.json");
   dg_error err;
   dg_preset *p = dg_preset_new(NULL, g, text, "coast", 80.0, 0, NULL, NULL, NULL, &err);
@@ -95,7 +80,7 @@ END_TEST
 /* Every refusal reported, the first in err. */
 START_TEST(test_refusals) {
   dg_error err;
-  char *rig_text = file_text("graphs/gear_train.json");
+  char *rig_text = dg_test_read_source("graphs/gear_train.json");
   dg_graph *rig = dg_test_graph_file("graphs/gear_train.json");
   ck_assert_ptr_null(dg_preset_new(NULL, rig, rig_text, "launch", NAN, 0, NULL, NULL, NULL, &err));
   ck_assert_int_eq(err.code, DG_ERR_USAGE);
@@ -107,7 +92,7 @@ START_TEST(test_refusals) {
   dg_graph_free(rig);
   free(rig_text);
 
-  char *text = file_text("graphs/pickup_4x4.json");
+  char *text = dg_test_read_source("graphs/pickup_4x4.json");
   dg_graph *g = dg_test_graph_file("graphs/pickup_4x4.json");
   int count = 0;
   ck_assert_ptr_null(

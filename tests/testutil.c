@@ -15,6 +15,22 @@ void dg_test_path(char *buf, size_t size, const char *relative) {
   snprintf(buf, size, "%s/%s", root ? root : DG_SOURCE_ROOT, relative);
 }
 
+char *dg_test_read_source(const char *relative) {
+  char path[1024];
+  dg_test_path(path, sizeof path, relative);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *buf = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
 void dg_test_first_line(char *buf, size_t size, const char *path) {
   FILE *f = fopen(path, "r");
   ck_assert_msg(f != NULL, "no %s", path);

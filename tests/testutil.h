@@ -10,6 +10,8 @@
 /* Absolute path of a file in the source tree ("graphs/gear_train.json");
  * returns a static-per-call buffer owned by the caller's stack copy. */
 void dg_test_path(char *buf, size_t size, const char *relative);
+/* The text of a file of the source tree (malloc'ed; the caller frees). */
+char *dg_test_read_source(const char *relative);
 
 /* The first line of the file at `path`, without its newline; fails the test
  * if the file cannot be read or is empty. */
