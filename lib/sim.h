@@ -159,7 +159,6 @@ typedef struct dg_solver {
   int *mesh_un, *mesh_bn;   /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
   double *mesh_uv, *mesh_bv; /* ... and their values */
   int *mesh_nu, *mesh_nb;   /* nn: how many */
-  int *mesh_col;            /* nn: the mesh's column of the constraint matrix */
   double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
   double *tie_factor;       /* per active tie: side b's factor at the last λ (1, η, 1/η) */
 

@@ -130,7 +130,6 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.mesh_bv, nn * nn, sizeof(double));
   SPEC(&sim->sv.mesh_nu, nn, sizeof(int));
   SPEC(&sim->sv.mesh_nb, nn, sizeof(int));
-  SPEC(&sim->sv.mesh_col, nn, sizeof(int));
   SPEC(&sim->sv.cA, nn * nn, sizeof(double));
   SPEC(&sim->sv.cAtA, nn * nn, sizeof(double));
   SPEC(&sim->sv.tie_factor, mt, sizeof(double));
@@ -1020,18 +1019,12 @@ static void mesh_sides(const dg_sim *sim, int j, double *a, double *b) {
   }
 }
 
-/* Gᵀ v for a node vector v (ndof). */
+/* out = Gᵀ v for a node vector v (ndof), over G's non-zeros. */
 static void g_transpose(const dg_sim *sim, const double *v, double *out) {
-  size_t st = (size_t)sim->nn;
   for (int d = 0; d < sim->sv.ndof; d++)
     out[d] = 0.0;
-  for (int n = 0; n < sim->nn; n++) {
-    if (v[n] == 0.0)
-      continue;
-    const double *gr = sim->sv.G + (size_t)n * st;
-    for (int d = 0; d < sim->sv.ndof; d++)
-      out[d] += gr[d] * v[n];
-  }
+  for (int a = 0; a < sim->sv.nnz; a++)
+    out[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * v[sim->sv.gs_node[a]];
 }
 
 /* The maps of the lossy meshes for the current rows (docs/solver.md,
@@ -1089,11 +1082,9 @@ static int build_mesh_maps(dg_sim *sim) {
     if (t >= 0 && ws->ties[t].active < 0) { /* redundant and idle (check_lossy_ties) */
       for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         memset(rows[r] + (size_t)j * st, 0, sizeof(double) * st);
-      sv->mesh_col[j] = -1;
       continue;
     }
     int col = ws->mesh_link[j] >= 0 ? ws->mesh_link[j] : ws->nlinks + ws->ties[t].active;
-    sv->mesh_col[j] = col;
     for (int c = 0; c < K; c++)
       z[c] = c == col ? 1.0 : 0.0;
     cholesky_solve(sv->cAtA, K, st, z);
@@ -1184,6 +1175,37 @@ static int solve_dense(double *S, double *x, int m, size_t st) {
   return 0;
 }
 
+/* (1 − W K) λ = λ₀ for the current κ: one mesh in closed form (1 − W κ > 0
+ * for one mesh: −1 ≤ W ≤ 0, κ > −1), two by Cramer's rule, more by
+ * elimination. -1 when the system has no sensible solution. */
+static int mesh_solve(dg_solver *sv, int m, size_t st) {
+  const double *W = sv->mesh_W, *kap = sv->mesh_kap, *lam0 = sv->mesh_lam0;
+  double *lam = sv->mesh_lam;
+  if (m == 1) {
+    double den = 1.0 - W[0] * kap[0];
+    if (!(den > 0.0))
+      return -1;
+    lam[0] = lam0[0] / den;
+    return 0;
+  }
+  if (m == 2) {
+    double a = 1.0 - W[0] * kap[0], b = -W[1] * kap[1];
+    double c = -W[st] * kap[0], d = 1.0 - W[st + 1] * kap[1], det = a * d - b * c;
+    if (!(fabs(det) > 1e-300))
+      return -1;
+    lam[0] = (d * lam0[0] - b * lam0[1]) / det;
+    lam[1] = (a * lam0[1] - c * lam0[0]) / det;
+    return 0;
+  }
+  for (int i = 0; i < m; i++) {
+    for (int j = 0; j < m; j++)
+      sv->mesh_S[(size_t)i * st + (size_t)j] =
+          (i == j ? 1.0 : 0.0) - W[(size_t)i * st + (size_t)j] * kap[j];
+    lam[i] = lam0[i];
+  }
+  return solve_dense(sv->mesh_S, lam, m, st);
+}
+
 static double dot(const double *a, const double *b, int n) {
   double v = 0.0;
   for (int i = 0; i < n; i++)
@@ -1213,46 +1235,17 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
     lam0[j] = v;
   }
   /* inside a segment the directions of its first stage hold (one solve);
-   * a reversal is an event (mesh_events) */
+   * a reversal is an event (event_values) */
   int iterations = sv->mesh_hold ? 1 : 2 * m + 3;
   for (int it = 0; it < iterations; it++) {
     for (int j = 0; j < m; j++)
       kap[j] = dir[j] > 0 ? sv->mesh_kf[j] : dir[j] < 0 ? sv->mesh_kb[j] : 0.0;
-    if (m == 1) { /* (1 − W κ) λ = λ₀; 1 − W κ > 0 for one mesh (−1 ≤ W ≤ 0, κ > −1) */
-      double den = 1.0 - sv->mesh_W[0] * kap[0];
-      if (!(den > 0.0)) {
-        lam[0] = lam0[0];
-        kap[0] = 0.0;
-        break;
+    if (mesh_solve(sv, m, st) != 0) {
+      for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
+        lam[j] = lam0[j];
+        kap[j] = 0.0;
       }
-      lam[0] = lam0[0] / den;
-    } else if (m == 2) { /* Cramer */
-      const double *W = sv->mesh_W;
-      double a = 1.0 - W[0] * kap[0], b = -W[1] * kap[1];
-      double c = -W[st] * kap[0], d = 1.0 - W[st + 1] * kap[1], det = a * d - b * c;
-      if (!(fabs(det) > 1e-300)) {
-        for (int j = 0; j < m; j++) {
-          lam[j] = lam0[j];
-          kap[j] = 0.0;
-        }
-        break;
-      }
-      lam[0] = (d * lam0[0] - b * lam0[1]) / det;
-      lam[1] = (a * lam0[1] - c * lam0[0]) / det;
-    } else {
-      for (int i = 0; i < m; i++) {
-        for (int j = 0; j < m; j++)
-          sv->mesh_S[(size_t)i * st + (size_t)j] =
-              (i == j ? 1.0 : 0.0) - sv->mesh_W[(size_t)i * st + (size_t)j] * kap[j];
-        lam[i] = lam0[i];
-      }
-      if (solve_dense(sv->mesh_S, lam, m, st) != 0) {
-        for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
-          lam[j] = lam0[j];
-          kap[j] = 0.0;
-        }
-        break;
-      }
+      break;
     }
     if (sv->mesh_hold)
       break;
@@ -1608,10 +1601,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   /* ACCEL */
   if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
     double *f = sim->sv.f;
-    for (int j = 0; j < nd; j++)
-      f[j] = 0.0;
-    for (int a = 0; a < sim->sv.nnz; a++)
-      f[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * w[sim->sv.gs_node[a]];
+    g_transpose(sim, w, f);
     if (sim->sv.variable_kinematics) {
       memcpy(dy, f, sizeof(double) * (size_t)nd);
       cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, dy);
