@@ -60,8 +60,6 @@ import sys
 
 try:
     import numpy as np
-    from scipy.integrate import solve_ivp
-
     import refcsv  # this folder: the CSV's writer and --check
 except ImportError as e:
     sys.exit("coupled_clutches.py: %s; install numpy and scipy (Debian: python3-numpy "
@@ -176,43 +174,31 @@ def event_fn(k, modes):
 
 def simulate(method, tol):
     """Pieces (t0, t1, dense solution, modes), the initial modes, the events."""
-    t, y = 0.0, np.array(W0 + [0.0, 0.0])    # + work of tau, friction loss
+    y = np.array(W0 + [0.0, 0.0])    # + work of tau, friction loss
     splits = split_times()
-    modes = decide(0.0, splits[0], y[:4], [None] * 3, None)
-    initial, pieces, events = modes, [], []
+    initial = decide(0.0, splits[0], y[:4], [None] * 3, None)
 
     def rhs(t, y, modes):
         dw, T = dynamics(t, y[:4], modes)
         loss = sum(T[k] * (y[k] - y[k + 1]) for k in range(3) if modes[k] in (1, -1))
         return dw + [tau(t) * y[0], loss]
 
-    while t < DURATION:
-        t_next = min(s for s in splits if s > t)
-        evs = [event_fn(k, modes) for k in range(3) if modes[k] is not None]
-        sol = solve_ivp(lambda t, y, m=modes: rhs(t, y, m), (t, t_next), y, method=method,
-                        rtol=tol, atol=tol, max_step=MAX_STEP, events=evs, dense_output=True)
-        if sol.status < 0:
-            sys.exit("coupled_clutches.py: solve_ivp failed at t=%g: %s" % (t, sol.message))
-        pieces.append((t, sol.t[-1], sol.sol, modes))
-        t, y, event = sol.t[-1], sol.y[:, -1].copy(), None
-        if sol.status == 1:
-            event = evs[min((te[0], i) for i, te in enumerate(sol.t_events) if len(te))[1]].kind
-        if t >= DURATION or len(events) > 100:   # 100: chattering
-            break
-        new = decide(t, min(s for s in splits if s > t), y[:4], modes, event)
+    def switch(t, t_next, y, modes, event):
+        new = decide(t, t_next, y[:4], modes, event)
         for a, b in (g for g in groups(new) if g[1] > g[0]):
             y[a:b + 1] = np.dot(J[a:b + 1], y[a:b + 1]) / sum(J[a:b + 1])
-        events += [(t, k + 1, KINDS[new[k]]) for k in range(3) if new[k] != modes[k]]
-        modes = new
-    if t < DURATION:
-        sys.exit("coupled_clutches.py: more than 100 events at t=%g (chattering?)" % t)
+        return new, [(t, k + 1, KINDS[new[k]]) for k in range(3) if new[k] != modes[k]]
+
+    pieces, events = refcsv.piecewise(
+        "coupled_clutches.py", y, splits, DURATION, initial, rhs,
+        lambda modes: [event_fn(k, modes) for k in range(3) if modes[k] is not None], switch,
+        method, tol, MAX_STEP)
     return initial, pieces, events
 
 
 def checks(label, grid, pieces):
     """Samples the run on the grid and asserts the checks of the docstring."""
-    found = [next((p for p in pieces if p[0] <= t < p[1]), pieces[-1]) for t in grid]
-    y = np.array([p[2](t) for t, p in zip(grid, found)])
+    found, y = refcsv.sample(grid, pieces)
     w = y[:, :4]
     mom = np.max(np.abs((w * J).sum(axis=1) - (10 + (1 - np.cos(10 * np.pi * grid)) / np.pi)))
     ke = 0.5 * (w ** 2 * J).sum(axis=1)
@@ -240,7 +226,8 @@ COLS = ["t", "w1", "w2", "w3", "w4"]
 
 
 def compute():
-    return refcsv.two_runs("coupled_clutches.py", RUNS, DURATION, simulate, checks, AGREE, "clutch", COLS)
+    return refcsv.two_runs("coupled_clutches.py", RUNS, DURATION, simulate, checks, AGREE, "clutch",
+                           COLS)
 
 
 def modes(i):
@@ -249,8 +236,8 @@ def modes(i):
 
 def main():
     refcsv.main(__doc__, DEFAULT_OUT, compute,
-                "coupled_clutches: Modelica.Mechanics.Rotational.Examples.CoupledClutches, piecewise solve_ivp "
-                "(DOP853) from scripts/ref/coupled_clutches.py (rad/s)",
+                "coupled_clutches: Modelica.Mechanics.Rotational.Examples.CoupledClutches, "
+                "piecewise solve_ivp (DOP853) from scripts/ref/coupled_clutches.py (rad/s)",
                 modes, "clutch", int, COLS, CHECK_TOL)
 
 

@@ -12,6 +12,43 @@ import sys
 import time
 
 import numpy as np
+from scipy.integrate import solve_ivp
+
+
+def piecewise(script, y, splits, duration, modes, rhs, events_for, switch, method, tol,
+              max_step):
+    """Integrates mode by mode: solve_ivp in `modes` from one split time (an
+    input's kink) or event to the next, the events of events_for(modes)
+    terminal; at each stop switch(t, next split, y, modes, event kind)
+    projects y in place and returns (new modes, [(t, who, kind), ...]).
+    Returns the pieces (t0, t1, dense solution, modes) and the events; exits
+    after 100 events (chattering)."""
+    t, pieces, events = 0.0, [], []
+    while t < duration:
+        t_next = min(s for s in splits if s > t)
+        evs = events_for(modes)
+        sol = solve_ivp(lambda t, y, m=modes: rhs(t, y, m), (t, t_next), y, method=method,
+                        rtol=tol, atol=tol, max_step=max_step, events=evs, dense_output=True)
+        if sol.status < 0:
+            sys.exit("%s: solve_ivp failed at t=%g: %s" % (script, t, sol.message))
+        pieces.append((t, sol.t[-1], sol.sol, modes))
+        t, y, event = sol.t[-1], sol.y[:, -1].copy(), None
+        if sol.status == 1:
+            event = evs[min((te[0], i) for i, te in enumerate(sol.t_events) if len(te))[1]].kind
+        if t >= duration or len(events) > 100:
+            break
+        modes, changes = switch(t, min(s for s in splits if s > t), y, modes, event)
+        events += changes
+    if t < duration:
+        sys.exit("%s: more than 100 events at t=%g (chattering?)" % (script, t))
+    return pieces, events
+
+
+def sample(grid, pieces):
+    """The pieces' dense solutions on the grid: (the piece of each time, the
+    states)."""
+    found = [next((p for p in pieces if p[0] <= t < p[1]), pieces[-1]) for t in grid]
+    return found, np.array([p[2](t) for t, p in zip(grid, found)])
 
 
 def two_runs(script, runs, duration, simulate, checks, agree, who, cols):
