@@ -181,7 +181,8 @@ typedef struct pydg_run {
   void *step_user;
   int applied0;
 } pydg_run;
-int pydg_timing(double dt, double duration, double interval, pydg_run *r);
+typedef struct dg_run_timing { long total_steps; long steps_per_row; double interval; } dg_run_timing;
+int dg_run_timing_init(dg_run_timing *rt, double dt, double duration, double interval);
 int pydg_advance(pydg_run *r, long n);
 double pydg_column(const dg_sim *sim, int col);
 

@@ -3,6 +3,7 @@
  * shifts where the gear signal changes). */
 #include "testutil.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,11 +79,37 @@ START_TEST(test_rig_has_no_figures) {
 }
 END_TEST
 
+/* The run's steps and rows (dg_run_timing_init), by hand: ceil(T/dt) steps
+ * with 1e-9 of a step forgiven, a row every round(interval/dt) steps, the
+ * interval rounded (rc 1) when it is not a multiple of dt. */
+START_TEST(test_run_timing) {
+  dg_run_timing rt;
+  ck_assert_int_eq(dg_run_timing_init(&rt, 0.001, 1.0, NAN), 0);
+  ck_assert_int_eq(rt.total_steps, 1000);
+  ck_assert_int_eq(rt.steps_per_row, 10); /* max(dt, 0.01) s */
+  ck_assert_double_eq(rt.interval, 0.01);
+  ck_assert_int_eq(dg_run_timing_init(&rt, 0.001, 0.0100000000001, 0.05), 0);
+  ck_assert_int_eq(rt.total_steps, 10); /* 1e-8 of a step over: forgiven */
+  ck_assert_int_eq(rt.steps_per_row, 50);
+  ck_assert_int_eq(dg_run_timing_init(&rt, 0.003, 1.0, NAN), 1);
+  ck_assert_int_eq(rt.total_steps, 334);  /* ceil(333.3) */
+  ck_assert_int_eq(rt.steps_per_row, 3);  /* lround(3.33) */
+  ck_assert_double_eq_tol(rt.interval, 0.009, 1e-15); /* 3 x 0.003 */
+  ck_assert_int_eq(dg_run_timing_init(&rt, 0.1, 1.0, 0.01), 1);
+  ck_assert_int_eq(rt.steps_per_row, 1); /* at least every step */
+  ck_assert_double_eq(rt.interval, 0.1);
+  ck_assert_int_eq(dg_run_timing_init(&rt, 0.001, NAN, NAN), 0);
+  ck_assert(rt.total_steps == LONG_MAX); /* open-ended */
+  ck_assert_int_eq(dg_run_timing_init(&rt, 1e-6, 1e7, NAN), -1); /* 1e13 steps */
+}
+END_TEST
+
 static Suite *summary_suite(void) {
   Suite *s = suite_create("summary");
   TCase *tc = tcase_create("figures");
   tcase_add_test(tc, test_launch_figures);
   tcase_add_test(tc, test_rig_has_no_figures);
+  tcase_add_test(tc, test_run_timing);
   suite_add_tcase(s, tc);
   return s;
 }

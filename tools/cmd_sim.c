@@ -286,21 +286,17 @@ static int sim_timing(const command *cmd, sim_run *r) {
   if (isnan(r->duration))
     return usage_error(cmd,
                        "no duration: give --duration, --preset or \"duration\" in the scenario");
-  double steps = ceil(r->duration / r->dt - 1e-9);
-  if (steps > 1e12)
+  dg_run_timing rt;
+  int rc = dg_run_timing_init(&rt, r->dt, r->duration, s_out);
+  if (rc < 0)
     return usage_error(cmd, "duration %g s at dt %g s is too many steps", r->duration, r->dt);
-  r->total_steps = (long)steps;
-  double interval = !isnan(s_out) ? s_out : fmax(r->dt, 0.01);
-  r->steps_per_row = lround(interval / r->dt);
-  if (r->steps_per_row < 1)
-    r->steps_per_row = 1;
-  r->interval = interval;
-  if (fabs((double)r->steps_per_row * r->dt - interval) > 1e-9 * interval) {
-    r->interval = (double)r->steps_per_row * r->dt;
+  r->total_steps = rt.total_steps;
+  r->steps_per_row = rt.steps_per_row;
+  r->interval = rt.interval;
+  if (rc == 1)
     fprintf(stderr,
             "drivegraph sim: note: output interval %g s is not a multiple of dt %g s; using %g s\n",
-            interval, r->dt, r->interval);
-  }
+            !isnan(s_out) ? s_out : fmax(r->dt, 0.01), r->dt, r->interval);
   return EXIT_OK;
 }
 

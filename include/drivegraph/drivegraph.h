@@ -575,6 +575,20 @@ DG_API void dg_summary_free(dg_summary *s);
 /// t = 0 too, before the first step. A few signal reads, no allocation.
 DG_API void dg_summary_sample(dg_summary *s, double t);
 
+/// A run's steps and output rows, as `drivegraph sim` and the Python
+/// package take them: ceil(duration / dt) steps (1e-9 of a step forgiven;
+/// duration NaN: open-ended, LONG_MAX steps), a row every
+/// round(interval / dt) >= 1 steps (interval NaN: max(dt, 0.01) s) at times
+/// that are exact multiples of the interval used.
+typedef struct dg_run_timing {
+  long total_steps;
+  long steps_per_row;
+  double interval; ///< steps_per_row × dt when the one asked for is not a multiple of dt
+} dg_run_timing;
+/// 0; 1 when the interval was rounded to a whole number of steps; -1 for
+/// more than 1e12 steps.
+DG_API int dg_run_timing_init(dg_run_timing *rt, double dt, double duration, double interval);
+
 /* ------------------------------------------------------------------------ */
 /* Preset drivers: `drivegraph sim --preset`                                */
 

@@ -8,6 +8,7 @@
  * (tools/summary.c) and the Python package returns them. */
 #include <drivegraph/drivegraph.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,4 +162,29 @@ void dg_summary_sample(dg_summary *s, double t) {
   s->x_prev = x;
   s->rpm_prev = rpm;
   s->gear_prev = gear;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timing                                                                   */
+
+int dg_run_timing_init(dg_run_timing *rt, double dt, double duration, double interval) {
+  if (isnan(duration)) {
+    rt->total_steps = LONG_MAX;
+  } else {
+    double steps = ceil(duration / dt - 1e-9);
+    if (steps > 1e12)
+      return -1;
+    rt->total_steps = (long)steps;
+  }
+  if (isnan(interval))
+    interval = fmax(dt, 0.01);
+  rt->steps_per_row = lround(interval / dt);
+  if (rt->steps_per_row < 1)
+    rt->steps_per_row = 1;
+  rt->interval = interval;
+  if (fabs((double)rt->steps_per_row * dt - interval) > 1e-9 * interval) {
+    rt->interval = (double)rt->steps_per_row * dt;
+    return 1;
+  }
+  return 0;
 }

@@ -495,19 +495,19 @@ class Simulation:
         self.dt = float(dt) if dt is not None else (s_dt if not math.isnan(s_dt) else 0.001)
         self.duration = float(duration) if duration is not None else s_dur
         self._run = ffi.new("pydg_run *")
-        if math.isnan(self.duration):
-            self.duration = math.inf  # the step API may go on; run() needs a duration
-            self._run.total_steps = 2 ** 62
-            self._run.dt = self.dt
-            self._run.steps_per_row = max(1, round(max(self.dt, 0.01) / self.dt))
-            self._run.interval = self._run.steps_per_row * self.dt
-            self._open_ended = True
-            return
-        self._open_ended = False
-        rc = lib.pydg_timing(self.dt, self.duration, s_out, self._run)
-        if rc < 0:
+        # the step API may go on without a duration (NaN: open-ended); run() needs one
+        self._open_ended = math.isnan(self.duration)
+        rt = ffi.new("dg_run_timing *")
+        if lib.dg_run_timing_init(rt, self.dt, self.duration, s_out) < 0:
             raise _usage(f"duration {self.duration:g} s at dt {self.dt:g} s is too many steps")
-        self.output_interval = self._run.interval
+        self._run.dt = self.dt
+        self._run.total_steps = rt.total_steps
+        self._run.steps_per_row = rt.steps_per_row
+        self._run.interval = rt.interval
+        if self._open_ended:
+            self.duration = math.inf
+        else:
+            self.output_interval = rt.interval
 
     def _start(self, inputs, shift_policy, gearbox):
         err = ffi.new("dg_error *")
