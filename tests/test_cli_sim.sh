@@ -45,6 +45,22 @@ check "sim --help: documents --plot" has "$OUT" '--plot FILE'
 check "sim --help: documents --json" has "$OUT" '--json'
 check "sim --help: documents --from-speed" has "$OUT" '--from-speed KMH'
 
+# --digits: the CSV's significant digits; 17 reads back to the same doubles
+for d in 0 18 x; do
+  run "$DG" sim "$G/gear_train.json" --duration 0.05 --digits "$d"
+  check "--digits $d: exit 2" rc_is 2
+  check "--digits $d: says what is expected" has_fixed "$ERR" \
+    "drivegraph sim: --digits: expected a whole number from 1 to 17 (got '$d')"
+done
+run "$DG" sim "$G/gear_train.json" --duration 0.05 --digits 17 --csv "$TMP/d17.csv" \
+  --signals motor.omega
+check "--digits 17: exit 0" rc_is 0
+check "--digits 17: 17 significant digits" \
+  [ "$(awk -F, 'NR == 3 { print $2 }' "$TMP/d17.csv")" == "0.014997719459181496" ]
+run "$DG" sim "$G/gear_train.json" --duration 0.05 --csv "$TMP/d10.csv" --signals motor.omega
+check "default: 10 significant digits" \
+  [ "$(awk -F, 'NR == 3 { print $2 }' "$TMP/d10.csv")" == "0.01499771946" ]
+
 run "$DG" sim "$G/sedan_rwd_automatic.json" --preset lanch
 check "unknown preset: exit 2" rc_is 2
 check "unknown preset: did you mean" has "$ERR" "unknown preset 'lanch'; did you mean 'launch'\\?"
