@@ -650,9 +650,9 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
 
 /* The energy audit starts again from the current state. */
 static void reset_audit(dg_sim *sim) {
-  memset(sim->sv.work, 0, sizeof(double) * (size_t)sim->nb);
-  sim->sv.eff_loss = sim->sv.impact_loss = 0.0;
-  sim->sv.ke_start = dg_sim_kinetic_energy(sim);
+  memset(sim->sv.audit.work, 0, sizeof(double) * (size_t)sim->nb);
+  sim->sv.audit.eff_loss = sim->sv.audit.impact_loss = 0.0;
+  sim->sv.audit.ke_start = dg_sim_kinetic_energy(sim);
 }
 
 static void remember_given(dg_sim *sim, int node, double v) {
@@ -860,21 +860,21 @@ double dg_sim_kinetic_energy(const dg_sim *sim) {
 void dg_sim_energy(const dg_sim *sim, dg_energy *e) {
   memset(e, 0, sizeof *e);
   e->kinetic = dg_sim_kinetic_energy(sim);
-  e->kinetic_start = sim->sv.ke_start;
+  e->kinetic_start = sim->sv.audit.ke_start;
   for (int i = 0; i < sim->nb; i++) {
-    if (sim->sv.work[i] > 0.0)
-      e->work_in += sim->sv.work[i];
+    if (sim->sv.audit.work[i] > 0.0)
+      e->work_in += sim->sv.audit.work[i];
     else
-      e->work_out += sim->sv.work[i];
+      e->work_out += sim->sv.audit.work[i];
   }
-  e->efficiency_loss = sim->sv.eff_loss;
-  e->impact_loss = sim->sv.impact_loss;
+  e->efficiency_loss = sim->sv.audit.eff_loss;
+  e->impact_loss = sim->sv.audit.impact_loss;
   e->balance_error = e->kinetic - e->kinetic_start -
                      (e->work_in + e->work_out + e->efficiency_loss + e->impact_loss);
 }
 
 double dg_sim_block_work(const dg_sim *sim, int index) {
-  return index >= 0 && index < sim->nb ? sim->sv.work[index] : NAN;
+  return index >= 0 && index < sim->nb ? sim->sv.audit.work[index] : NAN;
 }
 
 dg_block *dg_sim_block(dg_sim *sim, const char *id) {

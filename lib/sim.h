@@ -100,16 +100,84 @@ struct dg_topo {
   dg_sim *sim;
 };
 
+/* The loss room (lib/solver/loss.c): the lossy meshes' maps. Each mesh
+ * loses (1 − η) of the power it transmits. Per mode (per substep with
+ * variable kinematics), for mesh j with the constraint (a_j + b_j)·x = 0
+ * and multiplier λ_j: u_j (nn) with λ_j = u_j·(I ẍ − w), b_j (nn),
+ * h_j = Gᵀ I u_j, d_j = M⁻¹ Gᵀ b_j, ga_j = Gᵀ a_j, gb_j = Gᵀ b_j (ndof
+ * each, stride nn), and W_ij = h_i·d_j − u_i·b_j (stride nn). Loss torques
+ * κ_j λ_j b_j. */
+typedef struct dg_loss_ws {
+  double *u, *b, *h, *d, *ga, *gb; /* nn × nn each */
+  double *W, *S;            /* nn × nn */
+  double *lam0, *lam, *kap, *z; /* nn each */
+  int *dir;                 /* nn: power direction of the last solve (+1: from side b) */
+  double *p;                /* nn: power delivered to side a at the last evaluation (W) */
+  double *p4;               /* nn: the same at the segment's fourth stage */
+  unsigned char *watch;     /* nn: the segment locates this mesh's power reversal */
+  bool hold;                /* inside a segment: the directions its first stage took */
+  double *kf, *kb;          /* nn: κ when side b drives (1/η − 1), when side a does (η − 1) */
+  int *un, *bn;             /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
+  double *uv, *bv;          /* ... and their values */
+  int *nu, *nb;             /* nn: how many */
+  double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
+} dg_loss_ws;
+
+/* The variable-kinematics room (lib/solver/kin.c): what a refresh of the
+ * rows that change with a ratio needs. */
+typedef struct dg_kin_ws {
+  double *Gd;               /* nn × nn: Ġ */
+  double *Mfix;             /* M of the rows that do not change */
+  bool refreshable;         /* the mode's variable links can be refreshed in place */
+  bool lam_stale;           /* Λ predates a refresh of the rows */
+} dg_kin_ws;
+
+/* The RK4 room (lib/solver/rk4.c): stage arrays over y = [q; s]. */
+typedef struct dg_rk4_ws {
+  double *y0, *yt, *k1, *k2, *k3, *k4;
+  double *ydense;           /* a state on the step's dense output */
+  double *ysave;            /* the segment's end state while locating */
+} dg_rk4_ws;
+
+/* The step room's events (lib/solver/step.c): the event functions at the
+ * segment start, its end, and a trial time. */
+typedef struct dg_event_ws {
+  double *g0, *g1, *gt;
+} dg_event_ws;
+
+/* Tie multipliers (lib/solver/rk4.c) from the ACCEL stage: λ = Λ (I ẍ − w),
+ * Λ = P Rᵀ over nodes (built by lib/solver/plan.c), stored sparse per
+ * active tie. */
+typedef struct dg_lambda_ws {
+  int *start;               /* nactive + 1 */
+  int *node;
+  double *coef;
+  bool valid;
+  bool want;                /* the current stage computes λ */
+  double t;                 /* where λ is wanted when not valid: (t, */
+  const double *y;          /* y), or the committed state when NULL */
+  double *value;            /* per active tie: at the end of the last segment */
+  double *factor;           /* per active tie: side b's factor at the last λ (1, η, 1/η) */
+} dg_lambda_ws;
+
+/* The energy audit: net work per block, booked by dg_port_add_torque. */
+typedef struct dg_audit_ws {
+  double *work;             /* per block */
+  double eff_loss, impact_loss, ke_start;
+  int ne;                   /* one power per torque hook + the meshes' losses */
+  double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
+  double *pcur;             /* where the current evaluation puts its powers */
+} dg_audit_ws;
+
 /* The hot part of a simulation: everything a step reads or writes, laid
- * out for the solver's stages. The current mode's *plan* (built between
- * steps by dg_solver_build: the SPEEDS rows, single-term apart from
- * multi-term, the lossy meshes' maps, the factor or inverse of
- * M and the ACCEL map B, the tie-force map Λ, the recorded links of a
- * variable-ratio mode), the state y = [q; s] the solver owns (block
- * states included), the RK4 stages and the event and energy-audit
- * workspaces. Every array is allocated at creation at its largest size, so
- * a step never allocates, and the state of a simulation is these arrays
- * plus the blocks' data (dg_sim_snapshot copies them). */
+ * out for the solver's stages, one workspace per room of lib/solver/. The
+ * current mode's *plan* (built between steps by dg_solver_build: the
+ * SPEEDS rows, single-term apart from multi-term, the factor or inverse of
+ * M and the ACCEL map B), the state y = [q; s] the solver owns (block
+ * states included), and the rooms' workspaces. Every array is allocated at
+ * creation at its largest size, so a step never allocates, and the state of
+ * a simulation is these arrays plus the blocks' data (dg_sim_snapshot
+ * copies them). */
 typedef struct dg_solver {
   /* per node */
   double *inertia;
@@ -118,10 +186,9 @@ typedef struct dg_solver {
   double *tau;              /* node torque accumulator, then with the meshes' loss torques */
   double *xw;               /* substep node speeds */
 
-  /* the current mode's plan */
+  /* the current mode's plan (lib/solver/plan.c) */
   int ndof;
   double *G;                /* nn × nn (stride nn) */
-  double *Gd;               /* Ġ, only with variable kinematics */
   int nnz;
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;
@@ -132,68 +199,27 @@ typedef struct dg_solver {
   double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
   double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
-  double *Mfix;             /* variable kinematics: M of the rows that do not change */
   double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
   bool use_B;               /* the ACCEL stage uses B (small modes) */
   bool variable_kinematics;
-  bool refreshable;         /* the mode's variable links can be refreshed in place */
-  bool lam_stale;           /* Λ predates a refresh of the rows */
-  dg_topo_ws ws;
+  dg_topo_ws ws;            /* lib/solver/topo.c */
   struct dg_topo topo;
 
-  /* lossy meshes (ACCEL): each loses (1 − η) of the power it transmits.
-   * Per mode (per substep with variable kinematics), for mesh j with the
-   * constraint (a_j + b_j)·x = 0 and multiplier λ_j: u_j (nn) with
-   * λ_j = u_j·(I ẍ − w), b_j (nn), h_j = Gᵀ I u_j, d_j = M⁻¹ Gᵀ b_j,
-   * ga_j = Gᵀ a_j, gb_j = Gᵀ b_j (ndof each, stride nn), and
-   * W_ij = h_i·d_j − u_i·b_j (stride nn). Loss torques κ_j λ_j b_j. */
-  double *mesh_u, *mesh_b, *mesh_h, *mesh_d, *mesh_ga, *mesh_gb; /* nn × nn each */
-  double *mesh_W, *mesh_S;  /* nn × nn */
-  double *mesh_lam0, *mesh_lam, *mesh_kap, *mesh_z; /* nn each */
-  int *mesh_dir;            /* nn: power direction of the last solve (+1: from side b) */
-  double *mesh_p;           /* nn: power delivered to side a at the last evaluation (W) */
-  double *mesh_p4;          /* nn: the same at the segment's fourth stage */
-  unsigned char *mesh_watch; /* nn: the segment locates this mesh's power reversal */
-  bool mesh_hold;           /* inside a segment: the directions its first stage took */
-  double *mesh_kf, *mesh_kb; /* nn: κ when side b drives (1/η − 1), when side a does (η − 1) */
-  int *mesh_un, *mesh_bn;   /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
-  double *mesh_uv, *mesh_bv; /* ... and their values */
-  int *mesh_nu, *mesh_nb;   /* nn: how many */
-  double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
-  double *tie_factor;       /* per active tie: side b's factor at the last λ (1, η, 1/η) */
+  dg_kin_ws kin;
+  dg_loss_ws loss;
+  dg_lambda_ws lam;
 
-  /* state: q (ndof) then s (ns), RK4 workspaces */
+  /* state: q (ndof) then s (ns) */
   double *q;
   double *s;
   const double *topo_state; /* the states dg_topo_state reads (committed, or a substep's) */
-  double *y0, *yt, *k1, *k2, *k3, *k4;
   double *f;                /* generalized force scratch (nn) */
   double *gvec;             /* raw generalized residual (nn) */
   double *scratch;          /* nn scratch */
 
-  /* events */
-  double *g0, *g1, *gt;     /* at the segment start, end, and a trial time */
-  double *ydense;           /* a state on the step's dense output */
-  double *ysave;            /* the segment's end state while locating */
-
-  /* tie multipliers from the ACCEL stage: λ = Λ (I ẍ − w), Λ = P Rᵀ over
-   * nodes, stored sparse per active tie */
-  int *lam_start;           /* nactive + 1 */
-  int *lam_node;
-  double *lam_coef;
-  double *acc;              /* node accelerations of the stage (nn) */
-  bool lambda_valid;
-  bool want_lambda;         /* the current stage computes λ */
-  double lam_t;             /* where λ is wanted when not valid: (lam_t, */
-  const double *lam_y;      /* lam_y), or the committed state when NULL */
-  double *lambda;           /* per active tie: at the end of the last segment */
-
-  /* energy audit: net work per block, booked by dg_port_add_torque */
-  double *work;             /* per block */
-  double eff_loss, impact_loss, ke_start;
-  int ne;                   /* one power per torque hook + the meshes' losses */
-  double *pw;               /* 5 × ne: the powers of RK4's four stages, and a scratch row */
-  double *pcur;             /* where the current evaluation puts its powers */
+  dg_rk4_ws rk;
+  dg_event_ws ev;
+  dg_audit_ws audit;
 } dg_solver;
 
 /* A simulation: the graph, names, inputs, outputs, errors and the lists

@@ -61,7 +61,7 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   (out[n++] = (buf_spec){(void *)(slot_), (size_t)(count_) * (size_t)(size_)})
   SPEC(&sim->sv.ws.R, nn * nn, sizeof(double));
   SPEC(&sim->sv.ws.Rd, nn * nn, sizeof(double));
-  SPEC(&sim->sv.Gd, nn * nn, sizeof(double));
+  SPEC(&sim->sv.kin.Gd, nn * nn, sizeof(double));
   SPEC(&sim->sv.ws.has_row, nn, 1);
   SPEC(&sim->sv.ws.raw_owner, nn, sizeof(int));
   SPEC(&sim->sv.ws.raw_node, nn, sizeof(int));
@@ -90,7 +90,7 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.inertia, nn, sizeof(double));
   SPEC(&sim->sv.x, nn, sizeof(double));
   SPEC(&sim->sv.normal_load, nn, sizeof(double));
-  SPEC(&sim->sv.work, (size_t)sim->nb, sizeof(double));
+  SPEC(&sim->sv.audit.work, (size_t)sim->nb, sizeof(double));
   SPEC(&sim->sv.xw, nn, sizeof(double));
   SPEC(&sim->sv.tau, nn, sizeof(double));
   SPEC(&sim->sv.gvec, nn, sizeof(double));
@@ -106,66 +106,65 @@ static int solver_buffers(dg_sim *sim, buf_spec *out) {
   SPEC(&sim->sv.pair_node, nn, sizeof(int));
   SPEC(&sim->sv.pair_dof, 2 * nn, sizeof(int));
   SPEC(&sim->sv.pair_val, 2 * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_u, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_b, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_h, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_d, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_ga, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_gb, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_W, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_S, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_lam0, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_lam, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_kap, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_z, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_dir, nn, sizeof(int));
-  SPEC(&sim->sv.mesh_p, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_p4, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_watch, nn, 1);
-  SPEC(&sim->sv.mesh_kf, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_kb, nn, sizeof(double));
-  SPEC(&sim->sv.mesh_un, nn * nn, sizeof(int));
-  SPEC(&sim->sv.mesh_bn, nn * nn, sizeof(int));
-  SPEC(&sim->sv.mesh_uv, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_bv, nn * nn, sizeof(double));
-  SPEC(&sim->sv.mesh_nu, nn, sizeof(int));
-  SPEC(&sim->sv.mesh_nb, nn, sizeof(int));
-  SPEC(&sim->sv.cA, nn * nn, sizeof(double));
-  SPEC(&sim->sv.cAtA, nn * nn, sizeof(double));
-  SPEC(&sim->sv.tie_factor, mt, sizeof(double));
+  SPEC(&sim->sv.loss.u, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.b, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.h, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.d, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.ga, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.gb, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.W, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.S, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.lam0, nn, sizeof(double));
+  SPEC(&sim->sv.loss.lam, nn, sizeof(double));
+  SPEC(&sim->sv.loss.kap, nn, sizeof(double));
+  SPEC(&sim->sv.loss.z, nn, sizeof(double));
+  SPEC(&sim->sv.loss.dir, nn, sizeof(int));
+  SPEC(&sim->sv.loss.p, nn, sizeof(double));
+  SPEC(&sim->sv.loss.p4, nn, sizeof(double));
+  SPEC(&sim->sv.loss.watch, nn, 1);
+  SPEC(&sim->sv.loss.kf, nn, sizeof(double));
+  SPEC(&sim->sv.loss.kb, nn, sizeof(double));
+  SPEC(&sim->sv.loss.un, nn * nn, sizeof(int));
+  SPEC(&sim->sv.loss.bn, nn * nn, sizeof(int));
+  SPEC(&sim->sv.loss.uv, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.bv, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.nu, nn, sizeof(int));
+  SPEC(&sim->sv.loss.nb, nn, sizeof(int));
+  SPEC(&sim->sv.loss.cA, nn * nn, sizeof(double));
+  SPEC(&sim->sv.loss.cAtA, nn * nn, sizeof(double));
+  SPEC(&sim->sv.lam.factor, mt, sizeof(double));
   SPEC(&sim->sv.M, nn * nn, sizeof(double));
   SPEC(&sim->sv.Minv, nn * nn, sizeof(double));
-  SPEC(&sim->sv.Mfix, nn * nn, sizeof(double));
+  SPEC(&sim->sv.kin.Mfix, nn * nn, sizeof(double));
   SPEC(&sim->sv.B, nn * nn, sizeof(double));
   SPEC(&sim->sv.L, nn * nn, sizeof(double));
   SPEC(&sim->sv.q, nn, sizeof(double));
   SPEC(&sim->sv.s, (size_t)sim->ns, sizeof(double));
-  SPEC(&sim->sv.y0, ny, sizeof(double));
-  SPEC(&sim->sv.yt, ny, sizeof(double));
-  SPEC(&sim->sv.k1, ny, sizeof(double));
-  SPEC(&sim->sv.k2, ny, sizeof(double));
-  SPEC(&sim->sv.k3, ny, sizeof(double));
-  SPEC(&sim->sv.k4, ny, sizeof(double));
+  SPEC(&sim->sv.rk.y0, ny, sizeof(double));
+  SPEC(&sim->sv.rk.yt, ny, sizeof(double));
+  SPEC(&sim->sv.rk.k1, ny, sizeof(double));
+  SPEC(&sim->sv.rk.k2, ny, sizeof(double));
+  SPEC(&sim->sv.rk.k3, ny, sizeof(double));
+  SPEC(&sim->sv.rk.k4, ny, sizeof(double));
   SPEC(&sim->sv.f, nn, sizeof(double));
   SPEC(&sim->sv.scratch, nn, sizeof(double));
-  SPEC(&sim->sv.lambda, mt, sizeof(double));
-  SPEC(&sim->sv.pw, 5 * (size_t)sim->sv.ne, sizeof(double));
-  SPEC(&sim->sv.lam_start, mt + 1, sizeof(int));
-  SPEC(&sim->sv.lam_node, mt * nn, sizeof(int));
-  SPEC(&sim->sv.lam_coef, mt * nn, sizeof(double));
-  SPEC(&sim->sv.acc, nn, sizeof(double));
-  SPEC(&sim->sv.g0, (size_t)sim->n_events + nn + 1, sizeof(double));
-  SPEC(&sim->sv.g1, (size_t)sim->n_events + nn + 1, sizeof(double));
-  SPEC(&sim->sv.gt, (size_t)sim->n_events + nn + 1, sizeof(double));
-  SPEC(&sim->sv.ydense, ny, sizeof(double));
-  SPEC(&sim->sv.ysave, ny, sizeof(double));
+  SPEC(&sim->sv.lam.value, mt, sizeof(double));
+  SPEC(&sim->sv.audit.pw, 5 * (size_t)sim->sv.audit.ne, sizeof(double));
+  SPEC(&sim->sv.lam.start, mt + 1, sizeof(int));
+  SPEC(&sim->sv.lam.node, mt * nn, sizeof(int));
+  SPEC(&sim->sv.lam.coef, mt * nn, sizeof(double));
+  SPEC(&sim->sv.ev.g0, (size_t)sim->n_events + nn + 1, sizeof(double));
+  SPEC(&sim->sv.ev.g1, (size_t)sim->n_events + nn + 1, sizeof(double));
+  SPEC(&sim->sv.ev.gt, (size_t)sim->n_events + nn + 1, sizeof(double));
+  SPEC(&sim->sv.rk.ydense, ny, sizeof(double));
+  SPEC(&sim->sv.rk.ysave, ny, sizeof(double));
 #undef SPEC
   DG_ASSERT(n <= MAX_SOLVER_BUFFERS);
   return n;
 }
 
 int dg_solver_alloc(dg_sim *sim) {
-  sim->sv.ne = sim->n_torque + 1;
+  sim->sv.audit.ne = sim->n_torque + 1;
   dg_topo_ws *ws = &sim->sv.ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
   ws->max_terms = 8 * ws->max_ties;
@@ -180,8 +179,8 @@ int dg_solver_alloc(dg_sim *sim) {
       rc = DG_ERR_NOMEM;
   }
   sim->sv.topo_state = sim->sv.s;
-  if (sim->sv.pw)
-    sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
+  if (sim->sv.audit.pw)
+    sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   return rc;
 }
 
@@ -224,14 +223,14 @@ void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in
     memcpy(buf_get(&spec[i]), in, spec[i].bytes);
     in += spec[i].bytes;
   }
-  sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->sv.topo_state = sim->sv.s;
   sim->sv.topo.sim = sim;
   /* tie forces saved at the committed state stay valid; any other point's
    * are computed again when asked for */
-  if (saved->lam_y != NULL)
-    sim->sv.lambda_valid = false;
-  sim->sv.lam_y = NULL;
+  if (saved->lam.y != NULL)
+    sim->sv.lam.valid = false;
+  sim->sv.lam.y = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -319,7 +318,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   for (int i = 0; i < n; i++) {
     ensure_row(sim, node[i], b->index);
     if (ws->row_dirty[node[i]])
-      sim->sv.refreshable = false; /* the elimination would change with the ratio */
+      sim->sv.kin.refreshable = false; /* the elimination would change with the ratio */
     ws->tie_node[ws->nterms] = node[i];
     ws->tie_coef[ws->nterms] = coef[i];
     ws->tie_acoef[ws->nterms] = acoef ? acoef[i] : 0.0;
@@ -372,7 +371,7 @@ static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const i
   int k = ws->nlinks;
   int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
   if (k >= ws->max_links || f + n > ws->max_terms) {
-    sim->sv.refreshable = false; /* too many to record: every substep builds in full */
+    sim->sv.kin.refreshable = false; /* too many to record: every substep builds in full */
     ws->links_complete = false;
     return -1;
   }
@@ -747,7 +746,7 @@ static int eliminate_ties(dg_sim *sim) {
     ws->col_raw[k] = k;
   }
   ws->nactive = 0;
-  sim->sv.lam_start[0] = 0;
+  sim->sv.lam.start[0] = 0;
   double *c = sim->sv.gvec;
   for (int pass = 0; pass < 2; pass++) {
     for (int t = 0; t < ws->nties; t++) {
@@ -808,18 +807,18 @@ static void refresh_lambda_map(dg_sim *sim) {
   size_t st = (size_t)sim->nn;
   for (int a = 0; a < ws->nactive; a++) {
     const double *p = ws->P + (size_t)a * st;
-    for (int k = sim->sv.lam_start[a]; k < sim->sv.lam_start[a + 1]; k++) {
-      int node = sim->sv.lam_node[k];
+    for (int k = sim->sv.lam.start[a]; k < sim->sv.lam.start[a + 1]; k++) {
+      int node = sim->sv.lam.node[k];
       if (!ws->row_dirty[node])
         continue;
       const double *r = row_of(sim, node);
       double v = 0.0;
       for (int j = 0; j < ws->nraw; j++)
         v += p[j] * r[j];
-      sim->sv.lam_coef[k] = v;
+      sim->sv.lam.coef[k] = v;
     }
   }
-  sim->sv.lam_stale = false;
+  sim->sv.kin.lam_stale = false;
 }
 
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
@@ -866,23 +865,23 @@ static void build_lambda_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   int na = ws->nactive, nraw = ws->nraw;
-  sim->sv.lam_stale = false;
+  sim->sv.kin.lam_stale = false;
   int nz = 0;
   for (int i = 0; i < na; i++) {
     const double *p = ws->P + (size_t)i * st;
-    sim->sv.lam_start[i] = nz;
+    sim->sv.lam.start[i] = nz;
     for (int node = 0; node < sim->nn; node++) {
       const double *r = row_of(sim, node);
       double v = 0.0;
       for (int k = 0; k < nraw; k++)
         v += p[k] * r[k];
       if (v != 0.0) {
-        sim->sv.lam_node[nz] = node;
-        sim->sv.lam_coef[nz++] = v;
+        sim->sv.lam.node[nz] = node;
+        sim->sv.lam.coef[nz++] = v;
       }
     }
   }
-  sim->sv.lam_start[na] = nz;
+  sim->sv.lam.start[na] = nz;
 }
 
 /* Adds the contributions I·g gᵀ of the nodes `on` selects (all when NULL,
@@ -919,10 +918,10 @@ static int assemble_mass(dg_sim *sim, bool refresh) {
     if (!refresh) {
       add_node_inertia(sim, dirty, 0);
       for (int j = 0; j < nred; j++)
-        memcpy(sim->sv.Mfix + (size_t)j * st, sim->sv.M + (size_t)j * st, sizeof(double) * (size_t)nred);
+        memcpy(sim->sv.kin.Mfix + (size_t)j * st, sim->sv.M + (size_t)j * st, sizeof(double) * (size_t)nred);
     } else {
       for (int j = 0; j < nred; j++)
-        memcpy(sim->sv.M + (size_t)j * st, sim->sv.Mfix + (size_t)j * st, sizeof(double) * (size_t)nred);
+        memcpy(sim->sv.M + (size_t)j * st, sim->sv.kin.Mfix + (size_t)j * st, sizeof(double) * (size_t)nred);
     }
     add_node_inertia(sim, dirty, 1);
   }
@@ -1047,9 +1046,9 @@ static int build_mesh_maps(dg_sim *sim) {
   }
   int K = ws->nlinks + ws->nactive;
   for (int c = 0; c < K; c++)
-    memset(sv->cA + (size_t)c * st, 0, sizeof(double) * st);
+    memset(sv->loss.cA + (size_t)c * st, 0, sizeof(double) * st);
   for (int k = 0; k < ws->nlinks; k++) {
-    double *col = sv->cA + (size_t)k * st;
+    double *col = sv->loss.cA + (size_t)k * st;
     col[ws->link_dst[k]] += 1.0;
     for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
       col[ws->link_src[i]] -= ws->link_coef[i];
@@ -1058,26 +1057,26 @@ static int build_mesh_maps(dg_sim *sim) {
     const dg_tie *tie = &ws->ties[t];
     if (tie->active < 0)
       continue;
-    double *col = sv->cA + (size_t)(ws->nlinks + tie->active) * st;
+    double *col = sv->loss.cA + (size_t)(ws->nlinks + tie->active) * st;
     for (int i = tie->first; i < tie->first + tie->n; i++)
       col[ws->tie_node[i]] += ws->tie_coef[i];
   }
   for (int i = 0; i < K; i++)
     for (int j = 0; j <= i; j++) {
-      const double *ci = sv->cA + (size_t)i * st, *cj = sv->cA + (size_t)j * st;
+      const double *ci = sv->loss.cA + (size_t)i * st, *cj = sv->loss.cA + (size_t)j * st;
       double v = 0.0;
       for (int n = 0; n < nn; n++)
         v += ci[n] * cj[n];
-      sv->cAtA[(size_t)i * st + (size_t)j] = sv->cAtA[(size_t)j * st + (size_t)i] = v;
+      sv->loss.cAtA[(size_t)i * st + (size_t)j] = sv->loss.cAtA[(size_t)j * st + (size_t)i] = v;
     }
-  if (cholesky(sv->cAtA, sv->cAtA, K, st) != 0) {
+  if (cholesky(sv->loss.cAtA, sv->loss.cAtA, K, st) != 0) {
     topo_error(sim, sim->g->order[0], DG_ERR_OVERCONSTRAINED,
                "constraints are numerically dependent");
     return ws->error;
   }
-  double *a = sv->scratch, *z = sv->mesh_z, *tmp = sv->f;
+  double *a = sv->scratch, *z = sv->loss.z, *tmp = sv->f;
   for (int j = 0; j < m; j++) {
-    double *rows[] = {sv->mesh_u, sv->mesh_b, sv->mesh_h, sv->mesh_d, sv->mesh_ga, sv->mesh_gb};
+    double *rows[] = {sv->loss.u, sv->loss.b, sv->loss.h, sv->loss.d, sv->loss.ga, sv->loss.gb};
     int t = ws->mesh_tie[j];
     if (t >= 0 && ws->ties[t].active < 0) { /* redundant and idle (check_lossy_ties) */
       for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -1087,52 +1086,52 @@ static int build_mesh_maps(dg_sim *sim) {
     int col = ws->mesh_link[j] >= 0 ? ws->mesh_link[j] : ws->nlinks + ws->ties[t].active;
     for (int c = 0; c < K; c++)
       z[c] = c == col ? 1.0 : 0.0;
-    cholesky_solve(sv->cAtA, K, st, z);
-    double *u = sv->mesh_u + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    cholesky_solve(sv->loss.cAtA, K, st, z);
+    double *u = sv->loss.u + (size_t)j * st, *b = sv->loss.b + (size_t)j * st;
     memset(u, 0, sizeof(double) * st);
     for (int c = 0; c < K; c++) {
-      const double *ac = sv->cA + (size_t)c * st;
+      const double *ac = sv->loss.cA + (size_t)c * st;
       for (int n = 0; n < nn; n++)
         u[n] += z[c] * ac[n];
     }
     mesh_sides(sim, j, a, b);
-    g_transpose(sim, a, sv->mesh_ga + (size_t)j * st);
-    g_transpose(sim, b, sv->mesh_gb + (size_t)j * st);
-    double *d = sv->mesh_d + (size_t)j * st;
-    memcpy(d, sv->mesh_gb + (size_t)j * st, sizeof(double) * (size_t)nd);
+    g_transpose(sim, a, sv->loss.ga + (size_t)j * st);
+    g_transpose(sim, b, sv->loss.gb + (size_t)j * st);
+    double *d = sv->loss.d + (size_t)j * st;
+    memcpy(d, sv->loss.gb + (size_t)j * st, sizeof(double) * (size_t)nd);
     cholesky_solve(sv->L, nd, st, d);
     for (int n = 0; n < nn; n++)
       tmp[n] = sv->inertia[n] * u[n];
-    g_transpose(sim, tmp, sv->mesh_h + (size_t)j * st);
+    g_transpose(sim, tmp, sv->loss.h + (size_t)j * st);
   }
   for (int j = 0; j < m; j++) { /* the stage's sparse copies */
-    const double *u = sv->mesh_u + (size_t)j * st, *b = sv->mesh_b + (size_t)j * st;
+    const double *u = sv->loss.u + (size_t)j * st, *b = sv->loss.b + (size_t)j * st;
     int nu = 0, nb = 0;
     for (int n = 0; n < nn; n++) {
       if (u[n] != 0.0) {
-        sv->mesh_un[(size_t)j * st + (size_t)nu] = n;
-        sv->mesh_uv[(size_t)j * st + (size_t)nu++] = u[n];
+        sv->loss.un[(size_t)j * st + (size_t)nu] = n;
+        sv->loss.uv[(size_t)j * st + (size_t)nu++] = u[n];
       }
       if (b[n] != 0.0) {
-        sv->mesh_bn[(size_t)j * st + (size_t)nb] = n;
-        sv->mesh_bv[(size_t)j * st + (size_t)nb++] = b[n];
+        sv->loss.bn[(size_t)j * st + (size_t)nb] = n;
+        sv->loss.bv[(size_t)j * st + (size_t)nb++] = b[n];
       }
     }
-    sv->mesh_nu[j] = nu;
-    sv->mesh_nb[j] = nb;
-    sv->mesh_kf[j] = 1.0 / ws->mesh_eta[j] - 1.0;
-    sv->mesh_kb[j] = ws->mesh_eta[j] - 1.0;
+    sv->loss.nu[j] = nu;
+    sv->loss.nb[j] = nb;
+    sv->loss.kf[j] = 1.0 / ws->mesh_eta[j] - 1.0;
+    sv->loss.kb[j] = ws->mesh_eta[j] - 1.0;
   }
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++) {
-      const double *hi = sv->mesh_h + (size_t)i * st, *dj = sv->mesh_d + (size_t)j * st;
-      const double *ui = sv->mesh_u + (size_t)i * st, *bj = sv->mesh_b + (size_t)j * st;
+      const double *hi = sv->loss.h + (size_t)i * st, *dj = sv->loss.d + (size_t)j * st;
+      const double *ui = sv->loss.u + (size_t)i * st, *bj = sv->loss.b + (size_t)j * st;
       double v = 0.0;
       for (int d = 0; d < nd; d++)
         v += hi[d] * dj[d];
       for (int n = 0; n < nn; n++)
         v -= ui[n] * bj[n];
-      sv->mesh_W[(size_t)i * st + (size_t)j] = v;
+      sv->loss.W[(size_t)i * st + (size_t)j] = v;
     }
   return DG_OK;
 }
@@ -1179,8 +1178,8 @@ static int solve_dense(double *S, double *x, int m, size_t st) {
  * for one mesh: −1 ≤ W ≤ 0, κ > −1), two by Cramer's rule, more by
  * elimination. -1 when the system has no sensible solution. */
 static int mesh_solve(dg_solver *sv, int m, size_t st) {
-  const double *W = sv->mesh_W, *kap = sv->mesh_kap, *lam0 = sv->mesh_lam0;
-  double *lam = sv->mesh_lam;
+  const double *W = sv->loss.W, *kap = sv->loss.kap, *lam0 = sv->loss.lam0;
+  double *lam = sv->loss.lam;
   if (m == 1) {
     double den = 1.0 - W[0] * kap[0];
     if (!(den > 0.0))
@@ -1199,11 +1198,11 @@ static int mesh_solve(dg_solver *sv, int m, size_t st) {
   }
   for (int i = 0; i < m; i++) {
     for (int j = 0; j < m; j++)
-      sv->mesh_S[(size_t)i * st + (size_t)j] =
+      sv->loss.S[(size_t)i * st + (size_t)j] =
           (i == j ? 1.0 : 0.0) - W[(size_t)i * st + (size_t)j] * kap[j];
     lam[i] = lam0[i];
   }
-  return solve_dense(sv->mesh_S, lam, m, st);
+  return solve_dense(sv->loss.S, lam, m, st);
 }
 
 static double dot(const double *a, const double *b, int n) {
@@ -1224,22 +1223,22 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   size_t st = (size_t)sim->nn;
   int nd = sv->ndof, m = sv->ws.nmesh;
-  double *lam0 = sv->mesh_lam0, *lam = sv->mesh_lam, *kap = sv->mesh_kap;
-  int *dir = sv->mesh_dir;
+  double *lam0 = sv->loss.lam0, *lam = sv->loss.lam, *kap = sv->loss.kap;
+  int *dir = sv->loss.dir;
   for (int j = 0; j < m; j++) {
-    const int *un = sv->mesh_un + (size_t)j * st;
-    const double *uv = sv->mesh_uv + (size_t)j * st;
-    double v = dot(sv->mesh_h + (size_t)j * st, dq, nd);
-    for (int k = 0; k < sv->mesh_nu[j]; k++)
+    const int *un = sv->loss.un + (size_t)j * st;
+    const double *uv = sv->loss.uv + (size_t)j * st;
+    double v = dot(sv->loss.h + (size_t)j * st, dq, nd);
+    for (int k = 0; k < sv->loss.nu[j]; k++)
       v -= uv[k] * w[un[k]];
     lam0[j] = v;
   }
   /* inside a segment the directions of its first stage hold (one solve);
    * a reversal is an event (event_values) */
-  int iterations = sv->mesh_hold ? 1 : 2 * m + 3;
+  int iterations = sv->loss.hold ? 1 : 2 * m + 3;
   for (int it = 0; it < iterations; it++) {
     for (int j = 0; j < m; j++)
-      kap[j] = dir[j] > 0 ? sv->mesh_kf[j] : dir[j] < 0 ? sv->mesh_kb[j] : 0.0;
+      kap[j] = dir[j] > 0 ? sv->loss.kf[j] : dir[j] < 0 ? sv->loss.kb[j] : 0.0;
     if (mesh_solve(sv, m, st) != 0) {
       for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
         lam[j] = lam0[j];
@@ -1247,16 +1246,16 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
       }
       break;
     }
-    if (sv->mesh_hold)
+    if (sv->loss.hold)
       break;
     bool same = true;
     for (int j = 0; j < m; j++) {
-      const double *ga = sv->mesh_ga + (size_t)j * st;
+      const double *ga = sv->loss.ga + (size_t)j * st;
       double v = dot(ga, q, nd);
       if (v == 0.0) { /* at rest: the power about to flow */
         v = dot(ga, dq, nd);
         for (int i = 0; i < m; i++)
-          v += kap[i] * lam[i] * dot(ga, sv->mesh_d + (size_t)i * st, nd);
+          v += kap[i] * lam[i] * dot(ga, sv->loss.d + (size_t)i * st, nd);
       }
       double p = lam[j] * v;
       int nd_dir = p > 0.0 ? 1 : p < 0.0 ? -1 : (lam[j] == 0.0 ? dir[j] : 0);
@@ -1270,18 +1269,18 @@ static double mesh_losses(dg_sim *sim, const double *q, double *dq, double *w) {
   }
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
-    sv->mesh_p[j] = lam[j] * dot(sv->mesh_ga + (size_t)j * st, q, nd);
+    sv->loss.p[j] = lam[j] * dot(sv->loss.ga + (size_t)j * st, q, nd);
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
-    const double *d = sv->mesh_d + (size_t)j * st;
-    const int *bn = sv->mesh_bn + (size_t)j * st;
-    const double *bv = sv->mesh_bv + (size_t)j * st;
+    const double *d = sv->loss.d + (size_t)j * st;
+    const int *bn = sv->loss.bn + (size_t)j * st;
+    const double *bv = sv->loss.bv + (size_t)j * st;
     for (int i = 0; i < nd; i++)
       dq[i] += f * d[i];
-    for (int k = 0; k < sv->mesh_nb[j]; k++)
+    for (int k = 0; k < sv->loss.nb[j]; k++)
       w[bn[k]] += f * bv[k];
-    p_loss += f * dot(sv->mesh_gb + (size_t)j * st, q, nd);
+    p_loss += f * dot(sv->loss.gb + (size_t)j * st, q, nd);
   }
   return p_loss;
 }
@@ -1294,7 +1293,7 @@ int dg_solver_build(dg_sim *sim) {
   ws->errblock = -1;
   ws->nraw = ws->nties = ws->nterms = 0;
   ws->nlinks = 0;
-  sim->sv.refreshable = sim->sv.variable_kinematics;
+  sim->sv.kin.refreshable = sim->sv.variable_kinematics;
   memset(ws->has_row, 0, st);
   memset(ws->row_dirty, 0, st);
   memset(sim->sv.inertia, 0, sizeof(double) * st);
@@ -1334,7 +1333,7 @@ int dg_solver_build(dg_sim *sim) {
   }
   if (sim->sv.variable_kinematics) /* Ġ = Ṙ T (ties are constant) */
     for (int n = 0; n < sim->nn; n++) {
-      double *gd = sim->sv.Gd + (size_t)n * st;
+      double *gd = sim->sv.kin.Gd + (size_t)n * st;
       const double *rd = ws->Rd + (size_t)n * st;
       for (int j = 0; j < nred; j++) {
         double v = 0.0;
@@ -1359,9 +1358,9 @@ int dg_solver_build(dg_sim *sim) {
   sim->sv.row_start[sim->nn] = sim->sv.nnz;
   if (ws->error)
     return ws->error;
-  if (!sim->sv.mesh_hold) /* a full build inside a segment (a ratio changing) keeps them */
+  if (!sim->sv.loss.hold) /* a full build inside a segment (a ratio changing) keeps them */
     for (int j = 0; j < ws->nmesh; j++)
-      sim->sv.mesh_dir[j] = 0;
+      sim->sv.loss.dir[j] = 0;
   build_speed_plan(sim);
   int rc = assemble_mass(sim, false);
   if (rc != DG_OK || sim->in_check) /* the every-mode check steps no mode */
@@ -1415,7 +1414,7 @@ static int refresh_rows(dg_sim *sim) {
   for (int n = 0; n < sim->nn; n++) {
     if (!ws->row_dirty[n])
       continue;
-    double *gr = sim->sv.G + (size_t)n * st, *gd = sim->sv.Gd + (size_t)n * st;
+    double *gr = sim->sv.G + (size_t)n * st, *gd = sim->sv.kin.Gd + (size_t)n * st;
     reduced_row(sim, n, nred, gr);
     const double *rd = ws->Rd + (size_t)n * st;
     for (int j = 0; j < nred; j++) {
@@ -1438,7 +1437,7 @@ static int refresh_rows(dg_sim *sim) {
     if (a != sim->sv.row_start[n + 1])
       return -1;
   }
-  sim->sv.lam_stale = ws->nactive > 0;
+  sim->sv.kin.lam_stale = ws->nactive > 0;
   build_speed_plan(sim);
   if (assemble_mass(sim, true) != DG_OK)
     return -1;
@@ -1447,7 +1446,7 @@ static int refresh_rows(dg_sim *sim) {
 
 /* The kinematics at the point a substep evaluates (variable kinematics). */
 static int solver_kinematics(dg_sim *sim) {
-  if (sim->sv.refreshable && !sim->no_refresh && refresh_rows(sim) == DG_OK) {
+  if (sim->sv.kin.refreshable && !sim->no_refresh && refresh_rows(sim) == DG_OK) {
     sim->refreshes++;
     return DG_OK;
   }
@@ -1513,9 +1512,9 @@ static void project(dg_sim *sim, const double *x, double *q) {
 /* The point the next tie-force query refers to: (t, y), or the committed
  * state when y is NULL; computed when first asked for. */
 static void lambda_at(dg_sim *sim, double t, const double *y) {
-  sim->sv.lam_t = t;
-  sim->sv.lam_y = y;
-  sim->sv.lambda_valid = false;
+  sim->sv.lam.t = t;
+  sim->sv.lam.y = y;
+  sim->sv.lam.valid = false;
 }
 
 static void fail_topology(dg_sim *sim, int rc) {
@@ -1538,7 +1537,7 @@ int dg_solver_change_topology(dg_sim *sim) {
   }
   project(sim, sim->sv.x, sim->sv.q);
   dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
-  sim->sv.impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
+  sim->sv.audit.impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;
   lambda_at(sim, sim->t, NULL);
   return DG_OK;
@@ -1578,7 +1577,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   dg_bind_eval(sim); /* inputs bound to signals, at this point */
   if (sim->ns > 0)
     memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
-  double *de = sim->sv.pcur; /* energy audit: each torque hook's power */
+  double *de = sim->sv.audit.pcur; /* energy audit: each torque hook's power */
   for (int i = 0; i < sim->n_torque; i++) {
     ctx->power = 0.0;
     sim->torque[i].fn(sim->torque[i].b, ctx);
@@ -1591,7 +1590,7 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     for (int n = 0; n < sim->nn; n++) {
       if (sim->sv.inertia[n] == 0.0 || !sim->sv.ws.row_dirty[n]) /* Ġ is zero elsewhere */
         continue;
-      const double *gd = sim->sv.Gd + (size_t)n * (size_t)sim->nn;
+      const double *gd = sim->sv.kin.Gd + (size_t)n * (size_t)sim->nn;
       double bias = 0.0;
       for (int j = 0; j < nd; j++)
         bias += gd[j] * y[j];
@@ -1627,8 +1626,8 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
   /* the lossy meshes' loss torques, with the accelerations they change */
   de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? mesh_losses(sim, y, dy, w) : 0.0;
   ctx->state_rate = NULL;
-  if (sim->sv.want_lambda) {
-    if (sim->sv.lam_stale)
+  if (sim->sv.lam.want) {
+    if (sim->sv.kin.lam_stale)
       refresh_lambda_map(sim);
     /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
      * with ẍ = G q̇ row by row */
@@ -1636,30 +1635,30 @@ static void derivative(dg_sim *sim, double t, const double *y, double *dy) {
     const double *val = sim->sv.gs_val;
     for (int a = 0; a < sim->sv.ws.nactive; a++) {
       double v = 0.0;
-      for (int k = sim->sv.lam_start[a]; k < sim->sv.lam_start[a + 1]; k++) {
-        int n = sim->sv.lam_node[k];
+      for (int k = sim->sv.lam.start[a]; k < sim->sv.lam.start[a + 1]; k++) {
+        int n = sim->sv.lam.node[k];
         double acc = 0.0;
         for (int z = start[n]; z < start[n + 1]; z++)
           acc += val[z] * dy[dof[z]];
-        v += sim->sv.lam_coef[k] * (sim->sv.inertia[n] * acc - w[n]);
+        v += sim->sv.lam.coef[k] * (sim->sv.inertia[n] * acc - w[n]);
       }
-      sim->sv.lambda[a] = v;
-      sim->sv.tie_factor[a] = 1.0;
+      sim->sv.lam.value[a] = v;
+      sim->sv.lam.factor[a] = 1.0;
     }
     for (int j = 0; j < sim->sv.ws.nmesh; j++) {
       int t = sim->sv.ws.mesh_tie[j];
       if (t >= 0 && sim->sv.ws.ties[t].active >= 0)
-        sim->sv.tie_factor[sim->sv.ws.ties[t].active] = 1.0 + sim->sv.mesh_kap[j];
+        sim->sv.lam.factor[sim->sv.ws.ties[t].active] = 1.0 + sim->sv.loss.kap[j];
     }
-    sim->sv.lambda_valid = true;
+    sim->sv.lam.valid = true;
   }
 }
 
 void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
-  bool want = sim->sv.want_lambda;
-  sim->sv.want_lambda = false;
+  bool want = sim->sv.lam.want;
+  sim->sv.lam.want = false;
   derivative(sim, t, y, dy);
-  sim->sv.want_lambda = want;
+  sim->sv.lam.want = want;
 }
 
 /* y = [q; s] */
@@ -1823,8 +1822,8 @@ static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nm
  * locates (those carrying power; their direction is held over it). */
 static void mesh_watch_start(dg_sim *sim) {
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
-    sim->sv.mesh_watch[j] =
-        sim->sv.mesh_dir[j] != 0 && fabs(sim->sv.mesh_p[j]) > MESH_WATCH_POWER;
+    sim->sv.loss.watch[j] =
+        sim->sv.loss.dir[j] != 0 && fabs(sim->sv.loss.p[j]) > MESH_WATCH_POWER;
 }
 
 /* The event functions: the blocks' (event_values hooks) at the context's
@@ -1842,8 +1841,8 @@ static int event_values(dg_sim *sim, double *g, const double *p) {
     active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
   }
   for (int j = 0; j < sim->sv.ws.nmesh; j++) {
-    bool on = sim->sv.mesh_watch[j];
-    g[sim->n_events + j] = on ? sim->sv.mesh_dir[j] * p[j] : 1.0;
+    bool on = sim->sv.loss.watch[j];
+    g[sim->n_events + j] = on ? sim->sv.loss.dir[j] * p[j] : 1.0;
     active += on;
   }
   return active;
@@ -1852,25 +1851,25 @@ static int event_values(dg_sim *sim, double *g, const double *p) {
 /* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
  * left in yt. */
 static void rk4_stages(dg_sim *sim, double t, double h, int ny) {
-  const double *y0 = sim->sv.y0, *k1 = sim->sv.k1;
-  double *yt = sim->sv.yt, *k2 = sim->sv.k2, *k3 = sim->sv.k3, *k4 = sim->sv.k4;
-  int ne = sim->sv.ne;
+  const double *y0 = sim->sv.rk.y0, *k1 = sim->sv.rk.k1;
+  double *yt = sim->sv.rk.yt, *k2 = sim->sv.rk.k2, *k3 = sim->sv.rk.k3, *k4 = sim->sv.rk.k4;
+  int ne = sim->sv.audit.ne;
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k1[i];
   inputs_at(sim, t + 0.5 * h);
-  sim->sv.pcur = sim->sv.pw + ne;
+  sim->sv.audit.pcur = sim->sv.audit.pw + ne;
   derivative(sim, t + 0.5 * h, yt, k2);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k2[i];
-  sim->sv.pcur = sim->sv.pw + 2 * ne;
+  sim->sv.audit.pcur = sim->sv.audit.pw + 2 * ne;
   derivative(sim, t + 0.5 * h, yt, k3);
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h * k3[i];
   inputs_at(sim, t + h);
-  sim->sv.pcur = sim->sv.pw + 3 * ne;
+  sim->sv.audit.pcur = sim->sv.audit.pw + 3 * ne;
   derivative(sim, t + h, yt, k4);
-  memcpy(sim->sv.mesh_p4, sim->sv.mesh_p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
-  sim->sv.pcur = sim->sv.pw + 4 * ne; /* other evaluations book nothing */
+  memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * ne; /* other evaluations book nothing */
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }
@@ -1882,8 +1881,8 @@ static void dense_state(dg_sim *sim, double theta, double h, int ny) {
   double b1 = theta - 1.5 * t2 + 2.0 / 3.0 * t3, b23 = t2 - 2.0 / 3.0 * t3,
          b4 = -0.5 * t2 + 2.0 / 3.0 * t3;
   for (int i = 0; i < ny; i++)
-    sim->sv.ydense[i] = sim->sv.y0[i] + h * (b1 * sim->sv.k1[i] + b23 * (sim->sv.k2[i] + sim->sv.k3[i]) +
-                                       b4 * sim->sv.k4[i]);
+    sim->sv.rk.ydense[i] = sim->sv.rk.y0[i] + h * (b1 * sim->sv.rk.k1[i] + b23 * (sim->sv.rk.k2[i] + sim->sv.rk.k3[i]) +
+                                       b4 * sim->sv.rk.k4[i]);
 }
 
 /* Event functions at t + θh on the dense output (a full right-hand side
@@ -1891,13 +1890,13 @@ static void dense_state(dg_sim *sim, double theta, double h, int ny) {
 static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
   dense_state(sim, theta, h, ny);
   inputs_at(sim, t + theta * h);
-  sim->sv.want_lambda = sim->sv.ws.nactive > 0;
-  derivative(sim, t + theta * h, sim->sv.ydense, sim->sv.ysave);
-  sim->sv.want_lambda = false;
-  sim->sv.lam_t = t + theta * h; /* the tie forces are this point's */
-  sim->sv.lam_y = sim->sv.ydense;
+  sim->sv.lam.want = sim->sv.ws.nactive > 0;
+  derivative(sim, t + theta * h, sim->sv.rk.ydense, sim->sv.rk.ysave);
+  sim->sv.lam.want = false;
+  sim->sv.lam.t = t + theta * h; /* the tie forces are this point's */
+  sim->sv.lam.y = sim->sv.rk.ydense;
   sim->ctx.t = t + theta * h;
-  event_values(sim, sim->sv.gt, sim->sv.mesh_p);
+  event_values(sim, sim->sv.ev.gt, sim->sv.loss.p);
 }
 
 /* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
@@ -1907,7 +1906,7 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
 static double locate_event(dg_sim *sim, double t, double h, int ny) {
   int ne = event_count(sim);
   double lo = 0.0, hi = 1.0;
-  double *ghi = sim->sv.g1;
+  double *ghi = sim->sv.ev.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
   int stall = 0, last = 0;
   /* g at the bracket's ends: at lo in g0, at hi in g1 */
@@ -1915,9 +1914,9 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     /* the earliest secant root among the functions that have crossed at hi */
     double est = hi;
     for (int i = 0; i < ne; i++) {
-      if (!(sim->sv.g0[i] > 0.0) || ghi[i] > 0.0)
+      if (!(sim->sv.ev.g0[i] > 0.0) || ghi[i] > 0.0)
         continue;
-      double r = lo + (hi - lo) * sim->sv.g0[i] / (sim->sv.g0[i] - ghi[i]);
+      double r = lo + (hi - lo) * sim->sv.ev.g0[i] / (sim->sv.ev.g0[i] - ghi[i]);
       if (r < est)
         est = r;
     }
@@ -1927,16 +1926,16 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     events_at(sim, t, est, h, ny);
     bool crossed = false;
     for (int i = 0; i < ne && !crossed; i++)
-      crossed = sim->sv.g0[i] > 0.0 && sim->sv.gt[i] <= 0.0;
+      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.gt[i] <= 0.0;
     int side = crossed ? 1 : -1;
     stall = side == last ? stall + 1 : 0;
     last = side;
     if (crossed) {
       hi = est;
-      memcpy(ghi, sim->sv.gt, sizeof(double) * (size_t)ne);
+      memcpy(ghi, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
     } else {
       lo = est;
-      memcpy(sim->sv.g0, sim->sv.gt, sizeof(double) * (size_t)ne);
+      memcpy(sim->sv.ev.g0, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
     }
   }
   return hi;
@@ -1966,38 +1965,38 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   /* PREPARE, then the first stage (with tie forces when events need them) */
   int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
   bool events = event_count(sim) > 0 && segs_left > 1;
-  gather_state(sim, sim->sv.y0);
-  sim->sv.want_lambda = events && sim->sv.ws.nactive > 0;
-  sim->sv.pcur = sim->sv.pw; /* stage 1's powers */
-  derivative(sim, t, sim->sv.y0, sim->sv.k1); /* the meshes take their directions */
-  sim->sv.pcur = sim->sv.pw + 4 * sim->sv.ne;
-  sim->sv.want_lambda = false;
-  sim->sv.mesh_hold = true; /* ... and keep them to the segment's end */
+  gather_state(sim, sim->sv.rk.y0);
+  sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
+  sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
+  derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  sim->sv.lam.want = false;
+  sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
-    sim->sv.mesh_watch[j] = 0;
+    sim->sv.loss.watch[j] = 0;
   if (events) {
     ctx->t = t;
     mesh_watch_start(sim);
-    events = event_values(sim, sim->sv.g0, sim->sv.mesh_p) > 0; /* none: nothing to locate */
+    events = event_values(sim, sim->sv.ev.g0, sim->sv.loss.p) > 0; /* none: nothing to locate */
   }
   rk4_stages(sim, t, h, ny);
   if (sim->failed) {
-    sim->sv.mesh_hold = false;
+    sim->sv.loss.hold = false;
     return sim->err.code;
   }
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
-    dg_solver_speeds(sim, sim->sv.yt, sim->sv.xw);
+    dg_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
     ctx->t = tb;
     ctx->speed = sim->sv.xw;
-    ctx->state = sim->sv.yt + nd;
-    lambda_at(sim, tb, sim->sv.yt);
+    ctx->state = sim->sv.rk.yt + nd;
+    lambda_at(sim, tb, sim->sv.rk.yt);
     dg_bind_eval(sim);
-    event_values(sim, sim->sv.g1, sim->sv.mesh_p4);
+    event_values(sim, sim->sv.ev.g1, sim->sv.loss.p4);
     bool crossed = false;
     for (int i = 0; i < event_count(sim) && !crossed; i++)
-      crossed = sim->sv.g0[i] > 0.0 && sim->sv.g1[i] <= 0.0;
+      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.g1[i] <= 0.0;
     if (crossed) {
       double theta = locate_event(sim, t, h, ny);
       if (!sim->failed && theta * h < h - tol) {
@@ -2012,31 +2011,31 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
       }
     }
     if (sim->failed) {
-      sim->sv.mesh_hold = false;
+      sim->sv.loss.hold = false;
       return sim->err.code;
     }
   }
-  sim->sv.mesh_hold = false; /* the segment is integrated: its directions are free again */
-  if (!check_finite(sim, sim->sv.yt))
+  sim->sv.loss.hold = false; /* the segment is integrated: its directions are free again */
+  if (!check_finite(sim, sim->sv.rk.yt))
     return sim->err.code;
 
   /* COMMIT */
-  const double *yt = sim->sv.yt;
+  const double *yt = sim->sv.rk.yt;
   memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
   memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
   /* the energy audit: each hook's work over the segment, with RK4's
    * weights on the stages' powers (what RK4 gives a state whose rate is
    * the power, without carrying those states through the stages) */
-  const double *p1 = sim->sv.pw, *p2 = p1 + sim->sv.ne, *p3 = p2 + sim->sv.ne, *p4 = p3 + sim->sv.ne;
+  const double *p1 = sim->sv.audit.pw, *p2 = p1 + sim->sv.audit.ne, *p3 = p2 + sim->sv.audit.ne, *p4 = p3 + sim->sv.audit.ne;
   for (int i = 0; i < sim->n_torque; i++)
-    sim->sv.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+    sim->sv.audit.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   int ie = sim->n_torque;
-  sim->sv.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
+  sim->sv.audit.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
   sim->segments++;
   sim->t = tb;
   dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
-  if (sim->sv.lambda_valid && sim->sv.lam_y == sim->sv.yt)
-    sim->sv.lam_y = NULL; /* the events asked for them at this very state */
+  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
+    sim->sv.lam.y = NULL; /* the events asked for them at this very state */
   else
     lambda_at(sim, tb, NULL);
 
@@ -2078,14 +2077,14 @@ int dg_solver_step(dg_sim *sim, double dt) {
  * stick-slip decisions.) */
 static void compute_lambda(dg_sim *sim) {
   dg_ctx saved = sim->ctx;
-  const double *y = sim->sv.lam_y;
+  const double *y = sim->sv.lam.y;
   if (!y) {
-    gather_state(sim, sim->sv.y0);
-    y = sim->sv.y0;
+    gather_state(sim, sim->sv.rk.y0);
+    y = sim->sv.rk.y0;
   }
-  sim->sv.want_lambda = true;
-  derivative(sim, sim->sv.lam_t, y, sim->sv.ysave);
-  sim->sv.want_lambda = false;
+  sim->sv.lam.want = true;
+  derivative(sim, sim->sv.lam.t, y, sim->sv.rk.ysave);
+  sim->sv.lam.want = false;
   sim->ctx = saved;
   dg_bind_eval(sim); /* back at the asking hook's point */
 }
@@ -2098,19 +2097,19 @@ static int tie_row(dg_ctx *ctx, int tie) {
   dg_sim *sim = ctx->sim;
   if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
     return -1;
-  if (!sim->sv.lambda_valid)
+  if (!sim->sv.lam.valid)
     compute_lambda(sim);
   return sim->sv.ws.ties[tie].active;
 }
 
 double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
   int a = tie_row(ctx, tie);
-  return a < 0 ? 0.0 : ctx->sim->sv.lambda[a];
+  return a < 0 ? 0.0 : ctx->sim->sv.lam.value[a];
 }
 
 double dg_ctx_tie_factor(dg_ctx *ctx, int tie) {
   int a = tie_row(ctx, tie);
-  return a < 0 ? 1.0 : ctx->sim->sv.tie_factor[a];
+  return a < 0 ? 1.0 : ctx->sim->sv.lam.factor[a];
 }
 
 /* ------------------------------------------------------------------------ */

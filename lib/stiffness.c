@@ -79,7 +79,7 @@ static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
   size_t n = (size_t)(sim->sv.ndof + sim->ns) + 1;
   ws->nd = sim->sv.ndof;
   ws->n = sim->sv.ndof + sim->ns;
-  ws->full = calloc(n + (size_t)sim->sv.ne, sizeof(double));
+  ws->full = calloc(n + (size_t)sim->sv.audit.ne, sizeof(double));
   ws->y0 = calloc(n, sizeof(double));
   ws->yp = calloc(n, sizeof(double));
   ws->fp = calloc(n, sizeof(double));
