@@ -1,0 +1,100 @@
+/* The buffers room: every array the solver owns, listed by the room that
+ * owns it (each room's dgp_*_buffers, with sizes that depend only on the
+ * graph), allocated once at creation, freed, and copied whole for
+ * snapshots. A step never allocates. */
+#include "solver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SOLVER_BUFFERS 120
+
+static void *buf_get(const dgp_buf *b) {
+  void *p;
+  memcpy(&p, b->slot, sizeof p);
+  return p;
+}
+
+static void buf_set(const dgp_buf *b, void *p) { memcpy(b->slot, &p, sizeof p); }
+
+/* Every room's arrays, in one list. */
+static int solver_buffers(dg_sim *sim, dgp_buf *out) {
+  dgp_buf_list l = {out, 0, MAX_SOLVER_BUFFERS};
+  dgp_topo_buffers(sim, &l);
+  dgp_plan_buffers(sim, &l);
+  dgp_kin_buffers(sim, &l);
+  dgp_loss_buffers(sim, &l);
+  dgp_rk4_buffers(sim, &l);
+  dgp_step_buffers(sim, &l);
+  return l.n;
+}
+
+int dg_solver_alloc(dg_sim *sim) {
+  sim->sv.audit.ne = sim->n_torque + 1;
+  dg_topo_ws *ws = &sim->sv.ws;
+  ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
+  ws->max_terms = 8 * ws->max_ties;
+  ws->max_links = 2 * sim->nn + 4 * sim->nb + 8;
+  dgp_buf spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  int rc = DG_OK;
+  for (int i = 0; i < n; i++) {
+    void *p = calloc(spec[i].bytes ? spec[i].bytes : 1, 1);
+    buf_set(&spec[i], p);
+    if (!p)
+      rc = DG_ERR_NOMEM;
+  }
+  sim->sv.topo_state = sim->sv.s;
+  if (sim->sv.audit.pw)
+    sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  return rc;
+}
+
+void dg_solver_free(dg_sim *sim) {
+  dgp_buf spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    free(buf_get(&spec[i]));
+    buf_set(&spec[i], NULL);
+  }
+}
+
+/* Snapshots: the solver's arrays, copied whole. */
+size_t dg_solver_state_bytes(dg_sim *sim) {
+  dgp_buf spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  size_t total = 0;
+  for (int i = 0; i < n; i++)
+    total += spec[i].bytes;
+  return total;
+}
+
+void dg_solver_save(dg_sim *sim, unsigned char *out) {
+  dgp_buf spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    memcpy(out, buf_get(&spec[i]), spec[i].bytes);
+    out += spec[i].bytes;
+  }
+}
+
+void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in) {
+  dg_solver keep = sim->sv;
+  sim->sv = *saved; /* the scalars; the pointers are put back below */
+  dgp_buf spec[MAX_SOLVER_BUFFERS];
+  int n = solver_buffers(sim, spec);
+  for (int i = 0; i < n; i++) {
+    size_t off = (size_t)((char *)spec[i].slot - (char *)&sim->sv);
+    memcpy(spec[i].slot, (char *)&keep + off, sizeof(void *));
+    memcpy(buf_get(&spec[i]), in, spec[i].bytes);
+    in += spec[i].bytes;
+  }
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  sim->sv.topo_state = sim->sv.s;
+  sim->sv.topo.sim = sim;
+  /* tie forces saved at the committed state stay valid; any other point's
+   * are computed again when asked for */
+  if (saved->lam.y != NULL)
+    sim->sv.lam.valid = false;
+  sim->sv.lam.y = NULL;
+}

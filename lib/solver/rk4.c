@@ -1,0 +1,215 @@
+/* The RK4 room: one stage SPEEDS → FORCES → ACCEL over the plan, RK4's
+ * stages and continuous extension, and the tie forces a block asks for.
+ *
+ * Every stage: x = G q; blocks add node torques τ (and write their states'
+ * rates); q̇ = M⁻¹ Gᵀ τ with the lossy meshes' loss torques (loss.c); tie
+ * multipliers λ = Λ (I ẍ − τ) when wanted. Workspaces: dg_rk4_ws,
+ * dg_lambda_ws (lib/sim.h). */
+#include "solver.h"
+
+#include <string.h>
+
+/* One RK4 stage: ẏ at (t, y), y = [q; s], in three stages over the plan.
+ * SPEEDS: x = G q. FORCES: the torque hooks add node torques and write the
+ * states' rates (their powers booked for the energy audit), then the
+ * efficiency factors. ACCEL: q̇ = M⁻¹ Gᵀ w, and the tie forces when wanted.
+ * With a variable ratio the plan's rows are refreshed first. */
+void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
+  int nd = sim->sv.ndof;
+  const double *s = y + nd;
+  if (sim->sv.variable_kinematics) {
+    sim->sv.topo_state = s;
+    int rc = dgp_kin_update(sim);
+    sim->sv.topo_state = sim->sv.s;
+    if (rc != DG_OK && !sim->failed)
+      dgp_fail_topology(sim, rc);
+  }
+  /* SPEEDS */
+  double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
+  dg_solver_speeds(sim, y, x);
+  /* FORCES */
+  memset(tau, 0, sizeof(double) * (size_t)sim->nn);
+  dg_ctx *ctx = &sim->ctx;
+  ctx->t = t;
+  ctx->speed = x;
+  ctx->torque = tau;
+  ctx->state = s;
+  ctx->state_rate = dy + nd;
+  ctx->state_commit = NULL;
+  dg_bind_eval(sim); /* inputs bound to signals, at this point */
+  if (sim->ns > 0)
+    memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
+  double *de = sim->sv.audit.pcur; /* energy audit: each torque hook's power */
+  for (int i = 0; i < sim->n_torque; i++) {
+    ctx->power = 0.0;
+    sim->torque[i].fn(sim->torque[i].b, ctx);
+    de[i] = ctx->power;
+  }
+  if (sim->sv.variable_kinematics)
+    dgp_kin_bias(sim, y, w);
+  /* ACCEL */
+  if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
+    double *f = sim->sv.f;
+    dgp_g_transpose(sim, w, f);
+    if (sim->sv.variable_kinematics) {
+      memcpy(dy, f, sizeof(double) * (size_t)nd);
+      dgp_cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, dy);
+    } else {
+      for (int i = 0; i < nd; i++) {
+        const double *mi = sim->sv.Minv + (size_t)i * (size_t)sim->nn;
+        double v = 0.0;
+        for (int j = 0; j < nd; j++)
+          v += mi[j] * f[j];
+        dy[i] = v;
+      }
+    }
+  } else { /* q̇ = B w, B = M⁻¹ Gᵀ of the mode */
+    int nn = sim->nn;
+    for (int i = 0; i < nd; i++) {
+      const double *bi = sim->sv.B + (size_t)i * (size_t)nn;
+      double v = 0.0;
+      for (int n = 0; n < nn; n++)
+        v += bi[n] * w[n];
+      dy[i] = v;
+    }
+  }
+  /* the lossy meshes' loss torques, with the accelerations they change */
+  de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? dgp_loss_apply(sim, y, dy, w) : 0.0;
+  ctx->state_rate = NULL;
+  if (sim->sv.lam.want) {
+    if (sim->sv.kin.lam_stale)
+      dgp_kin_refresh_lambda(sim);
+    /* ACCEL stage, tie forces: λ = Λ (I ẍ − w) at the nodes Λ reaches,
+     * with ẍ = G q̇ row by row */
+    const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
+    const double *val = sim->sv.gs_val;
+    for (int a = 0; a < sim->sv.ws.nactive; a++) {
+      double v = 0.0;
+      for (int k = sim->sv.lam.start[a]; k < sim->sv.lam.start[a + 1]; k++) {
+        int n = sim->sv.lam.node[k];
+        double acc = 0.0;
+        for (int z = start[n]; z < start[n + 1]; z++)
+          acc += val[z] * dy[dof[z]];
+        v += sim->sv.lam.coef[k] * (sim->sv.inertia[n] * acc - w[n]);
+      }
+      sim->sv.lam.value[a] = v;
+      sim->sv.lam.factor[a] = 1.0;
+    }
+    for (int j = 0; j < sim->sv.ws.nmesh; j++) {
+      int t = sim->sv.ws.mesh_tie[j];
+      if (t >= 0 && sim->sv.ws.ties[t].active >= 0)
+        sim->sv.lam.factor[sim->sv.ws.ties[t].active] = 1.0 + sim->sv.loss.kap[j];
+    }
+    sim->sv.lam.valid = true;
+  }
+}
+
+void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
+  bool want = sim->sv.lam.want;
+  sim->sv.lam.want = false;
+  dgp_rk4_derivative(sim, t, y, dy);
+  sim->sv.lam.want = want;
+}
+
+/* y = [q; s] */
+void dgp_rk4_gather(dg_sim *sim, double *y) {
+  memcpy(y, sim->sv.q, sizeof(double) * (size_t)sim->sv.ndof);
+  if (sim->ns > 0)
+    memcpy(y + sim->sv.ndof, sim->sv.s, sizeof(double) * (size_t)sim->ns);
+}
+
+/* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
+ * left in yt. */
+void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
+  const double *y0 = sim->sv.rk.y0, *k1 = sim->sv.rk.k1;
+  double *yt = sim->sv.rk.yt, *k2 = sim->sv.rk.k2, *k3 = sim->sv.rk.k3, *k4 = sim->sv.rk.k4;
+  int ne = sim->sv.audit.ne;
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + 0.5 * h * k1[i];
+  dgp_inputs_at(sim, t + 0.5 * h);
+  sim->sv.audit.pcur = sim->sv.audit.pw + ne;
+  dgp_rk4_derivative(sim, t + 0.5 * h, yt, k2);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + 0.5 * h * k2[i];
+  sim->sv.audit.pcur = sim->sv.audit.pw + 2 * ne;
+  dgp_rk4_derivative(sim, t + 0.5 * h, yt, k3);
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + h * k3[i];
+  dgp_inputs_at(sim, t + h);
+  sim->sv.audit.pcur = sim->sv.audit.pw + 3 * ne;
+  dgp_rk4_derivative(sim, t + h, yt, k4);
+  memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * ne; /* other evaluations book nothing */
+  for (int i = 0; i < ny; i++)
+    yt[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+/* The state at t + θh on RK4's continuous extension (third order, exact at
+ * θ = 0 and 1), into ydense. */
+void dgp_rk4_dense(dg_sim *sim, double theta, double h, int ny) {
+  double t2 = theta * theta, t3 = t2 * theta;
+  double b1 = theta - 1.5 * t2 + 2.0 / 3.0 * t3, b23 = t2 - 2.0 / 3.0 * t3,
+         b4 = -0.5 * t2 + 2.0 / 3.0 * t3;
+  for (int i = 0; i < ny; i++)
+    sim->sv.rk.ydense[i] = sim->sv.rk.y0[i] + h * (b1 * sim->sv.rk.k1[i] + b23 * (sim->sv.rk.k2[i] + sim->sv.rk.k3[i]) +
+                                       b4 * sim->sv.rk.k4[i]);
+}
+
+/* Tie forces where no stage has computed them (the end of a segment, the
+ * state after a mode change): one more force pass at that point, made only
+ * when a block asks. (The last RK4 stage's forces are no substitute: its
+ * state y0 + h·k3 is O(h²) off the segment's end, which moved the hold
+ * forces of a launching AWD car by 1e-3 of their value and changed its
+ * stick-slip decisions.) */
+static void compute_lambda(dg_sim *sim) {
+  dg_ctx saved = sim->ctx;
+  const double *y = sim->sv.lam.y;
+  if (!y) {
+    dgp_rk4_gather(sim, sim->sv.rk.y0);
+    y = sim->sv.rk.y0;
+  }
+  sim->sv.lam.want = true;
+  dgp_rk4_derivative(sim, sim->sv.lam.t, y, sim->sv.rk.ysave);
+  sim->sv.lam.want = false;
+  sim->ctx = saved;
+  dg_bind_eval(sim); /* back at the asking hook's point */
+}
+
+/* The active row of a tie with its forces computed at the asked point, or
+ * -1 (no such tie, or redundant). */
+static int tie_row(dg_ctx *ctx, int tie) {
+  dg_sim *sim = ctx->sim;
+  if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
+    return -1;
+  if (!sim->sv.lam.valid)
+    compute_lambda(sim);
+  return sim->sv.ws.ties[tie].active;
+}
+
+double dg_ctx_tie_force(dg_ctx *ctx, int tie) {
+  int a = tie_row(ctx, tie);
+  return a < 0 ? 0.0 : ctx->sim->sv.lam.value[a];
+}
+
+double dg_ctx_tie_factor(dg_ctx *ctx, int tie) {
+  int a = tie_row(ctx, tie);
+  return a < 0 ? 1.0 : ctx->sim->sv.lam.factor[a];
+}
+
+/* The arrays this room owns (buffers.c). */
+void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l) {
+  size_t nn = (size_t)sim->nn, ny = (size_t)(sim->nn + sim->ns), mt = (size_t)sim->sv.ws.max_ties;
+  dgp_buf_add(l, &sim->sv.lam.factor, mt, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.y0, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.yt, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.k1, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.k2, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.k3, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.k4, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.lam.value, mt, sizeof(double));
+  dgp_buf_add(l, &sim->sv.lam.start, mt + 1, sizeof(int));
+  dgp_buf_add(l, &sim->sv.lam.node, mt * nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.lam.coef, mt * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.ydense, ny, sizeof(double));
+  dgp_buf_add(l, &sim->sv.rk.ysave, ny, sizeof(double));
+}

@@ -1,0 +1,164 @@
+/* The solver's rooms: one file and one workspace (lib/sim.h) per concern,
+ * and the private functions they call across (prefix dgp_).
+ *
+ *   topo.c    the dg_topo_* calls of state_upstream; ties eliminated (x = R T q)
+ *   plan.c    a mode's plan: G, M and its factor, the ACCEL map, Λ; mode changes
+ *   kin.c     variable kinematics: the rows that change with a ratio, refreshed
+ *   loss.c    lossy meshes: maps per mode, multipliers and loss torques per stage
+ *   dense.c   Cholesky, Gaussian elimination, dot products (stride nn)
+ *   rk4.c     one stage SPEEDS → FORCES → ACCEL, RK4 and its dense output, tie forces
+ *   inputs.c  schedules and callbacks inside the step
+ *   step.c    the step: segments, events, commit, energy audit
+ *   start.c   initial speeds
+ *   buffers.c every room's arrays: allocation, freeing, snapshots
+ *
+ * The solver's interface to the rest of the library (dg_solver_*) is in
+ * lib/sim.h; nothing outside lib/solver/ includes this file. */
+#ifndef DG_SOLVER_ROOMS_H
+#define DG_SOLVER_ROOMS_H
+
+#include "sim.h"
+
+#include <float.h>
+#include <math.h>
+
+/* Relative size under which a pivot counts as zero: ratios in drivetrains
+ * span a few decades, so 1e-10 separates round-off from real coefficients. */
+#define DGP_PIVOT_EPS 1e-10
+
+/* ---- buffers.c: each room lists its arrays with their sizes ------------ */
+
+/* One array a room owns: the address of its pointer member (of whatever
+ * pointer type; read and written with memcpy, as object pointers share one
+ * representation here) and its size in bytes (a function of the graph). */
+typedef struct dgp_buf {
+  void *slot;
+  size_t bytes;
+} dgp_buf;
+
+typedef struct dgp_buf_list {
+  dgp_buf *buf;
+  int n, cap;
+} dgp_buf_list;
+
+static inline void dgp_buf_add(dgp_buf_list *l, void *slot, size_t count, size_t size) {
+  DG_ASSERT(l->n < l->cap);
+  l->buf[l->n++] = (dgp_buf){slot, count * size};
+}
+
+void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_step_buffers(dg_sim *sim, dgp_buf_list *l);
+
+/* ---- dense.c ------------------------------------------------------------ */
+
+/* Cholesky of the leading n×n of a (lower triangle used) into l (may be a);
+ * 0, or -1 - j for the first column whose pivot is not positive. */
+int dgp_cholesky(const double *a, double *l, int n, size_t stride);
+/* Solves L Lᵀ x = b in place. */
+void dgp_cholesky_solve(const double *l, int n, size_t stride, double *x);
+/* Solves S x = rhs (m × m) in place, partial pivoting; -1 when singular. */
+int dgp_solve_dense(double *S, double *x, int m, size_t st);
+static inline double dgp_dot(const double *a, const double *b, int n) {
+  double v = 0.0;
+  for (int i = 0; i < n; i++)
+    v += a[i] * b[i];
+  return v;
+}
+
+/* ---- topo.c ------------------------------------------------------------- */
+
+/* The first error of a build: code, message and the block it names. */
+void dgp_topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) DG_PRINTF(4, 5);
+/* Node `node`'s row of R over the raw DOFs. */
+static inline double *dgp_row_of(const dg_sim *sim, int node) {
+  return sim->sv.ws.R + (size_t)node * (size_t)sim->nn;
+}
+/* A node without a row gets a raw DOF of its own. */
+void dgp_topo_ensure_row(dg_sim *sim, int node, int owner);
+/* Eliminates the ties; fills T (nraw × nred) and returns nred. */
+int dgp_topo_eliminate(dg_sim *sim);
+/* Row of G = R T of one node. */
+void dgp_reduced_row(const dg_sim *sim, int node, int nred, double *out);
+/* "block.port" of a node, for messages. */
+void dgp_node_label(const dg_sim *sim, int node, char *buf, size_t size);
+/* The nodes for which on(node) holds, and their blocks, for messages. */
+void dgp_describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, int), int arg,
+                        char *nodes, size_t nsize, char *blocks, size_t bsize, int *first);
+
+/* ---- plan.c ------------------------------------------------------------- */
+
+/* M = Gᵀ diag(I) G and its factor (and M⁻¹, B for constant kinematics);
+ * `refresh`: only the rows that change. */
+int dgp_plan_mass(dg_sim *sim, bool refresh);
+/* The SPEEDS stage's rows: one non-zero, two, more. */
+void dgp_plan_speed_rows(dg_sim *sim);
+/* out = Gᵀ v (ndof) over G's non-zeros. */
+void dgp_g_transpose(const dg_sim *sim, const double *v, double *out);
+/* Turns the build's error into the simulation's, with the time. */
+void dgp_fail_topology(dg_sim *sim, int rc);
+
+/* ---- kin.c -------------------------------------------------------------- */
+
+/* A link's new coefficients during a refresh (dg_topo_link_rate). */
+void dgp_kin_refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const double *coef,
+                          const double *coef_rate);
+/* Λ's entries at the changed rows. */
+void dgp_kin_refresh_lambda(dg_sim *sim);
+/* The kinematics at the point a substep evaluates: refresh, or build. */
+int dgp_kin_update(dg_sim *sim);
+/* w −= I Ġ q at the rows that change. */
+void dgp_kin_bias(dg_sim *sim, const double *q, double *w);
+
+/* ---- loss.c ------------------------------------------------------------- */
+
+/* A redundant lossy tie that moves: refused. */
+void dgp_loss_check_ties(dg_sim *sim);
+/* The mode's mesh maps. */
+int dgp_loss_build(dg_sim *sim);
+/* The ACCEL stage's losses; returns the loss power (≤ 0). */
+double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w);
+/* At a segment's first stage: the meshes whose reversal it locates. */
+void dgp_loss_watch_start(dg_sim *sim);
+/* Each mesh's event function from the powers p (1 when not watched) into
+ * g; returns how many are watched. */
+int dgp_loss_event_values(const dg_sim *sim, double *g, const double *p);
+
+/* ---- rk4.c -------------------------------------------------------------- */
+
+/* ẏ at (t, y), y = [q; s]: one stage. */
+void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy);
+/* y = [q; s] of the committed state. */
+void dgp_rk4_gather(dg_sim *sim, double *y);
+/* Stages 2-4 from y0 and k1 over h, and the combination into yt. */
+void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny);
+/* The state at t + θh on the continuous extension, into ydense. */
+void dgp_rk4_dense(dg_sim *sim, double theta, double h, int ny);
+
+/* The point the next tie-force query refers to: (t, y), or the committed
+ * state when y is NULL; computed when first asked for. */
+static inline void dgp_lambda_at(dg_sim *sim, double t, const double *y) {
+  sim->sv.lam.t = t;
+  sim->sv.lam.y = y;
+  sim->sv.lam.valid = false;
+}
+
+/* ---- inputs.c ----------------------------------------------------------- */
+
+/* Breakpoints and segment ends closer than this are the same time: a step
+ * time accumulated over many steps differs from a breakpoint written in a
+ * file by round-off (~1e-13 s after 10⁴ steps), never by a billionth of a
+ * step. */
+static inline double dgp_time_tol(double t, double h) {
+  return 1e-9 * h + 8.0 * DBL_EPSILON * fabs(t);
+}
+
+/* Continuous inputs at a time inside the current segment. */
+void dgp_inputs_at(dg_sim *sim, double t);
+/* The end of a segment starting at ta: t_end or an earlier breakpoint. */
+double dgp_inputs_next_break(const dg_sim *sim, double ta, double t_end, double tol);
+
+#endif

@@ -1,0 +1,283 @@
+/* The step room: EVENTS_PRE → PREPARE → 4 × {SPEEDS → FORCES → ACCEL} →
+ * COMBINE → COMMIT → EVENTS_POST, in segments ended by input breakpoints
+ * and by switching conditions located inside the step (a slip crossing
+ * zero, a lock torque over capacity, a lossy mesh's power reversing), with
+ * the energy audit booked at COMMIT. Workspaces: dg_event_ws,
+ * dg_audit_ws (lib/sim.h). */
+#include "solver.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Speeds above this (rad/s or m/s) are a blow-up, not a drivetrain. */
+#define SPEED_LIMIT 1e9
+/* A step is cut into at most this many segments; past it, decisions are
+ * taken at segment ends only (a block chattering between modes). */
+#define MAX_SEGMENTS 32
+/* An event is located to this fraction of the segment (and 1e-14 s). */
+#define EVENT_TOL 1e-10
+
+/* The block and port behind a non-finite or runaway value, for the error. */
+static bool check_finite(dg_sim *sim, const double *y) {
+  int nd = sim->sv.ndof;
+  for (int j = 0; j < nd; j++) {
+    if (isfinite(y[j]) && fabs(y[j]) < SPEED_LIMIT)
+      continue;
+    int raw = sim->sv.ws.col_raw[j];
+    int node = sim->sv.ws.raw_node[raw], owner = sim->sv.ws.raw_owner[raw];
+    char lab[128], path[DG_ERROR_PATH_LEN];
+    dgp_node_label(sim, node, lab, sizeof lab);
+    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[owner].id);
+    dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+                 "simulation diverged at t = %.6g s: speed of %s became %g (block \"%s\"); "
+                 "reduce dt or check the parameters",
+                 sim->t, lab, y[j], sim->g->blocks[owner].id);
+    sim->failed = true;
+    return false;
+  }
+  for (int i = 0; i < sim->n_state_blocks; i++) {
+    const dg_block *b = &sim->blocks[sim->state_blocks[i]];
+    int off = b->state;
+    for (int k = 0; k < b->klass->num_states; k++) {
+      double v = y[nd + off + k];
+      if (isfinite(v))
+        continue;
+      char path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(path, sizeof path, "/blocks", b->id);
+      dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+                   "simulation diverged at t = %.6g s: internal state %d of block \"%s\" (%s) "
+                   "became %g; reduce dt or check the parameters",
+                   sim->t, k, b->id, b->klass->type, v);
+      sim->failed = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* pre_step / post_step: the committed state, readable and writable */
+static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+  sim->ctx.state = sim->sv.s;
+  sim->ctx.state_commit = sim->sv.s;
+  sim->ctx.state_rate = NULL;
+  dg_bind_eval(sim);
+  for (int i = 0; i < n && !sim->failed; i++)
+    list[i].fn(list[i].b, &sim->ctx);
+  sim->ctx.state_commit = NULL;
+}
+
+/* Event functions in all: the blocks', then one per lossy mesh. */
+static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nmesh; }
+
+/* The event functions: the blocks' (event_values hooks) at the context's
+ * point, then each watched mesh's power `p` in its held direction, d·P (it
+ * reverses where it reaches 0), 1 for the others. The powers are those of
+ * the derivative evaluated at that point (the first stage, a point on the
+ * dense output) — at a segment's end, those of its fourth stage (y0 + h k3,
+ * O(h²) from the end): the reversal is then located with evaluations on
+ * the dense output, and one missed within O(h²) of the end costs O(h⁴),
+ * without a fifth evaluation in every segment. */
+static int event_values(dg_sim *sim, double *g, const double *p) {
+  int active = 0;
+  for (int i = 0; i < sim->n_evb; i++) {
+    const dg_block *b = sim->evb[i].b;
+    active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
+  }
+  return active + dgp_loss_event_values(sim, g + sim->n_events, p);
+}
+
+/* Event functions at t + θh on the dense output (a full right-hand side
+ * there, so speeds, states, inputs and tie forces are those of that time). */
+static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
+  dgp_rk4_dense(sim, theta, h, ny);
+  dgp_inputs_at(sim, t + theta * h);
+  sim->sv.lam.want = sim->sv.ws.nactive > 0;
+  dgp_rk4_derivative(sim, t + theta * h, sim->sv.rk.ydense, sim->sv.rk.ysave);
+  sim->sv.lam.want = false;
+  sim->sv.lam.t = t + theta * h; /* the tie forces are this point's */
+  sim->sv.lam.y = sim->sv.rk.ydense;
+  sim->ctx.t = t + theta * h;
+  event_values(sim, sim->sv.ev.gt, sim->sv.loss.p);
+}
+
+/* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
+ * (g0) is <= 0 (it is at θ = 1: g1). Regula falsi on the earliest crossing
+ * with bisection when a side stalls; returns the right end of the final
+ * bracket, where the crossing has happened. */
+static double locate_event(dg_sim *sim, double t, double h, int ny) {
+  int ne = event_count(sim);
+  double lo = 0.0, hi = 1.0;
+  double *ghi = sim->sv.ev.g1;
+  double tol = fmax(EVENT_TOL, 1e-14 / h);
+  int stall = 0, last = 0;
+  /* g at the bracket's ends: at lo in g0, at hi in g1 */
+  for (int it = 0; it < 100 && hi - lo > tol && !sim->failed; it++) {
+    /* the earliest secant root among the functions that have crossed at hi */
+    double est = hi;
+    for (int i = 0; i < ne; i++) {
+      if (!(sim->sv.ev.g0[i] > 0.0) || ghi[i] > 0.0)
+        continue;
+      double r = lo + (hi - lo) * sim->sv.ev.g0[i] / (sim->sv.ev.g0[i] - ghi[i]);
+      if (r < est)
+        est = r;
+    }
+    double w = hi - lo;
+    if (stall >= 2 || !(est > lo + 1e-3 * w && est < hi - 1e-3 * w))
+      est = lo + 0.5 * w;
+    events_at(sim, t, est, h, ny);
+    bool crossed = false;
+    for (int i = 0; i < ne && !crossed; i++)
+      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.gt[i] <= 0.0;
+    int side = crossed ? 1 : -1;
+    stall = side == last ? stall + 1 : 0;
+    last = side;
+    if (crossed) {
+      hi = est;
+      memcpy(ghi, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
+    } else {
+      lo = est;
+      memcpy(sim->sv.ev.g0, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
+    }
+  }
+  return hi;
+}
+
+/* Integrates one segment from sim->t towards t_end (a breakpoint or the
+ * step's end, or earlier at an event) and commits it. */
+static int step_segment(dg_sim *sim, double t_end, int segs_left) {
+  dg_ctx *ctx = &sim->ctx;
+  double t = sim->t;
+  /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
+  dg_solver_inputs_start(sim, t);
+  double tol = dgp_time_tol(t, t_end - t);
+  double tb = segs_left > 1 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
+  double h = tb - t;
+  ctx->dt = h;
+  ctx->t = t;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  sim->topo_request = false;
+  run_hooks(sim, sim->pre, sim->n_pre);
+  if (!sim->failed && sim->topo_request)
+    dg_solver_change_topology(sim);
+  if (sim->failed)
+    return sim->err.code;
+
+  /* PREPARE, then the first stage (with tie forces when events need them) */
+  int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
+  bool events = event_count(sim) > 0 && segs_left > 1;
+  dgp_rk4_gather(sim, sim->sv.rk.y0);
+  sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
+  sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
+  dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  sim->sv.lam.want = false;
+  sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
+  for (int j = 0; j < sim->sv.ws.nmesh; j++)
+    sim->sv.loss.watch[j] = 0;
+  if (events) {
+    ctx->t = t;
+    dgp_loss_watch_start(sim);
+    events = event_values(sim, sim->sv.ev.g0, sim->sv.loss.p) > 0; /* none: nothing to locate */
+  }
+  dgp_rk4_stages(sim, t, h, ny);
+  if (sim->failed) {
+    sim->sv.loss.hold = false;
+    return sim->err.code;
+  }
+
+  /* EVENTS: a switching condition crossed inside the segment ends it there */
+  if (events) {
+    dg_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
+    ctx->t = tb;
+    ctx->speed = sim->sv.xw;
+    ctx->state = sim->sv.rk.yt + nd;
+    dgp_lambda_at(sim, tb, sim->sv.rk.yt);
+    dg_bind_eval(sim);
+    event_values(sim, sim->sv.ev.g1, sim->sv.loss.p4);
+    bool crossed = false;
+    for (int i = 0; i < event_count(sim) && !crossed; i++)
+      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.g1[i] <= 0.0;
+    if (crossed) {
+      double theta = locate_event(sim, t, h, ny);
+      if (!sim->failed && theta * h < h - tol) {
+        h = theta * h;
+        tb = t + h;
+        sim->events++;
+        sim->last_event = tb;
+        dgp_rk4_stages(sim, t, h, ny); /* k1 is the same: one RK4 step to the event */
+        dgp_lambda_at(sim, tb, NULL);
+      } else {
+        dgp_inputs_at(sim, tb);
+      }
+    }
+    if (sim->failed) {
+      sim->sv.loss.hold = false;
+      return sim->err.code;
+    }
+  }
+  sim->sv.loss.hold = false; /* the segment is integrated: its directions are free again */
+  if (!check_finite(sim, sim->sv.rk.yt))
+    return sim->err.code;
+
+  /* COMMIT */
+  const double *yt = sim->sv.rk.yt;
+  memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
+  memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
+  /* the energy audit: each hook's work over the segment, with RK4's
+   * weights on the stages' powers (what RK4 gives a state whose rate is
+   * the power, without carrying those states through the stages) */
+  const double *p1 = sim->sv.audit.pw, *p2 = p1 + sim->sv.audit.ne, *p3 = p2 + sim->sv.audit.ne, *p4 = p3 + sim->sv.audit.ne;
+  for (int i = 0; i < sim->n_torque; i++)
+    sim->sv.audit.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+  int ie = sim->n_torque;
+  sim->sv.audit.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
+  sim->segments++;
+  sim->t = tb;
+  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
+    sim->sv.lam.y = NULL; /* the events asked for them at this very state */
+  else
+    dgp_lambda_at(sim, tb, NULL);
+
+  /* EVENTS_POST: decisions at the segment's end (inputs from the left) */
+  ctx->t = sim->t;
+  ctx->dt = h;
+  ctx->speed = sim->sv.x;
+  sim->topo_request = false;
+  run_hooks(sim, sim->post, sim->n_post);
+  if (!sim->failed && sim->topo_request)
+    dg_solver_change_topology(sim);
+  ctx->speed = sim->sv.x;
+  return sim->failed ? sim->err.code : DG_OK;
+}
+
+int dg_solver_step(dg_sim *sim, double dt) {
+  double t_end = sim->t + dt;
+  for (int seg = 0; seg < MAX_SEGMENTS; seg++) {
+    int rc = step_segment(sim, t_end, MAX_SEGMENTS - seg);
+    if (rc != DG_OK)
+      return rc;
+    if (sim->t >= t_end - dgp_time_tol(t_end, dt))
+      break;
+  }
+  sim->t = t_end;
+  sim->ctx.t = t_end;
+  sim->ctx.speed = sim->sv.x;
+  sim->ctx.state = sim->sv.s;
+  dg_bind_eval(sim); /* what signal reads between steps see */
+  sim->steps++;
+  return DG_OK;
+}
+
+void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
+
+/* The arrays this room owns (buffers.c). */
+void dgp_step_buffers(dg_sim *sim, dgp_buf_list *l) {
+  size_t nn = (size_t)sim->nn;
+  dgp_buf_add(l, &sim->sv.audit.work, (size_t)sim->nb, sizeof(double));
+  dgp_buf_add(l, &sim->sv.audit.pw, 5 * (size_t)sim->sv.audit.ne, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.g0, (size_t)sim->n_events + nn + 1, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.g1, (size_t)sim->n_events + nn + 1, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.gt, (size_t)sim->n_events + nn + 1, sizeof(double));
+}

@@ -1,0 +1,500 @@
+/* The topology room: the dg_topo_* calls of the blocks' state_upstream
+ * hooks, and the elimination of ties.
+ *
+ * Blocks are visited from the road back to the sources; their hooks give
+ * each node a row over "raw" DOFs: x = R q_raw. Ties Σ c·x = 0 (locked
+ * diffs, holding brakes, loops) become rows of C = c·R over the raw DOFs
+ * and are eliminated one at a time by Gaussian elimination with the largest
+ * pivot, which yields q_raw = T q with q the DOFs of the mode (G = R T, in
+ * plan.c). An equality tie that leaves a node it joins with no motion at
+ * all contradicts the rigid ratios of a loop (over-constrained); two holds
+ * on one shaft are refused. Workspace: dg_topo_ws (lib/sim.h). */
+#include "solver.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dgp_topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->error)
+    return;
+  ws->error = code;
+  ws->errblock = block;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ws->errmsg, sizeof ws->errmsg, fmt, ap);
+  va_end(ap);
+}
+
+/* The node gets a new raw DOF of its own. */
+static void new_raw(dg_sim *sim, int node, int owner) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  int k = ws->nraw++;
+  double *r = dgp_row_of(sim, node);
+  memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  memset(ws->Rd + (size_t)node * (size_t)sim->nn, 0, sizeof(double) * (size_t)sim->nn);
+  r[k] = 1.0;
+  ws->has_row[node] = 1;
+  ws->raw_owner[k] = owner;
+  ws->raw_node[k] = node;
+}
+
+void dgp_topo_ensure_row(dg_sim *sim, int node, int owner) {
+  if (!sim->sv.ws.has_row[node])
+    new_raw(sim, node, owner);
+}
+
+static bool valid_port(dg_sim *sim, const dg_block *b, int port) {
+  if (port < 0 || port >= sim->g->blocks[b->index].num_ports) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "block class %s used port index %d of %d",
+               b->klass->type, port, sim->g->blocks[b->index].num_ports);
+    return false;
+  }
+  return true;
+}
+
+void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
+  if (t->sim->sv.ws.refreshing)
+    return;
+  if (valid_port(t->sim, b, port))
+    dgp_topo_ensure_row(t->sim, b->node[port], b->index);
+}
+
+/* A lossy mesh of this build: a link (link >= 0) or a tie (tie >= 0). */
+static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double eta) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->nmesh >= sim->nn) { /* independent constraints are fewer than nodes */
+    dgp_topo_error(sim, b->index, DG_ERR_OVERCONSTRAINED,
+               "over-constrained: more lossy meshes than the drivetrain has shafts");
+    return;
+  }
+  int j = ws->nmesh++;
+  ws->mesh_link[j] = link;
+  ws->mesh_tie[j] = tie;
+  ws->mesh_eta[j] = eta;
+  if (tie >= 0)
+    ws->ties[tie].mesh = j;
+}
+
+/* The tie Σ coef·x = 0 over nodes; with acoef (side a's coefficients) and
+ * eta < 1 a lossy mesh. */
+static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef,
+                   const double *acoef, double eta) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->nties >= ws->max_ties || ws->nterms + n > ws->max_terms) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many ties in one mode (limit %d)", ws->max_ties);
+    return -1;
+  }
+  int id = ws->nties++;
+  dg_tie *tie = &ws->ties[id];
+  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1};
+  double *c = ws->C + (size_t)id * (size_t)sim->nn;
+  memset(c, 0, sizeof(double) * (size_t)sim->nn);
+  for (int i = 0; i < n; i++) {
+    dgp_topo_ensure_row(sim, node[i], b->index);
+    if (ws->row_dirty[node[i]])
+      sim->sv.kin.refreshable = false; /* the elimination would change with the ratio */
+    ws->tie_node[ws->nterms] = node[i];
+    ws->tie_coef[ws->nterms] = coef[i];
+    ws->tie_acoef[ws->nterms] = acoef ? acoef[i] : 0.0;
+    ws->nterms++;
+    const double *r = dgp_row_of(sim, node[i]);
+    for (int k = 0; k < ws->nraw; k++)
+      c[k] += coef[i] * r[k];
+  }
+  if (acoef && eta < 1.0)
+    add_mesh(sim, b, -1, id, eta);
+  return id;
+}
+
+int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b) {
+  const int ports[2] = {port_a, port_b};
+  static const double coef[2] = {1.0, -1.0};
+  return dg_topo_tie(t, b, 2, ports, coef);
+}
+
+void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                  const double *coef, double efficiency) {
+  dg_topo_link_rate(t, b, dst, n, src, coef, NULL, efficiency);
+}
+
+/* Build: the link, so that a refresh can recompute the rows after it and
+ * the lossy meshes can name it; returns its index, -1 past the bounds. */
+static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
+                       const double *coef, const double *coef_rate) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  int k = ws->nlinks;
+  int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
+  if (k >= ws->max_links || f + n > ws->max_terms) {
+    sim->sv.kin.refreshable = false; /* too many to record: every substep builds in full */
+    ws->links_complete = false;
+    return -1;
+  }
+  ws->nlinks++;
+  ws->link_dst[k] = dnode;
+  ws->link_first[k] = f;
+  ws->link_n[k] = n;
+  ws->link_block[k] = b->index;
+  ws->link_var[k] = (b->klass->flags & DG_CLASS_VARIABLE_KINEMATICS) != 0;
+  bool dirty = ws->link_var[k];
+  for (int i = 0; i < n; i++) {
+    ws->link_src[f + i] = nodes[i];
+    ws->link_coef[f + i] = coef[i];
+    ws->link_rate[f + i] = coef_rate ? coef_rate[i] : 0.0;
+    dirty = dirty || ws->row_dirty[nodes[i]];
+  }
+  ws->row_dirty[dnode] = dirty && sim->sv.variable_kinematics;
+  return k;
+}
+
+void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                       const double *coef, const double *coef_rate, double efficiency) {
+  dg_sim *sim = t->sim;
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->refreshing) {
+    dgp_kin_refresh_link(sim, b, dst, n, coef, coef_rate);
+    return;
+  }
+  if (!valid_port(sim, b, dst))
+    return;
+  if (n < 1 || n > 16) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_link with %d sources (1..16)", n);
+    return;
+  }
+  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]", efficiency);
+    return;
+  }
+  int nodes[17];
+  double coefs[17];
+  for (int i = 0; i < n; i++) {
+    if (!valid_port(sim, b, src[i]))
+      return;
+    nodes[i + 1] = b->node[src[i]];
+    coefs[i + 1] = -coef[i];
+    dgp_topo_ensure_row(sim, nodes[i + 1], b->index);
+  }
+  int dnode = b->node[dst];
+  if (ws->has_row[dnode]) {
+    /* Already determined from elsewhere (a loop): the link is a constraint
+     * (lossy: side a is dst, as for a link). */
+    double acoef[17] = {1.0};
+    nodes[0] = dnode;
+    coefs[0] = 1.0;
+    add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency);
+    return;
+  }
+  double *r = dgp_row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * (size_t)sim->nn;
+  memset(r, 0, sizeof(double) * (size_t)sim->nn);
+  memset(rd, 0, sizeof(double) * (size_t)sim->nn);
+  for (int i = 0; i < n; i++) {
+    const double *sr = dgp_row_of(sim, nodes[i + 1]);
+    const double *srd = ws->Rd + (size_t)nodes[i + 1] * (size_t)sim->nn;
+    for (int k = 0; k < ws->nraw; k++) {
+      r[k] += coef[i] * sr[k];
+      /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
+      rd[k] += coef[i] * srd[k] + (coef_rate ? coef_rate[i] * sr[k] : 0.0);
+    }
+  }
+  ws->has_row[dnode] = 1;
+  int k = record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
+  if (efficiency < 1.0) {
+    if (k < 0)
+      dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
+                 ws->max_links);
+    else
+      add_mesh(sim, b, k, -1, efficiency);
+  }
+}
+
+void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                   double efficiency) {
+  dg_topo_link(t, b, dst, 1, &src, &ratio, efficiency);
+}
+
+static int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
+                    const double *coef_a, double efficiency) {
+  dg_sim *sim = t->sim;
+  int nodes[16];
+  if (sim->sv.ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
+    return -1;
+  if (n < 1 || n > 16) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_tie with %d ports (1..16)", n);
+    return -1;
+  }
+  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]", efficiency);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!valid_port(sim, b, port[i]))
+      return -1;
+    nodes[i] = b->node[port[i]];
+  }
+  return add_tie(sim, b, n, nodes, coef, coef_a, efficiency);
+}
+
+int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
+  return topo_tie(t, b, n, port, coef, NULL, 1.0);
+}
+
+int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
+                      const double *coef_a, double efficiency) {
+  return topo_tie(t, b, n, port, coef, coef_a, efficiency);
+}
+
+const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
+  return t->sim->sv.topo_state + b->state;
+}
+
+void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
+  if (t->sim->sv.ws.refreshing)
+    return;
+  if (!valid_port(t->sim, b, port))
+    return;
+  if (!(inertia >= 0.0) || !isfinite(inertia)) {
+    dgp_topo_error(t->sim, b->index, DG_ERR_BLOCK, "inertia %g must be finite and >= 0", inertia);
+    return;
+  }
+  t->sim->sv.inertia[b->node[port]] += inertia;
+}
+
+/* "block.port" of a node, for messages. */
+void dgp_node_label(const dg_sim *sim, int node, char *buf, size_t size) {
+  const dg_gnode *n = &sim->g->nodes[node];
+  int b = n->out_block >= 0 ? n->out_block : n->in_block >= 0 ? n->in_block : n->block[0];
+  int p = n->out_block >= 0 ? n->out_port : n->in_block >= 0 ? n->in_port : n->port[0];
+  snprintf(buf, size, "%s.%s", sim->g->blocks[b].id, sim->g->blocks[b].klass->ports[p].name);
+}
+
+int dg_sim_dof_describe(const dg_sim *sim, int dof, char *buf, size_t size) {
+  if (dof < 0 || dof >= sim->sv.ndof) {
+    if (size)
+      buf[0] = '\0';
+    return 0;
+  }
+  char lab[128];
+  dgp_node_label(sim, sim->sv.ws.raw_node[sim->sv.ws.col_raw[dof]], lab, sizeof lab);
+  return snprintf(buf, size, "%s", lab);
+}
+
+/* Lists the nodes (and their blocks) for which `on(node)` holds. */
+void dgp_describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, int), int arg,
+                           char *nodes, size_t nsize, char *blocks, size_t bsize, int *first) {
+  size_t nl = 0, bl = 0;
+  nodes[0] = blocks[0] = '\0';
+  *first = -1;
+  unsigned char *seen = calloc((size_t)sim->nb, 1);
+  for (int n = 0; n < sim->nn; n++) {
+    if (!on(sim, n, arg))
+      continue;
+    char lab[128];
+    dgp_node_label(sim, n, lab, sizeof lab);
+    if (nl < nsize)
+      nl += (size_t)snprintf(nodes + nl, nsize - nl, "%s%s", nl ? ", " : "", lab);
+    const dg_gnode *gn = &sim->g->nodes[n];
+    for (int i = 0; i < gn->n; i++) {
+      int b = gn->block[i];
+      if (seen && seen[b])
+        continue;
+      if (seen)
+        seen[b] = 1;
+      if (*first < 0)
+        *first = b;
+      if (bl < bsize)
+        bl += (size_t)snprintf(blocks + bl, bsize - bl, "%s%s", bl ? ", " : "",
+                               sim->g->blocks[b].id);
+    }
+  }
+  free(seen);
+}
+
+static bool row_nonzero(const double *r, int n) {
+  for (int k = 0; k < n; k++)
+    if (r[k] != 0.0)
+      return true;
+  return false;
+}
+
+/* Node rows of G = R T restricted to one node. */
+void dgp_reduced_row(const dg_sim *sim, int node, int nred, double *out) {
+  const double *r = dgp_row_of(sim, node);
+  const dg_topo_ws *ws = &sim->sv.ws;
+  for (int j = 0; j < nred; j++)
+    out[j] = 0.0;
+  for (int k = 0; k < ws->nraw; k++) {
+    if (r[k] == 0.0)
+      continue;
+    const double *tk = ws->T + (size_t)k * (size_t)sim->nn;
+    for (int j = 0; j < nred; j++)
+      out[j] += r[k] * tk[j];
+  }
+}
+
+/* scratch holds 1 for the nodes check_overconstrained flagged */
+static bool node_zeroed(const dg_sim *sim, int n, int unused) {
+  (void)unused;
+  return sim->sv.scratch[n] != 0.0;
+}
+
+/* After the equality ties: a node they join that had motion and has none
+ * left means the ties contradict the kinematics (a loop of unequal ratios). */
+static void check_overconstrained(dg_sim *sim, int nred) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  double *red = sim->sv.f;
+  for (int t = 0; t < ws->nties && !ws->error; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    if (tie->ground)
+      continue;
+    bool bad = false;
+    memset(sim->sv.scratch, 0, sizeof(double) * (size_t)sim->nn);
+    for (int i = 0; i < tie->n; i++) {
+      int node = ws->tie_node[tie->first + i];
+      if (!row_nonzero(dgp_row_of(sim, node), ws->nraw))
+        continue;
+      dgp_reduced_row(sim, node, nred, red);
+      if (!row_nonzero(red, nred)) {
+        sim->sv.scratch[node] = 1.0;
+        bad = true;
+      }
+    }
+    if (!bad)
+      continue;
+    char nodes[160], blocks[160];
+    int first;
+    dgp_describe_nodes(sim, node_zeroed, nred, nodes, sizeof nodes, blocks, sizeof blocks, &first);
+    dgp_topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
+               "over-constrained: a constraint of block \"%s\" contradicts the ratios of a loop "
+               "(it would hold %s at rest; blocks involved: %s)",
+               sim->g->blocks[tie->block].id, nodes, blocks);
+  }
+}
+
+/* Two blocks holding one shaft to ground in one mode (two brakes, a brake
+ * and a parking lock, a brake and a stuck Coulomb load): the second hold
+ * is redundant, so its force is 0 and its capacity is never used — the
+ * holds would take turns instead of pooling. Refused, naming both. */
+static void check_double_holds(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  for (int t = 0; t < ws->nties && !ws->error; t++) {
+    const dg_tie *a = &ws->ties[t];
+    if (!a->ground)
+      continue;
+    int node = ws->tie_node[a->first];
+    for (int u = 0; u < t; u++) {
+      const dg_tie *b = &ws->ties[u];
+      if (!b->ground || b->block == a->block || ws->tie_node[b->first] != node)
+        continue;
+      char lab[128];
+      dgp_node_label(sim, node, lab, sizeof lab);
+      dgp_topo_error(sim, a->block, DG_ERR_OVERCONSTRAINED,
+                 "over-constrained: blocks \"%s\" and \"%s\" both hold the shaft %s to ground; "
+                 "two holds on one shaft cannot share the torque they hold: use one (a brake "
+                 "with the capacities added)",
+                 sim->g->blocks[b->block < a->block ? b->block : a->block].id,
+                 sim->g->blocks[b->block < a->block ? a->block : b->block].id, lab);
+      return;
+    }
+  }
+}
+
+/* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred. */
+int dgp_topo_eliminate(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  check_double_holds(sim);
+  if (ws->error)
+    return ws->nraw;
+  size_t st = (size_t)sim->nn;
+  int nraw = ws->nraw, nred = nraw;
+  for (int k = 0; k < nraw; k++) {
+    double *tk = ws->T + (size_t)k * st;
+    memset(tk, 0, sizeof(double) * st);
+    tk[k] = 1.0;
+    ws->col_raw[k] = k;
+  }
+  ws->nactive = 0;
+  sim->sv.lam.start[0] = 0;
+  double *c = sim->sv.gvec;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int t = 0; t < ws->nties; t++) {
+      dg_tie *tie = &ws->ties[t];
+      if (tie->ground != (pass == 1))
+        continue;
+      tie->active = -1;
+      const double *crow = ws->C + (size_t)t * st;
+      double scale = 0.0;
+      for (int k = 0; k < nraw; k++)
+        scale = fmax(scale, fabs(crow[k]));
+      if (scale == 0.0)
+        continue;
+      int jp = -1;
+      double best = 0.0;
+      for (int j = 0; j < nred; j++) {
+        double v = 0.0;
+        for (int k = 0; k < nraw; k++)
+          v += crow[k] * ws->T[(size_t)k * st + (size_t)j];
+        c[j] = v;
+        if (fabs(v) > best) {
+          best = fabs(v);
+          jp = j;
+        }
+      }
+      if (jp < 0 || best <= DGP_PIVOT_EPS * scale)
+        continue; /* redundant: already implied by earlier ties */
+      for (int k = 0; k < nraw; k++) {
+        double *tk = ws->T + (size_t)k * st;
+        double pivot = tk[jp];
+        if (pivot != 0.0)
+          for (int j = 0; j < nred; j++)
+            if (j != jp)
+              tk[j] -= c[j] / c[jp] * pivot;
+        for (int j = jp; j < nred - 1; j++)
+          tk[j] = tk[j + 1];
+        tk[nred - 1] = 0.0;
+      }
+      for (int j = jp; j < nred - 1; j++)
+        ws->col_raw[j] = ws->col_raw[j + 1];
+      nred--;
+      tie->active = ws->nactive++;
+    }
+    if (pass == 0)
+      check_overconstrained(sim, nred);
+  }
+  return nred;
+}
+
+/* The arrays this room owns (buffers.c). */
+void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  size_t nn = (size_t)sim->nn, mt = (size_t)ws->max_ties, ml = (size_t)ws->max_links;
+  dgp_buf_add(l, &sim->sv.ws.R, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.Rd, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.has_row, nn, 1);
+  dgp_buf_add(l, &sim->sv.ws.raw_owner, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.raw_node, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.T, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.col_raw, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.ties, mt, sizeof(dg_tie));
+  dgp_buf_add(l, &sim->sv.ws.tie_node, (size_t)ws->max_terms, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.tie_coef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.C, mt * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.P, mt * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.A, mt * mt, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.active_tie, mt, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.tie_acoef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.mesh_link, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.mesh_tie, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.mesh_eta, nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.link_dst, ml, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.link_first, ml, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.link_n, ml, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.link_block, ml, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.link_var, ml, 1);
+  dgp_buf_add(l, &sim->sv.ws.link_src, (size_t)ws->max_terms, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.link_coef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.row_dirty, nn, 1);
+}
