@@ -367,7 +367,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
 }
 
 /* Reports a failed topology build through diag (path at the block). */
-static void report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag) {
+void dg_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag) {
   char path[DG_ERROR_PATH_LEN] = "";
   if (sim->sv.ws.errblock >= 0)
     dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[sim->sv.ws.errblock].id);
@@ -389,7 +389,7 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
   if (sim) {
     int rc = dg_solver_build(sim);
     if (rc != DG_OK) {
-      report_build(sim, rc, "", &d);
+      dg_sim_report_build(sim, rc, "", &d);
       dg_sim_free(sim);
       sim = NULL;
     } else {
@@ -449,132 +449,6 @@ void dg_sim_free(dg_sim *sim) {
 }
 
 const dg_graph *dg_sim_graph(const dg_sim *sim) { return sim->g; }
-
-/* ------------------------------------------------------------------------ */
-/* Every reachable mode                                                     */
-
-/* Up to this many mode combinations are checked exhaustively; beyond it each
- * block's modes are checked with the others in their start modes. */
-#define MAX_MODE_COMBINATIONS 4096
-
-static int block_modes(const dg_block *b) {
-  return b->klass->mode_count && b->klass->mode_set ? b->klass->mode_count(b) : 1;
-}
-
-static void describe_mode(const dg_sim *sim, const int *mode, char *buf, size_t size) {
-  size_t len = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < sim->nb && len < size; i++) {
-    const dg_block *b = &sim->blocks[i];
-    if (block_modes(b) <= 1)
-      continue;
-    const char *name = b->klass->mode_name ? b->klass->mode_name(b, mode[i]) : NULL;
-    if (name)
-      len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", len ? ", " : "", b->id, name);
-    else
-      len += (size_t)snprintf(buf + len, size - len, "%s%s=%d", len ? ", " : "", b->id, mode[i]);
-  }
-}
-
-static void set_modes(dg_sim *sim, const int *mode) {
-  for (int i = 0; i < sim->nb; i++) {
-    dg_block *b = &sim->blocks[i];
-    if (block_modes(b) > 1)
-      b->klass->mode_set(b, mode[i]);
-  }
-}
-
-/* Problems already reported (the same DOF fails in many combinations). */
-typedef struct seen_list {
-  char (*text)[DG_ERROR_TEXT_LEN];
-  int n, cap;
-} seen_list;
-
-static bool seen_before(seen_list *s, const char *text) {
-  for (int i = 0; i < s->n; i++)
-    if (strcmp(s->text[i], text) == 0)
-      return true;
-  if (s->n == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 8;
-    char(*t)[DG_ERROR_TEXT_LEN] = realloc(s->text, sizeof *t * (size_t)cap);
-    if (!t)
-      return true;
-    s->text = t;
-    s->cap = cap;
-  }
-  snprintf(s->text[s->n++], DG_ERROR_TEXT_LEN, "%s", text);
-  return false;
-}
-
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag) {
-  set_modes(sim, mode);
-  int rc = dg_solver_build(sim);
-  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
-    return;
-  char desc[DG_ERROR_TEXT_LEN / 2];
-  describe_mode(sim, mode, desc, sizeof desc);
-  report_build(sim, rc, desc, diag);
-}
-
-int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
-  int before = diag->count;
-  dg_sim *sim = dg_sim_create(g, diag);
-  if (!sim)
-    return diag->count - before;
-  sim->in_check = true; /* modes are built to be checked, not stepped */
-  int nb = sim->nb;
-  int *mode = calloc((size_t)nb, sizeof *mode);
-  int *count = calloc((size_t)nb, sizeof *count);
-  seen_list seen = {0};
-  if (!mode || !count) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
-    goto done;
-  }
-  /* The start mode is whatever init left; mode_set(start) must restore it,
-   * so blocks report their current mode as the first (index 0). */
-  double combos = 1.0;
-  for (int i = 0; i < nb; i++) {
-    count[i] = block_modes(&sim->blocks[i]);
-    combos *= count[i];
-  }
-  int checked = 0;
-  int rc = dg_solver_build(sim);
-  if (rc != DG_OK) {
-    seen_before(&seen, sim->sv.ws.errmsg);
-    report_build(sim, rc, "", diag);
-  } else if (info) {
-    info->dofs = sim->sv.ndof;
-  }
-  checked++;
-  if (combos <= MAX_MODE_COMBINATIONS) {
-    /* odometer over all combinations, skipping the all-zero start */
-    for (;;) {
-      int i = 0;
-      while (i < nb && ++mode[i] == count[i])
-        mode[i++] = 0;
-      if (i == nb)
-        break;
-      check_one(sim, mode, &seen, diag);
-      checked++;
-    }
-  } else {
-    for (int i = 0; i < nb; i++)
-      for (int m = 1; m < count[i]; m++) {
-        memset(mode, 0, sizeof *mode * (size_t)nb);
-        mode[i] = m;
-        check_one(sim, mode, &seen, diag);
-        checked++;
-      }
-  }
-  if (info)
-    info->modes = checked;
-done:
-  free(mode);
-  free(count);
-  free(seen.text);
-  dg_sim_free(sim);
-  return diag->count - before;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Stepping, signals and state queries                                      */

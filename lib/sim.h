@@ -338,5 +338,8 @@ static inline void dg_bind_eval(dg_sim *sim) {
 int dg_sim_channel_add(dg_sim *sim, const char *name);
 void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
 dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag);
+/* Reports a failed topology build (ws.errmsg) through diag, at the block
+ * it names, with the mode when given. */
+void dg_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag);
 
 #endif
