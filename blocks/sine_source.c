@@ -97,6 +97,7 @@ static int sine_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
 const dg_block_class dg_block_sine_source = {
     .abi = DG_BLOCK_ABI,
     .type = "sine_source",
+    .flags = DG_CLASS_TIME_SOURCE,
     .doc = "Sine wave over time (a signal to bind to inputs; no ports): offset + amplitude "
            "sin(2 pi f (t - start_time) + phase) from start_time, offset before it "
            "(as Modelica.Blocks.Sources.Sine).",

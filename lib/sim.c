@@ -251,6 +251,36 @@ static int build_signals(dg_sim *sim) {
   return 0;
 }
 
+/* Every port's angle, "block.port.angle": found by name (dg_sim_signal_find)
+ * with ids after the class signals', not listed with them. */
+static int build_port_signals(dg_sim *sim) {
+  int count = 0;
+  for (int i = 0; i < sim->nb; i++)
+    count += sim->g->blocks[i].num_ports;
+  sim->port_signals = calloc((size_t)(count ? count : 1), sizeof *sim->port_signals);
+  if (!sim->port_signals)
+    return -1;
+  for (int i = 0; i < sim->nb; i++) {
+    const dg_block *b = &sim->blocks[i];
+    for (int p = 0; p < sim->g->blocks[i].num_ports; p++) {
+      dg_signal_entry *e = &sim->port_signals[sim->n_port_signals];
+      const dg_port_def *pd = &b->klass->ports[p];
+      size_t len = strlen(b->id) + strlen(pd->name) + sizeof ".angle" + 1;
+      e->name = malloc(len);
+      if (!e->name)
+        return -1;
+      snprintf(e->name, len, "%s.%s.angle", b->id, pd->name);
+      e->unit = pd->domain == DG_LINEAR ? "m" : "rad";
+      e->block = i;
+      e->index = p;
+      e->node = b->node[p];
+      e->scale = 1.0;
+      sim->n_port_signals++;
+    }
+  }
+  return 0;
+}
+
 static int build_hook_lists(dg_sim *sim) {
   sim->pre = calloc((size_t)sim->nb + 1, sizeof *sim->pre);
   sim->torque = calloc((size_t)sim->nb + 1, sizeof *sim->torque);
@@ -259,9 +289,18 @@ static int build_hook_lists(dg_sim *sim) {
   sim->var_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->var_blocks);
   sim->evb = calloc((size_t)sim->nb + 1, sizeof *sim->evb);
   sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
+  sim->motion_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->motion_blocks);
+  sim->motion_slot = calloc((size_t)sim->nb + 1, sizeof *sim->motion_slot);
   if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->var_blocks ||
-      !sim->evb || !sim->ev_off)
+      !sim->evb || !sim->ev_off || !sim->motion_blocks || !sim->motion_slot)
     return -1;
+  for (int i = 0; i < sim->nb; i++) { /* blocks that may prescribe a speed, in graph order */
+    sim->motion_slot[i] = -1;
+    if (sim->blocks[i].klass->motion) {
+      sim->motion_slot[i] = sim->n_motion;
+      sim->motion_blocks[sim->n_motion++] = i;
+    }
+  }
   /* Torques are summed, so their order does not matter; pre/post hooks run
    * from the sources to the road (graph order reversed) so that an upstream
    * decision (a shift) is seen by the blocks after it. */
@@ -344,7 +383,7 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     if (b->klass->init(b, &init) != 0 && !init.failed)
       dg_init_error(&init, "block %s failed to initialize", b->klass->type);
   }
-  if (diag->count > before || build_signals(sim) != 0 || dg_bind_sim(sim) != 0) {
+  if (diag->count > before || build_signals(sim) != 0 || build_port_signals(sim) != 0 || dg_bind_sim(sim) != 0) {
     if (diag->count == before)
       dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
@@ -394,6 +433,8 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
       sim = NULL;
     } else {
       dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+      dg_solver_settle_motion(sim);
+      sim->sv.audit.ke_start = dg_sim_kinetic_energy(sim);
       dg_bind_eval(sim);
     }
   }
@@ -427,6 +468,9 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->input_integer);
   for (int i = 0; i < sim->n_signals; i++)
     free(sim->signals[i].name);
+  for (int i = 0; i < sim->n_port_signals; i++)
+    free(sim->port_signals[i].name);
+  free(sim->port_signals);
   for (int i = 0; sim->timed && i < sim->n_timed; i++) {
     free(sim->timed[i].t);
     free(sim->timed[i].v);
@@ -434,6 +478,8 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->timed);
   free(sim->evb);
   free(sim->ev_off);
+  free(sim->motion_blocks);
+  free(sim->motion_slot);
   free(sim->input_names);
   free(sim->input);
   free(sim->signals);
@@ -474,20 +520,35 @@ int dg_sim_step(dg_sim *sim, double dt) {
 const dg_error *dg_sim_last_error(const dg_sim *sim) { return &sim->err; }
 double dg_sim_time(const dg_sim *sim) { return sim->t; }
 int dg_sim_signal_count(const dg_sim *sim) { return sim->n_signals; }
+/* A signal id's entry: a class signal, or a port's angle after them. */
+static const dg_signal_entry *signal_entry(const dg_sim *sim, int id) {
+  if (id >= 0 && id < sim->n_signals)
+    return &sim->signals[id];
+  if (id >= sim->n_signals && id < sim->n_signals + sim->n_port_signals)
+    return &sim->port_signals[id - sim->n_signals];
+  return NULL;
+}
 const char *dg_sim_signal_name(const dg_sim *sim, int id) {
-  return id >= 0 && id < sim->n_signals ? sim->signals[id].name : NULL;
+  const dg_signal_entry *e = signal_entry(sim, id);
+  return e ? e->name : NULL;
 }
 const char *dg_sim_signal_unit(const dg_sim *sim, int id) {
-  return id >= 0 && id < sim->n_signals ? sim->signals[id].unit : NULL;
+  const dg_signal_entry *e = signal_entry(sim, id);
+  return e ? e->unit : NULL;
 }
 int dg_sim_signal_find(const dg_sim *sim, const char *name) {
   for (int i = 0; name && i < sim->n_signals; i++)
     if (strcmp(sim->signals[i].name, name) == 0)
       return i;
+  for (int i = 0; name && i < sim->n_port_signals; i++)
+    if (strcmp(sim->port_signals[i].name, name) == 0)
+      return sim->n_signals + i;
   return -1;
 }
 
 double dg_sim_signal(const dg_sim *sim, int id) {
+  if (id >= sim->n_signals && id < sim->n_signals + sim->n_port_signals)
+    return sim->sv.mot.theta[sim->port_signals[id - sim->n_signals].node];
   if (id < 0 || id >= sim->n_signals)
     return NAN;
   const dg_signal_entry *e = &sim->signals[id];
@@ -551,6 +612,11 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     dg_error_set(err, rc, sim->g->file, "", "out of memory");
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
+    if (ids[i] >= sim->n_signals && ids[i] < sim->n_signals + sim->n_port_signals &&
+        isfinite(values[i])) { /* a port's angle: its shaft's */
+      sim->sv.mot.theta[sim->port_signals[ids[i] - sim->n_signals].node] = values[i];
+      continue;
+    }
     if (ids[i] < 0 || ids[i] >= sim->n_signals) {
       rc = DG_ERR_UNKNOWN;
       dg_error_set(err, rc, sim->g->file, "", "unknown signal id %d", ids[i]);

@@ -38,6 +38,7 @@ typedef struct dg_tie {
   bool ground;      /* one term: holds a node at rest */
   int active;       /* row in the multiplier map, or -1 when redundant */
   int mesh;         /* lossy (dg_topo_tie_lossy, a lossy link closing a loop): its mesh, else -1 */
+  int presc;        /* rheonomic (dg_topo_prescribe on a shaft that had a speed): x = q[raw presc] */
 } dg_tie;
 
 /* An input that varies with time: a piecewise-linear schedule or a
@@ -61,6 +62,7 @@ typedef struct dg_topo_ws {
   unsigned char *has_row;
   int *raw_owner;    /* block that declared raw DOF k */
   int *raw_node;     /* node of raw DOF k */
+  int *raw_presc;    /* 1: raw DOF k is prescribed (dg_topo_prescribe), never a pivot */
   double *T;         /* nn × nn: raw DOFs from reduced DOFs (stride nn) */
   int *col_raw;      /* raw DOF each reduced column came from */
   int nties, max_ties;
@@ -109,6 +111,7 @@ struct dg_topo {
  * κ_j λ_j b_j. */
 typedef struct dg_loss_ws {
   double *u, *b, *h, *d, *ga, *gb; /* nn × nn each */
+  double *gap, *gbp;        /* nn × nn: G_pᵀ a_j, G_pᵀ b_j over the prescribed columns */
   double *W, *S;            /* nn × nn */
   double *lam0, *lam, *kap, *z; /* nn each */
   int *dir;                 /* nn: power direction of the last solve (+1: from side b) */
@@ -131,6 +134,24 @@ typedef struct dg_kin_ws {
   bool refreshable;         /* the mode's variable links can be refreshed in place */
   bool lam_stale;           /* Λ predates a refresh of the rows */
 } dg_kin_ws;
+
+/* Prescribed motion (dg_topo_prescribe): the mode's prescribed columns of
+ * G (after the free ones), their speeds and rates at the point evaluated
+ * (the blocks' motion hooks), and the node angles, integrated with RK4's
+ * weights from the stages' node speeds. */
+typedef struct dg_motion_ws {
+  int np;                   /* prescribed columns in this mode */
+  int *block;               /* nn: the block prescribing column i */
+  double *v, *vd;           /* nn: speed and rate of column i at the last evaluation */
+  double *force;            /* nn: the force column i applies, at the last evaluation */
+  double *lam_force;        /* nn: the same at the tie forces' point (dg_ctx_motion_torque) */
+  double vt;                /* the time v and vd are of (NaN: none yet) */
+  int n_gp;                 /* non-zeros of G's prescribed columns: */
+  int *gp_node, *gp_col;    /* nn × nn: node, column i */
+  double *gp_val;
+  double *theta;            /* nn: node angles (rad, or m on a linear node) */
+  double *x1, *xsum;        /* nn: stage 1's node speeds; Σ w_i x_i of a segment's stages */
+} dg_motion_ws;
 
 /* The RK4 room (lib/solver/rk4.c): stage arrays over y = [q; s]. */
 typedef struct dg_rk4_ws {
@@ -206,6 +227,7 @@ typedef struct dg_solver {
   struct dg_topo topo;
 
   dg_kin_ws kin;
+  dg_motion_ws mot;
   dg_loss_ws loss;
   dg_lambda_ws lam;
 
@@ -258,9 +280,15 @@ struct dg_sim {
   char **channel_names;
   double *channel;
 
-  /* signals */
+  /* signals; and every port's angle ("block.port.angle", ids after them) */
   int n_signals;
   dg_signal_entry *signals;
+  int n_port_signals;
+  dg_signal_entry *port_signals;
+
+  /* blocks with a motion hook, and each block's slot among them (-1) */
+  int *motion_blocks, n_motion;
+  int *motion_slot;
 
   /* hook lists, built once */
   dg_hook_entry *pre, *torque, *post;
@@ -311,6 +339,9 @@ void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
 void dg_solver_inputs_start(dg_sim *sim, double t);
 /* Node speeds x = G q. */
 void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
+/* At creation: the prescribed speeds (speed_source, ...) of the current time
+ * and inputs put into the committed speeds, with no work booked. */
+void dg_solver_settle_motion(dg_sim *sim);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */
 int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
                          char *why, size_t why_size);

@@ -33,7 +33,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 3
+#define DG_BLOCK_ABI 4
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -224,7 +224,13 @@ enum {
   DG_INPUT_REQUIRED = 1u << 8,
   /// An integer value (a gear): a scenario's channel feeding it steps from
   /// breakpoint to breakpoint instead of interpolating.
-  DG_INPUT_INTEGER = 1u << 9
+  DG_INPUT_INTEGER = 1u << 9,
+  /// The block reads the input's time derivative (dg_block_input_derivative: a
+  /// prescribed speed's acceleration). The binding must have one: a
+  /// constant, a channel (a schedule's slope, a callback's derivative, 0
+  /// for a value held by dg_sim_set_input) or a signal of a time source
+  /// (DG_CLASS_TIME_SOURCE); any other binding is refused at load.
+  DG_INPUT_RATE = 1u << 10
 };
 
 #define DG_RPM_PER_RAD_S 9.549296585513720 /* 30/pi */
@@ -236,7 +242,11 @@ enum {
 enum {
   /// G depends on the block's state (a CVT): the solver re-runs
   /// state_upstream and re-factors M every RK4 substep.
-  DG_CLASS_VARIABLE_KINEMATICS = 1u << 0
+  DG_CLASS_VARIABLE_KINEMATICS = 1u << 0,
+  /// The class's hook signals are functions of time and parameters only
+  /// (a sine or a table over time), so their time derivative can be taken
+  /// by evaluating them at nearby times (DG_INPUT_RATE bindings).
+  DG_CLASS_TIME_SOURCE = 1u << 1
 };
 
 struct dg_block_class {
@@ -334,6 +344,15 @@ struct dg_block_class {
   /// static twist and turns back).
   /// NULL: nothing to adopt, propose or check.
   void (*start)(dg_block *self, dg_ctx *ctx, int phase);
+
+  /// Prescribed motion (ABI 4): a class whose state_upstream calls
+  /// dg_topo_prescribe gives the prescribed speed of that port's shaft
+  /// (rad/s, or m/s on a linear port) and its time derivative at the
+  /// context's time, at every point the solver evaluates (before the
+  /// speeds of that point exist: read inputs and the block's states, not
+  /// speeds). The shaft then follows it exactly; the torque it takes is
+  /// dg_ctx_motion_torque.
+  void (*motion)(const dg_block *self, const dg_ctx *ctx, double *speed, double *accel);
 };
 
 /// Phases of dg_block_class.start.
@@ -413,6 +432,14 @@ static inline double dg_block_input(const dg_ctx *ctx, const dg_block *b, int in
   (void)ctx;
   return *b->in[input];
 }
+/// The first (`order` 1) or second (`order` 2) time derivative of input
+/// `input` at the context's time, for an input flagged DG_INPUT_RATE: 0
+/// for a constant or a held value; a schedule's slope on its current piece
+/// (and 0 for the second: schedules are piecewise linear); a central
+/// difference of a callback or of a time source's signal (steps 1e-6 s and
+/// 1e-4 s, scaled by the time when it exceeds 1 s).
+DG_API double dg_block_input_derivative(const dg_ctx *ctx, const dg_block *b, int input,
+                                        int order);
 /// A sim-wide channel by index (dg_init_input); blocks read their declared
 /// inputs with dg_block_input instead.
 static inline double dg_ctx_input(const dg_ctx *ctx, int input) { return ctx->input[input]; }
@@ -442,6 +469,10 @@ DG_API double dg_ctx_tie_force(dg_ctx *ctx, int tie);
 /// 1 when none flows (and for every other tie). The torque at port i is
 /// λ·(coef_a[i] + factor·(coef[i] − coef_a[i])).
 DG_API double dg_ctx_tie_factor(dg_ctx *ctx, int tie);
+/// The torque (or force) a block's prescribed motion applies to its shaft
+/// (dg_topo_prescribe) to keep it on the prescribed speed, at the same
+/// point as dg_ctx_tie_force; 0 for a block without one in this mode.
+DG_API double dg_ctx_motion_torque(dg_ctx *ctx, const dg_block *b);
 /// In start (DG_START_PROPOSE): proposes `speed` for the shaft at `port`.
 /// It is taken when it agrees with the initial values given and the
 /// proposals taken before it (the shaft is free to turn so), else dropped.
@@ -500,6 +531,12 @@ DG_API int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *po
 /// ω_a − ω_b = 0). The tie's multiplier (dg_ctx_tie_force) is the torque
 /// the lock applies at port_a. Returns the tie's index.
 DG_API int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b);
+/// The shaft at `port` follows the speed the class's `motion` hook gives,
+/// exactly (a rheonomic constraint: not a degree of freedom of the mode).
+/// One per block and mode; a shaft that other constraints already fix
+/// (two prescribed speeds tied together, a prescribed shaft held by a
+/// brake) is over-constrained and refused.
+DG_API void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port);
 /// Adds inertia (kg·m², or kg on a linear port) at a port's node.
 DG_API void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia);
 

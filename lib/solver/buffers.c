@@ -23,6 +23,7 @@ static int solver_buffers(dg_sim *sim, dgp_buf *out) {
   dgp_topo_buffers(sim, &l);
   dgp_plan_buffers(sim, &l);
   dgp_kin_buffers(sim, &l);
+  dgp_motion_buffers(sim, &l);
   dgp_loss_buffers(sim, &l);
   dgp_rk4_buffers(sim, &l);
   dgp_step_buffers(sim, &l);
@@ -30,7 +31,7 @@ static int solver_buffers(dg_sim *sim, dgp_buf *out) {
 }
 
 int dg_solver_alloc(dg_sim *sim) {
-  sim->sv.audit.ne = sim->n_torque + 1;
+  sim->sv.audit.ne = sim->n_torque + 1 + sim->n_motion;
   dg_topo_ws *ws = &sim->sv.ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
   ws->max_terms = 8 * ws->max_ties;

@@ -143,6 +143,8 @@ void dgp_kin_bias(dg_sim *sim, const double *q, double *w) {
     double bias = 0.0;
     for (int j = 0; j < nd; j++)
       bias += gd[j] * q[j];
+    for (int i = 0; i < sim->sv.mot.np; i++) /* the prescribed columns' Ġ_p v */
+      bias += gd[nd + i] * sim->sv.mot.v[i];
     w[n] -= sim->sv.inertia[n] * bias;
   }
 }

@@ -26,7 +26,7 @@ void dgp_loss_check_ties(dg_sim *sim) {
     if (tie->mesh < 0 || tie->active >= 0)
       continue;
     double moves = 0.0, scale = 0.0;
-    for (int d = 0; d < sim->sv.ndof; d++) {
+    for (int d = 0; d < sim->sv.ndof + sim->sv.mot.np; d++) {
       double v = 0.0;
       for (int i = tie->first; i < tie->first + tie->n; i++) {
         double g = sim->sv.G[(size_t)ws->tie_node[i] * st + (size_t)d];
@@ -64,6 +64,23 @@ static void mesh_sides(const dg_sim *sim, int j, double *a, double *b) {
   }
 }
 
+/* Whether raw DOF k is prescribed through a rheonomic tie. */
+static bool prescribed_by_tie(const dg_topo_ws *ws, int k) {
+  for (int t = 0; t < ws->nties; t++)
+    if (ws->ties[t].presc == k)
+      return true;
+  return false;
+}
+
+/* G_pᵀ v over the prescribed columns (np values). */
+static void gp_transpose(const dg_sim *sim, const double *v, double *out) {
+  const dg_motion_ws *m = &sim->sv.mot;
+  for (int i = 0; i < m->np; i++)
+    out[i] = 0.0;
+  for (int k = 0; k < m->n_gp; k++)
+    out[m->gp_col[k]] += m->gp_val[k] * v[m->gp_node[k]];
+}
+
 /* The maps of the lossy meshes for the current rows (docs/solver.md,
  * "Losses"). The constraints of the mode over nodes are the columns of A:
  * each recorded link (e_dst − Σ c e_src) and each active tie. G spans the
@@ -83,8 +100,17 @@ int dgp_loss_build(dg_sim *sim) {
     return ws->error;
   }
   int K = ws->nlinks + ws->nactive;
+  /* a prescribed shaft with a raw DOF of its own is held to its speed by no
+   * tie: its constraint e_node joins A (a rheonomic tie is an active tie) */
+  int kp = K;
+  for (int k = 0; k < ws->nraw; k++)
+    if (ws->raw_presc[k] && !prescribed_by_tie(ws, k))
+      K++;
   for (int c = 0; c < K; c++)
     memset(sv->loss.cA + (size_t)c * st, 0, sizeof(double) * st);
+  for (int k = 0; k < ws->nraw; k++)
+    if (ws->raw_presc[k] && !prescribed_by_tie(ws, k))
+      sv->loss.cA[(size_t)kp++ * st + (size_t)ws->raw_node[k]] = 1.0;
   for (int k = 0; k < ws->nlinks; k++) {
     double *col = sv->loss.cA + (size_t)k * st;
     col[ws->link_dst[k]] += 1.0;
@@ -114,7 +140,8 @@ int dgp_loss_build(dg_sim *sim) {
   }
   double *a = sv->scratch, *z = sv->loss.z, *tmp = sv->f;
   for (int j = 0; j < m; j++) {
-    double *rows[] = {sv->loss.u, sv->loss.b, sv->loss.h, sv->loss.d, sv->loss.ga, sv->loss.gb};
+    double *rows[] = {sv->loss.u,  sv->loss.b,  sv->loss.h,  sv->loss.d,
+                      sv->loss.ga, sv->loss.gb, sv->loss.gap, sv->loss.gbp};
     int t = ws->mesh_tie[j];
     if (t >= 0 && ws->ties[t].active < 0) { /* redundant and idle (dgp_loss_check_ties) */
       for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -135,6 +162,8 @@ int dgp_loss_build(dg_sim *sim) {
     mesh_sides(sim, j, a, b);
     dgp_g_transpose(sim, a, sv->loss.ga + (size_t)j * st);
     dgp_g_transpose(sim, b, sv->loss.gb + (size_t)j * st);
+    gp_transpose(sim, a, sv->loss.gap + (size_t)j * st);
+    gp_transpose(sim, b, sv->loss.gbp + (size_t)j * st);
     double *d = sv->loss.d + (size_t)j * st;
     memcpy(d, sv->loss.gb + (size_t)j * st, sizeof(double) * (size_t)nd);
     dgp_cholesky_solve(sv->L, nd, st, d);
@@ -215,7 +244,7 @@ static int mesh_solve(dg_solver *sv, int m, size_t st) {
 double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   size_t st = (size_t)sim->nn;
-  int nd = sv->ndof, m = sv->ws.nmesh;
+  int nd = sv->ndof, m = sv->ws.nmesh, np = sv->mot.np;
   double *lam0 = sv->loss.lam0, *lam = sv->loss.lam, *kap = sv->loss.kap;
   int *dir = sv->loss.dir;
   for (int j = 0; j < m; j++) {
@@ -245,8 +274,12 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     for (int j = 0; j < m; j++) {
       const double *ga = sv->loss.ga + (size_t)j * st;
       double v = dgp_dot(ga, q, nd);
+      if (np > 0)
+        v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
       if (v == 0.0) { /* at rest: the power about to flow */
         v = dgp_dot(ga, dq, nd);
+        if (np > 0)
+          v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.vd, np);
         for (int i = 0; i < m; i++)
           v += kap[i] * lam[i] * dgp_dot(ga, sv->loss.d + (size_t)i * st, nd);
       }
@@ -263,6 +296,8 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
     sv->loss.p[j] = lam[j] * dgp_dot(sv->loss.ga + (size_t)j * st, q, nd);
+    if (np > 0)
+      sv->loss.p[j] += lam[j] * dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
@@ -274,6 +309,8 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     for (int k = 0; k < sv->loss.nb[j]; k++)
       w[bn[k]] += f * bv[k];
     p_loss += f * dgp_dot(sv->loss.gb + (size_t)j * st, q, nd);
+    if (np > 0)
+      p_loss += f * dgp_dot(sv->loss.gbp + (size_t)j * st, sv->mot.v, np);
   }
   return p_loss;
 }
@@ -308,6 +345,8 @@ void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.loss.d, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.ga, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.gb, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.loss.gap, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.loss.gbp, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.W, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.S, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.lam0, nn, sizeof(double));

@@ -104,7 +104,8 @@ static void build_multiplier_map(dg_sim *sim) {
       const double *ci = ws->C + (size_t)idx[i] * st, *cj = ws->C + (size_t)idx[j] * st;
       double v = 0.0;
       for (int k = 0; k < nraw; k++)
-        v += ci[k] * cj[k];
+        if (!ws->raw_presc[k]) /* prescribed speeds: no part of the fit */
+          v += ci[k] * cj[k];
       a[(size_t)i * ma + (size_t)j] = a[(size_t)j * ma + (size_t)i] = v;
     }
   /* factor in place: a's lower triangle becomes L */
@@ -116,7 +117,7 @@ static void build_multiplier_map(dg_sim *sim) {
   double *col = sim->sv.f;
   for (int k = 0; k < nraw; k++) {
     for (int i = 0; i < na; i++)
-      col[i] = ws->C[(size_t)idx[i] * st + (size_t)k];
+      col[i] = ws->raw_presc[k] ? 0.0 : ws->C[(size_t)idx[i] * st + (size_t)k];
     dgp_cholesky_solve(a, na, ma, col);
     for (int i = 0; i < na; i++)
       ws->P[(size_t)i * st + (size_t)k] = col[i];
@@ -247,7 +248,10 @@ int dg_solver_build(dg_sim *sim) {
   int nred = dgp_topo_eliminate(sim);
   if (ws->error)
     return ws->error;
-  sim->sv.ndof = nred;
+  int np = 0; /* the prescribed columns are the last (dgp_topo_eliminate) */
+  while (np < nred && ws->raw_presc[ws->col_raw[nred - 1 - np]])
+    np++;
+  sim->sv.ndof = nred - np;
   /* G = R T and its non-zeros by node */
   sim->sv.nnz = 0;
   for (int n = 0; n < sim->nn; n++) {
@@ -271,10 +275,13 @@ int dg_solver_build(dg_sim *sim) {
     }
   build_multiplier_map(sim);
   dgp_loss_check_ties(sim);
+  dgp_motion_plan(sim, nred);
+  if (np > 0)
+    sim->sv.kin.refreshable = false; /* prescribed columns: every substep builds in full */
   for (int n = 0; n < sim->nn; n++) {
     const double *gr = sim->sv.G + (size_t)n * st;
     sim->sv.row_start[n] = sim->sv.nnz;
-    for (int j = 0; j < nred; j++)
+    for (int j = 0; j < nred - np; j++)
       if (gr[j] != 0.0) {
         sim->sv.gs_node[sim->sv.nnz] = n;
         sim->sv.gs_dof[sim->sv.nnz] = j;
@@ -338,15 +345,25 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
       v += val[a] * q[dof[a]];
     x[n] = v;
   }
+  if (sim->sv.mot.n_gp > 0)
+    dgp_motion_add_speeds(sim, x);
 }
 
-/* Projection: q = M⁻¹ Gᵀ diag(I) x. */
-static void project(dg_sim *sim, const double *x, double *q) {
+/* Projection: q = M⁻¹ G_fᵀ diag(I) (x − G_p v), the free DOFs closest to
+ * x in kinetic energy (conserving their generalized momentum). */
+void dgp_plan_project(dg_sim *sim, const double *x, double *q) {
   for (int j = 0; j < sim->sv.ndof; j++)
     q[j] = 0.0;
   for (int a = 0; a < sim->sv.nnz; a++) {
     int n = sim->sv.gs_node[a];
     q[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * sim->sv.inertia[n] * x[n];
+  }
+  const dg_motion_ws *m = &sim->sv.mot;
+  for (int k = 0; k < m->n_gp; k++) { /* minus G_fᵀ I G_p v */
+    int n = m->gp_node[k];
+    double xp = sim->sv.inertia[n] * m->gp_val[k] * m->v[m->gp_col[k]];
+    for (int a = sim->sv.row_start[n]; a < sim->sv.row_start[n + 1]; a++)
+      q[sim->sv.gs_dof[a]] -= sim->sv.gs_val[a] * xp;
   }
   dgp_cholesky_solve(sim->sv.L, sim->sv.ndof, (size_t)sim->nn, q);
 }
@@ -369,7 +386,8 @@ int dg_solver_change_topology(dg_sim *sim) {
     dgp_fail_topology(sim, rc);
     return rc;
   }
-  project(sim, sim->sv.x, sim->sv.q);
+  dgp_motion_eval(sim, sim->t);
+  dgp_plan_project(sim, sim->sv.x, sim->sv.q);
   dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
   sim->sv.audit.impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;

@@ -24,12 +24,19 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
     if (rc != DG_OK && !sim->failed)
       dgp_fail_topology(sim, rc);
   }
+  dg_ctx *ctx = &sim->ctx;
+  int np = sim->sv.mot.np;
+  if (np > 0) { /* MOTION: the prescribed speeds at t (motion.c) */
+    ctx->state = s;
+    ctx->t = t;
+    dg_bind_eval(sim);
+    dgp_motion_eval(sim, t);
+  }
   /* SPEEDS */
   double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
   dg_solver_speeds(sim, y, x);
   /* FORCES */
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
-  dg_ctx *ctx = &sim->ctx;
   ctx->t = t;
   ctx->speed = x;
   ctx->torque = tau;
@@ -47,6 +54,8 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
   if (sim->sv.variable_kinematics)
     dgp_kin_bias(sim, y, w);
+  if (np > 0)
+    dgp_motion_inertial(sim, w);
   /* ACCEL */
   if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
     double *f = sim->sv.f;
@@ -75,6 +84,14 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
   /* the lossy meshes' loss torques, with the accelerations they change */
   de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? dgp_loss_apply(sim, y, dy, w) : 0.0;
+  if (sim->n_motion > 0) { /* each prescription's power f_i v_i */
+    double *pm = de + sim->n_torque + 1, *fm = sim->sv.mot.force;
+    for (int k = 0; k < sim->n_motion; k++)
+      pm[k] = 0.0;
+    dgp_motion_forces(sim, dy, w, fm);
+    for (int i = 0; i < np; i++)
+      pm[sim->motion_slot[sim->sv.mot.block[i]]] += fm[i] * sim->sv.mot.v[i];
+  }
   ctx->state_rate = NULL;
   if (sim->sv.lam.want) {
     if (sim->sv.kin.lam_stale)
@@ -100,6 +117,8 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
       if (t >= 0 && sim->sv.ws.ties[t].active >= 0)
         sim->sv.lam.factor[sim->sv.ws.ties[t].active] = 1.0 + sim->sv.loss.kap[j];
     }
+    if (np > 0) /* the prescriptions' forces at this point too */
+      memcpy(sim->sv.mot.lam_force, sim->sv.mot.force, sizeof(double) * (size_t)np);
     sim->sv.lam.valid = true;
   }
 }
@@ -124,20 +143,29 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
   const double *y0 = sim->sv.rk.y0, *k1 = sim->sv.rk.k1;
   double *yt = sim->sv.rk.yt, *k2 = sim->sv.rk.k2, *k3 = sim->sv.rk.k3, *k4 = sim->sv.rk.k4;
   int ne = sim->sv.audit.ne;
+  int nn = sim->nn;
+  const double *xw = sim->sv.xw;
+  double *xs = sim->sv.mot.xsum; /* the node angles' quadrature: x1 + 2 x2 + 2 x3 + x4 */
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k1[i];
   dgp_inputs_at(sim, t + 0.5 * h);
   sim->sv.audit.pcur = sim->sv.audit.pw + ne;
   dgp_rk4_derivative(sim, t + 0.5 * h, yt, k2);
+  for (int n = 0; n < nn; n++)
+    xs[n] = sim->sv.mot.x1[n] + 2.0 * xw[n];
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + 0.5 * h * k2[i];
   sim->sv.audit.pcur = sim->sv.audit.pw + 2 * ne;
   dgp_rk4_derivative(sim, t + 0.5 * h, yt, k3);
+  for (int n = 0; n < nn; n++)
+    xs[n] += 2.0 * xw[n];
   for (int i = 0; i < ny; i++)
     yt[i] = y0[i] + h * k3[i];
   dgp_inputs_at(sim, t + h);
   sim->sv.audit.pcur = sim->sv.audit.pw + 3 * ne;
   dgp_rk4_derivative(sim, t + h, yt, k4);
+  for (int n = 0; n < nn; n++)
+    xs[n] += xw[n];
   memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * ne; /* other evaluations book nothing */
   for (int i = 0; i < ny; i++)
@@ -161,7 +189,7 @@ void dgp_rk4_dense(dg_sim *sim, double theta, double h, int ny) {
  * state y0 + h·k3 is O(h²) off the segment's end, which moved the hold
  * forces of a launching AWD car by 1e-3 of their value and changed its
  * stick-slip decisions.) */
-static void compute_lambda(dg_sim *sim) {
+void dgp_rk4_compute_lambda(dg_sim *sim) {
   dg_ctx saved = sim->ctx;
   const double *y = sim->sv.lam.y;
   if (!y) {
@@ -182,7 +210,7 @@ static int tie_row(dg_ctx *ctx, int tie) {
   if (tie < 0 || tie >= sim->sv.ws.nties || sim->sv.ws.ties[tie].active < 0)
     return -1;
   if (!sim->sv.lam.valid)
-    compute_lambda(sim);
+    dgp_rk4_compute_lambda(sim);
   return sim->sv.ws.ties[tie].active;
 }
 

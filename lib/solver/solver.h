@@ -98,6 +98,8 @@ int dgp_plan_mass(dg_sim *sim, bool refresh);
 void dgp_plan_speed_rows(dg_sim *sim);
 /* out = Gᵀ v (ndof) over G's non-zeros. */
 void dgp_g_transpose(const dg_sim *sim, const double *v, double *out);
+/* q = M⁻¹ G_fᵀ I (x − G_p v): the free DOFs closest to node speeds x. */
+void dgp_plan_project(dg_sim *sim, const double *x, double *q);
 /* Turns the build's error into the simulation's, with the time. */
 void dgp_fail_topology(dg_sim *sim, int rc);
 
@@ -112,6 +114,22 @@ void dgp_kin_refresh_lambda(dg_sim *sim);
 int dgp_kin_update(dg_sim *sim);
 /* w −= I Ġ q at the rows that change. */
 void dgp_kin_bias(dg_sim *sim, const double *q, double *w);
+
+/* ---- motion.c ----------------------------------------------------------- */
+
+/* The mode's prescribed columns (after the ndof free ones of nred). */
+void dgp_motion_plan(dg_sim *sim, int nred);
+/* Prescribed speeds and rates at t (inputs already at t). */
+void dgp_motion_eval(dg_sim *sim, double t);
+/* x += G_p v */
+void dgp_motion_add_speeds(const dg_sim *sim, double *x);
+/* w −= I G_p v̇ */
+void dgp_motion_inertial(const dg_sim *sim, double *w);
+/* Each prescription's force from the stage's q̇ and torques. */
+void dgp_motion_forces(const dg_sim *sim, const double *dq, const double *w, double *f);
+/* A segment's start: prescribed speeds that jumped move the free DOFs. */
+void dgp_motion_segment_start(dg_sim *sim, double t);
+void dgp_motion_buffers(dg_sim *sim, dgp_buf_list *l);
 
 /* ---- loss.c ------------------------------------------------------------- */
 
@@ -135,6 +153,8 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy);
 void dgp_rk4_gather(dg_sim *sim, double *y);
 /* Stages 2-4 from y0 and k1 over h, and the combination into yt. */
 void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny);
+/* Tie forces (and prescription forces) at the point dgp_lambda_at set. */
+void dgp_rk4_compute_lambda(dg_sim *sim);
 /* The state at t + θh on the continuous extension, into ydense. */
 void dgp_rk4_dense(dg_sim *sim, double theta, double h, int ny);
 

@@ -26,10 +26,18 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
   }
   for (int j = 0; j < nd; j++)
     T[(size_t)j * snd + (size_t)j] = 1.0;
+  if (sim->sv.mot.np > 0) { /* prescribed speeds at this time: fixed, not free */
+    sim->ctx.state = sim->sv.s;
+    dgp_motion_eval(sim, sim->t);
+  }
   int nz = nd;
   for (int i = 0; i < n; i++) {
     const double *gr = sim->sv.G + (size_t)node[i] * st;
     double b = value[i], scale = 0.0;
+    const dg_motion_ws *m = &sim->sv.mot;
+    for (int k = 0; k < m->n_gp; k++)
+      if (m->gp_node[k] == node[i])
+        b -= m->gp_val[k] * m->v[m->gp_col[k]];
     for (int j = 0; j < nd; j++) {
       b -= gr[j] * c[j];
       scale = fmax(scale, fabs(gr[j]));

@@ -160,6 +160,10 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   run_hooks(sim, sim->pre, sim->n_pre);
   if (!sim->failed && sim->topo_request)
     dg_solver_change_topology(sim);
+  if (!sim->failed && sim->sv.mot.np > 0) { /* prescribed speeds at the start (motion.c) */
+    ctx->state = sim->sv.s;
+    dgp_motion_segment_start(sim, t);
+  }
   if (sim->failed)
     return sim->err.code;
 
@@ -170,6 +174,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
   sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
   dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
+  memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn); /* for the angles */
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->sv.lam.want = false;
   sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
@@ -232,8 +237,19 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     sim->sv.audit.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   int ie = sim->n_torque;
   sim->sv.audit.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
+  for (int k = 0; k < sim->n_motion; k++) { /* the prescriptions' work */
+    int i = ie + 1 + k;
+    sim->sv.audit.work[sim->motion_blocks[k]] +=
+        h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+  }
+  for (int n = 0; n < sim->nn; n++) /* node angles, with RK4's weights */
+    sim->sv.mot.theta[n] += h / 6.0 * sim->sv.mot.xsum[n];
   sim->segments++;
   sim->t = tb;
+  if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
+    ctx->state = sim->sv.s;
+    dgp_motion_eval(sim, tb);
+  }
   dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
   if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
     sim->sv.lam.y = NULL; /* the events asked for them at this very state */

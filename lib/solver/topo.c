@@ -40,6 +40,7 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   ws->has_row[node] = 1;
   ws->raw_owner[k] = owner;
   ws->raw_node[k] = node;
+  ws->raw_presc[k] = 0;
 }
 
 void dgp_topo_ensure_row(dg_sim *sim, int node, int owner) {
@@ -90,7 +91,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   }
   int id = ws->nties++;
   dg_tie *tie = &ws->ties[id];
-  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1};
+  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1, -1};
   double *c = ws->C + (size_t)id * (size_t)sim->nn;
   memset(c, 0, sizeof(double) * (size_t)sim->nn);
   for (int i = 0; i < n; i++) {
@@ -262,6 +263,51 @@ void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
   t->sim->sv.inertia[b->node[port]] += inertia;
 }
 
+/* The shaft at `port` follows the block's motion hook: its own raw DOF,
+ * prescribed (never a pivot of the elimination, so it stays a column of
+ * G: x = G_f q + G_p v); or, for a shaft whose speed other blocks already
+ * expressed, a new prescribed raw DOF k and the rheonomic tie
+ * R_node·q_raw − q_k = 0 (the elimination then expresses a free raw DOF
+ * through k). Either way the shaft's speed is exactly column k's value. */
+void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port) {
+  dg_sim *sim = t->sim;
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->refreshing || !valid_port(sim, b, port))
+    return;
+  if (!b->klass->motion) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK,
+                   "block class %s prescribes a speed but has no motion hook", b->klass->type);
+    return;
+  }
+  for (int k = 0; k < ws->nraw; k++)
+    if (ws->raw_presc[k] && ws->raw_owner[k] == b->index) {
+      dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "block class %s prescribes two speeds in one mode",
+                     b->klass->type);
+      return;
+    }
+  int node = b->node[port];
+  if (!ws->has_row[node]) {
+    new_raw(sim, node, b->index);
+    ws->raw_presc[ws->nraw - 1] = 1;
+    return;
+  }
+  if (ws->nraw >= sim->nn) { /* cannot happen: the node has no raw DOF of its own */
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many raw degrees of freedom");
+    return;
+  }
+  int k = ws->nraw++;
+  ws->raw_owner[k] = b->index;
+  ws->raw_node[k] = node;
+  ws->raw_presc[k] = 1;
+  static const double one = 1.0;
+  int id = add_tie(sim, b, 1, &node, &one, NULL, 1.0);
+  if (id < 0)
+    return;
+  ws->ties[id].presc = k;
+  ws->ties[id].ground = false; /* not a hold: it fixes the shaft to a speed */
+  ws->C[(size_t)id * (size_t)sim->nn + (size_t)k] = -1.0;
+}
+
 /* "block.port" of a node, for messages. */
 void dgp_node_label(const dg_sim *sim, int node, char *buf, size_t size) {
   const dg_gnode *n = &sim->g->nodes[node];
@@ -401,7 +447,48 @@ static void check_double_holds(dg_sim *sim) {
   }
 }
 
-/* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred. */
+/* A tie that would fix a prescribed speed: a hold, a lock or a ratio
+ * between shafts whose speeds blocks prescribe, or a second prescription. */
+static void prescribed_conflict(dg_sim *sim, const dg_tie *tie, int owner) {
+  char lab[128];
+  dgp_node_label(sim, sim->sv.ws.tie_node[tie->first], lab, sizeof lab);
+  dgp_topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
+                   "over-constrained: block \"%s\" constrains %s, whose speed block \"%s\" "
+                   "prescribes: a prescribed speed cannot also be held, locked or geared to "
+                   "another prescribed speed",
+                   sim->g->blocks[tie->block].id, lab, sim->g->blocks[owner].id);
+}
+
+/* The prescribed columns after the free ones (a stable partition of the
+ * columns of T and col_raw), so that q = G's first columns and the
+ * prescribed speeds the last. */
+static void prescribed_last(dg_sim *sim, int nred) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  size_t st = (size_t)sim->nn;
+  int nf = 0;
+  for (int j = 0; j < nred; j++)
+    nf += !ws->raw_presc[ws->col_raw[j]];
+  if (nf == nred)
+    return;
+  int *perm = ws->active_tie; /* scratch (max_ties > 2 nn): rebuilt by the multiplier map */
+  int a = 0, b = nf;
+  for (int j = 0; j < nred; j++)
+    perm[ws->raw_presc[ws->col_raw[j]] ? b++ : a++] = j;
+  double *row = sim->sv.gvec;
+  for (int k = 0; k < ws->nraw; k++) {
+    double *tk = ws->T + (size_t)k * st;
+    for (int j = 0; j < nred; j++)
+      row[j] = tk[perm[j]];
+    memcpy(tk, row, sizeof(double) * (size_t)nred);
+  }
+  int *cr = perm + sim->nn;
+  for (int j = 0; j < nred; j++)
+    cr[j] = ws->col_raw[perm[j]];
+  memcpy(ws->col_raw, cr, sizeof(int) * (size_t)nred);
+}
+
+/* Gaussian elimination of the ties; fills T (nraw × nred) and returns nred,
+ * the prescribed columns last. */
 int dgp_topo_eliminate(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   check_double_holds(sim);
@@ -430,20 +517,28 @@ int dgp_topo_eliminate(dg_sim *sim) {
         scale = fmax(scale, fabs(crow[k]));
       if (scale == 0.0)
         continue;
-      int jp = -1;
-      double best = 0.0;
+      int jp = -1, jq = -1;
+      double best = 0.0, bestq = 0.0;
       for (int j = 0; j < nred; j++) {
         double v = 0.0;
         for (int k = 0; k < nraw; k++)
           v += crow[k] * ws->T[(size_t)k * st + (size_t)j];
         c[j] = v;
-        if (fabs(v) > best) {
+        if (ws->raw_presc[ws->col_raw[j]]) { /* a prescribed speed: never a pivot */
+          if (fabs(v) > bestq) {
+            bestq = fabs(v);
+            jq = j;
+          }
+        } else if (fabs(v) > best) {
           best = fabs(v);
           jp = j;
         }
       }
-      if (jp < 0 || best <= DGP_PIVOT_EPS * scale)
+      if (jp < 0 || best <= DGP_PIVOT_EPS * scale) {
+        if (jq >= 0 && bestq > DGP_PIVOT_EPS * scale)
+          prescribed_conflict(sim, tie, ws->raw_owner[ws->col_raw[jq]]);
         continue; /* redundant: already implied by earlier ties */
+      }
       for (int k = 0; k < nraw; k++) {
         double *tk = ws->T + (size_t)k * st;
         double pivot = tk[jp];
@@ -463,6 +558,7 @@ int dgp_topo_eliminate(dg_sim *sim) {
     if (pass == 0)
       check_overconstrained(sim, nred);
   }
+  prescribed_last(sim, nred);
   return nred;
 }
 
@@ -475,6 +571,7 @@ void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.ws.has_row, nn, 1);
   dgp_buf_add(l, &sim->sv.ws.raw_owner, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.raw_node, nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.ws.raw_presc, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.T, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.ws.col_raw, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.ties, mt, sizeof(dg_tie));
