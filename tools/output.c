@@ -108,11 +108,13 @@ static void fail(out_file *o, int why) {
 /* ---------------------------------------------------------------------- */
 /* The checked stream                                                       */
 
+/* fopencookie's write: the bytes written, or 0 on an error (never less
+ * than 0: glibc's stream would count it as bytes to write again). */
 static ssize_t stream_write(void *cookie, const char *buf, size_t size) {
   out_file *o = cookie;
   if (o->err) { /* one failure is enough: the output is lost */
     errno = o->err;
-    return -1;
+    return 0;
   }
   size_t done = 0;
   while (done < size) {
@@ -122,7 +124,7 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t size) {
     if (n <= 0) {
       o->err = n < 0 ? errno : EIO;
       errno = o->err;
-      return -1;
+      return 0;
     }
     done += (size_t)n;
   }
