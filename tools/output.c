@@ -286,11 +286,11 @@ int out_close(out_file *o) {
   }
   if (o->err) {
     fail(o, o->err);
-    if (o->tmp) {
-      unlink(o->tmp);
-      free(o->tmp);
-      o->tmp = NULL;
-    }
+    char *tmp = o->tmp; /* out of the signal handler's sight before it goes */
+    o->tmp = NULL;
+    if (tmp)
+      unlink(tmp);
+    free(tmp);
     return -1;
   }
   return 0;
