@@ -149,10 +149,20 @@ check "--csv -: header first" has "$(head -n1 "$TMP/dash.csv")" '^t,motor\.omega
 check "--csv -: the header and 51 rows" line_count_is "$(cat "$TMP/dash.csv")" 52
 check "--csv -: no file named '-'" no_file "$TMP/cwd/-"
 check "--csv -: the summary goes to stderr" has_fixed "$ERR" "stopped:     duration 0.5 s reached"
+# /dev/stdout (a link into /proc, here to the regular file run() sends
+# stdout to) is stdout too: written where it goes, not replaced by a rename
+run "$DG" sim "$GT" --duration 0.5 --csv /dev/stdout --signals motor.omega
+check "--csv /dev/stdout: exit 0" rc_is 0
+check "--csv /dev/stdout: the CSV on stdout" same_file "$TMP/stdout" "$TMP/dash_ref.csv"
+check "--csv /dev/stdout: the summary goes to stderr" has_fixed "$ERR" "stopped:     duration 0.5 s reached"
 run "$DG" sim "$GT" --duration 0.5 --csv - --json
 check "--csv - --json: exit 2" rc_is 2
 check "--csv - --json: message" has_fixed "$ERR" \
   "drivegraph sim: --csv - and --json would both write to stdout: give --csv a file"
+run "$DG" sim "$GT" --duration 0.5 --csv /dev/stdout --json
+check "--csv /dev/stdout --json: exit 2" rc_is 2
+check "--csv /dev/stdout --json: message" has_fixed "$ERR" \
+  "drivegraph sim: --csv /dev/stdout and --json would both write to stdout: give --csv a file"
 
 # ---------------------------------------------------------------------------
 # A full stdout

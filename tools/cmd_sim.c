@@ -171,6 +171,7 @@ typedef struct sim_run {
 
   out_file *csv_out; /* tools/output.h: in place, or renamed into place at the end */
   FILE *csv;         /* its stream */
+  bool csv_on_stdout; /* then the summary goes to stderr */
   long rows;
 
   plot_trace *trace;
@@ -508,6 +509,12 @@ static int csv_open(sim_run *r) {
   r->csv_out = out_open("sim", r->o->csv);
   if (!r->csv_out)
     return EXIT_INVALID;
+  r->csv_on_stdout = out_kind_of(r->csv_out) == OUT_STDOUT; /* "-", /dev/stdout */
+  if (r->csv_on_stdout && r->o->json) {
+    fprintf(stderr, "drivegraph sim: --csv %s and --json would both write to stdout: give "
+                    "--csv a file\n", r->o->csv);
+    return EXIT_USAGE;
+  }
   r->csv = out_stream(r->csv_out);
   fputs("t", r->csv);
   for (int i = 0; i < r->ncols; i++)
@@ -818,9 +825,8 @@ static int print_summary(sim_run *r) {
       .interval = r->interval,
       .plot = r->o->plot,
   };
-  bool csv_on_stdout = r->o->csv && strcmp(r->o->csv, "-") == 0;
-  out_file *out = csv_on_stdout ? NULL : out_open("sim", "-");
-  if (!csv_on_stdout && !out)
+  out_file *out = r->csv_on_stdout ? NULL : out_open("sim", "-");
+  if (!r->csv_on_stdout && !out)
     return EXIT_INVALID;
   FILE *f = out ? out_stream(out) : stderr;
   int rc = EXIT_OK;

@@ -22,6 +22,7 @@ struct out_file {
   char *tmp;    /* OUT_REPLACE: the temporary file; NULL once renamed or removed */
   out_kind kind;
   int fd;       /* -1 once closed */
+  bool own_fd;  /* fd was opened here (not stdout's or stderr's) */
   FILE *f;      /* the checked stream over fd; NULL once closed */
   int err;      /* errno of the first failed write, flush, sync or close */
   bool closed, failed;
@@ -191,13 +192,32 @@ static int create_temporary(out_file *o, const struct stat *old) {
   return fd;
 }
 
+/* 1 or 2 when `path` names the process's own stdout or stderr (as
+ * "/dev/stdout" does: a link into /proc that would resolve to the file or
+ * pipe behind it), else -1. */
+static int std_stream_of(const char *path) {
+  static const char *const names[][3] = {
+      {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"},
+      {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"},
+  };
+  if (strcmp(path, "-") == 0)
+    return 1;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 3; i++)
+      if (strcmp(path, names[k][i]) == 0)
+        return k + 1;
+  return -1;
+}
+
 /* Sets o->kind, o->target and o->fd for o->path. 0, or an errno. */
 static int open_target(out_file *o) {
-  if (strcmp(o->path, "-") == 0) {
-    o->kind = OUT_STDOUT;
-    o->fd = STDOUT_FILENO;
+  int std = std_stream_of(o->path);
+  if (std > 0) { /* written where the descriptor goes, never reopened */
+    o->kind = std == 1 ? OUT_STDOUT : OUT_IN_PLACE;
+    o->fd = std == 1 ? STDOUT_FILENO : STDERR_FILENO;
     return 0;
   }
+  o->own_fd = true;
   struct stat st, lst;
   bool exists = stat(o->path, &st) == 0;
   if (!exists && errno != ENOENT)
@@ -243,15 +263,15 @@ out_file *out_open(const char *cmd, const char *path) {
   int why = open_target(o);
   if (why) {
     report(cmd, path, why);
-    if (o->fd >= 0 && o->kind != OUT_STDOUT)
+    if (o->fd >= 0 && o->own_fd)
       close(o->fd);
     if (o->tmp)
       unlink(o->tmp);
     free_output(o);
     return NULL;
   }
-  if (o->kind == OUT_STDOUT)
-    fflush(stdout); /* what was printed before comes first */
+  if (!o->own_fd) /* what was printed before comes first */
+    fflush(o->fd == STDOUT_FILENO ? stdout : stderr);
   cookie_io_functions_t io = {.write = stream_write, .close = stream_close};
   o->f = fopencookie(o, "w", io);
   if (!o->f) {
@@ -279,7 +299,7 @@ int out_close(out_file *o) {
   o->f = NULL;
   if (o->kind == OUT_REPLACE && !o->err && fsync(o->fd) != 0)
     o->err = errno;
-  if (o->kind != OUT_STDOUT) {
+  if (o->own_fd) {
     if (close(o->fd) != 0 && !o->err && errno != EINTR)
       o->err = errno;
     o->fd = -1;
@@ -331,7 +351,7 @@ void out_discard(out_file *o) {
       fclose(o->f);
       o->f = NULL;
     }
-    if (o->kind != OUT_STDOUT && o->fd >= 0)
+    if (o->own_fd && o->fd >= 0)
       close(o->fd);
     o->fd = -1;
   }

@@ -9,8 +9,10 @@
  *   flushed, synced and closed without an error. A failure leaves the old
  *   file as it was, or no file.
  * - Anything else that exists (a device node such as /dev/null, a FIFO, a
- *   terminal) and "-" (stdout) is written in place: opened, never created,
- *   truncated, replaced or renamed over. A directory is refused.
+ *   terminal) is written in place: opened, never created, truncated,
+ *   replaced or renamed over. "-" (and /dev/stdout, /dev/fd/1,
+ *   /proc/self/fd/1) is the process's stdout, /dev/stderr its stderr,
+ *   written where they go, never reopened. A directory is refused.
  * - Every write, flush, sync and close is checked; the first failure is
  *   kept with its errno and reported as "drivegraph CMD: cannot write
  *   PATH: REASON" (REASON from strerror; "to stdout" for "-").
@@ -38,7 +40,7 @@ typedef struct out_file out_file;
 typedef enum out_kind {
   OUT_REPLACE, /* a temporary file renamed over the path (regular or new) */
   OUT_IN_PLACE, /* opened and written in place (device, FIFO, ...) */
-  OUT_STDOUT,  /* "-": standard output */
+  OUT_STDOUT,  /* "-" (or /dev/stdout): standard output */
 } out_kind;
 
 /* Opens `path` ("-": stdout) for writing as described above. `cmd` names
