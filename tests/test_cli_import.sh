@@ -96,7 +96,8 @@ check "import a missing file: exit 1" rc_is 1
 check "import a missing file: message" has "$ERR" '^/nonexistent/x\.yaml: cannot read file: No such file or directory$'
 run "$DG" import "$SEDAN" -o /nonexistent/dir/out.json
 check "import into a missing directory: exit 1" rc_is 1
-check "import into a missing directory: message" has "$ERR" '/nonexistent/dir/out\.json: cannot create a file'
+check "import into a missing directory: message" has_fixed "$ERR" \
+  'drivegraph import: cannot write /nonexistent/dir/out.json: No such file or directory'
 
 # validate and sim take the YAML directly
 run "$DG" validate "$SEDAN"

@@ -1,4 +1,5 @@
 /* drivegraph blocks: the block reference from the parameter tables. */
+#include "output.h"
 #include "plugin.h"
 #include "reference.h"
 #include "tool.h"
@@ -66,6 +67,8 @@ static int cmd_blocks(const command *cmd, int argc, char **argv) {
       dg_reference_print(stdout, dg_registry_at(reg, i), o.markdown);
   }
   dg_registry_free(reg);
+  if (out_flush_stdout(cmd->name) != 0) /* "cannot write to stdout: REASON" */
+    rc = EXIT_INVALID;
   return rc;
 }
 
@@ -78,6 +81,7 @@ const command dg_cmd_blocks = {
             "'required'), range and meaning; ports; signals. With --plugin, the\n"
             "plugin's types are listed after the built-in ones.\n",
     .options = blocks_options,
-    .footer = "Exit status: 0 ok, 1 unknown type or a plugin failed to load, 2 usage error.\n",
+    .footer = "Exit status: 0 ok, 1 unknown type, a plugin failed to load or stdout could\n"
+              "not be written, 2 usage error.\n",
     .run = cmd_blocks,
 };

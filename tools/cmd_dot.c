@@ -21,6 +21,7 @@
  * are quoted ids (quote escaped), or "block.N" for an id with a backslash or
  * a control character, which a DOT quoted string cannot always carry (a
  * '.' never appears in an id, so "block.N" cannot clash with one). */
+#include "output.h"
 #include "plugin.h"
 #include "tool.h"
 
@@ -622,41 +623,18 @@ static void free_connected(bool **conn, int nb) {
   free(conn);
 }
 
-/* Writes the DOT of a loaded graph to `output` (NULL: stdout) through a
- * temporary file and a rename. */
+/* Writes the DOT of a loaded graph to `output` (NULL or "-": stdout;
+ * tools/output.h: a file through a temporary file and a rename). */
 static int write_dot(const command *cmd, const dot_graph *dg, const char *output) {
-  char *tmp = NULL;
-  FILE *out = stdout;
-  if (output) {
-    size_t n = strlen(output) + 5;
-    tmp = malloc(n);
-    if (!tmp) {
-      fprintf(stderr, "drivegraph %s: out of memory\n", cmd->name);
-      return EXIT_INVALID;
-    }
-    snprintf(tmp, n, "%s.tmp", output);
-    out = fopen(tmp, "w");
-    if (!out) {
-      fprintf(stderr, "drivegraph %s: cannot write %s: %s\n", cmd->name, output, strerror(errno));
-      free(tmp);
-      return EXIT_INVALID;
-    }
+  out_file *out = out_open(cmd->name, output ? output : "-");
+  if (!out)
+    return EXIT_INVALID;
+  put_graph(out_stream(out), dg);
+  if (out_close(out) != 0) {
+    out_discard(out);
+    return EXIT_INVALID;
   }
-  put_graph(out, dg);
-  bool ok = !ferror(out);
-  ok = (output ? fclose(out) == 0 : fflush(out) == 0) && ok;
-  if (output) {
-    if (ok)
-      ok = rename(tmp, output) == 0;
-    if (!ok) {
-      fprintf(stderr, "drivegraph %s: cannot write %s: %s\n", cmd->name, output, strerror(errno));
-      remove(tmp);
-    }
-    free(tmp);
-  } else if (!ok) {
-    fprintf(stderr, "drivegraph %s: cannot write the output: %s\n", cmd->name, strerror(errno));
-  }
-  return ok ? EXIT_OK : EXIT_INVALID;
+  return out_commit(out) == 0 ? EXIT_OK : EXIT_INVALID;
 }
 
 typedef struct dot_opts {
@@ -666,7 +644,8 @@ typedef struct dot_opts {
 
 static const option_def dot_options[] = {
     {.name = "output", .short_name = 'o', OPT_STRING_AT(dot_opts, output), .arg = "FILE",
-     .help = "write the DOT to FILE (through FILE.tmp and a rename)"},
+     .help = "write the DOT to FILE (through a temporary file and a\n"
+             "rename; '-': stdout) instead of stdout"},
     OPT_PLUGIN_AT(dot_opts, plugins),
     {0},
 };

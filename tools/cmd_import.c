@@ -3,9 +3,11 @@
  *
  * The graph is checked by loading it before anything is written, and -o
  * writes a temporary file in the target's directory that is renamed over
- * the target at the end: a failed import leaves nothing behind. Warnings
+ * the target at the end (tools/output.h; a device or FIFO is written in
+ * place): a failed import leaves nothing behind. Warnings
  * (a key that looks misspelt, a value adjusted) always go to stderr; notes
  * (keys ignored, defaults taken, conversions) only with --verbose. */
+#include "output.h"
 #include "tool.h"
 
 #include <drivegraph/drivegraph.h>
@@ -36,46 +38,6 @@ static void print_note(const dg_error *e, void *user) {
 static bool has_suffix(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && strcasecmp(s + n - k, suffix) == 0;
-}
-
-/* Writes text to path through a temporary file renamed at the end. */
-static int write_atomically(const char *path, const char *text) {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (!tmp) {
-    fprintf(stderr, "drivegraph import: out of memory\n");
-    return EXIT_INVALID;
-  }
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(stderr, "drivegraph import: %s: cannot create a file: %s\n", path, strerror(errno));
-    free(tmp);
-    return EXIT_INVALID;
-  }
-  /* mkstemp makes it private; a graph file gets the usual permissions */
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) {
-    fprintf(stderr, "drivegraph import: %s: %s\n", tmp, strerror(errno));
-    close(fd);
-    remove(tmp);
-    free(tmp);
-    return EXIT_INVALID;
-  }
-  FILE *f = fdopen(fd, "w");
-  bool ok = f && fputs(text, f) >= 0;
-  ok = (f ? fclose(f) == 0 : (close(fd), false)) && ok;
-  if (ok && rename(tmp, path) != 0)
-    ok = false;
-  if (!ok) {
-    fprintf(stderr, "drivegraph import: %s: cannot write: %s\n", path, strerror(errno));
-    remove(tmp);
-    free(tmp);
-    return EXIT_INVALID;
-  }
-  free(tmp);
-  return EXIT_OK;
 }
 
 static const option_def import_options[] = {
@@ -131,14 +93,10 @@ static int cmd_import(const command *cmd, int argc, char **argv) {
     return EXIT_INVALID;
   }
   dg_graph_free(g);
-  if (o.out) {
-    rc = write_atomically(o.out, json);
-    if (rc == EXIT_OK && o.verbose)
-      fprintf(stderr, "drivegraph import: wrote %s\n", o.out);
-  } else if (fputs(json, stdout) < 0 || fflush(stdout) != 0) {
-    fprintf(stderr, "drivegraph import: cannot write to stdout\n");
+  if (out_write_file(cmd->name, o.out ? o.out : "-", json, strlen(json)) != 0)
     rc = EXIT_INVALID;
-  }
+  else if (o.out && o.verbose)
+    fprintf(stderr, "drivegraph import: wrote %s\n", o.out);
   free(json);
   return rc;
 }
@@ -159,6 +117,7 @@ const command dg_cmd_import = {
         "accepts a .yaml/.yml config directly.\n\n"
         "Errors are printed as 'FILE:line:column: key.path: message'.\n",
     .options = import_options,
-    .footer = "Exit status: 0 ok, 1 invalid input, 2 usage error.\n",
+    .footer = "Exit status: 0 ok, 1 invalid input or an output that could not be written\n"
+              "(named with the reason; FILE is then left as it was), 2 usage error.\n",
     .run = cmd_import,
 };

@@ -1,5 +1,6 @@
 /* drivegraph schema: the JSON Schema of graph files, from the parameter
  * tables (schema_gen.c). */
+#include "output.h"
 #include "plugin.h"
 #include "schema_gen.h"
 #include "tool.h"
@@ -11,32 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes `len` bytes to `path` through `path.tmp` and a rename, so that a
- * failure leaves nothing half-written. Returns 0, or -1 after a message. */
-static int write_file_atomic(const char *cmd, const char *path, const char *data, size_t len) {
-  size_t n = strlen(path) + 5;
-  char *tmp = malloc(n);
-  if (!tmp) {
-    fprintf(stderr, "drivegraph %s: out of memory\n", cmd);
-    return -1;
-  }
-  snprintf(tmp, n, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  int rc = -1;
-  if (f) {
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (ok && rename(tmp, path) == 0)
-      rc = 0;
-  }
-  if (rc != 0) {
-    fprintf(stderr, "drivegraph %s: cannot write %s: %s\n", cmd, path, strerror(errno));
-    remove(tmp);
-  }
-  free(tmp);
-  return rc;
-}
-
 typedef struct schema_opts {
   const char *output;
   opt_list plugins;
@@ -44,7 +19,8 @@ typedef struct schema_opts {
 
 static const option_def schema_options[] = {
     {.name = "output", .short_name = 'o', OPT_STRING_AT(schema_opts, output), .arg = "FILE",
-     .help = "write the schema to FILE (through FILE.tmp and a rename)\ninstead of stdout"},
+     .help = "write the schema to FILE (through a temporary file and\n"
+             "a rename; '-': stdout) instead of stdout"},
     OPT_PLUGIN_AT(schema_opts, plugins),
     {0},
 };
@@ -70,28 +46,19 @@ static int cmd_schema(const command *cmd, int argc, char **argv) {
     fprintf(stderr, "drivegraph schema: out of memory\n");
     return EXIT_INVALID;
   }
+  /* one newline at the end */
   size_t len = strlen(text);
-  if (output) {
-    /* one newline at the end, like the stdout form */
-    char *full = realloc(text, len + 2);
-    if (!full) {
-      free(text);
-      fprintf(stderr, "drivegraph schema: out of memory\n");
-      return EXIT_INVALID;
-    }
-    text = full;
-    text[len] = '\n';
-    text[len + 1] = '\0';
-    if (write_file_atomic(cmd->name, output, text, len + 1) != 0)
-      rc = EXIT_INVALID;
-  } else {
-    fputs(text, stdout);
-    fputc('\n', stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      fprintf(stderr, "drivegraph schema: cannot write the output: %s\n", strerror(errno));
-      rc = EXIT_INVALID;
-    }
+  char *full = realloc(text, len + 2);
+  if (!full) {
+    free(text);
+    fprintf(stderr, "drivegraph schema: out of memory\n");
+    return EXIT_INVALID;
   }
+  text = full;
+  text[len] = '\n';
+  text[len + 1] = '\0';
+  if (out_write_file(cmd->name, output ? output : "-", text, len + 1) != 0)
+    rc = EXIT_INVALID;
   free(text);
   return rc;
 }

@@ -5,6 +5,7 @@
  * without a scenario file; the drivers are the library's (dg_preset,
  * lib/run/preset.c, which describes them), shared with the Python
  * package. */
+#include "output.h"
 #include "plot.h"
 #include "plugin.h"
 #include "summary.h"
@@ -55,6 +56,7 @@ typedef struct sim_opts {
   opt_list inputs;      /* --input NAME=VALUE */
   bool force;           /* run even when RK4 cannot take dt in the start mode */
   long digits;          /* significant digits of the CSV's numbers */
+  double max_steps;     /* runs of more steps are refused */
 } sim_opts;
 
 static bool parse_plot(const char *value, void *dest, char *why, size_t size) {
@@ -85,7 +87,8 @@ static const option_def sim_options[] = {
      .expect = "a speed in km/h > 0", .help = "start speed of coast and brake (default 100)"},
     {.name = "csv", OPT_STRING_AT(sim_opts, csv), .arg = "OUT",
      .help = "write 't,<block>.<signal>,...' rows every output\n"
-             "interval (the scenario's, else max(dt, 0.01) s)"},
+             "interval (the scenario's, else max(dt, 0.01) s);\n"
+             "'-' writes them to stdout (the summary goes to stderr)"},
     {.name = "digits", OPT_INT_AT(sim_opts, digits), .arg = "N", .min = 1, .max = 17,
      .help = "significant digits of the CSV's numbers (default 10;\n"
              "17 writes every double exactly: it reads back bit for bit)"},
@@ -114,6 +117,7 @@ static const option_def sim_options[] = {
              "replaces the scenario's schedule; with a preset, for\n"
              "the channels the preset does not drive)"},
     OPT_PLUGIN_AT(sim_opts, plugins),
+    OPT_MAX_STEPS_AT(sim_opts, max_steps),
     {.name = "force", OPT_FLAG_AT(sim_opts, force),
      .help = "run even when the step size is too large for RK4 in the\n"
              "start mode (the check names the shafts and a dt that\n"
@@ -124,7 +128,7 @@ static const option_def sim_options[] = {
 /* Parses `sim` arguments into o: EXIT_OK, EXIT_USAGE or HELP_SHOWN. */
 static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o) {
   *o = (sim_opts){.dt = NAN, .duration = NAN, .from_speed = NAN, .plot_fmt = PLOT_UNKNOWN,
-                  .digits = 10};
+                  .digits = 10, .max_steps = DEFAULT_MAX_STEPS};
   operands args;
   int rc = parse_options(cmd, argc, argv, o, &args);
   if (rc != EXIT_OK)
@@ -142,6 +146,8 @@ static int sim_parse_args(const command *cmd, int argc, char **argv, sim_opts *o
     return usage_error(cmd, "--plot-signals chooses the panels of --plot FILE: give it too");
   if (!isnan(o->from_speed) && o->preset != PRESET_COAST && o->preset != PRESET_BRAKE)
     return usage_error(cmd, "--from-speed goes with --preset coast or --preset brake");
+  if (o->json && o->csv && strcmp(o->csv, "-") == 0)
+    return usage_error(cmd, "--csv - and --json would both write to stdout: give --csv a file");
   return EXIT_OK;
 }
 
@@ -163,12 +169,14 @@ typedef struct sim_run {
   int ncols; /* CSV columns after t: signal ids */
   int *cols;
 
-  FILE *csv;
-  char *tmp_path; /* the CSV is written here and renamed on success */
+  out_file *csv_out; /* tools/output.h: in place, or renamed into place at the end */
+  FILE *csv;         /* its stream */
+  bool csv_on_stdout; /* then the summary goes to stderr */
   long rows;
 
   plot_trace *trace;
-  char *plot_tmp; /* the plot is drawn here and renamed on success */
+  out_file *plot_out; /* opened before the run: a path that cannot be written
+                       * is known before the run */
 
   summary sum;
   bool have_sum;
@@ -181,6 +189,9 @@ typedef struct sim_run {
   bool tty;            /* progress line on stderr */
   bool progress_shown;
   double last_progress;
+  long next_clock;     /* the step at which the clock is read next */
+  long clock_stride;   /* steps between clock reads */
+  bool estimated;      /* the length of the run was estimated */
 } sim_run;
 
 /* ------------------------------------------------------------------------ */
@@ -286,6 +297,9 @@ static int sim_timing(const command *cmd, sim_run *r) {
   if (isnan(r->duration))
     return usage_error(cmd,
                        "no duration: give --duration, --preset or \"duration\" in the scenario");
+  double steps = ceil(r->duration / r->dt - 1e-9); /* dg_run_timing_init's count */
+  if (steps > r->o->max_steps)
+    return refuse_steps(cmd, steps, r->duration, r->dt, r->o->max_steps);
   dg_run_timing rt;
   int rc = dg_run_timing_init(&rt, r->dt, r->duration, s_out);
   if (rc < 0)
@@ -485,40 +499,23 @@ static int select_columns(sim_run *r) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output files: written to OUT.tmp, renamed to OUT only when the run
- * succeeds, so a failed run never leaves a partial file behind.            */
+/* Output files (tools/output.h): a regular file or a new path is written to
+ * a temporary file renamed into place only when the run and every write
+ * succeeded, so a failed or interrupted run never leaves a partial file
+ * behind; devices, FIFOs and '-' (stdout) are written in place.           */
 
-/* OUT.tmp, created (empty) to learn early whether OUT can be written. */
-static char *tmp_create(const char *out, FILE **keep) {
-  struct stat st;
-  if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(EISDIR));
-    return NULL;
-  }
-  char *tmp = malloc(strlen(out) + 5);
-  if (!tmp) {
-    out_of_memory();
-    return NULL;
-  }
-  sprintf(tmp, "%s.tmp", out);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(errno));
-    free(tmp);
-    return NULL;
-  }
-  if (keep)
-    *keep = f;
-  else
-    fclose(f);
-  return tmp;
-}
-
-/* Opens the CSV's temporary file and writes the header. */
+/* Opens the CSV and writes the header. */
 static int csv_open(sim_run *r) {
-  r->tmp_path = tmp_create(r->o->csv, &r->csv);
-  if (!r->tmp_path)
+  r->csv_out = out_open("sim", r->o->csv);
+  if (!r->csv_out)
     return EXIT_INVALID;
+  r->csv_on_stdout = out_kind_of(r->csv_out) == OUT_STDOUT; /* "-", /dev/stdout */
+  if (r->csv_on_stdout && r->o->json) {
+    fprintf(stderr, "drivegraph sim: --csv %s and --json would both write to stdout: give "
+                    "--csv a file\n", r->o->csv);
+    return EXIT_USAGE;
+  }
+  r->csv = out_stream(r->csv_out);
   fputs("t", r->csv);
   for (int i = 0; i < r->ncols; i++)
     fprintf(r->csv, ",%s", column_name(r->sim, r->cols[i]));
@@ -526,7 +523,7 @@ static int csv_open(sim_run *r) {
   return EXIT_OK;
 }
 
-/* The plot's signals and temporary file. */
+/* The plot's signals and its output. */
 static int plot_open(sim_run *r) {
   char why[256];
   long rows = r->total_steps / r->steps_per_row + 2;
@@ -540,8 +537,8 @@ static int plot_open(sim_run *r) {
       fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
     return EXIT_INVALID;
   }
-  r->plot_tmp = tmp_create(r->o->plot, NULL);
-  return r->plot_tmp ? EXIT_OK : EXIT_INVALID;
+  r->plot_out = out_open("sim", r->o->plot);
+  return r->plot_out ? EXIT_OK : EXIT_INVALID;
 }
 
 /* One row at step `step` (a multiple of steps_per_row): its time is computed
@@ -561,49 +558,24 @@ static void output_row(sim_run *r, long step) {
   r->rows++;
 }
 
-/* Flushes and closes the CSV's temporary file; EXIT_INVALID if writing it
- * failed (disk full ...). */
-static int csv_finish(sim_run *r) {
-  if (!r->csv)
-    return EXIT_OK;
-  int why = 0;
-  errno = 0;
-  if (fflush(r->csv) != 0 || ferror(r->csv))
-    why = errno ? errno : EIO;
-  if (fclose(r->csv) != 0 && !why)
-    why = errno ? errno : EIO;
+/* Gives the outputs up (a failed run): temporary files removed. */
+static void discard_outputs(sim_run *r) {
+  out_discard(r->csv_out);
+  out_discard(r->plot_out);
+  r->csv_out = r->plot_out = NULL;
   r->csv = NULL;
-  if (why) {
-    fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", r->o->csv, strerror(why));
-    return EXIT_INVALID;
-  }
-  return EXIT_OK;
 }
 
-static int rename_into_place(const char *tmp, const char *out) {
-  if (rename(tmp, out) == 0)
-    return EXIT_OK;
-  fprintf(stderr, "drivegraph sim: cannot write %s: %s\n", out, strerror(errno));
-  return EXIT_INVALID;
-}
-
-/* Removes whatever temporary file is left (a failed run). */
-static void remove_temporaries(sim_run *r) {
-  if (r->csv) {
-    fclose(r->csv);
-    r->csv = NULL;
-  }
-  if (r->tmp_path)
-    remove(r->tmp_path);
-  if (r->plot_tmp)
-    remove(r->plot_tmp);
-}
-
-/* PLplot exit()s on a fatal error: the temporaries go first. */
-static sim_run *abort_run;
-static void abort_cleanup(void) {
-  if (abort_run)
-    remove_temporaries(abort_run);
+/* How a stopped run's outputs are left, for its message: "nothing was
+ * written", or what was written in place and is cut. */
+static void outputs_left(const sim_run *r, char *buf, size_t n) {
+  const out_file *in_place = NULL;
+  if (r->csv_out && out_kind_of(r->csv_out) != OUT_REPLACE)
+    in_place = r->csv_out;
+  if (in_place)
+    snprintf(buf, n, "the CSV on %s is cut there, nothing else was written", out_name(in_place));
+  else
+    snprintf(buf, n, "nothing was written");
 }
 
 static void plot_title(const sim_run *r, char *sub, size_t n) {
@@ -618,35 +590,40 @@ static void plot_title(const sim_run *r, char *sub, size_t n) {
     snprintf(sub, n, "no inputs, %g s   (%s)", r->duration, r->o->graph);
 }
 
-/* Draws the plot, then moves the CSV and the plot into place. */
+/* Draws the plot, closes both outputs and, when both were written whole,
+ * moves them into place. */
 static int outputs_finish(sim_run *r) {
-  int rc = csv_finish(r);
-  if (rc == EXIT_OK && r->trace) {
+  int rc = EXIT_OK;
+  if (r->trace) {
     char why[256], sub[512];
     plot_title(r, sub, sizeof sub);
     const char *name = dg_graph_name(r->graph);
     plot_labels lab = {.title = name && *name ? name : r->o->graph,
                        .subtitle = sub,
                        .t_100 = r->have_sum ? r->sum.t_100 : NAN};
-    abort_run = r;
-    plot_set_abort_hook(abort_cleanup);
-    if (plot_trace_write(r->trace, &lab, r->o->plot_fmt, r->plot_tmp, why, sizeof why) != 0) {
+    char *img = NULL;
+    size_t len = 0;
+    if (plot_trace_render(r->trace, &lab, r->o->plot_fmt, &img, &len, why, sizeof why) != 0) {
       fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", r->o->plot, why);
       rc = EXIT_INVALID;
+    } else {
+      out_write(r->plot_out, img, len);
+      if (out_close(r->plot_out) != 0) /* reports a failed write too */
+        rc = EXIT_INVALID;
     }
-    plot_set_abort_hook(NULL);
-    abort_run = NULL;
+    free(img);
   }
-  if (rc == EXIT_OK && r->tmp_path && (rc = rename_into_place(r->tmp_path, r->o->csv)) == EXIT_OK) {
-    free(r->tmp_path);
-    r->tmp_path = NULL;
+  if (rc == EXIT_OK && r->csv_out && out_close(r->csv_out) != 0)
+    rc = EXIT_INVALID;
+  r->csv = NULL;
+  if (rc != EXIT_OK) {
+    discard_outputs(r);
+    return rc;
   }
-  if (rc == EXIT_OK && r->plot_tmp &&
-      (rc = rename_into_place(r->plot_tmp, r->o->plot)) == EXIT_OK) {
-    free(r->plot_tmp);
-    r->plot_tmp = NULL;
-  }
-  return rc;
+  /* both whole: into place */
+  int c1 = out_commit(r->csv_out), c2 = out_commit(r->plot_out);
+  r->csv_out = r->plot_out = NULL;
+  return c1 == 0 && c2 == 0 ? EXIT_OK : EXIT_INVALID;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -659,21 +636,79 @@ static int step_failed(sim_run *r) {
   return EXIT_INVALID;
 }
 
-/* Progress on a terminal: after the first second of wall time, at most four
- * updates a second, on one line that is cleared at the end. */
+/* A run expected to take longer than this (wall time) is announced. */
+#define LONG_RUN_SECONDS 10.0
+/* The per-step time is measured over the first steps: this long, or this
+ * many steps, whichever comes first. */
+#define ESTIMATE_SECONDS 0.2
+#define ESTIMATE_STEPS 20000
+/* On a terminal, the progress line appears after this long and moves this
+ * often (by the wall clock, whatever the output interval). */
+#define PROGRESS_AFTER 1.0
+#define PROGRESS_EVERY 0.5
+
+static void progress_clear(sim_run *r) {
+  if (r->progress_shown)
+    fprintf(stderr, "\r%70s\r", "");
+  r->progress_shown = false;
+}
+
+/* "1.5 s", "12 min", "3.2 h", "2.1 days". */
+static void format_duration(double s, char *buf, size_t n) {
+  if (s < 60)
+    snprintf(buf, n, "%.2g s", s);
+  else if (s < 3600)
+    snprintf(buf, n, "%.0f min", s / 60);
+  else if (s < 86400)
+    snprintf(buf, n, "%.2g h", s / 3600);
+  else
+    snprintf(buf, n, "%.2g days", s / 86400);
+}
+
+/* After the first steps: the whole run's wall time from their per-step
+ * time, and a note when it is long. */
+static void estimate(sim_run *r, double elapsed) {
+  r->estimated = true;
+  double per_step = elapsed / (double)r->steps;
+  double total = per_step * (double)r->total_steps;
+  /* the clock is read about 20 times a second from now on */
+  long stride = per_step > 0 ? (long)(0.05 / per_step) : 1024;
+  r->clock_stride = stride < 1 ? 1 : stride;
+  if (total < LONG_RUN_SECONDS)
+    return;
+  char est[32];
+  format_duration(total, est, sizeof est);
+  progress_clear(r);
+  fprintf(stderr,
+          "drivegraph sim: note: %ld steps (%g s at dt %g s) at about %.2g us a step: this "
+          "run takes %sabout %s (Ctrl-C stops it and writes no file)\n",
+          r->total_steps, r->duration, r->dt, 1e6 * per_step,
+          r->ps || r->drv ? "up to " : "", est);
+}
+
+/* Progress on a terminal: after the first second of wall time, every half
+ * second, on one line that is cleared at the end. */
 static void progress(sim_run *r, double now, double start) {
-  if (!r->tty || now - start < 1.0 || now - r->last_progress < 0.25)
+  if (!r->tty || now - start < PROGRESS_AFTER || now - r->last_progress < PROGRESS_EVERY)
     return;
   double t = (double)r->steps * r->dt;
-  fprintf(stderr, "\r  t = %.1f s / %g s  (%.0f%%) ", t, r->duration, 100.0 * t / r->duration);
+  double left = (now - start) / (double)r->steps * (double)(r->total_steps - r->steps);
+  char eta[32];
+  format_duration(left, eta, sizeof eta);
+  fprintf(stderr, "\r  t = %.4g s / %g s  (%.0f%%), about %s left   ", t, r->duration,
+          100.0 * t / r->duration, eta);
   r->progress_shown = true;
   r->last_progress = now;
 }
 
-static void progress_clear(sim_run *r) {
-  if (r->progress_shown)
-    fprintf(stderr, "\r%60s\r", "");
-  r->progress_shown = false;
+/* The clock is read every clock_stride steps (not at output rows: with a
+ * long output interval the line would not move). */
+static void clock_check(sim_run *r, double start) {
+  double now = now_seconds();
+  r->next_clock = r->steps + r->clock_stride;
+  if (!r->estimated && (now - start >= ESTIMATE_SECONDS || r->steps >= ESTIMATE_STEPS))
+    estimate(r, now - start);
+  progress(r, now, start);
 }
 
 static bool should_stop(sim_run *r) {
@@ -684,17 +719,46 @@ static bool should_stop(sim_run *r) {
   return r->o->preset && preset_done(r);
 }
 
+/* A run stopped by SIGINT or SIGTERM: what the user is told before the
+ * process ends by that signal (the outputs' temporary files removed). */
+static void interrupted(sim_run *r, int sig) {
+  char left[256];
+  progress_clear(r);
+  outputs_left(r, left, sizeof left);
+  fprintf(stderr, "drivegraph sim: stopped by %s at t = %g s of %g s (step %ld of %ld); %s\n",
+          out_signal_name(sig), (double)r->steps * r->dt, r->duration, r->steps,
+          r->total_steps, left);
+  out_die_by_signal(sig);
+}
+
+/* A CSV that cannot be written stops the run (the rest could not be
+ * written either). */
+static int output_lost(sim_run *r) {
+  progress_clear(r);
+  out_close(r->csv_out); /* "cannot write OUT: REASON" */
+  char left[256];
+  outputs_left(r, left, sizeof left);
+  fprintf(stderr, "drivegraph sim: run stopped at t = %g s of %g s; %s\n",
+          (double)r->steps * r->dt, r->duration, left);
+  return EXIT_INVALID;
+}
+
 /* Steps to the duration, the stop condition or the preset's goal. Inputs are
  * applied at the start of each step, at a time computed from the step count;
  * the summary samples after every step. The clock is read only around runs
- * of steps between rows, so the ns per step leaves out the output and costs
- * two clock reads per row (it includes the summary's few signal reads). */
+ * of steps between rows and every clock_stride steps, so the ns per step
+ * leaves out the output and costs a few clock reads per row (it includes
+ * the summary's few signal reads). SIGINT and SIGTERM set a flag that is
+ * read after every step. */
 static int sim_loop(sim_run *r) {
   double start = now_seconds();
+  r->clock_stride = 64; /* until the per-step time is known */
+  r->next_clock = r->clock_stride;
   output_row(r, 0);
   summary_sample(&r->sum, 0.0);
   r->stopped = should_stop(r);
   double seg = now_seconds();
+  out_poll_signals(true);
   for (long k = 0; k < r->total_steps && !r->stopped; k++) {
     double t = (double)k * r->dt;
     if (r->drv)
@@ -704,6 +768,7 @@ static int sim_loop(sim_run *r) {
     int rc = dg_sim_step(r->sim, r->dt);
     r->steps = k + 1;
     if (rc != DG_OK) {
+      out_poll_signals(false);
       r->step_seconds += now_seconds() - seg;
       r->wall = now_seconds() - start;
       progress_clear(r);
@@ -711,14 +776,22 @@ static int sim_loop(sim_run *r) {
     }
     summary_sample(&r->sum, (double)r->steps * r->dt);
     r->stopped = should_stop(r);
+    if (out_signal_caught())
+      interrupted(r, out_signal_caught());
     if (r->steps % r->steps_per_row == 0) {
       double now = now_seconds();
       r->step_seconds += now - seg;
       output_row(r, r->steps);
-      progress(r, now, start);
+      if (r->csv_out && out_error(r->csv_out)) {
+        out_poll_signals(false);
+        return output_lost(r);
+      }
       seg = now_seconds();
     }
+    if (r->steps >= r->next_clock)
+      clock_check(r, start);
   }
+  out_poll_signals(false);
   if (r->steps % r->steps_per_row != 0)
     r->step_seconds += now_seconds() - seg;
   r->wall = now_seconds() - start;
@@ -729,6 +802,8 @@ static int sim_loop(sim_run *r) {
   return EXIT_OK;
 }
 
+/* The summary: on stdout, checked (a full disk or a closed pipe is an
+ * error naming stdout); on stderr when the CSV goes to stdout. */
 static int print_summary(sim_run *r) {
   double ns = r->steps > 0 ? 1e9 * r->step_seconds / (double)r->steps : 0;
   summary_run run = {
@@ -750,21 +825,26 @@ static int print_summary(sim_run *r) {
       .interval = r->interval,
       .plot = r->o->plot,
   };
+  out_file *out = r->csv_on_stdout ? NULL : out_open("sim", "-");
+  if (!r->csv_on_stdout && !out)
+    return EXIT_INVALID;
+  FILE *f = out ? out_stream(out) : stderr;
+  int rc = EXIT_OK;
   if (r->o->json) {
-    if (summary_print_json(&r->sum, &run, stdout) != 0) {
+    if (summary_print_json(&r->sum, &run, f) != 0) {
       out_of_memory();
-      return EXIT_INVALID;
+      rc = EXIT_INVALID;
     }
   } else {
-    summary_print_text(&r->sum, &run, stdout);
+    summary_print_text(&r->sum, &run, f);
   }
-  return EXIT_OK;
+  if (out && out_commit(out) != 0) /* "cannot write to stdout: REASON" */
+    rc = EXIT_INVALID;
+  return rc;
 }
 
 static void sim_free(sim_run *r) {
-  remove_temporaries(r);
-  free(r->tmp_path);
-  free(r->plot_tmp);
+  discard_outputs(r);
   plot_trace_free(r->trace);
   if (r->have_sum)
     summary_free(&r->sum);
@@ -795,10 +875,10 @@ static int sim_run_all(const command *cmd, sim_run *r) {
       rc = EXIT_INVALID;
     }
   }
-  if (rc == EXIT_OK && r->o->plot)
-    rc = plot_open(r);
   if (rc == EXIT_OK && r->o->csv)
     rc = csv_open(r);
+  if (rc == EXIT_OK && r->o->plot)
+    rc = plot_open(r);
   if (rc == EXIT_OK)
     rc = sim_loop(r);
   if (rc == EXIT_OK)
@@ -812,6 +892,8 @@ static int cmd_sim(const command *cmd, int argc, char **argv) {
   sim_opts o;
   int rc = sim_parse_args(cmd, argc, argv, &o);
   if (rc == EXIT_OK) {
+    /* from here on, SIGINT and SIGTERM leave no temporary file */
+    out_catch_signals(cmd->name);
     sim_run r = {.o = &o, .tty = isatty(STDERR_FILENO) == 1};
     rc = sim_run_all(cmd, &r);
     sim_free(&r);
@@ -831,7 +913,12 @@ const command dg_cmd_sim = {
         "peak wheel slip, energy audit, wall time.\n"
         "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
     .options = sim_options,
-    .footer = "Exit status: 0 ok, 1 invalid input, a step size RK4 cannot take, or a failed\n"
-              "simulation, 2 usage error. A failed run leaves no CSV or plot behind.\n",
+    .footer = "Exit status: 0 ok; 1 invalid input, a step size RK4 cannot take, a failed\n"
+              "simulation or an output that could not be written (the message names the\n"
+              "file and the reason); 2 usage error, or more than --max-steps steps. A run\n"
+              "stopped by SIGINT or SIGTERM says at which time and ends by that signal.\n"
+              "A failed or stopped run leaves no CSV or plot behind: files are written\n"
+              "through a temporary file renamed at the end; devices, FIFOs and '-' are\n"
+              "written in place, never replaced (docs/output.md).\n",
     .run = cmd_sim,
 };

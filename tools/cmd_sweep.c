@@ -14,6 +14,7 @@
  * of that variant alone gives, whatever --jobs is (numbers are printed in
  * the shortest form that reads back to the same double). Variants run in chunks
  * and are written in variant order as each chunk ends. */
+#include "output.h"
 #include "plugin.h"
 #include "tool.h"
 
@@ -70,6 +71,7 @@ typedef struct sweep_opts {
   sweep_shard shard;
   sweep_grid grid;
   opt_list plugins;
+  double max_steps; /* per variant */
 } sweep_opts;
 
 extern const command dg_cmd_sweep;
@@ -84,8 +86,8 @@ typedef struct sweep {
   long grid_size, total;
   int nsig;
   char **sig; /* signal names reported as final values */
-  FILE *out;
-  char *tmp_path;
+  out_file *output; /* tools/output.h: --output FILE, or stdout */
+  FILE *out;        /* its stream */
   long ok, failed;
 } sweep;
 
@@ -286,7 +288,9 @@ static const option_def sweep_options[] = {
     {.name = "signals", OPT_STRING_AT(sweep_opts, signals), .arg = "LIST",
      .help = "final values to report (default: every signal)"},
     {.name = "output", .short_name = 'o', OPT_STRING_AT(sweep_opts, output), .arg = "FILE",
-     .help = "write there (complete, or not at all) instead of stdout"},
+     .help = "write there (complete, or not at all) instead of stdout\n"
+             "('-': stdout; a device or FIFO is written in place)"},
+    OPT_MAX_STEPS_AT(sweep_opts, max_steps),
     OPT_PLUGIN_AT(sweep_opts, plugins),
     {0},
 };
@@ -529,6 +533,16 @@ static int sweep_prepare(sweep *s) {
       rc = EXIT_INVALID;
     }
   }
+  if (rc == EXIT_OK) { /* each variant's steps, as dg_batch_run counts them */
+    double dt = !isnan(s->o.dt) ? s->o.dt : !isnan(dg_scenario_dt(s->scn)) ? dg_scenario_dt(s->scn)
+                                                                          : 0.001;
+    double duration = !isnan(s->o.duration)                    ? s->o.duration
+                      : !isnan(dg_scenario_duration(s->scn)) ? dg_scenario_duration(s->scn)
+                                                              : 10.0;
+    double steps = ceil(duration / dt - 1e-9);
+    if (steps > s->o.max_steps)
+      rc = refuse_steps(&dg_cmd_sweep, steps, duration, dt, s->o.max_steps);
+  }
   if (rc == EXIT_OK && s->o.variants_file)
     rc = read_variants(s);
   s->grid_size = 1;
@@ -660,43 +674,31 @@ static void write_line(sweep *s, long index, int n, const dg_override *ov,
 }
 
 static int open_output(sweep *s) {
-  if (!s->o.output) {
-    s->out = stdout;
-    return EXIT_OK;
-  }
-  s->tmp_path = malloc(strlen(s->o.output) + 5);
-  if (!s->tmp_path)
+  s->output = out_open("sweep", s->o.output ? s->o.output : "-");
+  if (!s->output)
     return EXIT_INVALID;
-  sprintf(s->tmp_path, "%s.tmp", s->o.output);
-  s->out = fopen(s->tmp_path, "w");
-  if (!s->out) {
-    fprintf(stderr, "drivegraph sweep: cannot write %s: %s\n", s->o.output, strerror(errno));
-    return EXIT_INVALID;
-  }
+  s->out = out_stream(s->output);
   return EXIT_OK;
 }
 
-/* Closes the output: renamed into place when `keep`, removed otherwise. */
+/* Closes the output: moved into place when `keep`, given up otherwise.
+ * EXIT_INVALID after "cannot write FILE: REASON" when it was not written
+ * whole. */
 static int close_output(sweep *s, bool keep) {
-  if (!s->out || s->out == stdout) {
-    if (s->out && fflush(s->out) != 0)
-      return EXIT_INVALID;
+  out_file *o = s->output;
+  s->output = NULL;
+  s->out = NULL;
+  if (!o)
+    return EXIT_OK;
+  if (!keep) {
+    out_discard(o);
     return EXIT_OK;
   }
-  int why = 0;
-  if (fflush(s->out) != 0 || ferror(s->out))
-    why = errno ? errno : EIO;
-  if (fclose(s->out) != 0 && !why)
-    why = errno ? errno : EIO;
-  s->out = NULL;
-  if (keep && !why && rename(s->tmp_path, s->o.output) != 0)
-    why = errno;
-  if (keep && !why)
-    return EXIT_OK;
-  if (keep)
-    fprintf(stderr, "drivegraph sweep: cannot write %s: %s\n", s->o.output, strerror(why));
-  remove(s->tmp_path);
-  return keep ? EXIT_INVALID : EXIT_OK;
+  if (out_close(o) != 0) {
+    out_discard(o);
+    return EXIT_INVALID;
+  }
+  return out_commit(o) == 0 ? EXIT_OK : EXIT_INVALID;
 }
 
 static int sweep_run(sweep *s) {
@@ -742,6 +744,8 @@ static int sweep_run(sweep *s) {
     for (int i = 0; i < m; i++)
       write_line(s, index[i], vars[i].n_overrides, vars[i].overrides, &res[i],
                  finals + (size_t)i * (size_t)s->nsig);
+    if (out_error(s->output)) /* lost: the rest would be too */
+      break;
   }
   double wall = now_seconds() - start;
   free(vars);
@@ -749,6 +753,19 @@ static int sweep_run(sweep *s) {
   free(res);
   free(finals);
   free(index);
+  /* a variant that failed still has its line: the output is complete;
+   * whether it was written is known once it is closed */
+  bool complete = rc == EXIT_OK;
+  char lost[512];
+  if (out_kind_of(s->output) == OUT_REPLACE)
+    snprintf(lost, sizeof lost, "nothing was written to %s", out_name(s->output));
+  else
+    snprintf(lost, sizeof lost, "what reached %s is cut", out_name(s->output));
+  if (close_output(s, complete) != EXIT_OK) {
+    fprintf(stderr, "drivegraph sweep: %ld of %ld variant%s ran, but their results are lost: "
+                    "%s\n", s->ok + s->failed, selected, selected == 1 ? "" : "s", lost);
+    return EXIT_INVALID;
+  }
   if (rc == EXIT_OK) {
     fprintf(stderr,
             "drivegraph sweep: %ld variant%s (shard %ld/%ld of %ld) in %.3f s on %d thread%s: "
@@ -762,9 +779,7 @@ static int sweep_run(sweep *s) {
 }
 
 static void sweep_free(sweep *s) {
-  if (s->out)
-    close_output(s, false);
-  free(s->tmp_path);
+  close_output(s, false);
   options_free(&dg_cmd_sweep, &s->o);
   for (int k = 0; k < s->o.grid.nkeys; k++) {
     for (int i = 0; i < s->o.grid.keys[k].n; i++)
@@ -790,20 +805,16 @@ static void sweep_free(sweep *s) {
 }
 
 static int cmd_sweep(const command *cmd, int argc, char **argv) {
-  sweep s = {.o = {.dt = NAN, .duration = NAN, .shard = {0, 1}}};
+  sweep s = {.o = {.dt = NAN, .duration = NAN, .shard = {0, 1}, .max_steps = DEFAULT_MAX_STEPS}};
   int rc = sweep_parse_args(cmd, argc, argv, &s.o);
+  if (rc == EXIT_OK) /* SIGINT and SIGTERM leave no temporary file */
+    out_catch_signals(cmd->name);
   if (rc == EXIT_OK)
     rc = sweep_prepare(&s);
   if (rc == EXIT_OK)
     rc = open_output(&s);
-  if (rc == EXIT_OK) {
+  if (rc == EXIT_OK)
     rc = sweep_run(&s);
-    /* a variant that failed still has its line: the output is complete */
-    bool complete = rc == EXIT_OK || s.failed > 0;
-    int crc = close_output(&s, complete);
-    if (rc == EXIT_OK)
-      rc = crc;
-  }
   sweep_free(&s);
   return rc == HELP_SHOWN ? EXIT_OK : rc;
 }
@@ -828,7 +839,10 @@ const command dg_cmd_sweep = {
         "applied to the graph's JSON before it is loaded, so they are validated\n"
         "like the file; a bad --set value is named before anything runs.\n",
     .options = sweep_options,
-    .footer = "Exit status: 0 every variant ran, 1 invalid input, a plugin failed to load\n"
-              "or a failed variant, 2 usage error.\n",
+    .footer = "Exit status: 0 every variant ran and its line was written; 1 invalid input,\n"
+              "a plugin failed to load, a failed variant, or an output that could not be\n"
+              "written (named with the reason; --output FILE is then left as it was);\n"
+              "2 usage error, or more than --max-steps steps a variant. SIGINT or SIGTERM\n"
+              "end the sweep by that signal and write no file (docs/output.md).\n",
     .run = cmd_sweep,
 };

@@ -1,4 +1,5 @@
 /* drivegraph validate: every problem of every file, one per line. */
+#include "output.h"
 #include "plugin.h"
 #include "tool.h"
 
@@ -96,7 +97,10 @@ static int cmd_validate(const command *cmd, int argc, char **argv) {
   for (int i = 0; i < args.n; i++)
     all_valid &= validate_one(reg, args.v[i], o.dt, scn, o.scenario);
   dg_scenario_free(scn);
-  fflush(stdout);
+  /* the verdicts are the output: lost ones (a full disk, a closed pipe)
+   * are an error naming stdout */
+  if (out_flush_stdout(cmd->name) != 0)
+    all_valid = false;
   options_free(cmd, &o);
   dg_registry_free(reg);
   return all_valid ? EXIT_OK : EXIT_INVALID;
@@ -115,7 +119,7 @@ const command dg_cmd_validate = {
             "at the block it lives in with a step size that works.\n"
             "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
     .options = validate_options,
-    .footer = "Exit status: 0 all files valid, 1 some file invalid or a plugin failed\n"
-              "to load, 2 usage error.\n",
+    .footer = "Exit status: 0 all files valid, 1 some file invalid, a plugin failed\n"
+              "to load or stdout could not be written, 2 usage error.\n",
     .run = cmd_validate,
 };

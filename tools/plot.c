@@ -52,7 +52,7 @@ enum {
   PANEL_USER /* one of a user's list (each its own) */
 };
 
-/* cmap0 colour indices (set in plot_trace_write). */
+/* cmap0 colour indices (set in plot_trace_render). */
 enum { C_BG, C_FG, C_GRID, C_SHADE, C_REF, C_LINE0 };
 static const int palette[][3] = {
     {255, 255, 255}, /* background */
@@ -546,15 +546,10 @@ void plot_trace_record(plot_trace *tr, double t) {
 #define TEXT_SCALE 0.55
 static void text_size(double rel) { plschr(0.0, TEXT_SCALE * rel); }
 
-static void (*abort_hook)(void);
-
-void plot_set_abort_hook(void (*hook)(void)) { abort_hook = hook; }
-
-/* PLplot calls this on a fatal error, then exit()s with the value returned. */
+/* PLplot calls this on a fatal error, then exit()s with the value returned
+ * (the output module's exit handler removes temporary files). */
 static int plplot_exit(const char *message) {
   fprintf(stderr, "drivegraph sim: plot: %s\n", message ? message : "PLplot failed");
-  if (abort_hook)
-    abort_hook();
   return 1;
 }
 
@@ -862,8 +857,22 @@ static bool has_device(const char *name) {
   return false;
 }
 
-int plot_trace_write(const plot_trace *tr, const plot_labels *lab, plot_format fmt,
-                     const char *file, char *why, size_t n) {
+/* True when the image in data is whole: a PNG's last chunk is IEND, an
+ * SVG ends with its closing tag. */
+static bool image_whole(plot_format fmt, const char *data, size_t len) {
+  static const unsigned char png_end[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+  if (fmt == PLOT_PNG)
+    return len > 8 + sizeof png_end && memcmp(data, "\x89PNG\r\n\x1a\n", 8) == 0 &&
+           memcmp(data + len - sizeof png_end, png_end, sizeof png_end) == 0;
+  while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == ' ' || data[len - 1] == '\r'))
+    len--;
+  return len >= 6 && memcmp(data + len - 6, "</svg>", 6) == 0;
+}
+
+int plot_trace_render(const plot_trace *tr, const plot_labels *lab, plot_format fmt,
+                      char **data, size_t *len, char *why, size_t n) {
+  *data = NULL;
+  *len = 0;
   const char *dev = fmt == PLOT_SVG ? "svgcairo" : "pngcairo";
   if (tr->n == 0) {
     snprintf(why, n, "no rows were recorded");
@@ -873,12 +882,23 @@ int plot_trace_write(const plot_trace *tr, const plot_labels *lab, plot_format f
     snprintf(why, n, "PLplot has no %s driver (install plplot-driver-cairo)", dev);
     return -1;
   }
+  /* The driver writes to this stream (plsfile): the image ends up in memory.
+   * The file name "-" keeps PLplot from closing it (plCloseFile closes any
+   * other), and from opening a file itself. */
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *mem = open_memstream(&buf, &size);
+  if (!mem) {
+    snprintf(why, n, "out of memory");
+    return -1;
+  }
   plsexit(plplot_exit);
   /* Page: 1200 px wide, 230 px per panel plus the title and time axis. */
   const int width = 1200, panel_px = 230, top_px = 90, bottom_px = 70, gap_px = 14;
   int height = top_px + bottom_px + tr->npanels * panel_px;
   plsdev(dev);
-  plsfnam(file);
+  plsfnam("-"); /* first: it clears the stream plsfile sets */
+  plsfile(mem);
   plspage(0.0, 0.0, width, height, 0, 0);
   plscmap0n(NUM_COLORS);
   for (int i = 0; i < NUM_COLORS; i++)
@@ -915,7 +935,18 @@ int plot_trace_write(const plot_trace *tr, const plot_labels *lab, plot_format f
   }
   plend();
   plsexit(NULL);
-  if (rc != 0)
+  bool written = fclose(mem) == 0;
+  if (rc == 0 && !(written && image_whole(fmt, buf, size))) {
+    rc = -1;
+    snprintf(why, n, "%s", written ? "PLplot's image is incomplete" : "out of memory");
+  } else if (rc != 0) {
     snprintf(why, n, "out of memory");
-  return rc;
+  }
+  if (rc != 0) {
+    free(buf);
+    return -1;
+  }
+  *data = buf;
+  *len = size;
+  return 0;
 }

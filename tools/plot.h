@@ -44,13 +44,14 @@ typedef struct plot_labels {
   double t_100;         /* s: marks 0–100 km/h on the speed panel */
 } plot_labels;
 
-/* Draws the recorded rows into `file` (which must already exist and be
- * writable: PLplot reopens it) in `fmt`. Returns 0, or -1 with a reason. */
-int plot_trace_write(const plot_trace *tr, const plot_labels *labels, plot_format fmt,
-                     const char *file, char *why, size_t n);
-
-/* Called before the process exits when PLplot hits a fatal error (it calls
- * exit() itself): lets the caller remove its temporary files. */
-void plot_set_abort_hook(void (*hook)(void));
+/* Draws the recorded rows in `fmt` into memory: *data (malloc'ed, *len
+ * bytes), which the caller writes where it belongs (tools/output.h), so that
+ * every byte of the file is written and checked there and PLplot never
+ * opens a file. The image is checked to be whole (a PNG ends with its IEND
+ * chunk, an SVG with </svg>). Returns 0, or -1 with a reason. PLplot's
+ * fatal errors exit() the process after a message; the output module's
+ * exit handler removes temporary files then. */
+int plot_trace_render(const plot_trace *tr, const plot_labels *labels, plot_format fmt,
+                      char **data, size_t *len, char *why, size_t n);
 
 #endif

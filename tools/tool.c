@@ -381,6 +381,31 @@ bool parse_seconds(const char *text, double *out) {
   return true;
 }
 
+bool parse_step_count(const char *value, void *dest, char *why, size_t size) {
+  double x;
+  if (!parse_number(value, &x) || x < 1 || x > MAX_MAX_STEPS || x != floor(x)) {
+    snprintf(why, size, "expected a whole number of steps from 1 to %.0e", MAX_MAX_STEPS);
+    return false;
+  }
+  *(double *)dest = x;
+  return true;
+}
+
+int refuse_steps(const command *cmd, double steps, double duration, double dt, double max_steps) {
+  if (steps > MAX_MAX_STEPS) {
+    fprintf(stderr,
+            "drivegraph %s: %.3g steps (%g s at dt %g s) are more than any run may take "
+            "(%.0e): give a larger --dt or a shorter --duration\n",
+            cmd->name, steps, duration, dt, MAX_MAX_STEPS);
+    return EXIT_USAGE;
+  }
+  fprintf(stderr,
+          "drivegraph %s: %.0f steps (%g s at dt %g s) are more than --max-steps %.0f: give a "
+          "larger --dt or a shorter --duration, or --max-steps %.0f to run them anyway\n",
+          cmd->name, steps, duration, dt, max_steps, steps);
+  return EXIT_USAGE;
+}
+
 double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -74,6 +74,24 @@ typedef struct option_def {
            "drivegraph_plugin_init function registers them;\n"                                \
            "see docs/writing-blocks.md); may be repeated"}
 
+/* `--max-steps N`: runs of more steps than N are refused before they start,
+ * with the remedy (docs/output.md, "Long runs"). The default, and the
+ * largest N (the library's limit). */
+#define DEFAULT_MAX_STEPS 1e8
+#define MAX_MAX_STEPS 1e12
+/* Reads a whole number of steps from 1 to MAX_MAX_STEPS, as digits or in
+ * e-notation ("1e9"), into a double (the OPT_CALL parser of --max-steps). */
+bool parse_step_count(const char *value, void *dest, char *why, size_t size);
+#define OPT_MAX_STEPS_AT(S, f)                                                                \
+  {.name = "max-steps", OPT_CALL_AT(S, f, double), .arg = "N", .parse = parse_step_count,     \
+   .help = "refuse a run of more than N steps (duration / dt)\n"                              \
+           "before it starts (default 1e8; at most 1e12)"}
+/* "100000000 steps (10 s at dt 1e-07 s) are more than --max-steps N: ..."
+ * on stderr, with the remedy; EXIT_USAGE. */
+struct command;
+int refuse_steps(const struct command *cmd, double steps, double duration, double dt,
+                 double max_steps);
+
 /* The arguments that are not options, in their order. */
 typedef struct operands {
   int n;
