@@ -130,6 +130,7 @@ static dg_timed_input *timed_find(dg_sim *sim, int i) {
 
 /* Removes input i's schedule or callback (the slots stay packed). */
 static void timed_clear(dg_sim *sim, int i) {
+  sim->input_epoch++; /* an input changes: caches of the state's values go */
   dg_timed_input *ti = timed_find(sim, i);
   if (!ti)
     return;
@@ -251,32 +252,34 @@ static int build_signals(dg_sim *sim) {
   return 0;
 }
 
-/* Every port's angle, "block.port.angle": found by name (dg_sim_signal_find)
- * with ids after the class signals', not listed with them. */
+/* Every port's angle and torque, "block.port.angle" and "block.port.torque":
+ * found by name (dg_sim_signal_find) with ids after the class signals', not
+ * listed with them. */
 static int build_port_signals(dg_sim *sim) {
-  int count = 0;
-  for (int i = 0; i < sim->nb; i++)
-    count += sim->g->blocks[i].num_ports;
-  sim->port_signals = calloc((size_t)(count ? count : 1), sizeof *sim->port_signals);
+  sim->port_signals = calloc((size_t)(2 * sim->n_ports + 1), sizeof *sim->port_signals);
   if (!sim->port_signals)
     return -1;
   for (int i = 0; i < sim->nb; i++) {
     const dg_block *b = &sim->blocks[i];
-    for (int p = 0; p < sim->g->blocks[i].num_ports; p++) {
-      dg_signal_entry *e = &sim->port_signals[sim->n_port_signals];
-      const dg_port_def *pd = &b->klass->ports[p];
-      size_t len = strlen(b->id) + strlen(pd->name) + sizeof ".angle" + 1;
-      e->name = malloc(len);
-      if (!e->name)
-        return -1;
-      snprintf(e->name, len, "%s.%s.angle", b->id, pd->name);
-      e->unit = pd->domain == DG_LINEAR ? "m" : "rad";
-      e->block = i;
-      e->index = p;
-      e->node = b->node[p];
-      e->scale = 1.0;
-      sim->n_port_signals++;
-    }
+    for (int p = 0; p < sim->g->blocks[i].num_ports; p++)
+      for (int kind = DG_PORT_SIGNAL_ANGLE; kind <= DG_PORT_SIGNAL_TORQUE; kind++) {
+        dg_signal_entry *e = &sim->port_signals[sim->n_port_signals];
+        const dg_port_def *pd = &b->klass->ports[p];
+        const char *what = kind == DG_PORT_SIGNAL_ANGLE ? "angle" : "torque";
+        size_t len = strlen(b->id) + strlen(pd->name) + strlen(what) + 3;
+        e->name = malloc(len);
+        if (!e->name)
+          return -1;
+        snprintf(e->name, len, "%s.%s.%s", b->id, pd->name, what);
+        bool lin = pd->domain == DG_LINEAR;
+        e->unit = kind == DG_PORT_SIGNAL_ANGLE ? (lin ? "m" : "rad") : (lin ? "N" : "N*m");
+        e->block = i;
+        e->index = p;
+        e->node = b->node[p];
+        e->scale = 1.0;
+        e->port_kind = kind;
+        sim->n_port_signals++;
+      }
   }
   return 0;
 }
@@ -367,6 +370,8 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     ok = b->data != NULL;
   }
   ok = ok && dg_bind_channels(sim) == 0;
+  for (int i = 0; i < sim->nb; i++)
+    sim->n_ports += g->blocks[i].num_ports;
   ok = ok && build_hook_lists(sim) == 0;
   ok = ok && dg_solver_alloc(sim) == DG_OK;
   if (!ok) {
@@ -547,8 +552,13 @@ int dg_sim_signal_find(const dg_sim *sim, const char *name) {
 }
 
 double dg_sim_signal(const dg_sim *sim, int id) {
-  if (id >= sim->n_signals && id < sim->n_signals + sim->n_port_signals)
-    return sim->sv.mot.theta[sim->port_signals[id - sim->n_signals].node];
+  if (id >= sim->n_signals && id < sim->n_signals + sim->n_port_signals) {
+    const dg_signal_entry *e = &sim->port_signals[id - sim->n_signals];
+    if (e->port_kind == DG_PORT_SIGNAL_ANGLE)
+      return sim->sv.mot.theta[e->node];
+    /* the torque's cache is the solver's, not the simulation's state */
+    return dg_solver_port_torque((dg_sim *)sim, e->block, e->index);
+  }
   if (id < 0 || id >= sim->n_signals)
     return NAN;
   const dg_signal_entry *e = &sim->signals[id];
@@ -604,6 +614,7 @@ static void remember_given(dg_sim *sim, int node, double v) {
 
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err) {
   dg_error_clear(err);
+  sim->input_epoch++;
   int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
   double *speeds = calloc((size_t)(n > 0 ? n : 1), sizeof *speeds);
   int ns = 0, rc = DG_OK;
@@ -613,6 +624,7 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
     if (ids[i] >= sim->n_signals && ids[i] < sim->n_signals + sim->n_port_signals &&
+        sim->port_signals[ids[i] - sim->n_signals].port_kind == DG_PORT_SIGNAL_ANGLE &&
         isfinite(values[i])) { /* a port's angle: its shaft's */
       sim->sv.mot.theta[sim->port_signals[ids[i] - sim->n_signals].node] = values[i];
       continue;
@@ -964,6 +976,7 @@ int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
   sim->topo_request = false;
   sim->failed = false;
   dg_error_clear(&sim->err);
+  sim->sv.ports.valid = false; /* the restored solver's cache may be of another state */
   dg_bind_eval(sim); /* signal-bound inputs at the restored state */
   return DG_OK;
 }

@@ -21,7 +21,10 @@ typedef struct dg_signal_entry {
   int index;        /* in the class's signal table */
   int node;         /* >= 0: scale · speed[node] */
   double scale;
+  int port_kind;    /* port signals: DG_PORT_SIGNAL_ANGLE or _TORQUE of port `index` */
 } dg_signal_entry;
+
+enum { DG_PORT_SIGNAL_ANGLE = 1, DG_PORT_SIGNAL_TORQUE };
 
 /* An input bound to a signal: evaluated into sim->slot_val at each point. */
 typedef struct dg_slot {
@@ -153,6 +156,22 @@ typedef struct dg_motion_ws {
   double *x1, *xsum;        /* nn: stage 1's node speeds; Σ w_i x_i of a segment's stages */
 } dg_motion_ws;
 
+/* The ports room (lib/solver/ports.c): every port's torque at the committed
+ * state, on demand. Ports are numbered base[block] + port. */
+typedef struct dg_port_ws {
+  int *base;                /* nb + 1 */
+  double *inertia;          /* per port: the inertia its block declared there (this mode) */
+  double *applied;          /* per port: its block's hook (and mesh loss) torques */
+  double *torque;           /* per port: the torque its block applies to the shaft */
+  double *cA, *cAtA;        /* nn × nn: the mode's constraints over nodes, AᵀA's factor */
+  int *owner;               /* nn: the block of each constraint */
+  double *rate;             /* ns: scratch for the hooks' state rates */
+  double *acc;              /* nn: node accelerations */
+  bool valid;               /* for (t, segments, topo_changes, inputs): */
+  double t;
+  long segments, topo_changes, inputs;
+} dg_port_ws;
+
 /* The RK4 room (lib/solver/rk4.c): stage arrays over y = [q; s]. */
 typedef struct dg_rk4_ws {
   double *y0, *yt, *k1, *k2, *k3, *k4;
@@ -239,6 +258,7 @@ typedef struct dg_solver {
   double *gvec;             /* raw generalized residual (nn) */
   double *scratch;          /* nn scratch */
 
+  dg_port_ws ports;
   dg_rk4_ws rk;
   dg_event_ws ev;
   dg_audit_ws audit;
@@ -249,6 +269,8 @@ typedef struct dg_solver {
 struct dg_sim {
   const dg_graph *g;
   int nb, nn, ns;           /* blocks, nodes, continuous states */
+  int n_ports;              /* ports of all blocks */
+  long input_epoch;         /* counts changes of inputs between steps (caches) */
   dg_block *blocks;
   dg_error err;
   bool failed;
@@ -342,6 +364,9 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* At creation: the prescribed speeds (speed_source, ...) of the current time
  * and inputs put into the committed speeds, with no work booked. */
 void dg_solver_settle_motion(dg_sim *sim);
+/* The torque block `block` applies to its shaft at `port` at the committed
+ * state (lib/solver/ports.c); NaN when it cannot be computed. */
+double dg_solver_port_torque(dg_sim *sim, int block, int port);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */
 int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
                          char *why, size_t why_size);

@@ -82,6 +82,67 @@ START_TEST(initial_angle) {
 }
 END_TEST
 
+/* The ports room (lib/solver/ports.c): torques through ports. An engine
+ * (20 N·m, 0.5 kg·m²) drives a gear (ratio 3, 0.1 kg·m² on its input) into
+ * a host's shaft that accelerates at a = 2 rad/s²: the gear's input turns
+ * at 3a = 6 rad/s². The engine gives its shaft 20 − 0.5·6 = 17 N·m, the
+ * gear takes −17 there and gives 3·(17 − 0.1·6) = 49.2 N·m at its output,
+ * which the host takes (−49.2, its prescription's force too). A lossy
+ * gear (η = 0.8, driving) gives 0.8 of that. */
+static void engine_gear_host(double eta, double out) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"eng\":{\"type\":\"torque_source\",\"inertia\":0.5,\"torque\":20},"
+      "\"g\":{\"type\":\"gear\",\"ratio\":3,\"inertia\":0.1,\"efficiency\":%g},"
+      "\"host\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":\"w\"}}},"
+      "\"connections\":[[\"eng.out\",\"g.in\"],[\"g.out\",\"host.in\"]]}",
+      eta);
+  dg_sim *sim = dg_test_sim(g);
+  const double t[2] = {0.0, 10.0}, v[2] = {0.0, 20.0};
+  ck_assert_int_eq(
+      dg_sim_set_input_schedule(sim, dg_sim_input_find(sim, "w"), 2, t, v, false, NULL), DG_OK);
+  dg_test_step(sim, 20, 0.001);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.out.torque"), 17.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "g.in.torque"), -17.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "g.out.torque"), out, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "host.in.torque"), -out, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "host.torque"), -out, TOL_EXACT);
+  /* the same after an input changes between steps: the cache follows */
+  dg_test_set_input(sim, "w", 0.04); /* held: no acceleration */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.out.torque"), 20.0, TOL_EXACT);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+
+START_TEST(port_torques_gear) { engine_gear_host(1.0, 49.2); }
+END_TEST
+
+START_TEST(port_torques_lossy_gear) { engine_gear_host(0.8, 0.8 * 49.2); }
+END_TEST
+
+/* An open differential splits equally: a 30 N·m torque source on the
+ * input, wheels of 1 and 3 kg·m²: each side gets 15 N·m, and the input
+ * shaft carries 30 (the source's 30 less nothing: no inertia there). */
+START_TEST(port_torques_differential) {
+  dg_graph *g = dg_test_graph("{\"drivegraph\":1,\"blocks\":{"
+                              "\"src\":{\"type\":\"torque_source\",\"torque\":30},"
+                              "\"d\":{\"type\":\"differential\",\"kind\":\"open\"},"
+                              "\"l\":{\"type\":\"inertia\",\"inertia\":1},"
+                              "\"r\":{\"type\":\"inertia\",\"inertia\":3}},"
+                              "\"connections\":[[\"src.out\",\"d.in\"],[\"d.left\",\"l.in\"],"
+                              "[\"d.right\",\"r.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 10, 0.001);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "d.left.torque"), 15.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "d.right.torque"), 15.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "l.in.torque"), -15.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "d.in.torque"), -30.0, TOL_EXACT);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "src.out.torque"), 30.0, TOL_EXACT);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("motion");
   TCase *c = tcase_create("prescribed");
@@ -89,6 +150,11 @@ static Suite *suite(void) {
   tcase_add_test(c, jump_keeps_free_momentum);
   tcase_add_test(c, initial_angle);
   suite_add_tcase(s, c);
+  TCase *p = tcase_create("ports");
+  tcase_add_test(p, port_torques_gear);
+  tcase_add_test(p, port_torques_lossy_gear);
+  tcase_add_test(p, port_torques_differential);
+  suite_add_tcase(s, p);
   return s;
 }
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SOLVER_BUFFERS 120
+#define MAX_SOLVER_BUFFERS 160
 
 static void *buf_get(const dgp_buf *b) {
   void *p;
@@ -24,6 +24,7 @@ static int solver_buffers(dg_sim *sim, dgp_buf *out) {
   dgp_plan_buffers(sim, &l);
   dgp_kin_buffers(sim, &l);
   dgp_motion_buffers(sim, &l);
+  dgp_ports_buffers(sim, &l);
   dgp_loss_buffers(sim, &l);
   dgp_rk4_buffers(sim, &l);
   dgp_step_buffers(sim, &l);
@@ -46,6 +47,9 @@ int dg_solver_alloc(dg_sim *sim) {
       rc = DG_ERR_NOMEM;
   }
   sim->sv.topo_state = sim->sv.s;
+  if (sim->sv.ports.base) /* each block's first port */
+    for (int b = 0; b < sim->nb; b++)
+      sim->sv.ports.base[b + 1] = sim->sv.ports.base[b] + sim->g->blocks[b].num_ports;
   if (sim->sv.audit.pw)
     sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   return rc;

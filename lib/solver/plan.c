@@ -225,6 +225,7 @@ int dg_solver_build(dg_sim *sim) {
   memset(ws->has_row, 0, st);
   memset(ws->row_dirty, 0, st);
   memset(sim->sv.inertia, 0, sizeof(double) * st);
+  memset(sim->sv.ports.inertia, 0, sizeof(double) * (size_t)sim->n_ports);
   ws->nmesh = 0;
   ws->links_complete = true;
   sim->sv.topo.sim = sim;

@@ -131,6 +131,11 @@ void dgp_motion_forces(const dg_sim *sim, const double *dq, const double *w, dou
 void dgp_motion_segment_start(dg_sim *sim, double t);
 void dgp_motion_buffers(dg_sim *sim, dgp_buf_list *l);
 
+/* ---- ports.c ------------------------------------------------------------ */
+
+void dgp_ports_add_inertia(dg_sim *sim, const dg_block *b, int port, double inertia);
+void dgp_ports_buffers(dg_sim *sim, dgp_buf_list *l);
+
 /* ---- loss.c ------------------------------------------------------------- */
 
 /* A redundant lossy tie that moves: refused. */

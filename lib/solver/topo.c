@@ -261,6 +261,7 @@ void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
     return;
   }
   t->sim->sv.inertia[b->node[port]] += inertia;
+  dgp_ports_add_inertia(t->sim, b, port, inertia);
 }
 
 /* The shaft at `port` follows the block's motion hook: its own raw DOF,
