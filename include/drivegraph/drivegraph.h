@@ -473,6 +473,30 @@ DG_API int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift
                             void *user, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* A host's tyre model for the hub block                                     */
+
+/// What a host tyre model sees at every RK4 stage of a `hub` block.
+typedef struct dg_tyre_state {
+  double slip;   ///< the relaxed slip state κ (SAE slip ratio in steady rolling), within ±1
+  double fz;     ///< normal load (N), the hub's input, >= 0
+  double vx;     ///< contact patch velocity (m/s), the hub's input
+  double omega;  ///< wheel speed (rad/s), the drivetrain's own at this stage
+  double radius; ///< rolling radius (m)
+  double t;      ///< time of the stage (s)
+} dg_tyre_state;
+
+/// Returns the tyre's longitudinal force on the chassis (N, forward
+/// positive) for the state; the hub gets −Fx·R. Called at every RK4 stage
+/// (and for signal reads), so it must be a function of its arguments; it
+/// must return a finite value.
+typedef double (*dg_tyre_fn)(const dg_tyre_state *state, void *user);
+
+/// Installs a host's tyre model on the `hub` block `hub_id`, replacing its
+/// magic formula (NULL restores it). `user` is passed back unchanged.
+DG_API int dg_sim_set_tyre(dg_sim *sim, const char *hub_id, dg_tyre_fn fn, void *user,
+                           dg_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Scenarios: driver inputs over time, initial values, stop condition       */
 
 DG_API dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
