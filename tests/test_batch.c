@@ -437,7 +437,7 @@ START_TEST(test_summary_numbers) {
   dg_error err;
   ck_assert_int_eq(dg_batch_run(&o, 1, &v, &r, NULL, &err), DG_OK);
   ck_assert_int_eq(r.code, DG_OK);
-  /* the same car as the README's: about 8 s */
+  /* the same car as the sedan of docs/graphs.md, "Example graphs": about 8 s */
   ck_assert_double_gt(r.t_0_100, 6.0);
   ck_assert_double_lt(r.t_0_100, 10.0);
   ck_assert_double_ge(r.top_speed, 100.0 / 3.6);

@@ -177,8 +177,9 @@ if [[ -f $sedan ]]; then
     has_fixed "$OUT" 'tooltip="diff.left → wheel_rl.hub"'
 fi
 
-# docs/sedan.svg is the README's picture of the sedan (regenerate it with
-# the command in README.md); it must show every block the graph has. (Not
+# docs/sedan.svg is the picture of the sedan in README.md and docs/cli.md
+# (regenerate it with the command in either: README.md, "Drawing a graph",
+# or docs/cli.md, "dot"); it must show every block the graph has. (Not
 # compared byte for byte: the SVG depends on the Graphviz version.)
 if [[ -f $sedan ]]; then
   cp "$ROOT/docs/sedan.svg" "$TMP/docs_sedan.svg" 2>/dev/null || true

@@ -181,7 +181,7 @@ pairs=("hmmwv_shafts hmmwv_engine_shafts.json hmmwv_automatic_transmission_shaft
   "hmmwv_cvt HMMWV_EngineSimpleMap.json HMMWV_AutomaticTransmissionSimpleCVT.json")
 for p in "${pairs[@]}"; do
   read -r name e t <<<"$p"
-  # relative paths, as in README's commands, so the text is the same
+  # relative paths, as in docs/import.md's commands, so the text is the same
   run bash -c "cd '$IMPORTED' && '$DG' import chrono/$e chrono/$t -o '$TMP/$name.json'"
   check "graphs/imported/$name.json is up to date" same_file "$TMP/$name.json" "$IMPORTED/$name.json"
 done

@@ -177,13 +177,13 @@ check "hatchback launch: shift rpm below the 6800 redline" \
 run "$DG" sim "$G/awd_lsd.json" --preset launch
 check "awd launch: exit 0" rc_is 0
 t=$(num "$OUT" '^  0-100 km/h +([0-9.]+) s$')
-# README: 6.2 s with the scenario's 1.1 s throttle delay.
+# docs/graphs.md, "Example graphs": 6.2 s with the scenario's 1.1 s throttle delay.
 check "awd launch: 0-100 km/h in 4.5-6 s (got $t)" between "$t" 4.5 6
 
 run "$DG" sim "$G/ev_single_speed.json" --preset launch --plot "$TMP/ev.png"
 check "ev launch: exit 0" rc_is 0
 t=$(num "$OUT" '^  0-100 km/h +([0-9.]+) s$')
-# README: 6.8 s with a 0.2 s throttle ramp.
+# docs/graphs.md, "Example graphs": 6.8 s with a 0.2 s throttle ramp.
 check "ev launch: 0-100 km/h in 6-7.2 s (got $t)" between "$t" 6 7.2
 check "ev launch: no gearbox, no shift log" lacks "$OUT" '^shifts:'
 check "ev launch: PNG written" is_png "$TMP/ev.png"

@@ -30,7 +30,7 @@ check() {
   fi
 }
 
-# The example graphs with their scenarios (README, "Example graphs").
+# The example graphs with their scenarios (docs/graphs.md, "Example graphs").
 pairs=(
   "sedan_rwd_automatic launch"
   "hatchback_fwd_manual manual_launch"

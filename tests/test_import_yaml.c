@@ -2,7 +2,7 @@
  *
  * The sample config converts to the expected blocks, field by field, and the
  * vehicle keys, the defaults, the older flat-torque drive and the notes do
- * what README says. The built graph behaves: the engine idles at rest and
+ * what docs/import.md says. The built graph behaves: the engine idles at rest and
  * the car does not creep; a full-throttle launch slips the automatic clutch
  * without stalling and upshifts at 6000 rpm with the rpm bounded between the
  * downshift speed and the redline; the engine's inertia reaches the wheels
@@ -152,7 +152,7 @@ START_TEST(test_sample_engine_gearbox) {
 }
 END_TEST
 
-/* The sample gives no vehicle: the default sedan (README). */
+/* The sample gives no vehicle: the default sedan (docs/import.md). */
 START_TEST(test_sample_default_sedan) {
   json_t *doc = import_doc("powertrain_sedan.yaml");
   json_t *body = dg_test_json_block(doc, "body");

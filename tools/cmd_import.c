@@ -112,7 +112,7 @@ const command dg_cmd_import = {
         "EngineSimple; AutomaticTransmissionSimpleMap, AutomaticTransmissionShafts,\n"
         "AutomaticTransmissionSimpleCVT, ManualTransmissionShafts), becomes the\n"
         "equivalent graph, written as pretty JSON. Values a file leaves out come\n"
-        "from the default sedan (README, 'Importing YAML and Chrono powertrains').\n"
+        "from the default sedan (docs/import.md, 'YAML vehicle configs').\n"
         "Every command that takes a graph (validate, sim, dot, bench, sweep) also\n"
         "accepts a .yaml/.yml config directly.\n\n"
         "Errors are printed as 'FILE:line:column: key.path: message'.\n",

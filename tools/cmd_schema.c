@@ -70,9 +70,9 @@ const command dg_cmd_schema = {
     .help = "Prints the JSON Schema (draft-07) of graph files, generated from the\n"
             "parameter tables of the block types: every parameter with its type, range,\n"
             "default, unit and meaning, required keys, and no unknown keys. Editors use\n"
-            "it for completion, hover help and checks as you type (see README.md,\n"
-            "\"JSON Schema and editors\"). `drivegraph validate` still checks what a\n"
-            "schema cannot: increasing breakpoints, ports, cycles, inertia in every mode.\n"
+            "it for completion, hover help and checks as you type (see docs/cli.md,\n"
+            "\"schema\"). `drivegraph validate` still checks what a schema cannot:\n"
+            "increasing breakpoints, ports, cycles, inertia in every mode.\n"
             "With --plugin, the plugin's block types are in the schema too.\n",
     .options = schema_options,
     .footer = "Exit status: 0 ok, 1 a plugin or the output failed, 2 usage error.\n",

@@ -98,7 +98,7 @@ static const option_def sim_options[] = {
              "the graph has, or --plot-signals); FILE.png or FILE.svg"},
     {.name = "json", OPT_FLAG_AT(sim_opts, json),
      .help = "print the summary as one JSON object instead of text\n"
-             "(its keys: README.md, \"Output keys\")"},
+             "(its keys: docs/cli.md, \"Output keys\")"},
     {.name = "dt", OPT_SECONDS_AT(sim_opts, dt), .arg = "s",
      .help = "step size, overrides the scenario (default 0.001)"},
     {.name = "duration", OPT_SECONDS_AT(sim_opts, duration), .arg = "s",

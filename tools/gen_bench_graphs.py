@@ -9,9 +9,10 @@ editing this file and commit the output):
   diff_tree_N.json      a binary tree of open differentials over N loads
                         (N = 2, 4, 8, 16): N DOFs, no tyres, the cost of DOFs
 
-`drivegraph bench` runs them all with the same launch inputs (README,
-"Performance"). sedan_baseline.json and axle_baseline.json are written by
-hand: they are the twins of tests/baseline_sedan.c and baseline_axle.c.
+`drivegraph bench` runs them all with the same launch inputs
+(docs/performance.md). sedan_baseline.json and axle_baseline.json are
+written by hand: they are the twins of tests/baseline_sedan.c and
+baseline_axle.c.
 """
 import json
 import os

@@ -198,8 +198,8 @@ DG_API const char *dg_graph_input_channel(const dg_graph *graph, int block, cons
 /// Converts a YAML vehicle config (vehicle parameters at the top level, an
 /// optional `powertrain:` block with engine, gearbox and shift) into graph
 /// JSON text: the equivalent graph, pretty-printed. What the config leaves
-/// out comes from the documented default sedan (README, "Importing YAML and
-/// Chrono powertrains"). Returns a malloc'ed string the caller releases with
+/// out comes from the documented default sedan (docs/import.md, "YAML
+/// vehicle configs"). Returns a malloc'ed string the caller releases with
 /// free(), or NULL with `err` filled: file, line and column of the problem
 /// and the key path in the text ("powertrain.engine.torque_map[1][2]: ...").
 /// `notes`, if not NULL, receives keys ignored, defaults taken and
@@ -617,7 +617,7 @@ DG_API int dg_run_timing_init(dg_run_timing *rt, double dt, double duration, dou
 /* Preset drivers: `drivegraph sim --preset`                                */
 
 /// A built-in driver for a graph with a vehicle block (lib/run/preset.c has
-/// the details; README.md, the preset table):
+/// the details; docs/cli.md, "Presets"):
 /// - "launch": full throttle from rest, the engine at idle; a manual box
 ///   gets gear 1 and a pedal clutch is released over 1 s, then the driver
 ///   shifts up at 0.96 × redline; done at 400 m and >= 100 km/h (60 s limit);

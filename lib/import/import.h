@@ -43,8 +43,8 @@ typedef struct dg_import_vehicle {
   double relaxation_length;    /* m */
 } dg_import_vehicle;
 
-/* The documented default sedan (README "Importing YAML and Chrono
- * powertrains"). */
+/* The documented default sedan (docs/import.md, "YAML vehicle
+ * configs"). */
 void dg_import_vehicle_default(dg_import_vehicle *v);
 
 /* Reads the vehicle parameters of a YAML config for the Chrono importer's

@@ -36,10 +36,11 @@
  *
  * What the config leaves out comes from the default sedan
  * (dg_import_vehicle_default and the POWERTRAIN_* defaults below, listed in
- * README). Keys the simulation does not use are ignored with a note; an
- * unknown key close to a known one gets a "did you mean" warning. Every
- * error names file:line:column (libyaml's marks, 1-based) and the key path
- * ("powertrain.engine.torque_map[1][2]: ...").
+ * docs/import.md, "YAML vehicle configs"). Keys the simulation does not
+ * use are ignored with a note; an unknown key close to a known one gets a
+ * "did you mean" warning. Every error names file:line:column (libyaml's
+ * marks, 1-based) and the key path ("powertrain.engine.torque_map[1][2]:
+ * ...").
  *
  * Only the keys the schema knows are read, so aliases cannot make the
  * reader loop or blow up (a recursive alias is never followed). */
@@ -1339,11 +1340,11 @@ static void read_powertrain(yctx *c, const yaml_node_t *pt, ypowertrain *p) {
 /* Building the graph                                                       */
 
 /* The automatic launch clutch between an engine and its gearbox. Defaults
- * (documented in README): capacity 1.25 × the peak full-load torque, so a
- * locked clutch (static capacity × 1.1) holds the engine at any throttle;
- * fully engaged at the speed of peak torque, kept between idle + 10 % and
- * halfway to the redline of the engine's range, so a full-throttle launch
- * slips with the engine near its best torque. */
+ * (documented in docs/import.md): capacity 1.25 × the peak full-load
+ * torque, so a locked clutch (static capacity × 1.1) holds the engine at
+ * any throttle; fully engaged at the speed of peak torque, kept between
+ * idle + 10 % and halfway to the redline of the engine's range, so a
+ * full-throttle launch slips with the engine near its best torque. */
 void dg_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rpm,
                              double redline_rpm, double peak_torque, double peak_rpm,
                              double max_torque, double launch_rpm) {

@@ -7,7 +7,7 @@
 
 The numbers are libdrivegraph's (the package is a CFFI module over it):
 the same as `drivegraph sim` and `drivegraph sweep` print, bit for bit.
-See README.md, "Python".
+See docs/python.md.
 """
 from ._core import (CallbackError, Error, Graph, GraphError, Result, Scenario, ScenarioError,
                     ShiftContext, Simulation, SimulationError, StepContext, UsageError, of_time,

@@ -115,7 +115,7 @@ def test_summary_matches_sim_json(graph, scenario):
 def test_sedan_launch_figures():
     r = dg.Graph.load("graphs/sedan_rwd_automatic.json").simulate(
         scenario="graphs/scenarios/launch.json")
-    # README: 8.0 s with the scenario launch (throttle opened at 1 s)
+    # docs/graphs.md, "Example graphs": 8.0 s with the scenario launch (throttle opened at 1 s)
     assert 7.9 < r.t_0_100 < 8.1
     assert [(s["from"], s["to"]) for s in r.shifts[:3]] == [(1, 2), (2, 3), (3, 4)]
     e = r.energy
