@@ -988,3 +988,69 @@ void dg_snapshot_free(dg_snapshot *snap) {
   free(snap->bytes);
   free(snap);
 }
+
+/* ------------------------------------------------------------------------ */
+/* The boundary a host sees                                                 */
+
+int dg_sim_boundary_motion(dg_sim *sim, int n, const char *const *ids, double *inertia,
+                           double *dforce_dspeed, dg_error *err) {
+  dg_error_clear(err);
+  if (!sim || n < 0 || (n > 0 && !ids)) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation or block ids given");
+    return DG_ERR_USAGE;
+  }
+  int *blocks = calloc((size_t)(n > 0 ? n : 1), sizeof *blocks);
+  if (!blocks) {
+    dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+    return DG_ERR_NOMEM;
+  }
+  int rc = DG_OK;
+  for (int i = 0; i < n && rc == DG_OK; i++) {
+    blocks[i] = ids[i] ? dg_graph_block_find_n(sim->g, ids[i], strlen(ids[i])) : -1;
+    if (blocks[i] < 0) {
+      rc = DG_ERR_UNKNOWN;
+      dg_error_set(err, rc, sim->g->file, "", "no block \"%s\" in the graph",
+                   ids[i] ? ids[i] : "");
+    }
+  }
+  char why[DG_ERROR_TEXT_LEN];
+  if (rc == DG_OK &&
+      (rc = dg_solver_motion_boundary(sim, n, blocks, inertia, dforce_dspeed, why, sizeof why)) !=
+          DG_OK)
+    dg_error_set(err, rc, sim->g->file, "", "%s", why);
+  free(blocks);
+  return rc;
+}
+
+int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *mobility,
+                          dg_error *err) {
+  dg_error_clear(err);
+  if (!sim || n < 0 || (n > 0 && (!ports || !mobility))) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation, ports or output given");
+    return DG_ERR_USAGE;
+  }
+  int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
+  if (!nodes) {
+    dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+    return DG_ERR_NOMEM;
+  }
+  int rc = DG_OK;
+  for (int i = 0; i < n && rc == DG_OK; i++) {
+    const char *dot = ports[i] ? strchr(ports[i], '.') : NULL;
+    int b = dot ? dg_graph_block_find_n(sim->g, ports[i], (size_t)(dot - ports[i])) : -1;
+    int p = b >= 0 ? dg_class_port_find(sim->blocks[b].klass, dot + 1) : -1;
+    if (p < 0 || p >= sim->g->blocks[b].num_ports) {
+      rc = DG_ERR_UNKNOWN;
+      dg_error_set(err, rc, sim->g->file, "", "no port \"%s\" in the graph (\"block.port\")",
+                   ports[i] ? ports[i] : "");
+    } else {
+      nodes[i] = sim->blocks[b].node[p];
+    }
+  }
+  if (rc == DG_OK)
+    rc = dg_solver_port_mobility(sim, n, nodes, mobility);
+  if (rc == DG_ERR_NOMEM)
+    dg_error_set(err, rc, "", "", "out of memory");
+  free(nodes);
+  return rc;
+}

@@ -149,6 +149,7 @@ typedef struct dg_motion_ws {
   double *force;            /* nn: the force column i applies, at the last evaluation */
   double *lam_force;        /* nn: the same at the tie forces' point (dg_ctx_motion_torque) */
   double vt;                /* the time v and vd are of (NaN: none yet) */
+  bool frozen;              /* the stage keeps v and vd as they are (boundary.c) */
   int n_gp;                 /* non-zeros of G's prescribed columns: */
   int *gp_node, *gp_col;    /* nn × nn: node, column i */
   double *gp_val;
@@ -364,6 +365,12 @@ void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* At creation: the prescribed speeds (speed_source, ...) of the current time
  * and inputs put into the committed speeds, with no work booked. */
 void dg_solver_settle_motion(dg_sim *sim);
+/* The boundary (lib/solver/boundary.c): at the prescriptions of blocks
+ * `blocks`, the effective inertia (n × n, or NULL) and ∂force/∂speed
+ * (n × n, or NULL); at free nodes, the mobility G_P M⁻¹ G_Pᵀ (n × n). */
+int dg_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
+                              double *dforce, char *why, size_t why_size);
+int dg_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y);
 /* The torque block `block` applies to its shaft at `port` at the committed
  * state (lib/solver/ports.c); NaN when it cannot be computed. */
 double dg_solver_port_torque(dg_sim *sim, int block, int port);

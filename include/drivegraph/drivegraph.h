@@ -473,6 +473,27 @@ DG_API int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift
                             void *user, dg_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* The drivetrain seen by a host at its boundary (docs/host.md)              */
+
+/// At the n blocks `ids` that prescribe a speed in the current mode
+/// (speed_source, accel_source, position_source: a host's driveshaft or
+/// spindles), between steps: `inertia` (n × n, row-major) is the
+/// drivetrain's effective inertia there, J = M_pp − M_pf M_ff⁻¹ M_fp (the
+/// forces the prescriptions apply change by J·Δv̇ for a change Δv̇ of their
+/// accelerations); `dforce_dspeed` (n × n) is ∂force_i/∂speed_j with the
+/// state held (the damping the drivetrain adds: an implicit host step uses
+/// both). Either may be NULL. DG_OK, or DG_ERR_UNKNOWN / DG_ERR_USAGE (a
+/// block that prescribes nothing now) with `err` filled. Allocates.
+DG_API int dg_sim_boundary_motion(dg_sim *sim, int n, const char *const *ids, double *inertia,
+                                  double *dforce_dspeed, dg_error *err);
+/// At n ports ("block.port") of free shafts where a host applies torques:
+/// the mobility Y (n × n, row-major: the ports' accelerations per unit
+/// torques applied at them, G_P M⁻¹ G_Pᵀ); the effective inertia is Y⁻¹
+/// (1/Y for one port). Allocates.
+DG_API int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *mobility,
+                                 dg_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* A host's tyre model for the hub block                                     */
 
 /// What a host tyre model sees at every RK4 stage of a `hub` block.

@@ -26,7 +26,7 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
   dg_ctx *ctx = &sim->ctx;
   int np = sim->sv.mot.np;
-  if (np > 0) { /* MOTION: the prescribed speeds at t (motion.c) */
+  if (np > 0 && !sim->sv.mot.frozen) { /* MOTION: the prescribed speeds at t (motion.c) */
     ctx->state = s;
     ctx->t = t;
     dg_bind_eval(sim);
