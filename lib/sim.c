@@ -1054,3 +1054,32 @@ int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *
   free(nodes);
   return rc;
 }
+
+int dg_sim_check_coupling(dg_sim *sim, const char *port, double dtorque_dspeed, double dt,
+                          dg_error *err) {
+  dg_error_clear(err);
+  if (!(dt > 0.0) || !isfinite(dtorque_dspeed) || !isfinite(dt)) {
+    dg_error_set(err, DG_ERR_USAGE, "", "", "the slope must be finite and the step > 0");
+    return DG_ERR_USAGE;
+  }
+  double y;
+  const char *ports[1] = {port};
+  int rc = dg_sim_boundary_ports(sim, 1, ports, &y, err);
+  if (rc != DG_OK)
+    return rc;
+  if (!(y > 0.0)) {
+    dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+                 "the shaft at %s does not move in the current mode: nothing to couple", port);
+    return DG_ERR_RANGE;
+  }
+  double j = 1.0 / y, ratio = dtorque_dspeed * dt * y;
+  if (ratio >= 0.0 && ratio < 2.0)
+    return DG_OK;
+  dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+               "an explicit coupling at %s cannot be stable at dt = %g s: inertia J = %g kg*m^2 "
+               "there, slope c = %g N*m*s/rad, error x %g per step (1 - c*dt/J); evaluate the "
+               "force inside the step (a hub block) or take dt below 2J/c = %g s",
+               port, dt, j, dtorque_dspeed, 1.0 - ratio,
+               dtorque_dspeed > 0.0 ? 2.0 * j / dtorque_dspeed : 0.0);
+  return DG_ERR_RANGE;
+}

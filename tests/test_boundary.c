@@ -86,12 +86,36 @@ START_TEST(port_mobility) {
 }
 END_TEST
 
+/* Explicit coupling: J = 0.6 + 2/9 at the engine shaft; with c = 1000
+ * N·m/(rad/s) the step must be below 2J/c = 1.644e-3 s. */
+START_TEST(explicit_coupling_check) {
+  dg_graph *g = dg_test_graph("{\"drivegraph\":1,\"blocks\":{"
+                              "\"eng\":{\"type\":\"torque_source\",\"inertia\":0.5},"
+                              "\"g\":{\"type\":\"gear\",\"ratio\":3,\"inertia\":0.1},"
+                              "\"j\":{\"type\":\"inertia\",\"inertia\":2}},"
+                              "\"connections\":[[\"eng.out\",\"g.in\"],[\"g.out\",\"j.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_error err;
+  double J = 0.6 + 2.0 / 9.0;
+  ck_assert_int_eq(dg_sim_check_coupling(sim, "eng.out", 1000.0, 1e-3, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_check_coupling(sim, "eng.out", 1000.0, 2.0 * J / 1000.0 * 1.001, &err),
+                   DG_ERR_RANGE);
+  ck_assert_msg(strstr(err.text, "an explicit coupling at eng.out cannot be stable") != NULL,
+                "%s", err.text);
+  ck_assert_msg(strstr(err.text, "take dt below 2J/c = 0.00164444 s") != NULL, "%s", err.text);
+  ck_assert_int_eq(dg_sim_check_coupling(sim, "eng.out", -1.0, 1e-3, &err), DG_ERR_RANGE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("boundary");
   TCase *c = tcase_create("boundary");
   tcase_add_test(c, geared_inertia_and_damping);
   tcase_add_test(c, differential_schur);
   tcase_add_test(c, port_mobility);
+  tcase_add_test(c, explicit_coupling_check);
   suite_add_tcase(s, c);
   return s;
 }

@@ -493,6 +493,19 @@ DG_API int dg_sim_boundary_motion(dg_sim *sim, int n, const char *const *ids, do
 DG_API int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *mobility,
                                  dg_error *err);
 
+/// Whether an explicit coupling can be stable: a host that computes a torque
+/// at `port` from the drivetrain's state at the start of its step and holds
+/// it over the step (a torque_source bound to a channel, one host step
+/// late), with the law's slope `dtorque_dspeed` = −∂T/∂ω at that port
+/// (N·m per rad/s; for a tyre R²·∂Fx/∂κ / |vx|), at the host's step `dt`.
+/// The error then evolves as e ← (1 − c·dt/J) e with J the drivetrain's
+/// effective inertia there (1/Y, dg_sim_boundary_ports): DG_OK when
+/// 0 <= c·dt/J < 2, else DG_ERR_RANGE with a message naming the port, J and
+/// c·dt/J, and the remedies (a `hub` block, which evaluates the tyre inside
+/// the step, or a step below 2J/c). Allocates.
+DG_API int dg_sim_check_coupling(dg_sim *sim, const char *port, double dtorque_dspeed, double dt,
+                                 dg_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* A host's tyre model for the hub block                                     */
 
