@@ -1,10 +1,14 @@
 /* Shared services (lib/util.c): codes, error values and formatting, the
  * problem collector, the arena, JSON pointers, suggestions, reading files
- * and JSON syntax errors with line and column. */
+ * and JSON syntax errors with line and column; and block.h's numeric
+ * helpers for block authors (dg_sign, dg_clamp01), which the built-in
+ * blocks share. */
 #include "internal.h"
 #include "testutil.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +223,42 @@ START_TEST(pointer_truncates_whole_escapes) {
   char one[1];
   dg_pointer_append(one, sizeof one, "/a", "b");
   ck_assert_str_eq(one, "");
+}
+END_TEST
+
+/* ---- block.h's numeric helpers -------------------------------------------- */
+
+static const struct {
+  double x;
+  int sign;
+  double clamped;
+} numbers[] = {
+    {2.5, 1, 1.0},
+    {1.0, 1, 1.0},
+    {0.25, 1, 0.25},
+    {0.0, 0, 0.0},
+    {-0.0, 0, 0.0},
+    {-0.25, -1, 0.0},
+    {-1.0, -1, 0.0},
+    {-2.5, -1, 0.0},
+    {INFINITY, 1, 1.0},
+    {-INFINITY, -1, 0.0},
+    {DBL_TRUE_MIN, 1, DBL_TRUE_MIN}, /* the smallest subnormal is > 0 */
+    {-DBL_TRUE_MIN, -1, 0.0},
+    {1.0 - DBL_EPSILON / 2, 1, 1.0 - DBL_EPSILON / 2}, /* the largest double below 1 */
+    {1.0 + DBL_EPSILON, 1, 1.0},
+    {DBL_MAX, 1, 1.0},
+    {-DBL_MAX, -1, 0.0},
+    {NAN, 0, 0.0},
+    {-NAN, 0, 0.0},
+};
+
+START_TEST(sign_and_clamp01) {
+  double x = numbers[_i].x;
+  ck_assert_int_eq(dg_sign(x), numbers[_i].sign);
+  double c = dg_clamp01(x);
+  ck_assert_double_eq(c, numbers[_i].clamped); /* exact; never NaN */
+  ck_assert(!signbit(c));                      /* +0, never -0 */
 }
 END_TEST
 
@@ -454,6 +494,9 @@ static Suite *suite(void) {
   tcase_add_loop_test(p, suggest, 0, (int)(sizeof suggestions / sizeof suggestions[0]));
   tcase_add_test(p, suggest_edge_cases);
   suite_add_tcase(s, p);
+  TCase *n = tcase_create("numbers");
+  tcase_add_loop_test(n, sign_and_clamp01, 0, (int)(sizeof numbers / sizeof numbers[0]));
+  suite_add_tcase(s, n);
   TCase *j = tcase_create("json");
   tcase_add_test(j, read_file);
   tcase_add_test(j, read_file_large);
