@@ -1,8 +1,8 @@
 /* Shared services (lib/util.c): codes, error values and formatting, the
- * problem collector, the arena, JSON pointers, suggestions, reading files
- * and JSON syntax errors with line and column; and block.h's numeric
- * helpers for block authors (dg_sign, dg_clamp01), which the built-in
- * blocks share. */
+ * problem collector, the arena, JSON pointers, ranges as message text,
+ * suggestions, reading files and JSON syntax errors with line and column;
+ * and block.h's numeric helpers for block authors (dg_sign, dg_clamp01),
+ * which the built-in blocks share. */
 #include "internal.h"
 #include "testutil.h"
 
@@ -223,6 +223,71 @@ START_TEST(pointer_truncates_whole_escapes) {
   char one[1];
   dg_pointer_append(one, sizeof one, "/a", "b");
   ck_assert_str_eq(one, "");
+}
+END_TEST
+
+/* ---- ranges in messages --------------------------------------------------- */
+
+static const struct {
+  unsigned flags;
+  double min, max;
+  dg_range_style style;
+  const char *text;
+} ranges[] = {
+    /* the importers' form: bounds joined by " and ", "" without a bound */
+    {0, 0, 0, DG_RANGE_BOUNDS, ""},
+    {DG_P_MIN_EXCL, 0, 0, DG_RANGE_BOUNDS, "> 0"},
+    {DG_P_MIN, 0, 0, DG_RANGE_BOUNDS, ">= 0"},
+    {DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, "<= 1"},
+    {DG_P_MAX_EXCL, 0, 2, DG_RANGE_BOUNDS, "< 2"},
+    {DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, ">= 0 and <= 1"},
+    {DG_P_MIN_EXCL | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, "> 0 and <= 1"},
+    {DG_P_MIN_EXCL | DG_P_MAX_EXCL, 0, 2, DG_RANGE_BOUNDS, "> 0 and < 2"},
+    {DG_P_MIN | DG_P_MAX, -1, 0.5, DG_RANGE_BOUNDS, ">= -1 and <= 0.5"},
+    {DG_P_MIN | DG_P_MIN_EXCL | DG_P_MAX | DG_P_MAX_EXCL, -3, 3, DG_RANGE_BOUNDS,
+     "> -3 and < 3"}, /* the exclusive flag wins */
+    {DG_P_MIN_EXCL | DG_P_MAX, 1e-7, 123456789, DG_RANGE_BOUNDS, "> 1e-07 and <= 1.23457e+08"},
+    {DG_P_INCREASING | DG_P_DYNAMICS | DG_P_MIN, 2, 0, DG_RANGE_BOUNDS, ">= 2"}, /* ignored */
+    /* block inputs' form: two inclusive bounds as an interval, none "finite" */
+    {DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "in [0, 1]"},
+    {DG_P_MIN | DG_P_MAX, -1, 24, DG_RANGE_INTERVAL, "in [-1, 24]"},
+    {DG_P_MIN, -1, 0, DG_RANGE_INTERVAL, ">= -1"},
+    {DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "<= 1"},
+    {0, 0, 0, DG_RANGE_INTERVAL, "finite"},
+    {DG_INPUT_REQUIRED | DG_INPUT_INTEGER, 0, 0, DG_RANGE_INTERVAL, "finite"},
+    {DG_INPUT_INTEGER | DG_P_MIN | DG_P_MAX, 0, 9, DG_RANGE_INTERVAL, "in [0, 9]"},
+    /* an exclusive bound is no interval: the bounds' form */
+    {DG_P_MIN_EXCL | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "> 0 and <= 1"},
+    {DG_P_MIN | DG_P_MAX | DG_P_MAX_EXCL, 0, 1, DG_RANGE_INTERVAL, ">= 0 and < 1"},
+};
+
+START_TEST(range_text) {
+  char buf[64];
+  memset(buf, 'x', sizeof buf);
+  ck_assert_ptr_eq(dg_range_text(buf, sizeof buf, ranges[_i].flags, ranges[_i].min,
+                                 ranges[_i].max, ranges[_i].style),
+                   buf);
+  ck_assert_str_eq(buf, ranges[_i].text);
+}
+END_TEST
+
+/* Truncated like snprintf, always terminated; nothing written to no room. */
+START_TEST(range_text_truncates) {
+  char buf[6];
+  dg_range_text(buf, sizeof buf, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, ">= 0 ");
+  dg_range_text(buf, 3, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, ">=");
+  dg_range_text(buf, 5, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL);
+  ck_assert_str_eq(buf, "in [");
+  dg_range_text(buf, 3, 0, 0, 0, DG_RANGE_INTERVAL);
+  ck_assert_str_eq(buf, "fi");
+  dg_range_text(buf, 1, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, "");
+  buf[0] = 'x';
+  ck_assert_ptr_eq(dg_range_text(buf, 0, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS), buf);
+  ck_assert_int_eq(buf[0], 'x');
+  ck_assert_ptr_null(dg_range_text(NULL, 8, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS));
 }
 END_TEST
 
@@ -493,6 +558,8 @@ static Suite *suite(void) {
   tcase_add_test(p, edit_distance_long_words);
   tcase_add_loop_test(p, suggest, 0, (int)(sizeof suggestions / sizeof suggestions[0]));
   tcase_add_test(p, suggest_edge_cases);
+  tcase_add_loop_test(p, range_text, 0, (int)(sizeof ranges / sizeof ranges[0]));
+  tcase_add_test(p, range_text_truncates);
   suite_add_tcase(s, p);
   TCase *n = tcase_create("numbers");
   tcase_add_loop_test(n, sign_and_clamp01, 0, (int)(sizeof numbers / sizeof numbers[0]));
