@@ -150,10 +150,6 @@ static const dg_signal_def brake_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
-static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
-
 static void brake_check(const void *params, dg_check *chk) {
   const brake_params *p = params;
   const char *kind = brake_kinds[p->kind];
@@ -168,7 +164,7 @@ static void brake_check(const void *params, dg_check *chk) {
 }
 
 static double brake_engagement(const dg_block *self, const dg_ctx *ctx) {
-  return clamp01(dg_block_input(ctx, self, IN_ENGAGEMENT));
+  return dg_clamp01(dg_block_input(ctx, self, IN_ENGAGEMENT));
 }
 
 /* Kinetic capacity T_cap (N·m) of a friction brake at the context's inputs. */
@@ -233,7 +229,7 @@ static void brake_hold(brake_data *d, dg_ctx *ctx, double torque) {
 /* Lets go: the shaft slips the way the held torque pushed. */
 static void brake_release(brake_data *d, dg_ctx *ctx, bool in_post_step) {
   d->mode = MODE_SLIPPING;
-  d->dir = d->have_lambda ? -sign_of(d->lambda) : 0;
+  d->dir = d->have_lambda ? -dg_sign(d->lambda) : 0;
   d->just_released = in_post_step;
   dg_ctx_request_topology(ctx);
 }
@@ -248,7 +244,7 @@ static void friction_pre_step(dg_block *self, dg_ctx *ctx, brake_data *d) {
     return;
   }
   if (fabs(w) > d->rest_tol)
-    d->dir = sign_of(w);
+    d->dir = dg_sign(w);
   else if (d->just_released)
     ; /* at rest because it just let go: slip the way it was pushed */
   else if (cap > 0.0)
@@ -267,7 +263,7 @@ static void lock_pre_step(dg_block *self, dg_ctx *ctx, brake_data *d) {
       brake_release(d, ctx, false);
     return;
   }
-  d->dir = fabs(w) > d->rest_tol ? sign_of(w) : 0;
+  d->dir = fabs(w) > d->rest_tol ? dg_sign(w) : 0;
   if (engaged && fabs(w) <= p->lock_speed + d->rest_tol)
     brake_hold(d, ctx, 0.0);
 }
@@ -354,7 +350,7 @@ static double brake_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   case SIG_TORQUE: {
     if (d->mode == MODE_HELD)
       return d->lambda;
-    int s = fabs(w) > REST_TOL ? sign_of(w) : d->dir;
+    int s = fabs(w) > REST_TOL ? dg_sign(w) : d->dir;
     return 0.0 - brake_capacity(self, ctx) * s; /* 0.0 - x: +0 when free */
   }
   case SIG_HELD:

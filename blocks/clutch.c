@@ -159,10 +159,6 @@ static const dg_signal_def clutch_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
-static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
-
 static void clutch_check(const void *params, dg_check *chk) {
   const clutch_params *p = params;
   for (int i = 0; i < p->engagement.n; i++) {
@@ -185,13 +181,13 @@ static void clutch_check(const void *params, dg_check *chk) {
 
 /* e in [0, 1] for a pedal position and an engine-side speed (rad/s). */
 static double clutch_engagement(const clutch_params *p, double pedal, double force, double w_in) {
-  pedal = clamp01(pedal);
+  pedal = dg_clamp01(pedal);
   double e = p->engagement.n > 0 ? dg_table1d_eval(&p->engagement, pedal) : 1.0 - pedal;
   if (p->mode == ENGAGE_AUTO) {
-    double x = clamp01((w_in * DG_RPM_PER_RAD_S - p->idle_rpm) / (p->launch_rpm - p->idle_rpm));
+    double x = dg_clamp01((w_in * DG_RPM_PER_RAD_S - p->idle_rpm) / (p->launch_rpm - p->idle_rpm));
     e *= x * x * (3.0 - 2.0 * x);
   }
-  return clamp01(e) * clamp01(force);
+  return dg_clamp01(e) * dg_clamp01(force);
 }
 
 /* Kinetic capacity T_cap (N·m) at the context's inputs and speeds. */
@@ -251,7 +247,7 @@ static void clutch_lock(clutch_data *d, dg_ctx *ctx, double torque) {
 
 static void clutch_release(clutch_data *d, dg_ctx *ctx, bool in_post_step) {
   d->mode = MODE_SLIPPING;
-  d->dir = -sign_of(d->lambda);
+  d->dir = -dg_sign(d->lambda);
   d->just_released = in_post_step;
   dg_ctx_request_topology(ctx);
 }
@@ -268,7 +264,7 @@ static void clutch_pre_step(dg_block *self, dg_ctx *ctx) {
   }
   double slip = clutch_slip(self, ctx);
   if (fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
-    d->dir = sign_of(slip);
+    d->dir = dg_sign(slip);
   else if (!d->just_released && cap > 0.0)
     clutch_lock(d, ctx, 0.0);
   else if (!d->just_released)
@@ -338,7 +334,7 @@ static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   case SIG_TORQUE: {
     if (d->mode == MODE_LOCKED)
       return -d->lambda;
-    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? sign_of(slip) : d->dir;
+    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? dg_sign(slip) : d->dir;
     return clutch_capacity(self, ctx) * s;
   }
   case SIG_LOCKED:

@@ -14,7 +14,8 @@
  *                                            0 outside the table
  *   c      = kp·ep + i + accel_gain·a       pedal command: > 0 throttle, < 0 brake
  *   throttle = min(max(c, 0), 1)
- *   brake    = min(max(−brake_gain·c, 0), 1)
+ *   brake    = min(max(−brake_gain·c, 0), 1)   (both dg_clamp01: a NaN c
+ *                                            gives 0, no pedal)
  *   di/dt  = ki·e, except 0 while c >= 1 and e > 0 or c <= −1/brake_gain
  *            and e < 0 (clamp anti-windup: no integration while both pedals
  *            are at their stops and the error pushes further)
@@ -107,8 +108,6 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   return q;
 }
 
-static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
-
 static void driver_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const driver_params *p = self->params;
   driver_point q = driver_eval(self, ctx);
@@ -125,9 +124,9 @@ static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   driver_point q = driver_eval(self, ctx);
   switch (index) {
   case SIG_THROTTLE:
-    return clamp01(q.c);
+    return dg_clamp01(q.c);
   case SIG_BRAKE:
-    return clamp01(-p->brake_gain * q.c);
+    return dg_clamp01(-p->brake_gain * q.c);
   case SIG_COMMAND:
     return q.c;
   case SIG_ERROR:

@@ -87,9 +87,9 @@
  * named "R", "neutral", "1", ...; a shift is kinematically neutral. */
 #include <drivegraph/block.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
+
+#include "internal.h" /* dg_error_set, dg_pointer_append: dg_sim_set_shift_policy's errors */
 
 enum { PORT_IN, PORT_OUT };
 enum { MODE_MANUAL, MODE_AUTO_RPM, MODE_SHIFT_MAP };
@@ -689,55 +689,30 @@ const dg_block_class dg_block_gearbox = {
 /* ------------------------------------------------------------------------ */
 /* Public API: the shift callback                                           */
 
-static int policy_error(dg_error *err, const dg_sim *sim, int code, const char *block,
-                        const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-static int policy_error(dg_error *err, const dg_sim *sim, int code, const char *block,
-                        const char *fmt, ...) {
-  if (!err)
-    return code;
-  memset(err, 0, sizeof *err);
-  err->code = code;
-  if (sim)
-    snprintf(err->file, sizeof err->file, "%s", dg_graph_file(dg_sim_graph(sim)));
-  if (block) { /* JSON pointer /blocks/<id>, with ~ and / escaped */
-    size_t len = (size_t)snprintf(err->path, sizeof err->path, "/blocks/");
-    for (const char *c = block; *c && len + 3 < sizeof err->path; c++) {
-      if (*c == '~' || *c == '/') {
-        err->path[len++] = '~';
-        err->path[len++] = *c == '~' ? '0' : '1';
-      } else {
-        err->path[len++] = *c;
-      }
-    }
-    err->path[len] = '\0';
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->text, sizeof err->text, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
 int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
                             void *user, dg_error *err) {
-  if (err)
-    memset(err, 0, sizeof *err);
-  if (!sim)
-    return policy_error(err, NULL, DG_ERR_USAGE, NULL, "no simulation given");
-  if (!gearbox_id)
-    return policy_error(err, sim, DG_ERR_USAGE, NULL, "no gearbox id given");
+  dg_error_clear(err);
+  if (!sim) {
+    dg_error_set(err, DG_ERR_USAGE, NULL, NULL, "no simulation given");
+    return DG_ERR_USAGE;
+  }
+  const char *file = dg_graph_file(dg_sim_graph(sim));
+  if (!gearbox_id) {
+    dg_error_set(err, DG_ERR_USAGE, file, NULL, "no gearbox id given");
+    return DG_ERR_USAGE;
+  }
   dg_block *b = dg_sim_block(sim, gearbox_id);
-  if (!b)
-    return policy_error(err, sim, DG_ERR_UNKNOWN, NULL, "no block \"%s\" in the graph",
-                        gearbox_id);
-  if (b->klass != &dg_block_gearbox)
-    return policy_error(err, sim, DG_ERR_USAGE, gearbox_id,
-                        "block \"%s\" (type \"%s\") is not a gearbox", gearbox_id,
-                        b->klass->type);
+  if (!b) {
+    dg_error_set(err, DG_ERR_UNKNOWN, file, NULL, "no block \"%s\" in the graph", gearbox_id);
+    return DG_ERR_UNKNOWN;
+  }
+  if (b->klass != &dg_block_gearbox) {
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/blocks", gearbox_id);
+    dg_error_set(err, DG_ERR_USAGE, file, path, "block \"%s\" (type \"%s\") is not a gearbox",
+                 gearbox_id, b->klass->type);
+    return DG_ERR_USAGE;
+  }
   gearbox_data *d = b->data;
   d->policy = policy;
   d->user = user;

@@ -80,8 +80,6 @@ static const dg_signal_def load_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
 /* Resisting torque at speed w with the Coulomb part in direction s. */
 static double load_torque(const load_params *p, double w, int s) {
   return 0.0 - (p->c0 * s + p->c1 * w + p->c2 * w * fabs(w)); /* 0.0 - x: +0 at rest */
@@ -134,7 +132,7 @@ static void load_set_mode(load_data *d, dg_ctx *ctx, int mode) {
 
 /* Lets go: slides the way the held torque pushed. */
 static void load_release(load_data *d, dg_ctx *ctx, bool in_post_step) {
-  d->dir = d->have_hold ? -sign_of(d->hold) : 0;
+  d->dir = d->have_hold ? -dg_sign(d->hold) : 0;
   d->just_released = in_post_step;
   load_set_mode(d, ctx, MODE_SLIDING);
 }
@@ -161,7 +159,7 @@ static void load_pre_step(dg_block *self, dg_ctx *ctx) {
     return;
   }
   if (fabs(w) > REST_TOL)
-    d->dir = sign_of(w);
+    d->dir = dg_sign(w);
   else if (d->just_released)
     ; /* at rest because it just let go: slide the way it was pushed */
   else if (p->c0 > 0.0)
@@ -215,7 +213,7 @@ static double load_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   double w = dg_port_speed(ctx, self, PORT_IN);
   double t = d->mode == MODE_STUCK ? (d->have_hold ? d->hold : 0.0)
                                    : load_torque(self->params, w,
-                                                 fabs(w) > REST_TOL ? sign_of(w) : d->dir);
+                                                 fabs(w) > REST_TOL ? dg_sign(w) : d->dir);
   return index == SIG_TORQUE ? t : -t * w;
 }
 

@@ -169,8 +169,6 @@ static const dg_signal_def tc_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
 /* Speed-ratio breakpoints must lie in [0, 1]. */
 static void check_axis(const dg_table1d *t, const char *name, dg_check *chk) {
   for (int i = 0; i < t->n; i++) {
@@ -320,7 +318,7 @@ static void tc_lock(tc_data *d, dg_ctx *ctx, double torque) {
 
 static void tc_release(tc_data *d, dg_ctx *ctx, bool in_post_step) {
   d->mode = MODE_OPEN;
-  d->dir = -sign_of(d->lambda);
+  d->dir = -dg_sign(d->lambda);
   d->just_released = in_post_step;
   dg_ctx_request_topology(ctx);
 }
@@ -337,7 +335,7 @@ static void tc_pre_step(dg_block *self, dg_ctx *ctx) {
   }
   double slip = tc_slip(self, ctx);
   if (fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT))
-    d->dir = sign_of(slip);
+    d->dir = dg_sign(slip);
   else if (!d->just_released && d->applied)
     tc_lock(d, ctx, 0.0);
   else if (!d->just_released)
@@ -418,7 +416,7 @@ static double tc_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     if (!tc_lockup_applied(self, ctx))
       return 0.0;
     double slip = wp - wt;
-    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? sign_of(slip) : d->dir;
+    int s = fabs(slip) > dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) ? dg_sign(slip) : d->dir;
     return p->lockup.max_torque * s;
   }
   case SIG_LOCKED:

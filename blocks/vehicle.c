@@ -195,8 +195,6 @@ static const dg_signal_def vehicle_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
 static void vehicle_check(const void *params, dg_check *chk) {
   const vehicle_params *p = params;
   if (p->has_cg_to_front && !(p->cg_to_front < p->wheelbase))
@@ -299,7 +297,7 @@ static void vehicle_set_mode(vehicle_data *d, dg_ctx *ctx, int mode) {
 }
 
 static void vehicle_move_off(vehicle_data *d, dg_ctx *ctx, bool broke) {
-  d->dir = d->have_hold ? -sign_of(d->hold) : 0;
+  d->dir = d->have_hold ? -dg_sign(d->hold) : 0;
   d->inhibit = broke ? fabs(d->hold) : 0.0;
   vehicle_set_mode(d, ctx, MODE_MOVING);
 }
@@ -343,7 +341,7 @@ static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
     return;
   }
   if (fabs(v) > REST_TOL)
-    d->dir = sign_of(v);
+    d->dir = dg_sign(v);
   else if (d->f_c > 0.0 && d->f_c > d->inhibit)
     vehicle_stop(d, ctx);
 }
@@ -417,7 +415,7 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
       return 0.0;
     double v = dg_port_speed(ctx, self, PORT_MASS);
     double f_c = vehicle_coulomb(p, cos(vehicle_theta(self, ctx)));
-    return vehicle_road_load(p, f_c, v, fabs(v) > REST_TOL ? sign_of(v) : d->dir);
+    return vehicle_road_load(p, f_c, v, fabs(v) > REST_TOL ? dg_sign(v) : d->dir);
   }
   case SIG_STOPPED:
     return d->mode == MODE_STOPPED ? 1.0 : 0.0;

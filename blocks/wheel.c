@@ -219,10 +219,6 @@ static const dg_signal_def wheel_signals[] = {
     {0},
 };
 
-static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
-
-static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
-
 static bool is_magic(const wheel_params *p) { return p->tyre.model == MODEL_MAGIC; }
 
 /* Magic formula per unit load: Fx / Fz at slip k. */
@@ -260,7 +256,7 @@ static double mf_peak_slip(const tyre_params *t) {
 static double mf_slip_for(const wheel_data *d, const tyre_params *t, double ratio) {
   double r = fabs(ratio);
   if (!(r < d->mf_peak))
-    return sign_of(ratio) * d->kappa_peak;
+    return dg_sign(ratio) * d->kappa_peak;
   double lo = 0.0, hi = d->kappa_peak;
   for (int i = 0; i < 100; i++) {
     double mid = 0.5 * (lo + hi);
@@ -269,7 +265,7 @@ static double mf_slip_for(const wheel_data *d, const tyre_params *t, double rati
     else
       hi = mid;
   }
-  return sign_of(ratio) * 0.5 * (lo + hi);
+  return dg_sign(ratio) * 0.5 * (lo + hi);
 }
 
 static double wheel_fz(const dg_block *self, const dg_ctx *ctx) {
@@ -282,7 +278,7 @@ static double wheel_fz(const dg_block *self, const dg_ctx *ctx) {
 
 static double wheel_capacity(const dg_block *self, const dg_ctx *ctx) {
   const wheel_params *p = self->params;
-  return p->brake_torque * clamp01(dg_block_input(ctx, self, IN_BRAKE)) * p->brake_share;
+  return p->brake_torque * dg_clamp01(dg_block_input(ctx, self, IN_BRAKE)) * p->brake_share;
 }
 
 /* dκ/dt = (ωR − v − |v|·κ)/σ, held at the slip limit. */
@@ -385,7 +381,7 @@ static void wheel_release(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool
     *dg_block_state_commit(ctx, self) =
         fz > 0.0 && d->have_stick ? mf_slip_for(d, &p->tyre, d->fx_stick / fz) : 0.0;
   }
-  d->dir = d->have_hold ? -sign_of(d->hold) : 0;
+  d->dir = d->have_hold ? -dg_sign(d->hold) : 0;
   d->inhibit = broke ? fabs(d->hold) : 0.0;
   d->tyre_inhibit = 0.0;
   wheel_set_mode(d, ctx, MODE_FREE);
@@ -451,7 +447,7 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
     /* the stuck tyres of the last step against their pooled friction */
     if (d->have_stick && fabs(d->fx_stick) > *wheel_tyre_pool(d, ctx)) {
       /* lets go at the peak */
-      *dg_block_state_commit(ctx, self) = sign_of(d->fx_stick) * d->kappa_peak;
+      *dg_block_state_commit(ctx, self) = dg_sign(d->fx_stick) * d->kappa_peak;
       d->tyre_inhibit = fabs(d->fx_stick);
       wheel_set_mode(d, ctx, MODE_HELD);
     }
@@ -464,12 +460,12 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
       wheel_hold(self, d, ctx, true);
   } else if (d->mode == MODE_FREE) {
     if (!w_rest)
-      d->dir = sign_of(w);
+      d->dir = dg_sign(w);
     else if (d->cap > 0.0 && d->cap > d->inhibit)
       wheel_hold(self, d, ctx, v_rest);
   }
   if (d->mode == MODE_HELD || d->mode == MODE_PARKED)
-    d->vdir = v_rest ? 0 : sign_of(v);
+    d->vdir = v_rest ? 0 : dg_sign(v);
 
   if (wheel_pooled(self, d))
     *brake_pool += d->cap / p->radius;

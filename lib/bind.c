@@ -60,17 +60,6 @@ static bool in_range(const dg_input_def *in, double v) {
          !((in->flags & DG_P_MAX) && v > in->max);
 }
 
-static void range_text(const dg_input_def *in, char *buf, size_t size) {
-  if ((in->flags & DG_P_MIN) && (in->flags & DG_P_MAX))
-    snprintf(buf, size, "in [%g, %g]", in->min, in->max);
-  else if (in->flags & DG_P_MIN)
-    snprintf(buf, size, ">= %g", in->min);
-  else if (in->flags & DG_P_MAX)
-    snprintf(buf, size, "<= %g", in->max);
-  else
-    snprintf(buf, size, "finite");
-}
-
 static bool channel_name_ok(const char *s) {
   if (!s[0])
     return false;
@@ -138,8 +127,9 @@ void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *
     if (json_is_number(v)) {
       double x = json_number_value(v);
       if (!in_range(in, x)) {
-        char r[64];
-        range_text(in, r, sizeof r);
+        char r[64]; /* an input's range is DG_P_MIN and DG_P_MAX only (in_range) */
+        dg_range_text(r, sizeof r, in->flags & (DG_P_MIN | DG_P_MAX), in->min, in->max,
+                      DG_RANGE_INTERVAL);
         dg_diag_add(d, DG_ERR_RANGE, kpath, "must be %s, got %g", r, x);
         continue;
       }

@@ -56,6 +56,24 @@ void dg_error_clear(dg_error *err);
 void dg_pointer_append(char *buf, size_t size, const char *base, const char *token);
 void dg_pointer_index(char *buf, size_t size, const char *base, size_t index);
 
+/* How dg_range_text writes a range. */
+typedef enum dg_range_style {
+  /* The bounds joined by " and ": "> 0", ">= 0 and <= 1", "> 0 and < 2";
+   * "" when there is no bound (the importers' "must be %s (got %g)"). */
+  DG_RANGE_BOUNDS,
+  /* As DG_RANGE_BOUNDS, except that two inclusive bounds are written
+   * "in [0, 1]" and no bound "finite" (block inputs' constants, bind.c). */
+  DG_RANGE_INTERVAL
+} dg_range_style;
+
+/* The range of `flags` for a message "must be %s": the lower bound from
+ * DG_P_MIN_EXCL ("> min", which wins over DG_P_MIN) or DG_P_MIN (">= min"),
+ * the upper from DG_P_MAX_EXCL ("< max", which wins over DG_P_MAX) or
+ * DG_P_MAX ("<= max"), numbers as %g, other flags ignored; written into buf
+ * (truncated like snprintf, always terminated when size > 0). Returns buf. */
+const char *dg_range_text(char *buf, size_t size, unsigned flags, double min, double max,
+                          dg_range_style style);
+
 /* Edit distance (dg_suggest, the public "did you mean", is built on it). */
 int dg_edit_distance(const char *a, const char *b);
 

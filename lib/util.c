@@ -1,7 +1,8 @@
 /* Small shared services of the library: an arena for data that lives as long
  * as a graph, error values and the collector that reports every problem,
- * JSON pointers, "did you mean" suggestions, and JSON loading with errors
- * mapped to line and column. Nothing here keeps global state. */
+ * JSON pointers, ranges as message text, "did you mean" suggestions, and
+ * JSON loading with errors mapped to line and column. Nothing here keeps
+ * global state. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -274,6 +275,34 @@ void dg_pointer_index(char *buf, size_t size, const char *base, size_t index) {
   char token[32];
   snprintf(token, sizeof token, "%zu", index);
   dg_pointer_append(buf, size, base, token);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ranges in messages                                                       */
+
+const char *dg_range_text(char *buf, size_t size, unsigned flags, double min, double max,
+                          dg_range_style style) {
+  if (!buf || size == 0)
+    return buf;
+  buf[0] = '\0';
+  bool lower_closed = (flags & DG_P_MIN) && !(flags & DG_P_MIN_EXCL);
+  bool upper_closed = (flags & DG_P_MAX) && !(flags & DG_P_MAX_EXCL);
+  if (style == DG_RANGE_INTERVAL && lower_closed && upper_closed) {
+    snprintf(buf, size, "in [%g, %g]", min, max);
+    return buf;
+  }
+  if (flags & DG_P_MIN_EXCL)
+    snprintf(buf, size, "> %g", min);
+  else if (flags & DG_P_MIN)
+    snprintf(buf, size, ">= %g", min);
+  size_t l = strlen(buf);
+  if (flags & DG_P_MAX_EXCL)
+    snprintf(buf + l, size - l, "%s< %g", l ? " and " : "", max);
+  else if (flags & DG_P_MAX)
+    snprintf(buf + l, size - l, "%s<= %g", l ? " and " : "", max);
+  if (style == DG_RANGE_INTERVAL && !buf[0])
+    snprintf(buf, size, "finite");
+  return buf;
 }
 
 /* ------------------------------------------------------------------------ */

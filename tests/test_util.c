@@ -1,10 +1,14 @@
 /* Shared services (lib/util.c): codes, error values and formatting, the
- * problem collector, the arena, JSON pointers, suggestions, reading files
- * and JSON syntax errors with line and column. */
+ * problem collector, the arena, JSON pointers, ranges as message text,
+ * suggestions, reading files and JSON syntax errors with line and column;
+ * and block.h's numeric helpers for block authors (dg_sign, dg_clamp01),
+ * which the built-in blocks share. */
 #include "internal.h"
 #include "testutil.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +223,107 @@ START_TEST(pointer_truncates_whole_escapes) {
   char one[1];
   dg_pointer_append(one, sizeof one, "/a", "b");
   ck_assert_str_eq(one, "");
+}
+END_TEST
+
+/* ---- ranges in messages --------------------------------------------------- */
+
+static const struct {
+  unsigned flags;
+  double min, max;
+  dg_range_style style;
+  const char *text;
+} ranges[] = {
+    /* the importers' form: bounds joined by " and ", "" without a bound */
+    {0, 0, 0, DG_RANGE_BOUNDS, ""},
+    {DG_P_MIN_EXCL, 0, 0, DG_RANGE_BOUNDS, "> 0"},
+    {DG_P_MIN, 0, 0, DG_RANGE_BOUNDS, ">= 0"},
+    {DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, "<= 1"},
+    {DG_P_MAX_EXCL, 0, 2, DG_RANGE_BOUNDS, "< 2"},
+    {DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, ">= 0 and <= 1"},
+    {DG_P_MIN_EXCL | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS, "> 0 and <= 1"},
+    {DG_P_MIN_EXCL | DG_P_MAX_EXCL, 0, 2, DG_RANGE_BOUNDS, "> 0 and < 2"},
+    {DG_P_MIN | DG_P_MAX, -1, 0.5, DG_RANGE_BOUNDS, ">= -1 and <= 0.5"},
+    {DG_P_MIN | DG_P_MIN_EXCL | DG_P_MAX | DG_P_MAX_EXCL, -3, 3, DG_RANGE_BOUNDS,
+     "> -3 and < 3"}, /* the exclusive flag wins */
+    {DG_P_MIN_EXCL | DG_P_MAX, 1e-7, 123456789, DG_RANGE_BOUNDS, "> 1e-07 and <= 1.23457e+08"},
+    {DG_P_INCREASING | DG_P_DYNAMICS | DG_P_MIN, 2, 0, DG_RANGE_BOUNDS, ">= 2"}, /* ignored */
+    /* block inputs' form: two inclusive bounds as an interval, none "finite" */
+    {DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "in [0, 1]"},
+    {DG_P_MIN | DG_P_MAX, -1, 24, DG_RANGE_INTERVAL, "in [-1, 24]"},
+    {DG_P_MIN, -1, 0, DG_RANGE_INTERVAL, ">= -1"},
+    {DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "<= 1"},
+    {0, 0, 0, DG_RANGE_INTERVAL, "finite"},
+    {DG_INPUT_REQUIRED | DG_INPUT_INTEGER, 0, 0, DG_RANGE_INTERVAL, "finite"},
+    {DG_INPUT_INTEGER | DG_P_MIN | DG_P_MAX, 0, 9, DG_RANGE_INTERVAL, "in [0, 9]"},
+    /* an exclusive bound is no interval: the bounds' form */
+    {DG_P_MIN_EXCL | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL, "> 0 and <= 1"},
+    {DG_P_MIN | DG_P_MAX | DG_P_MAX_EXCL, 0, 1, DG_RANGE_INTERVAL, ">= 0 and < 1"},
+};
+
+START_TEST(range_text) {
+  char buf[64];
+  memset(buf, 'x', sizeof buf);
+  ck_assert_ptr_eq(dg_range_text(buf, sizeof buf, ranges[_i].flags, ranges[_i].min,
+                                 ranges[_i].max, ranges[_i].style),
+                   buf);
+  ck_assert_str_eq(buf, ranges[_i].text);
+}
+END_TEST
+
+/* Truncated like snprintf, always terminated; nothing written to no room. */
+START_TEST(range_text_truncates) {
+  char buf[6];
+  dg_range_text(buf, sizeof buf, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, ">= 0 ");
+  dg_range_text(buf, 3, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, ">=");
+  dg_range_text(buf, 5, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL);
+  ck_assert_str_eq(buf, "in [");
+  dg_range_text(buf, 3, 0, 0, 0, DG_RANGE_INTERVAL);
+  ck_assert_str_eq(buf, "fi");
+  dg_range_text(buf, 1, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS);
+  ck_assert_str_eq(buf, "");
+  buf[0] = 'x';
+  ck_assert_ptr_eq(dg_range_text(buf, 0, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS), buf);
+  ck_assert_int_eq(buf[0], 'x');
+  ck_assert_ptr_null(dg_range_text(NULL, 8, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS));
+}
+END_TEST
+
+/* ---- block.h's numeric helpers -------------------------------------------- */
+
+static const struct {
+  double x;
+  int sign;
+  double clamped;
+} numbers[] = {
+    {2.5, 1, 1.0},
+    {1.0, 1, 1.0},
+    {0.25, 1, 0.25},
+    {0.0, 0, 0.0},
+    {-0.0, 0, 0.0},
+    {-0.25, -1, 0.0},
+    {-1.0, -1, 0.0},
+    {-2.5, -1, 0.0},
+    {INFINITY, 1, 1.0},
+    {-INFINITY, -1, 0.0},
+    {DBL_TRUE_MIN, 1, DBL_TRUE_MIN}, /* the smallest subnormal is > 0 */
+    {-DBL_TRUE_MIN, -1, 0.0},
+    {1.0 - DBL_EPSILON / 2, 1, 1.0 - DBL_EPSILON / 2}, /* the largest double below 1 */
+    {1.0 + DBL_EPSILON, 1, 1.0},
+    {DBL_MAX, 1, 1.0},
+    {-DBL_MAX, -1, 0.0},
+    {NAN, 0, 0.0},
+    {-NAN, 0, 0.0},
+};
+
+START_TEST(sign_and_clamp01) {
+  double x = numbers[_i].x;
+  ck_assert_int_eq(dg_sign(x), numbers[_i].sign);
+  double c = dg_clamp01(x);
+  ck_assert_double_eq(c, numbers[_i].clamped); /* exact; never NaN */
+  ck_assert(!signbit(c));                      /* +0, never -0 */
 }
 END_TEST
 
@@ -453,7 +558,12 @@ static Suite *suite(void) {
   tcase_add_test(p, edit_distance_long_words);
   tcase_add_loop_test(p, suggest, 0, (int)(sizeof suggestions / sizeof suggestions[0]));
   tcase_add_test(p, suggest_edge_cases);
+  tcase_add_loop_test(p, range_text, 0, (int)(sizeof ranges / sizeof ranges[0]));
+  tcase_add_test(p, range_text_truncates);
   suite_add_tcase(s, p);
+  TCase *n = tcase_create("numbers");
+  tcase_add_loop_test(n, sign_and_clamp01, 0, (int)(sizeof numbers / sizeof numbers[0]));
+  suite_add_tcase(s, n);
   TCase *j = tcase_create("json");
   tcase_add_test(j, read_file);
   tcase_add_test(j, read_file_large);

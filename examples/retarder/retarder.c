@@ -122,13 +122,11 @@ static const dg_input_def retarder_inputs[] = {
     {0},
 };
 
-static double clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); } /* NaN → 0 */
-
 /* T(ω, f): the braking torque on the shaft. sign(0) = 0: nothing at rest. */
 static double retarder_torque(const dg_block *self, double w, double fill) {
   const retarder_params *p = self->params;
   const retarder_data *d = self->data;
-  double sign = (w > 0.0) - (w < 0.0);
+  double sign = dg_sign(w);
   return -sign * fmin(p->max_torque, d->k * w * w) * fill;
 }
 
@@ -137,7 +135,7 @@ static double retarder_command(const dg_block *self, const dg_ctx *ctx) {
   const retarder_params *p = self->params;
   double u = dg_block_input(ctx, self, IN_RETARDER);
   double b = p->brake_blend * dg_block_input(ctx, self, IN_BRAKE);
-  return clamp01(b > u ? b : u);
+  return dg_clamp01(b > u ? b : u);
 }
 
 /* Beyond the table: exactly one of the two ways to give k. */
@@ -185,7 +183,7 @@ static void retarder_torque_downstream(dg_block *self, dg_ctx *ctx) {
 /* The exact solution stays in [0, 1]; the clamp only absorbs round-off. */
 static void retarder_post_step(dg_block *self, dg_ctx *ctx) {
   double *fill = dg_block_state_commit(ctx, self);
-  *fill = clamp01(*fill);
+  *fill = dg_clamp01(*fill);
 }
 
 /* ---- telemetry (committed state) ---- */

@@ -452,6 +452,15 @@ static inline void dg_port_set_normal_load(dg_ctx *ctx, const dg_block *b, int p
   ctx->normal_load[b->node[port]] = fz;
 }
 
+/// The sign of x as an int: 1 for x > 0, −1 for x < 0, and 0 for +0, −0
+/// and NaN (a friction direction, a slip's sign; 0 means "none").
+static inline int dg_sign(double x) { return (x > 0.0) - (x < 0.0); }
+/// x clamped to [0, 1] (a pedal, an engagement, a fill level): 1 for
+/// x > 1 (and +inf), x for 0 < x <= 1, and +0 for x <= 0 (−0 and −inf
+/// included) and for NaN: an input that is not a number counts as
+/// released.
+static inline double dg_clamp01(double x) { return x > 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); }
+
 /// Asks for a mode change: the solver rebuilds the topology (calling every
 /// state_upstream) after the current pre_step / post_step pass and projects
 /// the speeds conserving momentum.

@@ -443,20 +443,6 @@ static bool in_range(double x, const crange *r) {
          !((r->flags & DG_P_MAX) && !(x <= r->max));
 }
 
-static const char *range_text(const crange *r, char *buf, size_t size) {
-  buf[0] = '\0';
-  if (r->flags & DG_P_MIN_EXCL)
-    snprintf(buf, size, "> %g", r->min);
-  else if (r->flags & DG_P_MIN)
-    snprintf(buf, size, ">= %g", r->min);
-  size_t l = strlen(buf);
-  if (r->flags & DG_P_MAX_EXCL)
-    snprintf(buf + l, size - l, "%s< %g", l ? " and " : "", r->max);
-  else if (r->flags & DG_P_MAX)
-    snprintf(buf + l, size - l, "%s<= %g", l ? " and " : "", r->max);
-  return buf;
-}
-
 static bool cvalue_num(cctx *c, const cfile *f, const cpath *p, const json_t *v, const crange *r,
                        double *out) {
   char buf[64];
@@ -466,7 +452,8 @@ static bool cvalue_num(cctx *c, const cfile *f, const cpath *p, const json_t *v,
   }
   double x = json_number_value(v);
   if (!in_range(x, r)) {
-    cfail(c, f, p, DG_ERR_RANGE, "must be %s (got %g)", range_text(r, buf, sizeof buf), x);
+    cfail(c, f, p, DG_ERR_RANGE, "must be %s (got %g)",
+          dg_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
     return false;
   }
   *out = x;

@@ -737,20 +737,6 @@ static yaml_node_t *yget(yctx *c, const yaml_node_t *map, const char *key) {
   return NULL;
 }
 
-static const char *range_text(const yrange *r, char *buf, size_t size) {
-  buf[0] = '\0';
-  if (r->flags & DG_P_MIN_EXCL)
-    snprintf(buf, size, "> %g", r->min);
-  else if (r->flags & DG_P_MIN)
-    snprintf(buf, size, ">= %g", r->min);
-  size_t l = strlen(buf);
-  if (r->flags & DG_P_MAX_EXCL)
-    snprintf(buf + l, size - l, "%s< %g", l ? " and " : "", r->max);
-  else if (r->flags & DG_P_MAX)
-    snprintf(buf + l, size - l, "%s<= %g", l ? " and " : "", r->max);
-  return buf;
-}
-
 static bool in_range(double x, const yrange *r) {
   if ((r->flags & DG_P_MIN_EXCL) && !(x > r->min))
     return false;
@@ -777,7 +763,8 @@ static bool ynumber_node(yctx *c, const yaml_node_t *n, const char *ptr, const y
     return false;
   }
   if (!in_range(x, r)) {
-    yfail(c, n, DG_ERR_RANGE, ptr, "must be %s (got %g)", range_text(r, buf, sizeof buf), x);
+    yfail(c, n, DG_ERR_RANGE, ptr, "must be %s (got %g)",
+          dg_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
     return false;
   }
   *out = x;
