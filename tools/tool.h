@@ -1,5 +1,5 @@
 /* Shared pieces of the drivegraph command: one file per subcommand
- * (tools/cmd_*.c) defines a `const command`; drivegraph.c lists them.
+ * (tools/cmd_*.c) defines a `const command`; main.c lists them.
  *
  * Options are data: each command has a table of `option_def` (long name,
  * short name, kind, destination, argument name, help text), and one parser
