@@ -34,7 +34,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev chec
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build python run test sanitize docs clean
+.PHONY: all deps build python run test sanitize bench format-check docs clean
 
 all: build
 
@@ -86,6 +86,25 @@ sanitize: deps
 	  $(MESON) setup $(ASAN_BUILD_DIR) -Db_sanitize=address,undefined -Db_lundef=false
 	$(NINJA) -C $(ASAN_BUILD_DIR)
 	$(SAN_ENV) $(MESON) test -C $(ASAN_BUILD_DIR) --print-errorlogs
+
+# The bench program (bench/, not installed): the framework against the
+# hand-written baselines on their graph twins, the cost ratio of each.
+# `drivegraph bench GRAPH` times any graph. BENCH_ARGS: e.g. --reps 9.
+BENCH_BIN   = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/bench/drivegraph-bench
+BENCH_ARGS ?=
+bench: build
+	$(BENCH_BIN) graphs/bench/sedan_baseline.json $(BENCH_ARGS)
+	@echo
+	$(BENCH_BIN) graphs/bench/axle_baseline.json $(BENCH_ARGS)
+
+# Which C files clang-format would change under .clang-format, with the
+# count of lines and the total: a report, not run by CI; nothing is
+# rewritten. FILES limits it to some files; FORMAT_ARGS=-d shows the diffs.
+# Exit status 1 while any file differs (the tree has not been reformatted).
+FILES       ?=
+FORMAT_ARGS ?=
+format-check:
+	scripts/format-check.sh $(FORMAT_ARGS) $(FILES)
 
 # docs/blocks.md is generated from the parameter tables (a test checks it).
 docs: build

@@ -1,4 +1,4 @@
-/* The hand-written baseline (tests/baseline_sedan.c) against the framework
+/* The hand-written baseline (bench/baseline_sedan.c) against the framework
  * running its graph twin (graphs/bench/sedan_baseline.json): same coupled
  * inertia, same trajectory over a full-throttle launch with shifts.
  *

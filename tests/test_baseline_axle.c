@@ -1,4 +1,4 @@
-/* The hand-written axle baseline (tests/baseline_axle.c) against the
+/* The hand-written axle baseline (bench/baseline_axle.c) against the
  * framework running its graph twin (graphs/bench/axle_baseline.json): same
  * coupled inertia, same trajectory over the launch `drivegraph bench` runs
  * (dg_batch_launch_inputs every step; the torque source ignores the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of the `drivegraph` command (tools/drivegraph.c): outputs, files and
+# Tests of the `drivegraph` command (tools/main.c): outputs, files and
 # exit codes. Run by meson as
 #   test_cli.sh <path-to-drivegraph> <source-root>
 set -euo pipefail

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of `drivegraph bench` and `drivegraph sweep` (tools/cmd_bench.c,
-# tools/cmd_sweep.c): outputs, files and exit codes. Run by meson as
+# tools/cmd_sweep.c): outputs, files and exit codes. The bench program
+# drivegraph-bench has its own (tests/test_bench.sh). Run by meson as
 #   test_cli_bench.sh <path-to-drivegraph> <source-root>
 # Timings are not asserted (the machine may be busy); what is asserted is
 # the shape of the report, the counts, and that sweeps are exact and
@@ -22,20 +23,23 @@ field() { sed -n "$1p" <<<"$2" | grep -Eo "\"$3\":[^,}]*" | head -1 | cut -d: -f
 SEDAN=$ROOT/graphs/bench/sedan_baseline.json
 AXLE=$ROOT/graphs/bench/axle_baseline.json
 TREE=$ROOT/graphs/bench/diff_tree_2.json
-NUM='[0-9]+(\.[0-9]+)?'
 
 # ---------------------------------------------------------------------------
-# bench
+# bench (the comparison with the hand-written baselines is the bench
+# program's: tests/test_bench.sh)
 
 run "$DG" bench --help
 check "bench --help: exit 0" rc_is 0
 check "bench --help: options" has "$OUT" '--steps N'
-check "bench --help: the baseline" has "$OUT" 'sedan_baseline.json'
-check "bench --help: the axle baseline" has "$OUT" 'axle_baseline.json'
+check "bench --help: the launch" has "$OUT" 'full throttle from rest'
+check "bench --help: the baselines are the bench program's" has "$OUT" 'drivegraph-bench'
 
 run "$DG" bench
 check "bench without a graph: exit 2" rc_is 2
 check "bench without a graph: message" has "$ERR" 'drivegraph bench: no graph file given'
+run "$DG" bench "$TREE" "$SEDAN"
+check "bench two graphs: exit 2" rc_is 2
+check "bench two graphs: message" has "$ERR" "drivegraph bench: one graph file expected \(got '.*sedan_baseline.json' too\)"
 run "$DG" bench "$TREE" --steps 0
 check "bench --steps 0: exit 2" rc_is 2
 check "bench --steps 0: message" has "$ERR" "--steps: expected a whole number >= 1 \(got '0'\)"
@@ -53,7 +57,8 @@ run "$DG" bench "$TMP/bad.json"
 check "bench invalid graph: exit 1" rc_is 1
 check "bench invalid graph: the problem" has "$ERR" '/blocks/g/ratio: must be > 0 \(got -1\)'
 
-# the baseline's twin: 3 s of launch = one upshift = two topology changes
+# the sedan baseline's twin, timed like any graph: 3 s of launch = one
+# upshift = two topology changes; no baseline in the tool
 run "$DG" bench "$SEDAN" --steps 3000 --reps 3
 check "bench sedan_baseline: exit 0" rc_is 0
 check "bench sedan_baseline: graph line" has "$OUT" '^graph: +.*sedan_baseline.json \(9 blocks, 16 nodes, 5-6 DOFs\)$'
@@ -62,23 +67,18 @@ check "bench sedan_baseline: topology changes" has "$OUT" '^topology changes: +2
 check "bench sedan_baseline: ns per step" has "$OUT" "^ns per step: +[0-9]+ median \(min [0-9]+, max [0-9]+\)$"
 check "bench sedan_baseline: steps per second" has "$OUT" '^steps per second: +[0-9]+$'
 check "bench sedan_baseline: real-time factor" has "$OUT" '^real-time factor: +[0-9]+ at dt = 0.001 s$'
-check "bench sedan_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median .*same launch \(relative difference [0-9.e+-]+\)$'
-check "bench sedan_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
-check "bench sedan_baseline: its own baseline" has "$OUT" 'hand-written tests/baseline_sedan\.c'
+check "bench sedan_baseline: six lines" line_count_is "$OUT" 6
+check "bench sedan_baseline: no baseline in the tool" lacks "$OUT" '^(baseline|framework/baseline):'
 
-# the axle baseline's twin: 2 DOFs, no mode change, its own baseline
+# the axle baseline's twin: 2 DOFs, no mode change
 run "$DG" bench "$AXLE" --steps 2000 --reps 3
 check "bench axle_baseline: exit 0" rc_is 0
 check "bench axle_baseline: graph line" has "$OUT" '^graph: +.*axle_baseline.json \(5 blocks, 5 nodes, 2 DOFs\)$'
 check "bench axle_baseline: run line" has "$OUT" '^run: +launch, 2000 steps of 0.001 s \(2 s\), median of 3 after a warm-up run$'
 check "bench axle_baseline: no topology change" has "$OUT" '^topology changes: +0 per run$'
-check "bench axle_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median \(min [0-9]+, max [0-9]+\), hand-written tests/baseline_axle\.c, same launch \(relative difference [0-9.e+-]+\)$'
-check "bench axle_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
-# at another step size too: the baseline takes the same dt
-run "$DG" bench "$AXLE" --steps 1000 --reps 1 --dt 0.0005
-check "bench axle_baseline --dt 0.0005: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step .*baseline_axle\.c, same launch'
+check "bench axle_baseline: no baseline in the tool" lacks "$OUT" '^(baseline|framework/baseline):'
 
-# any other graph: no baseline, its own counts
+# any other graph: its own counts
 run "$DG" bench "$TREE" --steps 200 --reps 1 --dt 0.002
 check "bench diff_tree_2: exit 0" rc_is 0
 check "bench diff_tree_2: 2 DOFs" has "$OUT" '\(5 blocks, 5 nodes, 2 DOFs\)$'
@@ -86,17 +86,10 @@ check "bench diff_tree_2: dt" has "$OUT" '200 steps of 0.002 s \(0.4 s\)'
 check "bench diff_tree_2: no topology change" has "$OUT" '^topology changes: +0 per run$'
 check "bench diff_tree_2: no baseline" lacks "$OUT" 'baseline'
 
-# an edited twin keeps its name but not the baseline's trajectory
-sed 's/"mass": 1500/"mass": 1600/' "$SEDAN" >"$TMP/edited.json"
-run "$DG" bench "$TMP/edited.json" --steps 1000 --reps 1
-check "bench edited twin: exit 0" rc_is 0
-check "bench edited twin: not compared" has "$OUT" '^baseline: +not compared: .*was the graph edited\?$'
-check "bench edited twin: no ratio" lacks "$OUT" 'framework/baseline'
-sed 's/"c1": 40/"c1": 45/' "$AXLE" >"$TMP/edited_axle.json"
-run "$DG" bench "$TMP/edited_axle.json" --steps 1000 --reps 1
-check "bench edited axle twin: exit 0" rc_is 0
-check "bench edited axle twin: not compared" has "$OUT" '^baseline: +not compared: .*differs from tests/baseline_axle\.c .*was the graph edited\?$'
-check "bench edited axle twin: no ratio" lacks "$OUT" 'framework/baseline'
+# the tool carries no test code: no symbol of the hand-written baselines
+if command -v nm >/dev/null; then
+  check "bench: the baselines are not in the tool" lacks "$(nm "$DG")" 'baseline_(sedan|axle)_'
+fi
 
 # ---------------------------------------------------------------------------
 # sweep: options

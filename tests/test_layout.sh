@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every source and test file in the tree is in the build: the lists in
 # meson.build (core_modules, block_names, client_modules, tool_commands,
-# tool_helpers), tests/meson.build and tests/fuzz/meson.build name them all.
+# tool_helpers), bench/meson.build, tests/meson.build and
+# tests/fuzz/meson.build name them all.
 # (A listed file that is missing is already a configure error; this is the
 # other direction: a file added without adding it to its list.) Run by
 # meson as
@@ -46,6 +47,7 @@ check_listed() {
 check_listed "lib/ source file" "core_modules or client_modules in meson.build" 'lib/*.c' 'lib/*/*.c'
 check_listed "built-in block file" "block_names in meson.build" 'blocks/*.c'
 check_listed "tool source file" "tool_commands or tool_helpers in meson.build" 'tools/*.c'
+check_listed "bench program file" "bench/meson.build" 'bench/*.c'
 check_listed "Check suite" "core_modules, block_names, client_modules (meson.build) or library_suites (tests/meson.build)" 'tests/test_*.c'
 check_listed "test script" "tests/meson.build" 'tests/test_*.sh'
 check_listed "fuzz target" "fuzz_targets in tests/fuzz/meson.build" 'tests/fuzz/fuzz_*.c'

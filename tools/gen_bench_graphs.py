@@ -11,8 +11,9 @@ editing this file and commit the output):
 
 `drivegraph bench` runs them all with the same launch inputs
 (docs/performance.md). sedan_baseline.json and axle_baseline.json are
-written by hand: they are the twins of tests/baseline_sedan.c and
-baseline_axle.c.
+written by hand: they are the twins of bench/baseline_sedan.c and
+baseline_axle.c, which the bench program drivegraph-bench (bench/main.c)
+compares them with.
 """
 import json
 import os

@@ -36,12 +36,23 @@ static int option_label(const option_def *o, char *buf, size_t size) {
   return snprintf(buf, size, "%s--%s%s%s", s, o->name, arg ? " " : "", arg ? arg : "");
 }
 
+/* How usage lines and messages name the command: "drivegraph NAME", or
+ * the program's own name. */
+static const char *command_title(const command *cmd, char *buf, size_t size) {
+  if (cmd->program)
+    return cmd->program;
+  snprintf(buf, size, "drivegraph %s", cmd->name);
+  return buf;
+}
+
 void print_usage(const command *cmd, FILE *out) {
+  char buf[128];
+  const char *title = command_title(cmd, buf, sizeof buf);
   char line[1024];
-  int len = snprintf(line, sizeof line, "usage: drivegraph %s%s%s", cmd->name,
+  int len = snprintf(line, sizeof line, "usage: %s%s%s", title,
                      cmd->operands && *cmd->operands ? " " : "",
                      cmd->operands ? cmd->operands : "");
-  int indent = (int)strlen("usage: drivegraph ") + (int)strlen(cmd->name) + 1;
+  int indent = (int)strlen("usage: ") + (int)strlen(title) + 1;
   fputs(line, out);
   /* the last line of the operands text is where the options continue */
   const char *nl = strrchr(line, '\n');
@@ -100,14 +111,16 @@ void print_help(const command *cmd) {
 /* The parser                                                               */
 
 int usage_error(const command *cmd, const char *fmt, ...) {
+  char buf[128];
+  const char *title = command_title(cmd, buf, sizeof buf);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "drivegraph %s: ", cmd->name);
+  fprintf(stderr, "%s: ", title);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
   print_usage(cmd, stderr);
-  fprintf(stderr, "Try 'drivegraph %s --help' for more information.\n", cmd->name);
+  fprintf(stderr, "Try '%s --help' for more information.\n", title);
   return EXIT_USAGE;
 }
 
@@ -207,7 +220,8 @@ static int store(const command *cmd, const option_def *o, bool as_short, const c
   case OPT_LIST: {
     opt_list *l = (opt_list *)dest;
     if (!l->v && !(l->v = malloc(sizeof *l->v * (size_t)(argc > 0 ? argc : 1)))) {
-      fprintf(stderr, "drivegraph %s: out of memory\n", cmd->name);
+      char buf[128];
+      fprintf(stderr, "%s: out of memory\n", command_title(cmd, buf, sizeof buf));
       return EXIT_INVALID;
     }
     l->v[l->n++] = (char *)value; /* at most one value per argument: argc is room enough */

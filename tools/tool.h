@@ -1,5 +1,5 @@
 /* Shared pieces of the drivegraph command: one file per subcommand
- * (tools/cmd_*.c) defines a `const command`; drivegraph.c lists them.
+ * (tools/cmd_*.c) defines a `const command`; main.c lists them.
  *
  * Options are data: each command has a table of `option_def` (long name,
  * short name, kind, destination, argument name, help text), and one parser
@@ -100,6 +100,10 @@ typedef struct operands {
 
 typedef struct command {
   const char *name;
+  /* NULL for a subcommand of drivegraph; a program of its own that reads
+   * its arguments with parse_options (bench/main.c) gives its name, which
+   * usage lines and messages then show in place of "drivegraph NAME" */
+  const char *program;
   const char *operands; /* what follows "drivegraph NAME" besides options */
   const char *summary;  /* one line for the command list */
   const char *help;     /* description for NAME --help, before the options */
@@ -124,7 +128,8 @@ void options_free(const command *cmd, void *opts);
 
 void print_usage(const command *cmd, FILE *out);
 void print_help(const command *cmd);
-/* "drivegraph CMD: message", the usage line, and exit status 2. */
+/* "drivegraph CMD: message" (or "PROGRAM: message"), the usage line, and
+ * exit status 2. */
 int usage_error(const command *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

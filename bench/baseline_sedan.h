@@ -1,8 +1,9 @@
 /* A hand-written baseline: the sedan of graphs/bench/sedan_baseline.json as
  * one plain C step function with RK4, no framework, no graph, no hooks.
  *
- * It exists to measure the framework's overhead honestly (`drivegraph bench`
- * prints the cost ratio) and to pin its numerics: tests/test_baseline.c runs
+ * It exists to measure the framework's overhead honestly (the bench program
+ * drivegraph-bench, bench/main.c, prints the cost ratio) and to pin its
+ * numerics: tests/test_baseline.c runs
  * both over a full-throttle launch with shifts and asserts the same
  * trajectory to 1e-9 relative. The equations are those of blocks/engine.c,
  * gearbox.c (auto_rpm), gear.c, differential.c (open), wheel.c
@@ -12,14 +13,14 @@
  * step: a changed number in one is a test failure.
  *
  * Built, with baseline_axle.c, into the static library `dgbaseline`
- * (meson.build), which the tool and the baseline suites link; it is not
- * part of libdrivegraph. */
+ * (bench/meson.build), which the bench program and the baseline suites
+ * link; it is not part of libdrivegraph or of the drivegraph tool. */
 #ifndef DG_BASELINE_SEDAN_H
 #define DG_BASELINE_SEDAN_H
 
 #include <stdbool.h>
 
-/* The "name" of graphs/bench/sedan_baseline.json: `drivegraph bench`
+/* The "name" of graphs/bench/sedan_baseline.json: drivegraph-bench
  * recognizes the baseline's graph by it. */
 #define BASELINE_SEDAN_NAME \
   "Sedan baseline: engine, 6-speed automatic, open differential, magic-formula tyres"

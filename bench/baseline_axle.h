@@ -3,7 +3,7 @@
  *
  * The smallest system where the framework's coupling is not trivial: a
  * torque source behind a final drive and an open differential, two wheel
- * loads, two DOFs with a full 2×2 inertia matrix. `drivegraph bench` prints
+ * loads, two DOFs with a full 2×2 inertia matrix. drivegraph-bench prints
  * the framework/baseline cost ratio for it (the framework's fixed cost per
  * step, without tyres or mode changes to hide behind), and
  * tests/test_baseline_axle.c runs both over a launch and asserts the same
@@ -15,12 +15,12 @@
  * failure.
  *
  * Built, with baseline_sedan.c, into the static library `dgbaseline`
- * (meson.build), which the tool and the baseline suites link; it is not
- * part of libdrivegraph. */
+ * (bench/meson.build), which the bench program and the baseline suites
+ * link; it is not part of libdrivegraph or of the drivegraph tool. */
 #ifndef DG_BASELINE_AXLE_H
 #define DG_BASELINE_AXLE_H
 
-/* The "name" of graphs/bench/axle_baseline.json: `drivegraph bench`
+/* The "name" of graphs/bench/axle_baseline.json: drivegraph-bench
  * recognizes the baseline's graph by it. */
 #define BASELINE_AXLE_NAME \
   "Axle baseline: torque source, 13.94 final drive, open differential, two viscous wheel loads"
