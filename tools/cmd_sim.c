@@ -432,15 +432,6 @@ static void report_unknown_signal(const dg_sim *sim, const char *name) {
   free(names);
 }
 
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  char *end = s + strlen(s);
-  while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
-    *--end = '\0';
-  return s;
-}
-
 /* Columns from --signals "a.b,c.d": EXIT_OK or EXIT_INVALID. */
 static int select_listed(sim_run *r, const char *list) {
   char *copy = strdup(list);
@@ -453,7 +444,7 @@ static int select_listed(sim_run *r, const char *list) {
   int rc = EXIT_OK;
   char *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    char *name = trim(tok);
+    char *name = tool_trim(tok);
     if (!*name)
       continue;
     int id = dg_sim_signal_find(r->sim, name);

@@ -455,15 +455,6 @@ static int check_grid(sweep *s) {
   return rc;
 }
 
-static char *trim(char *t) {
-  while (*t == ' ' || *t == '\t')
-    t++;
-  char *e = t + strlen(t);
-  while (e > t && (e[-1] == ' ' || e[-1] == '\t'))
-    *--e = '\0';
-  return t;
-}
-
 /* Signal names for the final values: --signals, else every signal of the
  * base graph g. */
 static int choose_signals(sweep *s, const dg_graph *g) {
@@ -487,7 +478,7 @@ static int choose_signals(sweep *s, const dg_graph *g) {
     rc = copy ? EXIT_OK : EXIT_INVALID;
     for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && rc == EXIT_OK;
          tok = strtok_r(NULL, ",", &save)) {
-      char *name = trim(tok);
+      char *name = tool_trim(tok);
       if (!*name)
         continue;
       if (dg_sim_signal_by_name(sim, name, NULL, &err) != DG_OK) {

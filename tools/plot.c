@@ -29,6 +29,7 @@
  * rows are recorded during the run at the output interval, at most
  * max_rows of them: longer runs keep every k-th row. */
 #include "plot.h"
+#include "tool.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -263,15 +264,6 @@ static void choose_signals(plot_trace *tr) {
 /* ------------------------------------------------------------------------ */
 /* Panels from a list                                                       */
 
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  char *end = s + strlen(s);
-  while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
-    *--end = '\0';
-  return s;
-}
-
 /* Whether signal `name` is a gearbox's gear: an integer, drawn as steps. */
 static bool is_gear_signal(const dg_graph *g, const char *name) {
   for (int i = 0; i < dg_graph_block_count(g); i++) {
@@ -348,7 +340,7 @@ static int add_listed_panel(plot_trace *tr, char *item, int number, char *why, s
     char *plus = strchr(name, '+');
     if (plus)
       *plus = '\0';
-    if (add_listed_line(tr, p, trim(name), &units[p->nlines], why, n) != 0)
+    if (add_listed_line(tr, p, tool_trim(name), &units[p->nlines], why, n) != 0)
       return -1;
     name = plus ? plus + 1 : NULL;
   }
@@ -403,7 +395,7 @@ static int check_shape(const char *list, char *why, size_t n) {
 }
 
 static int choose_listed(plot_trace *tr, char *list, char *why, size_t n) {
-  if (*trim(list) == '\0') {
+  if (*tool_trim(list) == '\0') {
     snprintf(why, n,
              "no panels: give signal or channel names, panels separated by ',' and lines "
              "sharing a panel joined by '+' (e.g. engine.rpm+gearbox.rpm,body.speed,throttle)");

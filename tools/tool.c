@@ -474,3 +474,12 @@ char *graph_json_text(const char *path, dg_error *err) {
     return dg_import_yaml_to_json(path, NULL, NULL, err);
   return read_file_text(path, err);
 }
+
+char *tool_trim(char *s) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  char *end = s + strlen(s);
+  while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+    *--end = '\0';
+  return s;
+}

@@ -152,4 +152,8 @@ bool is_yaml_graph(const char *path);
  * with `err` filled (file, and line and column where known). */
 char *graph_json_text(const char *path, dg_error *err);
 
+/* Strips leading and trailing spaces and tabs from `s` in place; returns
+ * the first kept character (a list item of --signals, --set, --plot-signals). */
+char *tool_trim(char *s);
+
 #endif
