@@ -172,6 +172,37 @@ START_TEST(test_modes_enumerated) {
 }
 END_TEST
 
+/* Beyond 4096 combinations the check says how many of how many it made:
+ * 13 clutches in a line (2 modes each: 8192 combinations), each alone with
+ * the others at their start: 1 + 13 = 14 of 8192, level 1 of 13. */
+START_TEST(test_modes_partial_reported) {
+  char json[8192];
+  size_t len = (size_t)snprintf(json, sizeof json, "{\"drivegraph\":1,\"blocks\":{"
+                                "\"eng\":{\"type\":\"torque_source\",\"inertia\":0.2}");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len,
+                            ",\"c%d\":{\"type\":\"clutch\",\"max_torque\":100,"
+                            "\"inputs\":{\"pedal\":0}},\"j%d\":{\"type\":\"inertia\","
+                            "\"inertia\":0.1}",
+                            i, i);
+  len += (size_t)snprintf(json + len, sizeof json - len, "},\"connections\":[");
+  for (int i = 0; i < 13; i++) {
+    char prev[16];
+    snprintf(prev, sizeof prev, i ? "j%d.out" : "eng.out", i - 1);
+    len += (size_t)snprintf(json + len, sizeof json - len,
+                            "%s[\"%s\",\"c%d.in\"],[\"c%d.out\",\"j%d.in\"]", i ? "," : "",
+                            prev, i, i, i);
+  }
+  snprintf(json + len, sizeof json - len, "]}");
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(NULL, json, "c13.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 14);
+  ck_assert_double_eq(info.mode_combinations, 8192.0);
+  ck_assert_int_eq(info.mode_level, 1);
+  ck_assert_int_eq(info.switching_blocks, 13);
+}
+END_TEST
+
 /* Block ids are compared at their full length in connections: ids of 300
  * bytes that differ only after byte 255 are two blocks, found as such. */
 START_TEST(test_long_block_ids) {
@@ -396,6 +427,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_example_graphs);
   tcase_add_test(tc, test_long_block_ids);
   tcase_add_test(tc, test_modes_enumerated);
+  tcase_add_test(tc, test_modes_partial_reported);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);

@@ -48,8 +48,15 @@ static bool validate_one(const dg_registry *reg, const char *path, double dt,
   int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
   if (problems > 0 || !simulation_ok(reg, path, dt, scn, scn_path))
     return false;
-  printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n", path,
-         info.blocks, info.connections, info.dofs, info.modes);
+  if (info.modes < info.mode_combinations)
+    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d of %.0f modes "
+           "checked: every combination with at most %d of the %d switching blocks away from its "
+           "start mode)\n",
+           path, info.blocks, info.connections, info.dofs, info.modes, info.mode_combinations,
+           info.mode_level, info.switching_blocks);
+  else
+    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n",
+           path, info.blocks, info.connections, info.dofs, info.modes);
   return true;
 }
 

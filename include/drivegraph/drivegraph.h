@@ -130,6 +130,14 @@ typedef struct dg_graph_info {
   int connections;
   int dofs;   ///< degrees of freedom in the start mode
   int modes;  ///< reachable mode combinations checked
+  /// All the combinations of the switching blocks' modes (their product);
+  /// `modes` < this when there are more than 4096: then every combination
+  /// taking at most `mode_level` of the `switching_blocks` out of their
+  /// start mode was checked (each alone, every pair, ...), and the others
+  /// were not.
+  double mode_combinations;
+  int mode_level;
+  int switching_blocks;
 } dg_graph_info;
 
 /// Checks a graph file and reports every problem found through `fn` (which
