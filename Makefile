@@ -34,7 +34,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev chec
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build python run test sanitize docs clean
+.PHONY: all deps build python run test sanitize docs clean bench-host
 
 all: build
 
@@ -86,6 +86,13 @@ sanitize: deps
 	  $(MESON) setup $(ASAN_BUILD_DIR) -Db_sanitize=address,undefined -Db_lundef=false
 	$(NINJA) -C $(ASAN_BUILD_DIR)
 	$(SAN_ENV) $(MESON) test -C $(ASAN_BUILD_DIR) --print-errorlogs
+
+# 100 sedan drivetrains coupled to 100 planar vehicle hosts at 1 kHz in one
+# thread (examples/host/bench_host.c): CPU time per host step and the
+# real-time factor per core (docs/host.md, docs/performance.md). Also
+# `meson test -C build --benchmark`.
+bench-host: build
+	./$(BUILD_DIR)/examples/host/bench_host . 100 20
 
 # docs/blocks.md is generated from the parameter tables (a test checks it).
 docs: build
