@@ -34,7 +34,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev chec
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build python run test sanitize bench format-check docs clean
+.PHONY: all deps build python run test sanitize bench bench-host format-check docs clean
 
 all: build
 
@@ -105,6 +105,13 @@ FILES       ?=
 FORMAT_ARGS ?=
 format-check:
 	scripts/format-check.sh $(FORMAT_ARGS) $(FILES)
+
+# 100 sedan drivetrains coupled to 100 planar vehicle hosts at 1 kHz in one
+# thread (examples/host/bench_host.c): CPU time per host step and the
+# real-time factor per core (docs/host.md, docs/performance.md). Also
+# `meson test -C build --benchmark`.
+bench-host: build
+	./$(BUILD_DIR)/examples/host/bench_host . 100 20
 
 # docs/blocks.md is generated from the parameter tables (a test checks it).
 docs: build

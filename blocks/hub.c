@@ -199,6 +199,14 @@ static double hub_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   }
 }
 
+/* RK4 can carry the slip a little past the limit within a step (a stage
+ * below it still moves it on): the committed state is held within ±1, as
+ * the wheel block's (the rate alone holds it only once it is there). */
+static void hub_post_step(dg_block *self, dg_ctx *ctx) {
+  double *k = dg_block_state_commit(ctx, self);
+  *k = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, *k));
+}
+
 /* The slip state as an initial value (a host starting mid-manoeuvre). */
 static int hub_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   if (index != SIG_SLIP || !(fabs(value) <= KAPPA_LIMIT))
@@ -223,6 +231,7 @@ const dg_block_class dg_block_hub = {
     .init = hub_init,
     .state_upstream = hub_state_upstream,
     .torque_downstream = hub_torque_downstream,
+    .post_step = hub_post_step,
     .signal = hub_signal,
     .set_signal = hub_set_signal,
 };

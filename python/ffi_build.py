@@ -12,7 +12,8 @@ The one piece of C of the package is pydg_advance: the loop of
 `drivegraph sim` (tools/cmd_sim.c, sim_loop) over one simulation, so a whole
 run is one C call, made without the GIL (CFFI releases it around every call):
 Python threads simulate in parallel, and only Python callbacks (a shift
-policy, an input given as a callable: once per step) take the GIL back.
+policy, an input given as a callable: once per step; a hub's tyre model:
+at every RK4 stage) take the GIL back.
 """
 import sys
 
@@ -97,6 +98,18 @@ typedef struct dg_shift_context {
 typedef int (*dg_shift_policy)(const dg_shift_context *ctx, void *user);
 int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
                             void *user, dg_error *err);
+
+typedef struct dg_tyre_state {
+  double slip; double fz; double vx; double omega; double radius; double t;
+} dg_tyre_state;
+typedef double (*dg_tyre_fn)(const dg_tyre_state *state, void *user);
+int dg_sim_set_tyre(dg_sim *sim, const char *hub_id, dg_tyre_fn fn, void *user, dg_error *err);
+int dg_sim_boundary_motion(dg_sim *sim, int n, const char *const *ids, double *inertia,
+                           double *dforce_dspeed, dg_error *err);
+int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *mobility,
+                          dg_error *err);
+int dg_sim_check_coupling(dg_sim *sim, const char *port, double dtorque_dspeed, double dt,
+                          dg_error *err);
 
 dg_scenario *dg_scenario_load_file(const char *path, dg_error *err);
 dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err);
@@ -190,6 +203,7 @@ extern "Python" double pydg_input_cb(double t, void *user);
 extern "Python" int pydg_step_cb(void *user, double t);
 extern "Python" int pydg_shift_cb(const dg_shift_context *ctx, void *user);
 extern "Python" void pydg_diag_cb(const dg_error *err, void *user);
+extern "Python" double pydg_tyre_cb(const dg_tyre_state *state, void *user);
 """
 
 SOURCE = r"""

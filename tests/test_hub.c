@@ -107,12 +107,37 @@ START_TEST(rest) {
 }
 END_TEST
 
+/* A wheel spun up on the spot (300 N·m against a tyre at vx = 0.5 m/s)
+ * drives its slip state to the limit and no further: κ is within ±1 after
+ * every step (RK4's stages would carry it past 1 within a step), and once
+ * there it stays at exactly 1, the force at MF(1)·fz. */
+START_TEST(slip_held_at_limit) {
+  dg_graph *g = rig();
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_input(sim, "vx", 0.5);
+  dg_test_set_input(sim, "fz", 200.0);
+  dg_test_set_initial1(sim, "w.omega", 0.5 / 0.3);
+  double top = 0.0;
+  for (int k = 0; k < 500; k++) {
+    dg_test_step(sim, 1, 0.001);
+    top = fmax(top, dg_test_signal(sim, "w.slip"));
+    ck_assert_double_le(dg_test_signal(sim, "w.slip"), 1.0);
+  }
+  ck_assert_double_eq(top, 1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "w.slip"), 1.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "w.fx"), 200.0 * mf(1.0), 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("hub");
   TCase *c = tcase_create("tyre");
   tcase_add_test(c, steady_magic_formula);
   tcase_add_test(c, host_tyre_model);
   tcase_add_test(c, rest);
+  tcase_add_test(c, slip_held_at_limit);
   suite_add_tcase(s, c);
   return s;
 }

@@ -10,8 +10,8 @@ the same as `drivegraph sim` and `drivegraph sweep` print, bit for bit.
 See docs/python.md.
 """
 from ._core import (CallbackError, Error, Graph, GraphError, Result, Scenario, ScenarioError,
-                    ShiftContext, Simulation, SimulationError, StepContext, UsageError, of_time,
-                    validate)
+                    ShiftContext, Simulation, SimulationError, StepContext, TyreState, UsageError,
+                    of_time, validate)
 from ._drivegraph import ffi as _ffi
 from ._drivegraph import lib as _lib
 from ._sweep import expand_variants, sweep
@@ -21,5 +21,5 @@ library_version = __version__
 
 __all__ = ["Error", "GraphError", "ScenarioError", "SimulationError", "UsageError",
            "CallbackError", "Graph", "Scenario", "Simulation", "Result", "ShiftContext",
-           "StepContext", "of_time",
+           "StepContext", "TyreState", "of_time",
            "validate", "sweep", "expand_variants"]

@@ -13,7 +13,7 @@ from ._drivegraph import ffi, lib
 
 __all__ = ["Error", "GraphError", "ScenarioError", "SimulationError", "UsageError",
            "CallbackError", "Graph", "Scenario", "Simulation", "Result", "ShiftContext",
-           "validate"]
+           "TyreState", "validate"]
 
 RPM_PER_RAD_S = 30.0 / math.pi
 
@@ -354,6 +354,26 @@ class _Preset:
         lib.dg_preset_apply(self._ptr, sim, t)
 
 
+class TyreState:
+    """What a hub's tyre model sees at every RK4 stage (dg_tyre_state):
+    the relaxed slip state `slip` (within ±1), the normal load `fz` (N),
+    the contact velocity `vx` (m/s), the wheel speed `omega` (rad/s), the
+    rolling `radius` (m) and the stage's time `t` (s)."""
+    __slots__ = ("slip", "fz", "vx", "omega", "radius", "t")
+
+    def __init__(self, c):
+        self.slip = c.slip
+        self.fz = c.fz
+        self.vx = c.vx
+        self.omega = c.omega
+        self.radius = c.radius
+        self.t = c.t
+
+    def __repr__(self):
+        inside = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"TyreState({inside})"
+
+
 class _Callbacks:
     """The Python side of one simulation's callbacks: the first exception
     raised inside one is kept and the run is stopped (run.abort)."""
@@ -365,6 +385,7 @@ class _Callbacks:
         self.step_inputs = {}  # input index -> (name, f(StepContext)), once per step
         self.sim = None
         self.policy = None
+        self.tyres = {}  # hub id -> f(TyreState) -> Fx
 
     def fail(self, exc):
         if self.exc is None:
@@ -424,6 +445,25 @@ def pydg_shift_cb(ctx, user):
     except BaseException as e:  # noqa: BLE001
         cb.fail(e)
         return ctx.current_gear
+
+
+@ffi.def_extern()
+def pydg_tyre_cb(state, user):
+    cb, hub = ffi.from_handle(user)
+    if cb.exc is not None:
+        return 0.0
+    try:
+        fx = cb.tyres[hub](TyreState(state))
+        if isinstance(fx, bool) or not isinstance(fx, (int, float, np.floating, np.integer)):
+            raise TypeError(f"tyre model of {hub}: returned {fx!r}; expected a force (N)")
+        fx = float(fx)
+        if not math.isfinite(fx):
+            raise ValueError(f"tyre model of {hub}: returned {fx!r} at t = {state.t:g} s; "
+                             "expected a finite force")
+        return fx
+    except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+        cb.fail(e)
+        return 0.0
 
 
 class Simulation:
@@ -593,6 +633,78 @@ class Simulation:
                                        err) != 0:
             raise UsageError.from_c(err, self.graph.file)
 
+    # -- a vehicle host's side (docs/host.md) --
+
+    def set_tyre(self, hub, model):
+        """Installs a host's tyre model on the `hub` block `hub`
+        (dg_sim_set_tyre): model(TyreState) -> Fx (N, forward positive on
+        the host's chassis; the hub gets −Fx·R), called at every RK4 stage
+        of every step (and for reads of the hub's fx), so it must be a
+        function of its argument (and of what the host holds over the
+        step). None restores the hub's magic formula. An exception inside
+        it stops the step and is re-raised by step()."""
+        err = ffi.new("dg_error *")
+        if model is None:
+            self._cb.tyres.pop(hub, None)
+            if lib.dg_sim_set_tyre(self._sim, str(hub).encode(), ffi.NULL, ffi.NULL, err) != 0:
+                raise UsageError.from_c(err, self.graph.file)
+            return
+        if not callable(model):
+            raise _usage("set_tyre: expected a callable(TyreState) -> force")
+        self._cb.tyres[hub] = model
+        h = ffi.new_handle((self._cb, hub))
+        self._handles.append(h)
+        if lib.dg_sim_set_tyre(self._sim, str(hub).encode(), lib.pydg_tyre_cb, h, err) != 0:
+            self._cb.tyres.pop(hub, None)
+            raise UsageError.from_c(err, self.graph.file)
+
+    def boundary_motion(self, ids):
+        """At the blocks `ids` that prescribe a speed now (speed_source,
+        accel_source, position_source), the drivetrain's effective inertia
+        J (n × n, kg·m²) and dforce/dspeed (n × n, N·m per rad/s, state
+        held) as numpy arrays (dg_sim_boundary_motion)."""
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        n = len(ids)
+        keep = [ffi.new("char[]", str(i).encode()) for i in ids]
+        c_ids = ffi.new("const char *[]", keep or [ffi.NULL])
+        inertia = np.zeros((n, n))
+        damping = np.zeros((n, n))
+        err = ffi.new("dg_error *")
+        if lib.dg_sim_boundary_motion(self._sim, n, c_ids, ffi.from_buffer("double[]", inertia),
+                                      ffi.from_buffer("double[]", damping), err) != 0:
+            raise UsageError.from_c(err, self.graph.file)
+        return inertia, damping
+
+    def boundary_ports(self, ports):
+        """The mobility Y (n × n: accelerations per unit torques) at the
+        ports ("block.port") of free shafts (dg_sim_boundary_ports); the
+        effective inertia there is its inverse."""
+        ports = [ports] if isinstance(ports, str) else list(ports)
+        n = len(ports)
+        keep = [ffi.new("char[]", str(p).encode()) for p in ports]
+        c_ports = ffi.new("const char *[]", keep or [ffi.NULL])
+        y = np.zeros((n, n))
+        err = ffi.new("dg_error *")
+        if lib.dg_sim_boundary_ports(self._sim, n, c_ports, ffi.from_buffer("double[]", y),
+                                     err) != 0:
+            raise UsageError.from_c(err, self.graph.file)
+        return y
+
+    def check_coupling(self, port, dtorque_dspeed, dt):
+        """Whether an explicit (one host step late) coupling at `port` with
+        the law's slope dtorque_dspeed (N·m per rad/s) can be stable at the
+        host's step dt (dg_sim_check_coupling): (True, "") or (False, the
+        library's message with J, c·dt/J and the remedies)."""
+        err = ffi.new("dg_error *")
+        rc = lib.dg_sim_check_coupling(self._sim, str(port).encode(), float(dtorque_dspeed),
+                                       float(dt), err)
+        if rc == 0:
+            return True, ""
+        text = ffi.string(err.text).decode(errors="replace")
+        if rc == lib.DG_ERR_RANGE:
+            return False, text
+        raise UsageError.from_c(err, self.graph.file)
+
     def _columns(self, signals):
         cols = []
         if signals is None:
@@ -700,6 +812,12 @@ class Simulation:
     @property
     def steps(self):
         return self._run.steps
+
+    @property
+    def topology_changes(self):
+        """Mode changes so far (dg_sim_topology_changes): a host sees from
+        it that a step ended in a mode change (a gear engaging)."""
+        return lib.dg_sim_topology_changes(self._sim)
 
     @property
     def stopped(self):
