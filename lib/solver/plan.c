@@ -122,7 +122,8 @@ static void build_multiplier_map(dg_sim *sim) {
     for (int i = 0; i < na; i++)
       ws->P[(size_t)i * st + (size_t)k] = col[i];
   }
-  build_lambda_map(sim);
+  if (!sim->in_check) /* the every-mode check reads no tie forces */
+    build_lambda_map(sim);
 }
 
 /* Adds the contributions I·g gᵀ of the nodes `on` selects (all when NULL,
@@ -174,7 +175,7 @@ int dgp_plan_mass(dg_sim *sim, bool refresh) {
     return sim->sv.ws.error;
   }
   sim->sv.use_B = false;
-  if (dirty)
+  if (dirty || sim->in_check) /* the every-mode check needs the factor only */
     return DG_OK;
   /* M⁻¹ once per mode, and the ACCEL stage's map B = M⁻¹ Gᵀ from node
    * torques to accelerations: a substep is then one dense product
