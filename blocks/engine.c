@@ -44,14 +44,56 @@
  * so a closed-throttle or stalled engine comes to rest and stays there.
  * Tables are evaluated at max(rpm, 0).
  *
+ * Fuel (optional; docs/energy.md). One of three forms gives the fuel rate
+ * ṁ at the net torque T and speed ω (P = T·ω the brake power):
+ *   fuel_map         ṁ(rpm, T) in g/s, a 2-D table over rpm and torque
+ *                    (bilinear, clamped; rows below 0 N·m give the
+ *                    motored fuel), floored at 0;
+ *   bsfc_map         BSFC(rpm, T) in g/kWh: ṁ = BSFC · max(P, 0) / 3.6e6;
+ *   efficiency       η(P / rated_power) over the fraction of the rated
+ *                    power (FASTSim's fc_eff_map over fc_pwr_out_perc):
+ *                    ṁ = max(P, 0) / (η · heating_value).
+ * idle_fuel_rate (g/s) is a floor of ṁ while the engine is fuelled (the
+ * fuel at no load). Fuel cut (fuel_cut, on by default): no fuel while the
+ * effective throttle θ is 0 (driver off the pedal with the idle controller
+ * not acting, or the limiter cutting) above fuel_cut_rpm (default
+ * idle_rpm), nor while stalled. The fuel's chemical power P_f = ṁ · H
+ * (H = heating_value, J/kg) enters the engine, and its heat
+ *   Q̇ = P_f − T·ω
+ * leaves it (friction and pumping while motored included: Q̇ = −T·ω with
+ * the fuel cut). Two continuous states, integrated by RK4 with the
+ * mechanics: the fuel used m_f (kg) and the heat Q (J); so the ledger
+ * closes, W_engine = E_fuel − Q, to round-off. Without a fuel form the
+ * engine keeps no ledger (its fuel signals are NaN, its work counts as
+ * work from outside).
+ *
  * Signals: omega, rpm (settable initial speed), torque (net, N·m), throttle
- * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter. */
+ * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter;
+ * fuel_rate (g/s), fuel_power (W), fuel_used (kg, settable), fuel_volume
+ * (L, fuel_used / fuel_density), fuel_energy (J, m_f·H), heat (J),
+ * efficiency (P / P_f, 0 without fuel), fuel_cut (1 while cut). */
 #include <drivegraph/block.h>
 #include <math.h>
 #include <stdio.h>
 
 enum { PORT_OUT, PORT_IN };
-enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_THROTTLE, SIG_STALLED, SIG_LIMITER };
+enum {
+  SIG_OMEGA,
+  SIG_RPM,
+  SIG_TORQUE,
+  SIG_THROTTLE,
+  SIG_STALLED,
+  SIG_LIMITER,
+  SIG_FUEL_RATE,
+  SIG_FUEL_POWER,
+  SIG_FUEL_USED,
+  SIG_FUEL_VOLUME,
+  SIG_FUEL_ENERGY,
+  SIG_HEAT,
+  SIG_EFFICIENCY,
+  SIG_FUEL_CUT
+};
+enum { ST_FUEL, ST_HEAT };
 
 /* Speed (rpm) within which negative (drag) torque fades to zero at rest. */
 #define DRAG_FADE_RPM 10.0
@@ -64,6 +106,15 @@ typedef struct engine_params {
   double limiter_hysteresis_rpm;
   double idle_gain;
   double stall_rpm;
+  dg_table2d fuel_map, bsfc_map;
+  dg_table1d efficiency;
+  double rated_power;
+  bool has_rated_power;
+  double idle_fuel_rate;
+  bool fuel_cut;
+  double fuel_cut_rpm;
+  bool has_fuel_cut_rpm;
+  double heating_value, fuel_density;
 } engine_params;
 
 typedef struct engine_data {
@@ -111,6 +162,43 @@ static const dg_param_def engine_params_table[] = {
                  0, 0, "idle controller throttle per rpm below idle_rpm (0: off)"),
     DG_PARAM_NUM(engine_params, stall_rpm, "stall_rpm", "rpm", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "the engine stalls for good below this speed (0: never)"),
+    {.key = "fuel_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, fuel_map),
+     .unit = "g/s",
+     .doc = "fuel rate over rpm and net torque, one row per torque breakpoint (or give bsfc_map or "
+            "efficiency)",
+     .axis = {"rpm", "torque", "fuel_rate"}, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0},
+    {.key = "bsfc_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, bsfc_map),
+     .unit = "g/kWh",
+     .doc = "brake-specific fuel consumption over rpm and net torque: fuel rate = bsfc x brake "
+            "power (or give fuel_map or efficiency)",
+     .axis = {"rpm", "torque", "bsfc"}, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0},
+    {.key = "efficiency", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, efficiency),
+     .unit = "",
+     .doc = "brake efficiency over the fraction of rated_power (FASTSim's fc_eff_map over "
+            "fc_pwr_out_perc): fuel power = brake power / efficiency",
+     .axis = {"power_fraction", "efficiency"},
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1},
+    {.key = "rated_power", .kind = DG_PARAM_NUMBER, .offset = offsetof(engine_params, rated_power),
+     .unit = "W", .doc = "rated power the efficiency table's power fractions refer to",
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(engine_params, has_rated_power)},
+    DG_PARAM_NUM(engine_params, idle_fuel_rate, "idle_fuel_rate", "g/s", 0.0,
+                 DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
+                 "heating value)"),
+    {.key = "fuel_cut", .kind = DG_PARAM_BOOL, .offset = offsetof(engine_params, fuel_cut),
+     .unit = "", .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm", .def = 1,
+     .flags = DG_P_DYNAMICS},
+    {.key = "fuel_cut_rpm", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(engine_params, fuel_cut_rpm), .unit = "rpm",
+     .doc = "the fuel is cut above this speed (default idle_rpm)",
+     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(engine_params, has_fuel_cut_rpm)},
+    DG_PARAM_NUM(engine_params, heating_value, "heating_value", "J/kg", 43.0e6,
+                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
+                 "lower heating value of the fuel (default gasoline's, as FASTSim)"),
+    DG_PARAM_NUM(engine_params, fuel_density, "fuel_density", "kg/L", 0.75,
+                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0, "fuel density, for fuel_volume"),
     {0},
 };
 
@@ -124,6 +212,23 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
     {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
+    {.name = "fuel_rate", .unit = "g/s", .doc = "fuel mass flow (NaN without a fuel form)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "fuel_power", .unit = "W", .doc = "chemical power of the fuel flow",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "fuel_used", .unit = "kg", .doc = "fuel burnt since the start (a state; settable)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "fuel_volume", .unit = "L", .doc = "fuel burnt since the start, by volume",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "fuel_energy", .unit = "J", .doc = "chemical energy of the fuel burnt (ledger: fuel in)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_FUEL},
+    {.name = "heat", .unit = "J",
+     .doc = "fuel energy not delivered at the shaft, since the start (a state; ledger: heat out)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_HEAT},
+    {.name = "efficiency", .unit = "", .doc = "brake efficiency torque * omega / fuel_power (0 without fuel)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "fuel_cut", .unit = "", .doc = "1 while the fuel is cut (overrun, stalled)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {0},
 };
 
@@ -182,6 +287,25 @@ static void engine_check(const void *params, dg_check *chk) {
   check_rpm_axis(chk, "full_load", p->full_load.n, p->full_load.x);
   check_rpm_axis(chk, "closed_throttle", p->closed_throttle.n, p->closed_throttle.x);
   check_rpm_axis(chk, "friction", p->friction.n, p->friction.x);
+  int forms = (p->fuel_map.nx > 0) + (p->bsfc_map.nx > 0) + (p->efficiency.n > 0);
+  if (forms > 1)
+    dg_check_error(chk, "", "give only one of fuel_map, bsfc_map, efficiency");
+  if (p->efficiency.n > 0 && !p->has_rated_power)
+    dg_check_error(chk, "", "missing rated_power (the efficiency table is over its fractions)");
+  else if (p->has_rated_power && p->efficiency.n == 0)
+    dg_check_error(chk, "rated_power", "only valid with efficiency");
+  check_rpm_axis(chk, "fuel_map", p->fuel_map.nx, p->fuel_map.x);
+  check_rpm_axis(chk, "bsfc_map", p->bsfc_map.nx, p->bsfc_map.x);
+  for (int i = 0; i < p->efficiency.n; i++)
+    if (p->efficiency.x[i] < 0.0) {
+      char path[64];
+      snprintf(path, sizeof path, "efficiency/power_fraction/%d", i);
+      dg_check_error(chk, path, "must be >= 0 (got %g)", p->efficiency.x[i]);
+    }
+}
+
+static bool engine_has_fuel(const engine_params *p) {
+  return p->fuel_map.nx > 0 || p->bsfc_map.nx > 0 || p->efficiency.n > 0;
 }
 
 static int engine_init(dg_block *self, dg_init *init) {
@@ -228,6 +352,39 @@ static double engine_torque(const dg_block *self, const dg_ctx *ctx, double w) {
   else if (t < 0.0 && rpm < 0.0)
     t = -t;
   return t;
+}
+
+/* Whether the fuel is cut at speed rpm with effective throttle th. */
+static bool engine_cut(const dg_block *self, double rpm, double th) {
+  const engine_params *p = self->params;
+  const engine_data *d = self->data;
+  if (d->stalled)
+    return true;
+  double cut_rpm = p->has_fuel_cut_rpm ? p->fuel_cut_rpm : p->idle_rpm;
+  return p->fuel_cut && !(th > 0.0) && rpm > cut_rpm;
+}
+
+/* Fuel rate (kg/s) at speed w with net torque t and effective throttle th;
+ * NaN without a fuel form. */
+static double engine_fuel_rate(const dg_block *self, double w, double t, double th) {
+  const engine_params *p = self->params;
+  if (!engine_has_fuel(p))
+    return NAN;
+  double rpm = w * DG_RPM_PER_RAD_S;
+  if (engine_cut(self, rpm, th))
+    return 0.0;
+  double r = rpm > 0.0 ? rpm : 0.0, pw = t * w, g; /* g/s */
+  if (p->fuel_map.nx > 0) {
+    g = dg_table2d_eval(&p->fuel_map, r, t);
+  } else if (p->bsfc_map.nx > 0) {
+    g = pw > 0.0 ? dg_table2d_eval(&p->bsfc_map, r, t) * pw / 3.6e6 : 0.0;
+  } else {
+    double eta = pw > 0.0 ? dg_table1d_eval(&p->efficiency, pw / p->rated_power) : 1.0;
+    g = pw > 0.0 ? 1e3 * pw / (eta * p->heating_value) : 0.0;
+  }
+  if (!(g > p->idle_fuel_rate))
+    g = p->idle_fuel_rate;
+  return 1e-3 * g;
 }
 
 static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
@@ -279,14 +436,53 @@ static void engine_state_upstream(dg_block *self, dg_topo *topo) {
 }
 
 static void engine_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const engine_params *p = self->params;
   double w = dg_port_speed(ctx, self, PORT_OUT);
-  dg_port_add_torque(ctx, self, PORT_OUT, engine_torque(self, ctx, w));
+  double t = engine_torque(self, ctx, w);
+  dg_port_add_torque(ctx, self, PORT_OUT, t);
+  if (engine_has_fuel(p)) {
+    double th = engine_throttle(self, ctx, w * DG_RPM_PER_RAD_S);
+    double mdot = engine_fuel_rate(self, w, t, th);
+    double *rate = dg_block_state_rate(ctx, self);
+    rate[ST_FUEL] = mdot;
+    rate[ST_HEAT] = mdot * p->heating_value - t * w;
+  }
 }
 
 static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) {
+  const engine_params *p = self->params;
   const engine_data *d = self->data;
   double w = dg_port_speed(ctx, self, PORT_OUT);
+  const double *st = dg_block_state(ctx, self);
+  bool fuel = engine_has_fuel(p);
+  if (index >= SIG_FUEL_RATE && !fuel)
+    return NAN;
   switch (index) {
+  case SIG_FUEL_RATE:
+  case SIG_FUEL_POWER:
+  case SIG_EFFICIENCY: {
+    double t = engine_torque(self, ctx, w);
+    double mdot = engine_fuel_rate(self, w, t, engine_throttle(self, ctx, w * DG_RPM_PER_RAD_S));
+    if (index == SIG_FUEL_RATE)
+      return 1e3 * mdot;
+    double pf = mdot * p->heating_value;
+    if (index == SIG_FUEL_POWER)
+      return pf;
+    return pf > 0.0 ? t * w / pf : 0.0;
+  }
+  case SIG_FUEL_USED:
+    return st[ST_FUEL];
+  case SIG_FUEL_VOLUME:
+    return st[ST_FUEL] / p->fuel_density;
+  case SIG_FUEL_ENERGY:
+    return st[ST_FUEL] * p->heating_value;
+  case SIG_HEAT:
+    return st[ST_HEAT];
+  case SIG_FUEL_CUT:
+    return engine_cut(self, w * DG_RPM_PER_RAD_S,
+                      engine_throttle(self, ctx, w * DG_RPM_PER_RAD_S))
+               ? 1.0
+               : 0.0;
   case SIG_TORQUE:
     return engine_torque(self, ctx, w);
   case SIG_THROTTLE:
@@ -300,22 +496,36 @@ static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   }
 }
 
+/* The fuel used can be set as an initial value (a tank's reading). */
+static int engine_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
+  if (index != SIG_FUEL_USED || !engine_has_fuel(self->params) || !(value >= 0.0) ||
+      !isfinite(value))
+    return -1;
+  dg_block_state_commit(ctx, self)[ST_FUEL] = value;
+  return 0;
+}
+
 const dg_block_class dg_block_engine = {
     .abi = DG_BLOCK_ABI,
     .type = "engine",
     .doc = "Combustion engine: torque map (or full-load and closed-throttle curves) over rpm and "
-           "throttle, friction, idle control, rev limiter with hysteresis, optional stall.",
+           "throttle, friction, idle control, rev limiter with hysteresis, optional stall; "
+           "optional fuel model (fuel-rate or BSFC map over rpm and torque, or efficiency over "
+           "the fraction of rated power), idle fuel, fuel cut on overrun, fuel used and heat as "
+           "states (the energy ledger).",
     .ports = engine_ports,
     .params = engine_params_table,
     .params_size = sizeof(engine_params),
     .signals = engine_signals,
     .inputs = engine_inputs,
     .data_size = sizeof(engine_data),
+    .num_states = 2, /* fuel used (kg), heat (J) */
     .check = engine_check,
     .init = engine_init,
     .pre_step = engine_pre_step,
     .state_upstream = engine_state_upstream,
     .torque_downstream = engine_torque_downstream,
     .signal = engine_signal,
+    .set_signal = engine_set_signal,
     .start = engine_start,
 };

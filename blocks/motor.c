@@ -26,14 +26,51 @@
  * max_torque, max_regen_power to the drive power limit. With the default
  * regen_fraction = 0 the brake pedal does not regenerate.
  *
- * Net torque T = T_drive + T_regen. Signals: omega, rpm (settable initial
- * speed), torque, power = T·ω (mechanical shaft power; negative while
- * regenerating). */
+ * Net torque T = T_drive + T_regen.
+ *
+ * Torque command (command = "torque"): the pedals are ignored and the input
+ * `torque` (N·m, either sign) is the torque at `out`, in all four
+ * quadrants, within the envelope: up to T_avail(w) (above) where it drives
+ * (T·ω > 0, or at rest) and up to min(max_regen_torque, P_regen / w) where
+ * it brakes (T·ω < 0), without the regen fade: a generator on an engine's
+ * shaft, a power split's motor-generators, a supervisory controller's
+ * torque.
+ *
+ * Electrical side (docs/energy.md). The electrical power the machine takes
+ * from its bus, from the mechanical power P = T·ω:
+ *   P_e = P / η   while driving (P >= 0),   P_e = P · η   while generating,
+ * η one of: `efficiency` (a number), `efficiency_map` η(rpm, T_d) over
+ * |rpm| and the torque in the direction of rotation T_d = T·sign(ω)
+ * (positive driving, negative generating: the four quadrants, a map
+ * symmetric in the direction of rotation), or `efficiency_power`
+ * η(|P| / P_max) over the fraction of the drive power limit (FASTSim's
+ * mc_eff_map over mc_pwr_out_perc); or `loss_map`: P_e = P + L(rpm, T_d)
+ * with the losses L in W (which, unlike η, can charge a loss at stall).
+ * With none, η = 1. Two continuous states: the electrical energy taken
+ * from the bus E_e = ∫ P_e dt and the heat Q = ∫ (P_e − P) dt, so the
+ * ledger W = E_e − Q closes to round-off; `electric_power` is the signal a
+ * bus or a battery binds (drawn at every RK4 stage, exactly).
+ *
+ * Signals: omega, rpm (settable initial speed), torque, power = T·ω
+ * (mechanical shaft power; negative while regenerating), electric_power,
+ * efficiency (P/P_e driving, P_e/P generating, 1 at no power),
+ * electric_energy, heat. */
 #include <drivegraph/block.h>
 #include <math.h>
 
 enum { PORT_OUT, PORT_IN };
-enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER };
+enum {
+  SIG_OMEGA,
+  SIG_RPM,
+  SIG_TORQUE,
+  SIG_POWER,
+  SIG_ELECTRIC_POWER,
+  SIG_EFFICIENCY,
+  SIG_ELECTRIC_ENERGY,
+  SIG_HEAT
+};
+enum { ST_ELECTRIC, ST_HEAT };
+enum { COMMAND_PEDALS, COMMAND_TORQUE };
 
 /* Share of max_rpm over which the drive torque fades out. */
 #define MAX_RPM_FADE 0.05
@@ -53,6 +90,11 @@ typedef struct motor_params {
   bool has_regen_power;
   double regen_fade_rpm;
   bool reverse;
+  int command;
+  double efficiency;
+  bool has_efficiency;
+  dg_table2d efficiency_map, loss_map;
+  dg_table1d efficiency_power;
 } motor_params;
 
 typedef struct motor_data {
@@ -71,6 +113,8 @@ static const dg_port_def motor_ports[] = {
             "another source behind it); turns with out"},
     {0},
 };
+
+static const char *const command_names[] = {"pedals", "torque", NULL};
 
 static const dg_param_def motor_params_table[] = {
     DG_PARAM_NUM_REQ(motor_params, inertia, "inertia", "kg*m^2", DG_P_MIN_EXCL | DG_P_INERTIA, 0, 0,
@@ -106,6 +150,34 @@ static const dg_param_def motor_params_table[] = {
     {.key = "reverse", .kind = DG_PARAM_BOOL, .offset = offsetof(motor_params, reverse),
      .unit = "", .doc = "gear input -1 reverses the drive torque", .def = 1,
      .flags = DG_P_DYNAMICS},
+    {.key = "command", .kind = DG_PARAM_ENUM, .offset = offsetof(motor_params, command),
+     .unit = "",
+     .doc = "pedals: throttle drives, brake and negative throttle regenerate; torque: the torque "
+            "input (N*m, four quadrants, within the envelope)",
+     .choices = command_names, .def = COMMAND_PEDALS, .flags = DG_P_DYNAMICS},
+    {.key = "efficiency", .kind = DG_PARAM_NUMBER, .offset = offsetof(motor_params, efficiency),
+     .unit = "",
+     .doc = "constant efficiency: electrical power = P / efficiency driving, P * efficiency "
+            "generating (or give efficiency_map, efficiency_power or loss_map; default 1)",
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1,
+     .present = DG_PRESENT(motor_params, has_efficiency)},
+    {.key = "efficiency_map", .kind = DG_PARAM_TABLE2D,
+     .offset = offsetof(motor_params, efficiency_map), .unit = "",
+     .doc = "efficiency over |rpm| and the torque in the direction of rotation (negative rows: "
+            "generating), one row per torque breakpoint",
+     .axis = {"rpm", "torque", "efficiency"},
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1},
+    {.key = "efficiency_power", .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(motor_params, efficiency_power), .unit = "",
+     .doc = "efficiency over |P| / max_power (FASTSim's mc_eff_map over mc_pwr_out_perc), both "
+            "directions",
+     .axis = {"power_fraction", "efficiency"},
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1},
+    {.key = "loss_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(motor_params, loss_map),
+     .unit = "W",
+     .doc = "losses over |rpm| and the torque in the direction of rotation: electrical power = "
+            "P + loss",
+     .axis = {"rpm", "torque", "loss"}, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0},
     {0},
 };
 
@@ -117,10 +189,21 @@ static const dg_signal_def motor_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "power", .unit = "W", .doc = "shaft power torque * omega (negative: regenerating)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "electric_power", .unit = "W",
+     .doc = "electrical power taken from the bus (negative: generating); bind it to a bus or "
+            "battery",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH | DG_SIGNAL_ELECTRIC_POWER},
+    {.name = "efficiency", .unit = "", .doc = "efficiency at this point (1 at no power)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "electric_energy", .unit = "J",
+     .doc = "electrical energy taken from the bus since the start (a state; ledger)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_ELECTRIC},
+    {.name = "heat", .unit = "J", .doc = "machine losses since the start (a state; ledger)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_HEAT},
     {0},
 };
 
-enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT };
+enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT, IN_TORQUE };
 static const dg_input_def motor_inputs[] = {
     {.name = "throttle", .unit = "",
      .doc = "torque command -1..1: positive drives, negative regenerates", .source = "throttle",
@@ -133,6 +216,9 @@ static const dg_input_def motor_inputs[] = {
      .doc = "drive cut (>= 0.5 removes the drive torque): by default the throttle_cut signal of "
             "the gearbox this motor drives",
      .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+    {.name = "torque", .unit = "N*m",
+     .doc = "torque command (command \"torque\"), either sign, clamped to the envelope",
+     .source = "", .def = 0.0},
     {0},
 };
 
@@ -142,6 +228,13 @@ static void motor_check(const void *params, dg_check *chk) {
     dg_check_error(chk, "", "give only one of max_power, base_rpm");
   else if (p->has_base_rpm && !(p->base_rpm < p->max_rpm))
     dg_check_error(chk, "base_rpm", "must be < max_rpm (%g) (got %g)", p->max_rpm, p->base_rpm);
+  int forms = p->has_efficiency + (p->efficiency_map.nx > 0) + (p->efficiency_power.n > 0) +
+              (p->loss_map.nx > 0);
+  if (forms > 1)
+    dg_check_error(chk, "", "give only one of efficiency, efficiency_map, efficiency_power, loss_map");
+  if (p->efficiency_power.n > 0 && !p->has_max_power && !p->has_base_rpm)
+    dg_check_error(chk, "efficiency_power",
+                   "needs the drive power limit (max_power or base_rpm) its fractions refer to");
 }
 
 static int motor_init(dg_block *self, dg_init *init) {
@@ -169,6 +262,18 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
   const motor_params *p = self->params;
   const motor_data *d = self->data;
   double aw = fabs(w);
+  if (p->command == COMMAND_TORQUE) {
+    double cmd = dg_block_input(ctx, self, IN_TORQUE);
+    if (!(cmd == cmd))
+      return 0.0;
+    double lim;
+    if (cmd * w < 0.0) /* braking the rotation: generating */
+      lim = limit(d->regen_torque, d->regen_power, aw);
+    else
+      lim = limit(p->max_torque, d->power, aw) *
+            clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
+    return clamp(cmd, -lim, lim);
+  }
   double throttle = dg_block_input(ctx, self, IN_THROTTLE);
   if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
     throttle = 0.0;
@@ -194,15 +299,58 @@ static void motor_state_upstream(dg_block *self, dg_topo *topo) {
   dg_topo_inertia(topo, self, PORT_OUT, p->inertia);
 }
 
+/* Electrical power taken from the bus for torque t at speed w. */
+static double motor_electric(const dg_block *self, double w, double t) {
+  const motor_params *p = self->params;
+  const motor_data *d = self->data;
+  double pm = t * w;
+  double rpm = fabs(w) * DG_RPM_PER_RAD_S, td = w < 0.0 ? -t : t;
+  if (p->loss_map.nx > 0)
+    return pm + dg_table2d_eval(&p->loss_map, rpm, td);
+  double eta = 1.0;
+  if (p->has_efficiency)
+    eta = p->efficiency;
+  else if (p->efficiency_map.nx > 0)
+    eta = dg_table2d_eval(&p->efficiency_map, rpm, td);
+  else if (p->efficiency_power.n > 0)
+    eta = dg_table1d_eval(&p->efficiency_power, fabs(pm) / d->power);
+  return pm >= 0.0 ? pm / eta : pm * eta;
+}
+
 static void motor_torque_downstream(dg_block *self, dg_ctx *ctx) {
   double w = dg_port_speed(ctx, self, PORT_OUT);
-  dg_port_add_torque(ctx, self, PORT_OUT, motor_torque(self, ctx, w));
+  double t = motor_torque(self, ctx, w);
+  dg_port_add_torque(ctx, self, PORT_OUT, t);
+  double pe = motor_electric(self, w, t);
+  double *rate = dg_block_state_rate(ctx, self);
+  rate[ST_ELECTRIC] = pe;
+  rate[ST_HEAT] = pe - t * w;
 }
 
 static double motor_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   double w = dg_port_speed(ctx, self, PORT_OUT);
+  const double *st = dg_block_state(ctx, self);
+  if (index == SIG_ELECTRIC_ENERGY)
+    return st[ST_ELECTRIC];
+  if (index == SIG_HEAT)
+    return st[ST_HEAT];
   double t = motor_torque(self, ctx, w);
-  return index == SIG_TORQUE ? t : t * w;
+  switch (index) {
+  case SIG_TORQUE:
+    return t;
+  case SIG_POWER:
+    return t * w;
+  case SIG_ELECTRIC_POWER:
+    return motor_electric(self, w, t);
+  case SIG_EFFICIENCY: {
+    double pm = t * w, pe = motor_electric(self, w, t);
+    if (pm == 0.0 || pe == 0.0)
+      return pm == pe ? 1.0 : 0.0;
+    return pm > 0.0 ? pm / pe : pe / pm;
+  }
+  default:
+    return NAN;
+  }
 }
 
 const dg_block_class dg_block_motor = {
@@ -210,13 +358,16 @@ const dg_block_class dg_block_motor = {
     .type = "motor",
     .doc = "Electric motor: constant torque to the base speed, constant power above, fade to 0 "
            "at max_rpm; regenerative braking from the brake pedal or a negative throttle; "
-           "reverse on gear -1.",
+           "reverse on gear -1; or a four-quadrant torque command (a generator, a "
+           "motor-generator); electrical power through an efficiency, an efficiency map or a "
+           "loss map, for a bus or a battery (the energy ledger).",
     .ports = motor_ports,
     .params = motor_params_table,
     .params_size = sizeof(motor_params),
     .signals = motor_signals,
     .inputs = motor_inputs,
     .data_size = sizeof(motor_data),
+    .num_states = 2, /* electrical energy taken, heat (J) */
     .check = motor_check,
     .init = motor_init,
     .state_upstream = motor_state_upstream,

@@ -413,6 +413,66 @@ static void check_rate(const dg_graph *g, int b, int i, dg_diag *d) {
               in->name, src->id, sd->name, src->id, src->klass->type);
 }
 
+/* Electrical power through DG_INPUT_ELECTRIC inputs (a bus's members, a
+ * battery's load): bound to a signal, it must be a DG_SIGNAL_ELECTRIC_POWER
+ * one (a machine's mechanical power is a likely slip), and no such signal
+ * may be drawn twice, so that every bus balances at every stage. */
+static void check_electric(const dg_graph *g, dg_diag *d) {
+  for (int b = 0; b < g->num_blocks; b++) {
+    const dg_gblock *gb = &g->blocks[b];
+    if (!gb->klass || !gb->bind)
+      continue;
+    for (int i = 0; i < gb->num_inputs; i++) {
+      const dg_input_def *in = &gb->klass->inputs[i];
+      const dg_gbind *bi = &gb->bind[i];
+      if (!(in->flags & DG_INPUT_ELECTRIC) || bi->kind != DG_BIND_SIGNAL || bi->block < 0)
+        continue;
+      const dg_gblock *src = &g->blocks[bi->block];
+      const dg_signal_def *sd = &src->klass->signals[bi->signal];
+      char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
+      dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dg_pointer_append(path, sizeof path, ipath, in->name);
+      if (!(sd->flags & DG_SIGNAL_ELECTRIC_POWER)) {
+        const char *ep = NULL;
+        for (int k = 0; src->klass->signals[k].name && !ep; k++)
+          if (src->klass->signals[k].flags & DG_SIGNAL_ELECTRIC_POWER)
+            ep = src->klass->signals[k].name;
+        if (ep)
+          dg_diag_add(d, DG_ERR_SCHEMA, path,
+                      "input \"%s\" draws electrical power, and \"%s.%s\" is not one: bind "
+                      "\"%s.%s\", the electrical power the %s takes from its bus",
+                      in->name, src->id, sd->name, src->id, ep, src->klass->type);
+        else
+          dg_diag_add(d, DG_ERR_SCHEMA, path,
+                      "input \"%s\" draws electrical power, and \"%s.%s\" is not one (a %s "
+                      "has no electrical power: bind a machine's, a load's or a bus's "
+                      "electric_power, a channel or a number)",
+                      in->name, src->id, sd->name, src->klass->type);
+        continue;
+      }
+      /* drawn by an earlier electrical input too? */
+      for (int b2 = 0; b2 <= b; b2++) {
+        const dg_gblock *g2 = &g->blocks[b2];
+        if (!g2->klass || !g2->bind)
+          continue;
+        for (int i2 = 0; i2 < (b2 == b ? i : g2->num_inputs); i2++) {
+          const dg_gbind *o = &g2->bind[i2];
+          if (!(g2->klass->inputs[i2].flags & DG_INPUT_ELECTRIC) || o->kind != DG_BIND_SIGNAL ||
+              o->block != bi->block || o->signal != bi->signal)
+            continue;
+          dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+                      "\"%s.%s\" is drawn twice, by %s.%s and by %s.%s: a block's electrical "
+                      "power goes to one bus (bind it once; a bus sums several)",
+                      src->id, sd->name, g2->id, g2->klass->inputs[i2].name, gb->id, in->name);
+          b2 = b + 1; /* report once */
+          break;
+        }
+      }
+    }
+  }
+}
+
 void dg_bind_resolve(dg_graph *g, dg_diag *d) {
   for (int b = 0; b < g->num_blocks; b++) {
     dg_gblock *gb = &g->blocks[b];
@@ -457,6 +517,7 @@ void dg_bind_resolve(dg_graph *g, dg_diag *d) {
       check_rate(g, b, i, d);
     }
   }
+  check_electric(g, d);
   order_signals(g, d);
 }
 

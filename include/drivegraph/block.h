@@ -187,7 +187,32 @@ enum {
   /// not only on speeds, states and time. A graph that binds such signals
   /// into a loop (a block's input depending on its own feedthrough output
   /// through any chain) is an algebraic loop, refused at load.
-  DG_SIGNAL_FEEDTHROUGH = 1u << 0
+  DG_SIGNAL_FEEDTHROUGH = 1u << 0,
+  /// The energy ledger (docs/energy.md). A block that exchanges energy
+  /// outside the shafts (fuel burnt, a battery's charge, electricity,
+  /// heat) reports each kind as a signal in J, integrated since the start
+  /// (a continuous state: RK4 integrates it with the mechanics), flagged
+  /// with its kind. For each such block its net shaft work W (the audit's,
+  /// dg_sim_block_work) obeys W = fuel + stored + electric − heat, and the
+  /// ledger (dg_sim_energy_ledger) closes the audit from the fuel and the
+  /// batteries to the road. A signal of these kinds that is NaN means the
+  /// block keeps no ledger in this graph (an engine without a fuel model).
+  /// J: the chemical energy of the fuel the block has burnt (>= 0).
+  DG_SIGNAL_ENERGY_FUEL = 1u << 1,
+  /// J: the energy the block's store has given up (a battery's chemical
+  /// energy, ∫ V_oc I dt; negative while it has taken in more than given).
+  DG_SIGNAL_ENERGY_STORED = 1u << 2,
+  /// J: the electrical energy the block has taken from its bus (negative:
+  /// delivered to it, as a generator or a battery does).
+  DG_SIGNAL_ENERGY_ELECTRIC = 1u << 3,
+  /// J: the energy the block has turned into heat outside the shafts (an
+  /// engine's, a machine's or a battery's losses, an auxiliary load).
+  DG_SIGNAL_ENERGY_HEAT = 1u << 4,
+  /// W: the electrical power the block takes from its bus now (negative:
+  /// delivers), at every RK4 stage. A graph binds it to exactly one input
+  /// flagged DG_INPUT_ELECTRIC (a bus's or a battery's), so the bus
+  /// balances at every stage; binding it to two is refused at load.
+  DG_SIGNAL_ELECTRIC_POWER = 1u << 5
 };
 
 /* ------------------------------------------------------------------------ */
@@ -230,7 +255,14 @@ enum {
   /// constant, a channel (a schedule's slope, a callback's derivative, 0
   /// for a value held by dg_sim_set_input) or a signal of a time source
   /// (DG_CLASS_TIME_SOURCE); any other binding is refused at load.
-  DG_INPUT_RATE = 1u << 10
+  DG_INPUT_RATE = 1u << 10,
+  /// The input is electrical power drawn through it (W; a bus's member, a
+  /// battery's load): bound to a block's signal, that signal must be a
+  /// DG_SIGNAL_ELECTRIC_POWER one, and no such signal may feed two of these
+  /// inputs (it would be drawn twice). Numbers and channels are accepted (a
+  /// load imposed from outside; the ledger then shows the electricity from
+  /// outside the model).
+  DG_INPUT_ELECTRIC = 1u << 11
 };
 
 #define DG_RPM_PER_RAD_S 9.549296585513720 /* 30/pi */

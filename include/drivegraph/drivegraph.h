@@ -382,6 +382,55 @@ DG_API void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 /// Net work (J) done by block `index` (graph order) since the audit started.
 DG_API double dg_sim_block_work(const dg_sim *sim, int index);
 
+/// The energy ledger of one block (docs/energy.md): what it exchanged
+/// outside the shafts since the start, from its signals flagged
+/// DG_SIGNAL_ENERGY_* (block.h), and its shaft work. A block keeps a
+/// ledger when it has such signals and they are numbers (an engine with a
+/// fuel model, a machine, a battery, a load); for it
+///   work = fuel + stored + electric − heat
+/// to round-off, which `error` reports.
+typedef struct dg_block_energy {
+  bool ledger;     ///< the block keeps a ledger (else only `work` is set)
+  double fuel;     ///< J: chemical energy of the fuel burnt (>= 0)
+  double stored;   ///< J: energy its store gave up (a battery; negative: net charge)
+  double electric; ///< J: electrical energy taken from its bus (negative: delivered)
+  double heat;     ///< J: energy turned into heat outside the shafts (>= 0)
+  double work;     ///< J: net shaft work (dg_sim_block_work)
+  double error;    ///< J: work − (fuel + stored + electric − heat)
+} dg_block_energy;
+/// Fills `e` for block `index` (graph order). DG_OK, or DG_ERR_USAGE for an
+/// index out of range.
+DG_API int dg_sim_block_energy(const dg_sim *sim, int index, dg_block_energy *e);
+
+/// The audit extended from the shafts to the fuel and the batteries: where
+/// the energy came from (fuel burnt, batteries' charge, electricity drawn
+/// from outside the model, the shaft work of blocks without a ledger: ideal
+/// sources, prescribed motion) and where it went (heat in the converters,
+/// the work of the road, brakes, slip and drag, the meshes' and the
+/// impacts' losses, kinetic energy). With every block's ledger and the
+/// shaft audit closed,
+///   kinetic − kinetic_start = fuel + stored + electric − heat + work_other
+///                             + efficiency_loss + impact_loss
+/// up to round-off and the integration error, reported as balance_error.
+/// `electric` is the sum of every block's electrical energy: 0 when every
+/// machine and load draws from a battery through a bus; what is left is
+/// electricity from outside the model (a motor on no battery).
+typedef struct dg_energy_ledger {
+  double fuel;            ///< J: Σ fuel burnt
+  double stored;          ///< J: Σ energy the batteries gave up (negative: net charge)
+  double electric;        ///< J: Σ electrical energy taken from buses: 0 when balanced
+  double heat;            ///< J: Σ heat of the blocks with a ledger (>= 0)
+  double work_in_other;   ///< J: positive work of the blocks without a ledger (ideal sources)
+  double work_out_other;  ///< J: negative work of the blocks without a ledger (road, brakes, slip; <= 0)
+  double efficiency_loss; ///< J: lost in lossy meshes (<= 0)
+  double impact_loss;     ///< J: lost in mode changes (<= 0)
+  double kinetic_change;  ///< J: kinetic − kinetic_start
+  double energy_in;       ///< J: fuel + max(stored, 0) + max(electric, 0) + work_in_other: the scale
+  double balance_error;   ///< J: kinetic_change minus the sum of the terms above
+  int ledger_blocks;      ///< blocks keeping a ledger
+} dg_energy_ledger;
+DG_API void dg_sim_energy_ledger(const dg_sim *sim, dg_energy_ledger *ledger);
+
 /// A copy of everything that makes up a simulation's state at its current
 /// time: speeds and block states, the mode's matrices, every block's data
 /// (modes, timers, latched decisions), input values and schedule places,
