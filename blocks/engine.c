@@ -64,14 +64,15 @@
  * the fuel cut). Two continuous states, integrated by RK4 with the
  * mechanics: the fuel used m_f (kg) and the heat Q (J); so the ledger
  * closes, W_engine = E_fuel − Q, to round-off. Without a fuel form the
- * engine keeps no ledger (its fuel signals are NaN, its work counts as
- * work from outside).
+ * engine keeps no ledger (fuel_model 0, its fuel signals 0, its work
+ * counted as work from outside).
  *
  * Signals: omega, rpm (settable initial speed), torque (net, N·m), throttle
  * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter;
  * fuel_rate (g/s), fuel_power (W), fuel_used (kg, settable), fuel_volume
  * (L, fuel_used / fuel_density), fuel_energy (J, m_f·H), heat (J),
- * efficiency (P / P_f, 0 without fuel), fuel_cut (1 while cut). */
+ * efficiency (P / P_f, 0 without fuel), fuel_cut (1 while cut), fuel_model
+ * (1 with a fuel form). */
 #include <drivegraph/block.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,7 +92,8 @@ enum {
   SIG_FUEL_ENERGY,
   SIG_HEAT,
   SIG_EFFICIENCY,
-  SIG_FUEL_CUT
+  SIG_FUEL_CUT,
+  SIG_FUEL_MODEL
 };
 enum { ST_FUEL, ST_HEAT };
 
@@ -212,7 +214,7 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
     {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
-    {.name = "fuel_rate", .unit = "g/s", .doc = "fuel mass flow (NaN without a fuel form)",
+    {.name = "fuel_rate", .unit = "g/s", .doc = "fuel mass flow (0 without a fuel form)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "fuel_power", .unit = "W", .doc = "chemical power of the fuel flow",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
@@ -229,6 +231,10 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "fuel_cut", .unit = "", .doc = "1 while the fuel is cut (overrun, stalled)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "fuel_model", .unit = "",
+     .doc = "1 with a fuel form (the engine keeps an energy ledger), 0 without (its fuel signals "
+            "read 0)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_LEDGER},
     {0},
 };
 
@@ -365,11 +371,11 @@ static bool engine_cut(const dg_block *self, double rpm, double th) {
 }
 
 /* Fuel rate (kg/s) at speed w with net torque t and effective throttle th;
- * NaN without a fuel form. */
+ * 0 without a fuel form. */
 static double engine_fuel_rate(const dg_block *self, double w, double t, double th) {
   const engine_params *p = self->params;
   if (!engine_has_fuel(p))
-    return NAN;
+    return 0.0;
   double rpm = w * DG_RPM_PER_RAD_S;
   if (engine_cut(self, rpm, th))
     return 0.0;
@@ -455,8 +461,10 @@ static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   double w = dg_port_speed(ctx, self, PORT_OUT);
   const double *st = dg_block_state(ctx, self);
   bool fuel = engine_has_fuel(p);
+  if (index == SIG_FUEL_MODEL)
+    return fuel ? 1.0 : 0.0;
   if (index >= SIG_FUEL_RATE && !fuel)
-    return NAN;
+    return 0.0;
   switch (index) {
   case SIG_FUEL_RATE:
   case SIG_FUEL_POWER:

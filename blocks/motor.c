@@ -34,7 +34,8 @@
  * (T·ω > 0, or at rest) and up to min(max_regen_torque, P_regen / w) where
  * it brakes (T·ω < 0), without the regen fade: a generator on an engine's
  * shaft, a power split's motor-generators, a supervisory controller's
- * torque.
+ * torque. The brake pedal's regeneration (regen_fraction · brake, as
+ * above) is added to the command.
  *
  * Electrical side (docs/energy.md). The electrical power the machine takes
  * from its bus, from the mechanical power P = T·ω:
@@ -106,8 +107,9 @@ typedef struct motor_data {
 } motor_data;
 
 static const dg_port_def motor_ports[] = {
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL,
-     .doc = "rotor shaft (the motor's inertia)"},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL, .optional = true,
+     .doc = "rotor shaft (the motor's inertia); may be left open for a generator at the end of a "
+            "source's shaft ([\"engine.out\", \"gen.in\"])"},
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
      .doc = "the same shaft upstream, to sit in-line (a P2 motor between clutch and gearbox, "
             "another source behind it); turns with out"},
@@ -265,7 +267,10 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
   if (p->command == COMMAND_TORQUE) {
     double cmd = dg_block_input(ctx, self, IN_TORQUE);
     if (!(cmd == cmd))
-      return 0.0;
+      cmd = 0.0;
+    double r = dg_clamp01(p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE));
+    if (r > 0.0) /* the brake pedal's regeneration, as with the pedals */
+      cmd -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
     double lim;
     if (cmd * w < 0.0) /* braking the rotation: generating */
       lim = limit(d->regen_torque, d->regen_power, aw);

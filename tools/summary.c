@@ -50,6 +50,65 @@ static void print_energy(const dg_sim *sim, FILE *out) {
           fabs(e.balance_error) / scale);
 }
 
+/* A block's signal by name, NaN when it has none. */
+static double block_signal(const dg_sim *sim, const char *block, const char *name) {
+  char full[256];
+  snprintf(full, sizeof full, "%s.%s", block, name);
+  int id = dg_sim_signal_find(sim, full);
+  return id >= 0 ? dg_sim_signal(sim, id) : NAN;
+}
+
+/* The audit from the fuel and the batteries to the road
+ * (dg_sim_energy_ledger), printed when some block keeps a ledger: where
+ * the energy came from (positive), where it went (negative). */
+static void print_ledger(const dg_sim *sim, FILE *out) {
+  dg_energy_ledger l;
+  dg_sim_energy_ledger(sim, &l);
+  if (l.ledger_blocks == 0)
+    return;
+  const dg_graph *g = dg_sim_graph(sim);
+  fprintf(out, "ledger:      from the fuel and the batteries to the road\n");
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    dg_block_energy e;
+    if (dg_sim_block_energy(sim, i, &e) != DG_OK || !e.ledger)
+      continue;
+    const char *id = dg_graph_block_id(g, i);
+    if (e.fuel != 0.0) {
+      double kg = block_signal(sim, id, "fuel_used"), vol = block_signal(sim, id, "fuel_volume");
+      fprintf(out, "  fuel     %-15s %12.6g J", id, e.fuel);
+      if (isfinite(kg) && isfinite(vol))
+        fprintf(out, "  (%.6g g, %.6g L)", 1e3 * kg, vol);
+      fprintf(out, "\n");
+    }
+    if (e.stored != 0.0) {
+      double soc = block_signal(sim, id, "soc");
+      fprintf(out, "  battery  %-15s %12.6g J", id, e.stored);
+      if (isfinite(soc))
+        fprintf(out, "  (state of charge now %.6g)", soc);
+      fprintf(out, "\n");
+    }
+  }
+  if (l.electric != 0.0)
+    fprintf(out, "  %-24s %12.6g J%s\n", "electricity from outside", l.electric,
+            fabs(l.electric) > 1e-9 * fmax(l.energy_in, 1.0) ? "  (a machine or load on no battery)"
+                                                              : "");
+  if (l.work_in_other > 0.0)
+    fprintf(out, "  %-24s %12.6g J\n", "other sources' work", l.work_in_other);
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    dg_block_energy e;
+    if (dg_sim_block_energy(sim, i, &e) == DG_OK && e.ledger && e.heat != 0.0)
+      fprintf(out, "  heat     %-15s %12.6g J\n", dg_graph_block_id(g, i), -e.heat);
+  }
+  fprintf(out, "  %-24s %12.6g J\n", "road, brakes, slip", l.work_out_other);
+  if (l.efficiency_loss != 0.0)
+    fprintf(out, "  %-24s %12.6g J\n", "(gear efficiency)", l.efficiency_loss);
+  if (l.impact_loss != 0.0)
+    fprintf(out, "  %-24s %12.6g J\n", "(mode-change impacts)", l.impact_loss);
+  fprintf(out, "  %-24s %12.6g J\n", "kinetic energy gained", -l.kinetic_change);
+  fprintf(out, "  balance error            %12.3g J (%.2g of the energy in)\n", l.balance_error,
+          fabs(l.balance_error) / fmax(l.energy_in, 1.0));
+}
+
 static void print_performance(const summary *s, FILE *out) {
   double v_end = read(s, s->id_speed), x_end = read(s, s->id_x) - s->x_start;
   fprintf(out, "performance: (%s)\n", s->vehicle);
@@ -130,6 +189,7 @@ void summary_print_text(const summary *s, const summary_run *run, FILE *out) {
   if (run->ncols > n)
     fprintf(out, "  ... and %d more signals and channels\n", run->ncols - n);
   print_energy(sim, out);
+  print_ledger(sim, out);
   fprintf(out, "wall time:   %.3f s (%.0f ns per step)\n", run->wall, run->ns_per_step);
   if (run->csv)
     fprintf(out, "csv:         %s (%ld rows every %g s, %d signals)\n", run->csv, run->csv_rows,
@@ -150,6 +210,53 @@ static json_t *str(const char *s) { return s ? json_string(s) : json_null(); }
 static void put(json_t *obj, const char *key, json_t *value, bool *ok) {
   if (!value || json_object_set_new(obj, key, value) != 0)
     *ok = false;
+}
+
+/* The ledger (dg_sim_energy_ledger) with each ledger block's terms; null
+ * when no block keeps one. */
+static json_t *ledger_json(const dg_sim *sim, bool *ok) {
+  dg_energy_ledger l;
+  dg_sim_energy_ledger(sim, &l);
+  if (l.ledger_blocks == 0)
+    return json_null();
+  json_t *o = json_object(), *blocks = json_object();
+  if (!o || !blocks) {
+    json_decref(o);
+    json_decref(blocks);
+    *ok = false;
+    return NULL;
+  }
+  put(o, "fuel_J", num(l.fuel), ok);
+  put(o, "stored_J", num(l.stored), ok);
+  put(o, "electric_J", num(l.electric), ok);
+  put(o, "heat_J", num(l.heat), ok);
+  put(o, "work_in_other_J", num(l.work_in_other), ok);
+  put(o, "work_out_other_J", num(l.work_out_other), ok);
+  put(o, "efficiency_loss_J", num(l.efficiency_loss), ok);
+  put(o, "impact_loss_J", num(l.impact_loss), ok);
+  put(o, "kinetic_change_J", num(l.kinetic_change), ok);
+  put(o, "energy_in_J", num(l.energy_in), ok);
+  put(o, "balance_error_J", num(l.balance_error), ok);
+  put(o, "balance_error_relative", num(fabs(l.balance_error) / fmax(l.energy_in, 1.0)), ok);
+  const dg_graph *g = dg_sim_graph(sim);
+  for (int i = 0; i < dg_graph_block_count(g); i++) {
+    dg_block_energy e;
+    if (dg_sim_block_energy(sim, i, &e) != DG_OK || !e.ledger)
+      continue;
+    json_t *b = json_object();
+    if (!b) {
+      *ok = false;
+      break;
+    }
+    put(b, "fuel_J", num(e.fuel), ok);
+    put(b, "stored_J", num(e.stored), ok);
+    put(b, "electric_J", num(e.electric), ok);
+    put(b, "heat_J", num(e.heat), ok);
+    put(b, "work_J", num(e.work), ok);
+    put(blocks, dg_graph_block_id(g, i), b, ok);
+  }
+  put(o, "blocks", blocks, ok);
+  return o;
 }
 
 static json_t *energy_json(const dg_sim *sim, bool *ok) {
@@ -178,6 +285,7 @@ static json_t *energy_json(const dg_sim *sim, bool *ok) {
       put(blocks, dg_graph_block_id(g, i), num(w), ok);
   }
   put(o, "block_work_J", blocks, ok);
+  put(o, "ledger", ledger_json(sim, ok), ok);
   return o;
 }
 

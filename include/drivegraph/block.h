@@ -212,7 +212,12 @@ enum {
   /// delivers), at every RK4 stage. A graph binds it to exactly one input
   /// flagged DG_INPUT_ELECTRIC (a bus's or a battery's), so the bus
   /// balances at every stage; binding it to two is refused at load.
-  DG_SIGNAL_ELECTRIC_POWER = 1u << 5
+  DG_SIGNAL_ELECTRIC_POWER = 1u << 5,
+  /// 1 when the block keeps an energy ledger in this graph, 0 when it does
+  /// not (an engine without a fuel model: its energy signals read 0 and
+  /// its work counts as work from outside). A block with energy signals
+  /// and no such signal always keeps one.
+  DG_SIGNAL_LEDGER = 1u << 6
 };
 
 /* ------------------------------------------------------------------------ */

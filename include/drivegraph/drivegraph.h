@@ -385,8 +385,9 @@ DG_API double dg_sim_block_work(const dg_sim *sim, int index);
 /// The energy ledger of one block (docs/energy.md): what it exchanged
 /// outside the shafts since the start, from its signals flagged
 /// DG_SIGNAL_ENERGY_* (block.h), and its shaft work. A block keeps a
-/// ledger when it has such signals and they are numbers (an engine with a
-/// fuel model, a machine, a battery, a load); for it
+/// ledger when it has such signals, they are numbers and its
+/// DG_SIGNAL_LEDGER signal, if it has one, is 1 (an engine with a fuel
+/// model, a machine, a battery, a load); for it
 ///   work = fuel + stored + electric − heat
 /// to round-off, which `error` reports.
 typedef struct dg_block_energy {

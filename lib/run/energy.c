@@ -52,7 +52,11 @@ int dg_sim_block_energy(const dg_sim *sim, int index, dg_block_energy *e) {
   const dg_block *b = dg_sim_block((dg_sim *)sim, dg_graph_block_id(g, index));
   if (!b)
     return DG_ERR_USAGE;
-  bool any = false, nan = false;
+  bool any = false, nan = false, has_flag = false;
+  double keeps = flagged_sum(sim, b, DG_SIGNAL_LEDGER, &has_flag, &nan);
+  if (has_flag && !(keeps > 0.5))
+    return DG_OK; /* no ledger in this graph */
+  nan = false;
   e->fuel = flagged_sum(sim, b, DG_SIGNAL_ENERGY_FUEL, &any, &nan);
   e->stored = flagged_sum(sim, b, DG_SIGNAL_ENERGY_STORED, &any, &nan);
   e->electric = flagged_sum(sim, b, DG_SIGNAL_ENERGY_ELECTRIC, &any, &nan);
