@@ -320,7 +320,13 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
     }
   }
   if (ok && nany == 0 && (nin == 0 || nout == 0)) {
-    if (n == 2)
+    if (n == 2 && p0->dir == DG_PORT_OUT)
+      dg_diag_add(d, DG_ERR_PORT, path,
+                  "connects two out ports (\"%s\" and \"%s\"); a connection joins an out port to "
+                  "an in port (a machine on another source's shaft, as a generator on an "
+                  "engine, joins it through its in port: [\"engine.out\", \"gen.in\"])",
+                  name0, json_string_value(json_array_get(c, 1)));
+    else if (n == 2)
       dg_diag_add(d, DG_ERR_PORT, path,
                   "connects two %s ports (\"%s\" and \"%s\"); a connection joins an out port to "
                   "an in port",

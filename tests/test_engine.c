@@ -393,6 +393,135 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors                                                         */
 
+/* ------------------------------------------------------------------------ */
+/* Fuel                                                                     */
+
+/* The engine "eng" (`engine` after the base parameters; full load 100 N·m
+ * flat, closed throttle −10 N·m flat) held at `rpm` by a speed source, at
+ * driver throttle `throttle`: the torque, the fuel rate and the states are
+ * then constants of time, so RK4 integrates them exactly. */
+static dg_sim *held(dg_graph **g, const char *engine, double rpm, double throttle) {
+  *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",\"inertia\":0.2,"
+      "\"idle_rpm\":800,\"redline_rpm\":6000,\"idle_gain\":0,"
+      "\"full_load\":{\"rpm\":[0,8000],\"torque\":[100,100]},"
+      "\"closed_throttle\":{\"rpm\":[0,8000],\"torque\":[-10,-10]},%s},"
+      "\"src\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":%.17g}}},"
+      "\"connections\":[[\"eng.out\",\"src.in\"]]}",
+      engine, rpm / RPM);
+  dg_sim *sim = dg_test_sim(*g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, throttle);
+  return sim;
+}
+
+/* fuel_map over rpm × torque, bilinear: at 2500 rpm and throttle 0.5 the
+ * torque is −10 + 0.5·110 = 45 N·m; between rpm 2000 and 3000 and torque
+ * 0 and 60 of the map (g/s) [[0.2, 0.3], [1.6, 2.4]]:
+ *   ṁ = lerp(lerp(0.2, 0.3, 0.5), lerp(1.6, 2.4, 0.5), 45/60)
+ *     = lerp(0.25, 2.0, 0.75) = 1.5625 g/s.
+ * Over 10 s: 15.625 g; the fuel's energy 15.625e-3 · 43e6 J; the heat
+ * that minus T·ω·t; the ledger W = E_f − Q. */
+START_TEST(test_fuel_map) {
+  dg_graph *g;
+  dg_sim *sim = held(&g,
+                     "\"fuel_map\":{\"rpm\":[2000,3000],\"torque\":[0,60],"
+                     "\"fuel_rate\":[[0.2,0.3],[1.6,2.4]]}",
+                     2500, 0.5);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), 45.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_rate"), 1.5625, 1e-14);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_power"), 1.5625e-3 * 43e6, 1e-6);
+  double w = 2500 / RPM, pf = 1.5625e-3 * 43e6;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.efficiency"), 45.0 * w / pf, 1e-12);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_model"), 1.0);
+  dg_test_step(sim, 1000, 1e-2);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_used"), 15.625e-3, 1e-15);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_volume"), 15.625e-3 / 0.75, 1e-15);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_energy"), pf * 10.0, 1e-6);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.heat"), (pf - 45.0 * w) * 10.0, 1e-6);
+  dg_block_energy e;
+  ck_assert_int_eq(dg_sim_block_energy(sim, dg_test_block_index(g, "eng"), &e), DG_OK);
+  ck_assert(e.ledger);
+  ck_assert_double_eq_tol(e.work, 45.0 * w * 10.0, 1e-6);
+  ck_assert_double_eq_tol(e.error, 0.0, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* bsfc_map: 250 g/kWh at 3000 rpm and full throttle (100 N·m): P = 100 ·
+ * 3000/RPM = 31.416 kW, ṁ = 250 · 31.416 / 3600 = 2.1817 g/s. */
+START_TEST(test_bsfc_map) {
+  dg_graph *g;
+  dg_sim *sim = held(&g,
+                     "\"bsfc_map\":{\"rpm\":[1000,5000],\"torque\":[0,200],"
+                     "\"bsfc\":[[250,250],[250,250]]}",
+                     3000, 1.0);
+  double p = 100.0 * 3000 / RPM;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_rate"), 250.0 * p / 3.6e6, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.efficiency"), 3.6e6 / (250e-3 * 43e6), 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* efficiency over the fraction of rated power (FASTSim's form): rated
+ * 50 kW; at 3000 rpm and throttle 0.6, T = −10 + 0.6·110 = 56 N·m,
+ * P = 17.593 kW, the fraction 0.35186 between 0.2 (η 0.30) and 0.4
+ * (η 0.36): η = 0.30 + 0.06 · 0.75930 = 0.34556; P_f = P / η. */
+START_TEST(test_efficiency_form) {
+  dg_graph *g;
+  dg_sim *sim = held(&g,
+                     "\"efficiency\":{\"power_fraction\":[0,0.2,0.4,1],"
+                     "\"efficiency\":[0.1,0.3,0.36,0.33]},\"rated_power\":50000",
+                     3000, 0.6);
+  double p = 56.0 * 3000 / RPM, f = p / 50000.0, eta = 0.30 + 0.06 * (f - 0.2) / 0.2;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_power"), p / eta, 1e-8);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.efficiency"), eta, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* Idle fuel is a floor while fuelled; the fuel is cut on overrun (throttle
+ * 0 above fuel_cut_rpm), where the engine is motored: no fuel, and the
+ * heat is the friction work, Q̇ = −T·ω = 10 N·m · ω. */
+START_TEST(test_idle_and_cut) {
+  const char *bsfc = "\"bsfc_map\":{\"rpm\":[1000,5000],\"torque\":[0,200],"
+                     "\"bsfc\":[[250,250],[250,250]]},\"idle_fuel_rate\":0.2";
+  dg_graph *g;
+  /* throttle 0.1: T = 1 N·m, bsfc gives 0.0218 g/s, below the idle floor */
+  dg_sim *sim = held(&g, bsfc, 3000, 0.1);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_rate"), 0.2, 1e-15);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_cut"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g, bsfc, 3000, 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_rate"), 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_cut"), 1.0);
+  dg_test_step(sim, 100, 1e-2);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_used"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.heat"), 10.0 * 3000 / RPM * 1.0, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  /* below fuel_cut_rpm the engine idles on idle fuel */
+  sim = held(&g, "\"bsfc_map\":{\"rpm\":[1000,5000],\"torque\":[0,200],"
+                 "\"bsfc\":[[250,250],[250,250]]},\"idle_fuel_rate\":0.2,\"fuel_cut_rpm\":3500",
+             3000, 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_rate"), 0.2);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  /* fuel_cut off: idle fuel on overrun too */
+  sim = held(&g, "\"bsfc_map\":{\"rpm\":[1000,5000],\"torque\":[0,200],"
+                 "\"bsfc\":[[250,250],[250,250]]},\"idle_fuel_rate\":0.2,\"fuel_cut\":false",
+             3000, 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_rate"), 0.2);
+  dg_test_set_initial1(sim, "eng.fuel_used", 1.5); /* a reading to start from */
+  ck_assert_double_eq(dg_test_signal(sim, "eng.fuel_used"), 1.5);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 #define MAP2 "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[-10,-10],[100,100]]}"
 #define FULL "\"full_load\":{\"rpm\":[0,8000],\"torque\":[100,100]}"
 #define ENG(extra) "\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000," extra
@@ -442,6 +571,15 @@ static const dg_test_bad_param bad[] = {
      "must be >= 0 (got -1)"},
     {ENG(MAP2 ",\"idle_rmp\":800"), "/blocks/eng/idle_rmp",
      "unknown parameter; did you mean \"idle_rpm\"?"},
+    {ENG(MAP2 ",\"fuel_map\":{\"rpm\":[0,1],\"torque\":[0,1],\"fuel_rate\":[[0,0],[1,1]]},"
+              "\"bsfc_map\":{\"rpm\":[0,1],\"torque\":[0,1],\"bsfc\":[[1,1],[1,1]]}"),
+     "/blocks/eng", "give only one of fuel_map, bsfc_map, efficiency"},
+    {ENG(MAP2 ",\"efficiency\":{\"power_fraction\":[0,1],\"efficiency\":[0.2,0.3]}"), "/blocks/eng",
+     "missing rated_power (the efficiency table is over its fractions)"},
+    {ENG(MAP2 ",\"rated_power\":50000"), "/blocks/eng/rated_power", "only valid with efficiency"},
+    {ENG(MAP2 ",\"fuel_map\":{\"rpm\":[0,1],\"torque\":[0,1],\"fuel_rate\":[[0,-1],[1,1]]}"),
+     "/blocks/eng/fuel_map/fuel_rate/0/1", "must be >= 0 (got -1)"},
+    {ENG(MAP2 ",\"heating_value\":0"), "/blocks/eng/heating_value", "must be > 0 (got 0)"},
 };
 
 START_TEST(test_bad_params) {
@@ -468,6 +606,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_stall);
   tcase_add_test(tc, test_throttle_cut);
   tcase_add_test(tc, test_energy);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("fuel");
+  tcase_add_test(tc, test_fuel_map);
+  tcase_add_test(tc, test_bsfc_map);
+  tcase_add_test(tc, test_efficiency_form);
+  tcase_add_test(tc, test_idle_and_cut);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");
   tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));

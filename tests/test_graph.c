@@ -391,7 +391,8 @@ static const struct {
 } bad_shafts[] = {
     {"[[\"a.out\",\"b.out\"]]", "/connections/0",
      "connects two out ports (\"a.out\" and \"b.out\"); a connection joins an out port to an in "
-     "port"},
+     "port (a machine on another source's shaft, as a generator on an engine, joins it through "
+     "its in port: [\"engine.out\", \"gen.in\"])"},
     {"[[\"g.in\",\"h.in\",\"ld.in\"],[\"a.out\",\"b.out\",\"g.out\",\"h.out\"]]",
      "/connections/0",
      "joins 3 in ports and nothing else; a shaft joins out ports (its source side) to in ports"},

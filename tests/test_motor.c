@@ -256,7 +256,159 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Parameter errors                                                         */
 
+/* ------------------------------------------------------------------------ */
+/* Electrical side                                                          */
+
+/* The motor "mot" (MOTOR and `extra`, torque command `cmd`) held at `rpm`
+ * by a speed source: torque and powers are constants of time. */
+static dg_sim *held(dg_graph **g, const char *extra, double rpm, double cmd) {
+  *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," MOTOR
+                      ",\"command\":\"torque\"%s%s,\"inputs\":{\"torque\":%.17g}},"
+                      "\"src\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":%.17g}}},"
+                      "\"connections\":[[\"mot.out\",\"src.in\"]]}",
+                      extra[0] ? "," : "", extra, cmd, rpm / RPM);
+  return dg_test_sim(*g);
+}
+
+/* A four-quadrant map over |rpm| 1000..5000 and the torque in the
+ * direction of rotation −200..200 (rows −200, 0... as listed): */
+#define EMAP                                                                                       \
+  "\"efficiency_map\":{\"rpm\":[1000,5000],\"torque\":[-200,-50,50,200],"                          \
+  "\"efficiency\":[[0.80,0.90],[0.70,0.86],[0.70,0.86],[0.84,0.94]]}"
+
+/* Driving at 3000 rpm and 125 N·m: η = lerp(lerp(0.70, 0.86, 0.5),
+ * lerp(0.84, 0.94, 0.5), 0.5) = lerp(0.78, 0.89, 0.5) = 0.835, and the
+ * electrical power is P/η; over 10 s the heat is (P/η − P)·10. */
+START_TEST(test_map_point_driving) {
+  dg_graph *g;
+  dg_sim *sim = held(&g, EMAP, 3000, 125);
+  double p = 125.0 * 3000 / RPM, eta = 0.835;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 125.0, TOL_TORQUE);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.efficiency"), eta, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), p / eta, 1e-8);
+  dg_test_step(sim, 1000, 1e-2);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_energy"), p / eta * 10.0, 1e-6);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.heat"), (p / eta - p) * 10.0, 1e-6);
+  dg_block_energy e;
+  ck_assert_int_eq(dg_sim_block_energy(sim, dg_test_block_index(g, "mot"), &e), DG_OK);
+  ck_assert(e.ledger);
+  ck_assert_double_eq_tol(e.work, p * 10.0, 1e-6);
+  ck_assert_double_eq_tol(e.error, 0.0, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The four quadrants: generating at 3000 rpm with −125 N·m (the row −200
+ * and −50: η = lerp(lerp(0.70, 0.86, 0.5), lerp(0.80, 0.90, 0.5), 0.5) =
+ * lerp(0.78, 0.85, 0.5) = 0.815), P_e = P·η; turning backwards (−3000 rpm)
+ * with +125 N·m is generating too, the same point of the map; with −125
+ * N·m it drives, at η 0.835. */
+START_TEST(test_four_quadrants) {
+  struct {
+    double rpm, cmd, eta;
+  } q[] = {{3000, -125, 0.815}, {-3000, 125, 0.815}, {-3000, -125, 0.835}, {3000, 125, 0.835}};
+  for (int i = 0; i < 4; i++) {
+    dg_graph *g;
+    dg_sim *sim = held(&g, EMAP, q[i].rpm, q[i].cmd);
+    double p = q[i].cmd * q[i].rpm / RPM;
+    double pe = p > 0.0 ? p / q[i].eta : p * q[i].eta;
+    ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), q[i].cmd, TOL_TORQUE);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), pe, 1e-8);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "mot.efficiency"), q[i].eta, 1e-12);
+    dg_sim_free(sim);
+    dg_graph_free(g);
+  }
+}
+END_TEST
+
+/* FASTSim's form: η over |P| / max_power (100 kW): at 2000 rpm and
+ * 150 N·m, P = 31.416 kW, the fraction 0.31416 between 0.2 (0.90) and 0.4
+ * (0.94): η = 0.90 + 0.04 · 0.5708 = 0.92283. A constant efficiency and a
+ * loss map (P_e = P + L, a loss at stall too) likewise. */
+START_TEST(test_other_forms) {
+  dg_graph *g;
+  dg_sim *sim = held(&g,
+                     "\"efficiency_power\":{\"power_fraction\":[0,0.2,0.4,1],"
+                     "\"efficiency\":[0.8,0.9,0.94,0.92]}",
+                     2000, 150);
+  double p = 150.0 * 2000 / RPM, eta = 0.90 + 0.04 * (p / 1e5 - 0.2) / 0.2;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), p / eta, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g, "\"efficiency\":0.9", 2000, -150);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), -p * 0.9, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  const char *loss = "\"loss_map\":{\"rpm\":[0,6000],\"torque\":[-250,0,250],"
+                     "\"loss\":[[3000,5000],[200,800],[3000,5000]]}";
+  sim = held(&g, loss, 3000, 125); /* L = lerp(lerp(200, 800, .5), lerp(3000, 5000, .5), .5) */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"),
+                          125.0 * 3000 / RPM + 0.5 * (500.0 + 4000.0), 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g, loss, 0, 125); /* stall: no mechanical power, a loss all the same */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), 0.5 * (200.0 + 3000.0),
+                          1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The torque command is clamped to the envelope: 250 N·m driving (below
+ * the base speed), the regen envelope generating (max_regen_power 30 kW at
+ * 3000 rpm: 95.49 N·m); pedals are ignored; the brake's regeneration adds
+ * to the command. */
+START_TEST(test_torque_command) {
+  dg_graph *g;
+  dg_sim *sim = held(&g, "", 3000, 400);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g, "\"max_regen_power\":30000", 3000, -400);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -30000.0 * RPM / 3000, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g, "\"regen_fraction\":0.5", 3000, 20);
+  dg_sim_set_input(sim, DG_INPUT_BRAKE, 0.4); /* r = 0.2 of 250 N·m */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 20.0 - 0.2 * 250.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A generator at the end of an engine's shaft: its in port on the
+ * crankshaft, its out port left open. */
+START_TEST(test_generator_on_engine) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"engine\",\"inertia\":0.15,"
+      "\"idle_rpm\":800,\"redline_rpm\":6000,\"idle_gain\":0,"
+      "\"full_load\":{\"rpm\":[0,8000],\"torque\":[100,100]},\"inputs\":{\"throttle\":0.5}},"
+      "\"gen\":{\"type\":\"motor\",\"inertia\":0.05,\"max_torque\":150,\"max_rpm\":8000,"
+      "\"command\":\"torque\",\"inputs\":{\"torque\":-50}}},"
+      "\"connections\":[[\"eng.out\",\"gen.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_initial1(sim, "eng.rpm", 2000);
+  /* 50 N·m from the engine, −50 from the generator: the shaft holds */
+  dg_test_step(sim, 1000, 1e-3);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "gen.rpm"), 2000.0, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "gen.electric_power"), -50.0 * 2000 / RPM, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static const dg_test_bad_param bad[] = {
+    {MOTOR ",\"efficiency\":0.9,\"loss_map\":{\"rpm\":[0,1],\"torque\":[0,1],\"loss\":[[0,0],[0,0]]}",
+     "/blocks/mot", "give only one of efficiency, efficiency_map, efficiency_power, loss_map"},
+    {"\"inertia\":0.04,\"max_torque\":250,\"max_rpm\":12000,"
+     "\"efficiency_power\":{\"power_fraction\":[0,1],\"efficiency\":[0.9,0.9]}",
+     "/blocks/mot/efficiency_power",
+     "needs the drive power limit (max_power or base_rpm) its fractions refer to"},
+    {MOTOR ",\"efficiency\":1.2", "/blocks/mot/efficiency", "must be <= 1 (got 1.2)"},
+    {MOTOR ",\"command\":\"speed\"", "/blocks/mot/command",
+     "must be one of \"pedals\", \"torque\" (got \"speed\")"},
     {MOTOR ",\"base_rpm\":3000", "/blocks/mot", "give only one of max_power, base_rpm"},
     {"\"inertia\":0.04,\"max_torque\":250,\"base_rpm\":13000,\"max_rpm\":12000",
      "/blocks/mot/base_rpm", "must be < max_rpm (12000) (got 13000)"},
@@ -304,6 +456,13 @@ static Suite *suite(void) {
   tc = tcase_create("regen");
   tcase_add_test(tc, test_regen);
   tcase_add_test(tc, test_throttle_cut);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("electric");
+  tcase_add_test(tc, test_map_point_driving);
+  tcase_add_test(tc, test_four_quadrants);
+  tcase_add_test(tc, test_other_forms);
+  tcase_add_test(tc, test_torque_command);
+  tcase_add_test(tc, test_generator_on_engine);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");
   tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
