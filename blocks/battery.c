@@ -27,7 +27,11 @@
  * `max_discharge_power`, `max_charge_power` (W) give the powers the
  * battery can take or give now, published as the signals discharge_limit
  * and charge_limit (W, >= 0; from SoC alone, so any block may read them
- * without an algebraic loop: a controller, a machine's command). The
+ * without an algebraic loop: a controller, a machine's inputs of the same
+ * names; DBL_MAX where nothing limits, as charging without a limit:
+ * signals stay finite). Both fall linearly to 0 over the last soc_taper of
+ * state of charge before soc_min (discharge) and soc_max (charge), so
+ * machines that honour them keep the battery within its window. The
  * battery itself always supplies what its bus draws, so that the energy
  * balances; the time spent beyond a limit is counted (over_limit_time:
  * the segments that start beyond one; the signal over_limit) for a report to flag. A state of charge leaving
@@ -42,6 +46,7 @@
  * figure for reports). */
 #include <drivegraph/block.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -69,7 +74,7 @@ typedef struct battery_params {
   bool has_voltage;
   double resistance;
   double initial_soc;
-  double soc_min, soc_max;
+  double soc_min, soc_max, soc_taper;
   double max_discharge_current, max_charge_current;
   double max_discharge_power, max_charge_power;
   bool has_idc, has_icc, has_pdc, has_pcc;
@@ -99,6 +104,10 @@ static const dg_param_def battery_params_table[] = {
                  0, 1, "lower end of the usable window (below it over_limit is 1)"),
     DG_PARAM_NUM(battery_params, soc_max, "soc_max", "", 1.0, DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS,
                  0, 1, "upper end of the usable window (above it over_limit is 1)"),
+    DG_PARAM_NUM(battery_params, soc_taper, "soc_taper", "", 0.02,
+                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
+                 "the limits fall linearly to 0 over this much state of charge before soc_min "
+                 "(discharge) and soc_max (charge)"),
     {.key = "max_discharge_current", .kind = DG_PARAM_NUMBER,
      .offset = offsetof(battery_params, max_discharge_current), .unit = "A",
      .doc = "discharge current limit (default none)", .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
@@ -223,17 +232,24 @@ static double battery_limit(const battery_params *p, double v, double i, double 
   } else {
     pi = isinf(i) ? INFINITY : v * i + r * i * i;
   }
-  return pi < pl ? pi : pl;
+  double lim = pi < pl ? pi : pl;
+  return isinf(lim) ? DBL_MAX : lim; /* signals stay finite */
 }
 
+static double taper(double x) { return x >= 1.0 ? 1.0 : (x > 0.0 ? x : 0.0); }
+
 static double battery_discharge_limit(const battery_params *p, double soc) {
-  return battery_limit(p, battery_ocv(p, soc), p->has_idc ? p->max_discharge_current : INFINITY,
-                       p->has_pdc ? p->max_discharge_power : INFINITY, 1);
+  double l = battery_limit(p, battery_ocv(p, soc), p->has_idc ? p->max_discharge_current : INFINITY,
+                           p->has_pdc ? p->max_discharge_power : INFINITY, 1);
+  double f = taper((soc - p->soc_min) / p->soc_taper);
+  return f < 1.0 ? (l < DBL_MAX ? l * f : (f > 0.0 ? DBL_MAX : 0.0)) : l;
 }
 
 static double battery_charge_limit(const battery_params *p, double soc) {
-  return battery_limit(p, battery_ocv(p, soc), p->has_icc ? p->max_charge_current : INFINITY,
-                       p->has_pcc ? p->max_charge_power : INFINITY, -1);
+  double l = battery_limit(p, battery_ocv(p, soc), p->has_icc ? p->max_charge_current : INFINITY,
+                           p->has_pcc ? p->max_charge_power : INFINITY, -1);
+  double f = taper((p->soc_max - soc) / p->soc_taper);
+  return f < 1.0 ? (l < DBL_MAX ? l * f : (f > 0.0 ? DBL_MAX : 0.0)) : l;
 }
 
 static bool battery_over(const battery_params *p, double soc, double pw) {

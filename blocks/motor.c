@@ -52,11 +52,18 @@
  * ledger W = E_e − Q closes to round-off; `electric_power` is the signal a
  * bus or a battery binds (drawn at every RK4 stage, exactly).
  *
+ * Electrical limits: the inputs discharge_limit and charge_limit (W,
+ * default none) bound the electrical power taken from and delivered to the
+ * bus: the torque is scaled down until P_e is within them (bind them to a
+ * battery's signals of the same names, which follow its state of charge
+ * and limits, so that the machine stops regenerating into a full battery).
+ *
  * Signals: omega, rpm (settable initial speed), torque, power = T·ω
  * (mechanical shaft power; negative while regenerating), electric_power,
  * efficiency (P/P_e driving, P_e/P generating, 1 at no power),
  * electric_energy, heat. */
 #include <drivegraph/block.h>
+#include <float.h>
 #include <math.h>
 
 enum { PORT_OUT, PORT_IN };
@@ -205,7 +212,7 @@ static const dg_signal_def motor_signals[] = {
     {0},
 };
 
-enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT, IN_TORQUE };
+enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT, IN_TORQUE, IN_DISCHARGE, IN_CHARGE };
 static const dg_input_def motor_inputs[] = {
     {.name = "throttle", .unit = "",
      .doc = "torque command -1..1: positive drives, negative regenerates", .source = "throttle",
@@ -221,6 +228,12 @@ static const dg_input_def motor_inputs[] = {
     {.name = "torque", .unit = "N*m",
      .doc = "torque command (command \"torque\"), either sign, clamped to the envelope",
      .source = "", .def = 0.0},
+    {.name = "discharge_limit", .unit = "W",
+     .doc = "largest electrical power to take from the bus (a battery's discharge_limit)",
+     .source = "", .def = DBL_MAX, .flags = DG_P_MIN, .min = 0},
+    {.name = "charge_limit", .unit = "W",
+     .doc = "largest electrical power to deliver to the bus (a battery's charge_limit)",
+     .source = "", .def = DBL_MAX, .flags = DG_P_MIN, .min = 0},
     {0},
 };
 
@@ -260,7 +273,10 @@ static double limit(double torque, double power, double w) {
   return power < torque * w ? power / w : torque;
 }
 
-static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
+static double motor_electric(const dg_block *self, double w, double t);
+
+/* The torque the command asks for, within the mechanical envelope. */
+static double motor_command(const dg_block *self, const dg_ctx *ctx, double w) {
   const motor_params *p = self->params;
   const motor_data *d = self->data;
   double aw = fabs(w);
@@ -294,6 +310,41 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
   r = clamp(r > -throttle ? r : -throttle, 0.0, 1.0);
   if (r > 0.0)
     t -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
+  return t;
+}
+
+/* The torque at `out`: the command, scaled down where its electrical power
+ * would pass the inputs discharge_limit / charge_limit (a battery's, read
+ * from its state: no loop). P_e is monotone in T at a given speed, and
+ * P_e/T nearly constant: a first step T ← T · limit / P_e(T) (exact for
+ * a constant efficiency), then secant steps (an efficiency map's bilinear
+ * pieces: to round-off in a few). */
+static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
+  double t = motor_command(self, ctx, w);
+  double dl = dg_block_input(ctx, self, IN_DISCHARGE), cl = dg_block_input(ctx, self, IN_CHARGE);
+  dl = dl > 0.0 ? dl : 0.0;
+  cl = cl > 0.0 ? cl : 0.0;
+  if (t == 0.0 || w == 0.0)
+    return t;
+  double pe = motor_electric(self, w, t);
+  double lim = pe > dl ? dl : (pe < -cl ? -cl : pe);
+  if (pe == lim)
+    return t;
+  if (lim == 0.0)
+    return 0.0;
+  /* a first step by proportion, then the secant on P_e(T) − lim */
+  double t0 = t, f0 = pe - lim;
+  t *= lim / pe;
+  pe = motor_electric(self, w, t);
+  for (int k = 0; k < 6 && pe != lim; k++) {
+    double f = pe - lim, dt = f - f0 != 0.0 ? f * (t - t0) / (f - f0) : 0.0;
+    if (dt == 0.0 || !isfinite(dt))
+      break;
+    t0 = t;
+    f0 = f;
+    t -= dt;
+    pe = motor_electric(self, w, t);
+  }
   return t;
 }
 

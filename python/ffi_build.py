@@ -90,6 +90,16 @@ typedef struct dg_energy {
 } dg_energy;
 void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 double dg_sim_block_work(const dg_sim *sim, int index);
+typedef struct dg_block_energy {
+  bool ledger; double fuel; double stored; double electric; double heat; double work; double error;
+} dg_block_energy;
+int dg_sim_block_energy(const dg_sim *sim, int index, dg_block_energy *e);
+typedef struct dg_energy_ledger {
+  double fuel; double stored; double electric; double heat; double work_in_other;
+  double work_out_other; double efficiency_loss; double impact_loss; double kinetic_change;
+  double energy_in; double balance_error; int ledger_blocks;
+} dg_energy_ledger;
+void dg_sim_energy_ledger(const dg_sim *sim, dg_energy_ledger *ledger);
 
 typedef struct dg_shift_context {
   double time; double engine_rpm; double output_rpm; int current_gear; int num_gears;

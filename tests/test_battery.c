@@ -3,6 +3,7 @@
  * voltage table, the limits, the errors and the bindings. */
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -117,7 +118,7 @@ START_TEST(test_limits) {
           90000.0);
   sim = dg_test_sim(g);
   ck_assert_double_eq_tol(dg_test_signal(sim, "bat.discharge_limit"), 80000.0, 1e-9);
-  ck_assert(isinf(dg_test_signal(sim, "bat.charge_limit")));
+  ck_assert_double_eq(dg_test_signal(sim, "bat.charge_limit"), DBL_MAX); /* no limit */
   ck_assert_double_eq(dg_test_signal(sim, "bat.over_limit"), 1.0);
   dg_test_step(sim, 100, 0.01); /* supplied all the same; the time counted */
   ck_assert_double_eq_tol(dg_test_signal(sim, "bat.over_limit_time"), 1.0, 1e-9);
@@ -126,6 +127,26 @@ START_TEST(test_limits) {
   g = rig("\"capacity\":50,\"voltage\":350,\"resistance\":0.1", 1000.0);
   sim = dg_test_sim(g);
   ck_assert_double_eq_tol(dg_test_signal(sim, "bat.discharge_limit"), 306250.0, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The limits taper to 0 over soc_taper before the window's ends: at SoC
+ * 0.85 with soc_max 0.9 and a taper of 0.1 the charge limit is half. */
+START_TEST(test_taper) {
+  dg_graph *g = rig("\"capacity\":50,\"voltage\":350,\"resistance\":0.1,\"max_charge_power\":40000,"
+                    "\"max_discharge_power\":60000,\"soc_min\":0.2,\"soc_max\":0.9,"
+                    "\"soc_taper\":0.1,\"initial_soc\":0.85",
+                    0.0);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "bat.charge_limit"), 20000.0, 1e-8);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "bat.discharge_limit"), 60000.0, 1e-8);
+  dg_test_set_initial1(sim, "bat.soc", 0.95);
+  ck_assert_double_eq(dg_test_signal(sim, "bat.charge_limit"), 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "bat.over_limit"), 1.0); /* outside the window */
+  dg_test_set_initial1(sim, "bat.soc", 0.25);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "bat.discharge_limit"), 30000.0, 1e-8);
   dg_sim_free(sim);
   dg_graph_free(g);
 }
@@ -233,6 +254,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_constant_charge);
   tcase_add_test(tc, test_ocv_table);
   tcase_add_test(tc, test_limits);
+  tcase_add_test(tc, test_taper);
   tcase_add_test(tc, test_failures);
   tcase_add_test(tc, test_initial_soc);
   suite_add_tcase(s, tc);

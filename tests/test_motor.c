@@ -378,6 +378,53 @@ START_TEST(test_torque_command) {
 }
 END_TEST
 
+/* Electrical limits: generating 200 N·m at 3000 rpm with η = 0.9 would
+ * deliver 56.549 kW; a charge limit of 20 kW scales the torque to
+ * T = −20000 / (0.9 ω) exactly (one step for a constant efficiency), and a
+ * discharge limit of 10 kW driving to T = 10000 · 0.9 / ω. */
+START_TEST(test_electric_limits) {
+  dg_graph *g;
+  double w = 3000 / RPM;
+  dg_sim *sim = held(&g, "\"efficiency\":0.9,\"max_regen_power\":1e6", 3000, -200);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -200.0, TOL_TORQUE); /* unbound */
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," MOTOR
+                       ",\"command\":\"torque\",\"efficiency\":0.9,\"max_regen_power\":1e6,"
+                       "\"inputs\":{\"torque\":\"cmd\",\"charge_limit\":\"cl\","
+                       "\"discharge_limit\":\"dl\"}},"
+                       "\"src\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":%.17g}}},"
+                       "\"connections\":[[\"mot.out\",\"src.in\"]]}",
+                       w);
+  sim = dg_test_sim(g);
+  dg_test_set_input(sim, "cl", 20000.0);
+  dg_test_set_input(sim, "dl", 10000.0);
+  dg_test_set_input(sim, "cmd", -200.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -20000.0 / (0.9 * w), 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), -20000.0, 1e-7);
+  dg_test_set_input(sim, "cmd", 200.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 10000.0 * 0.9 / w, 1e-9);
+  dg_test_set_input(sim, "cmd", 20.0); /* within the limit: untouched */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 20.0, TOL_TORQUE);
+  dg_test_set_input(sim, "cl", 0.0); /* a full battery: no regeneration */
+  dg_test_set_input(sim, "cmd", -50.0);
+  ck_assert_double_eq(dg_test_signal(sim, "mot.torque"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  /* with a map, the scaling converges to the limit within its iterations */
+  g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," MOTOR
+                     ",\"command\":\"torque\"," EMAP ",\"max_regen_power\":1e6,"
+                     "\"inputs\":{\"torque\":-190,\"charge_limit\":30000}},"
+                     "\"src\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":%.17g}}},"
+                     "\"connections\":[[\"mot.out\",\"src.in\"]]}",
+                     w);
+  sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.electric_power"), -30000.0, 1e-9 * 30000.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* A generator at the end of an engine's shaft: its in port on the
  * crankshaft, its out port left open. */
 START_TEST(test_generator_on_engine) {
@@ -462,6 +509,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_four_quadrants);
   tcase_add_test(tc, test_other_forms);
   tcase_add_test(tc, test_torque_command);
+  tcase_add_test(tc, test_electric_limits);
   tcase_add_test(tc, test_generator_on_engine);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");

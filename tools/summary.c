@@ -212,17 +212,15 @@ static void put(json_t *obj, const char *key, json_t *value, bool *ok) {
     *ok = false;
 }
 
-/* The ledger (dg_sim_energy_ledger) with each ledger block's terms; null
- * when no block keeps one. */
+/* The ledger's totals (dg_sim_energy_ledger); null when no block keeps
+ * one. */
 static json_t *ledger_json(const dg_sim *sim, bool *ok) {
   dg_energy_ledger l;
   dg_sim_energy_ledger(sim, &l);
   if (l.ledger_blocks == 0)
     return json_null();
-  json_t *o = json_object(), *blocks = json_object();
-  if (!o || !blocks) {
-    json_decref(o);
-    json_decref(blocks);
+  json_t *o = json_object();
+  if (!o) {
     *ok = false;
     return NULL;
   }
@@ -238,24 +236,30 @@ static json_t *ledger_json(const dg_sim *sim, bool *ok) {
   put(o, "energy_in_J", num(l.energy_in), ok);
   put(o, "balance_error_J", num(l.balance_error), ok);
   put(o, "balance_error_relative", num(fabs(l.balance_error) / fmax(l.energy_in, 1.0)), ok);
+  return o;
+}
+
+/* Each ledger block's terms, flat: "<id>.fuel", "<id>.stored",
+ * "<id>.electric", "<id>.heat" (J). */
+static json_t *block_ledger_json(const dg_sim *sim, bool *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = false;
+    return NULL;
+  }
+  static const char *const kinds[] = {"fuel", "stored", "electric", "heat"};
   const dg_graph *g = dg_sim_graph(sim);
   for (int i = 0; i < dg_graph_block_count(g); i++) {
     dg_block_energy e;
     if (dg_sim_block_energy(sim, i, &e) != DG_OK || !e.ledger)
       continue;
-    json_t *b = json_object();
-    if (!b) {
-      *ok = false;
-      break;
+    double v[4] = {e.fuel, e.stored, e.electric, e.heat};
+    for (int k = 0; k < 4; k++) {
+      char key[256];
+      snprintf(key, sizeof key, "%s.%s", dg_graph_block_id(g, i), kinds[k]);
+      put(o, key, num(v[k]), ok);
     }
-    put(b, "fuel_J", num(e.fuel), ok);
-    put(b, "stored_J", num(e.stored), ok);
-    put(b, "electric_J", num(e.electric), ok);
-    put(b, "heat_J", num(e.heat), ok);
-    put(b, "work_J", num(e.work), ok);
-    put(blocks, dg_graph_block_id(g, i), b, ok);
   }
-  put(o, "blocks", blocks, ok);
   return o;
 }
 
@@ -286,6 +290,7 @@ static json_t *energy_json(const dg_sim *sim, bool *ok) {
   }
   put(o, "block_work_J", blocks, ok);
   put(o, "ledger", ledger_json(sim, ok), ok);
+  put(o, "block_ledger_J", block_ledger_json(sim, ok), ok);
   return o;
 }
 

@@ -859,12 +859,36 @@ class Simulation:
             w = lib.dg_sim_block_work(self._sim, i)
             if w != 0.0:
                 blocks[ffi.string(lib.dg_graph_block_id(g, i)).decode()] = w
+        ledger, block_ledger = self._ledger()
         return {"kinetic_J": e.kinetic, "kinetic_start_J": e.kinetic_start,
                 "work_in_J": e.work_in, "work_out_J": e.work_out,
                 "efficiency_loss_J": e.efficiency_loss, "impact_loss_J": e.impact_loss,
                 "balance_error_J": e.balance_error,
                 "balance_error_relative": abs(e.balance_error) / scale,
-                "block_work_J": blocks}
+                "block_work_J": blocks, "ledger": ledger, "block_ledger_J": block_ledger}
+
+    def _ledger(self):
+        """The energy ledger (docs/energy.md): the totals (None when no block
+        keeps one) and each ledger block's fuel, stored, electric and heat
+        energies as "<id>.<kind>" (J), as `sim --json` has them."""
+        l = ffi.new("dg_energy_ledger *")
+        lib.dg_sim_energy_ledger(self._sim, l)
+        blocks = {}
+        g = self.graph._ptr
+        e = ffi.new("dg_block_energy *")
+        for i in range(lib.dg_graph_block_count(g)):
+            if lib.dg_sim_block_energy(self._sim, i, e) != 0 or not e.ledger:
+                continue
+            bid = ffi.string(lib.dg_graph_block_id(g, i)).decode()
+            for kind in ("fuel", "stored", "electric", "heat"):
+                blocks[bid + "." + kind] = getattr(e, kind)
+        if l.ledger_blocks == 0:
+            return None, blocks
+        keys = ("fuel", "stored", "electric", "heat", "work_in_other", "work_out_other",
+                "efficiency_loss", "impact_loss", "kinetic_change", "energy_in", "balance_error")
+        totals = {k + "_J": getattr(l, k) for k in keys}
+        totals["balance_error_relative"] = abs(l.balance_error) / max(l.energy_in, 1.0)
+        return totals, blocks
 
     def summary(self):
         """The figures of `drivegraph sim --json` (same keys and units; None

@@ -249,3 +249,22 @@ def test_example_launch_script(tmp_path):
     assert p.returncode == 0, p.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "0-100 km/h 7.11" in p.stdout
+
+
+def test_ledger_matches_sim_json():
+    """The energy ledger (docs/energy.md) of a series hybrid, as `sim --json`
+    prints it: the totals and each ledger block's energies."""
+    g, s = "graphs/series_hybrid.json", "graphs/scenarios/series_hybrid_city.json"
+    r = dg.Graph.load(g).simulate(scenario=s, duration=30)
+    want = json.loads(cli("sim", g, "--scenario", s, "--duration", "30", "--json").stdout)
+    compare_summary(r.summary, want)
+    ledger = r.energy["ledger"]
+    assert ledger["fuel_J"] > 0
+    assert abs(ledger["balance_error_J"]) < 1e-9 * ledger["energy_in_J"]
+    assert abs(ledger["electric_J"]) < 1e-9 * ledger["energy_in_J"]
+    blocks = r.energy["block_ledger_J"]
+    assert blocks["engine.fuel"] == ledger["fuel_J"]
+    assert set(k.split(".")[0] for k in blocks) == {"engine", "gen", "motor", "aux", "battery"}
+    # a graph without a ledger: None, as the CLI's null
+    assert dg.Graph.load("graphs/gear_train.json").simulate(
+        scenario="graphs/scenarios/gear_train_pulse.json").energy["ledger"] is None
