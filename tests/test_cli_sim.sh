@@ -316,4 +316,23 @@ check "sim stiff dt --force: warning names block and dt" has "$ERR" \
 run "$DG" sim "$G/awd_lsd.json" --preset launch --duration 1
 check "sim default dt: no stiffness warning" lacks "$ERR" 'too large for RK4'
 
+# The energy ledger (docs/energy.md): a series hybrid's audit from the fuel
+# and the battery to the road, as text and JSON; a motor on no battery
+# shows its electricity as coming from outside the model.
+run "$DG" sim "$G/series_hybrid.json" --scenario "$G/scenarios/series_hybrid_city.json" --duration 60
+check "series hybrid: exit 0" rc_is 0
+check "series hybrid: ledger heading" has "$OUT" '^ledger: +from the fuel and the batteries to the road$'
+check "series hybrid: fuel line with grams and litres" has "$OUT" '^  fuel +engine +[0-9.e+]+ J  \([0-9.]+ g, [0-9.]+ L\)$'
+check "series hybrid: battery line with the state of charge" has "$OUT" '^  battery +battery +[-0-9.e+]+ J  \(state of charge now 0\.[0-9]+\)$'
+check "series hybrid: heat of each converter" at_least "$OUT" '^  heat +(engine|gen|motor|aux|battery) +-[0-9.e+]+ J$' 5
+check "series hybrid: the bus balances" lacks "$OUT" 'on no battery'
+led=$(num "$OUT" '^  balance error +[-0-9.e+]+ J \(([0-9.e+-]+) of the energy in\)$')
+check "series hybrid: ledger closes to 1e-9 (got $led)" between "$led" 0 1e-9
+run "$DG" sim "$G/series_hybrid.json" --scenario "$G/scenarios/series_hybrid_city.json" --duration 20 --json
+check "series hybrid --json: ledger" py 'd["energy"]["ledger"]["fuel_J"] > 0 and d["energy"]["ledger"]["balance_error_relative"] < 1e-9 and d["energy"]["block_ledger_J"]["engine.fuel"] == d["energy"]["ledger"]["fuel_J"]'
+run "$DG" sim "$G/ev_single_speed.json" --scenario "$G/scenarios/ev_launch_brake.json" --duration 3
+check "EV on no battery: electricity from outside" has "$OUT" '^  electricity from outside +[0-9.e+]+ J  \(a machine or load on no battery\)$'
+run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --duration 1
+check "sedan (no fuel model): no ledger" lacks "$OUT" '^ledger:'
+
 finish
