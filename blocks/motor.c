@@ -35,7 +35,8 @@
  * it brakes (T·ω < 0), without the regen fade: a generator on an engine's
  * shaft, a power split's motor-generators, a supervisory controller's
  * torque. The brake pedal's regeneration (regen_fraction · brake, as
- * above) is added to the command.
+ * above) is added to the command; a throttle cut (>= 0.5) removes the
+ * command, as it removes the drive torque of the pedals.
  *
  * Electrical side (docs/energy.md). The electrical power the machine takes
  * from its bus, from the mechanical power P = T·ω:
@@ -282,8 +283,8 @@ static double motor_command(const dg_block *self, const dg_ctx *ctx, double w) {
   double aw = fabs(w);
   if (p->command == COMMAND_TORQUE) {
     double cmd = dg_block_input(ctx, self, IN_TORQUE);
-    if (!(cmd == cmd))
-      cmd = 0.0;
+    if (!(cmd == cmd) || dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
+      cmd = 0.0; /* a gearbox's shift cuts the command as it cuts a throttle */
     double r = dg_clamp01(p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE));
     if (r > 0.0) /* the brake pedal's regeneration, as with the pedals */
       cmd -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);

@@ -425,6 +425,27 @@ START_TEST(test_electric_limits) {
 }
 END_TEST
 
+/* A throttle cut (a gearbox shifting) removes the torque command; the
+ * brake's regeneration stays. */
+START_TEST(test_torque_command_cut) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"mot\":{\"type\":\"motor\"," MOTOR
+      ",\"command\":\"torque\",\"regen_fraction\":1,"
+      "\"inputs\":{\"torque\":80,\"throttle_cut\":\"cut\",\"brake\":\"pedal\"}},"
+      "\"src\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":%.17g}}},"
+      "\"connections\":[[\"mot.out\",\"src.in\"]]}",
+      3000 / RPM);
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), 80.0, TOL_TORQUE);
+  dg_test_set_input(sim, "cut", 1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "mot.torque"), 0.0);
+  dg_test_set_input(sim, "pedal", 0.1); /* 0.1 of 250 N·m */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "mot.torque"), -25.0, TOL_TORQUE);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* A generator at the end of an engine's shaft: its in port on the
  * crankshaft, its out port left open. */
 START_TEST(test_generator_on_engine) {
@@ -509,6 +530,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_four_quadrants);
   tcase_add_test(tc, test_other_forms);
   tcase_add_test(tc, test_torque_command);
+  tcase_add_test(tc, test_torque_command_cut);
   tcase_add_test(tc, test_electric_limits);
   tcase_add_test(tc, test_generator_on_engine);
   suite_add_tcase(s, tc);
