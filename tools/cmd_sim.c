@@ -271,6 +271,7 @@ static int sim_load(sim_run *r) {
     print_error(stderr, &err, r->o->graph);
     return EXIT_INVALID;
   }
+  print_warnings(stderr, r->graph, r->o->graph);
   if (r->o->scenario) {
     r->scn = dg_scenario_load_file(r->o->scenario, &err);
     if (!r->scn) { /* every problem of the file, not only the first */
@@ -399,6 +400,12 @@ static int sim_start(sim_run *r) {
    * RK4 cannot take in the start mode (a stiff shaft or tyre) is refused
    * before it starts, naming the blocks and a step size that works; with
    * --force (the user knows the mode is left at once) it is a warning. */
+  /* a source faster than the step can sample (a sine above 1/(2 dt)) */
+  if (rc == EXIT_OK && dg_graph_check_step(dg_sim_graph(r->sim), r->dt, print_problem_stderr,
+                                           (void *)r->o->graph) > 0) {
+    fprintf(stderr, "drivegraph sim: not run\n");
+    return EXIT_INVALID;
+  }
   dg_error serr;
   if (rc == EXIT_OK && dg_sim_check_stiffness(r->sim, r->dt, NULL, &serr) == DG_ERR_NUMERIC) {
     fprintf(stderr, r->o->force ? "drivegraph sim: warning: " : "drivegraph sim: ");
@@ -775,6 +782,14 @@ static int sim_loop(sim_run *r) {
       return step_failed(r);
     }
     summary_sample(&r->sum, (double)r->steps * r->dt);
+    if (k == 0) { /* the blocks have taken their first decisions: a locked start is named */
+      char by[DG_ERROR_TEXT_LEN];
+      if (dg_sim_locked_by(r->sim, by, sizeof by))
+        fprintf(stderr,
+                "drivegraph sim: warning: at t = %g s the drivetrain is locked by %s: no shaft "
+                "can turn (0 degrees of freedom)\n",
+                r->dt, by);
+    }
     r->stopped = should_stop(r);
     if (out_signal_caught())
       interrupted(r, out_signal_caught());

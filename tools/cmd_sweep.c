@@ -525,6 +525,7 @@ static int sweep_prepare(sweep *s) {
     print_error(stderr, &err, s->o.graph);
     return EXIT_INVALID;
   }
+  print_warnings(stderr, g, s->o.graph);
   int rc = EXIT_OK;
   if (s->o.scenario) {
     s->scn = dg_scenario_load_file(s->o.scenario, &err);
