@@ -171,10 +171,12 @@ static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t 
   }
   for (dg_gblock *o = g->blocks; o < b; o++)
     if (o->id && strcmp(o->id, b->id) == 0 && strcmp(b->id, id) != 0) {
+      char diff[128];
+      dg_text_difference(id, o->id, diff, sizeof diff);
       dg_diag_add(d, DG_ERR_SCHEMA, path,
-                  "block id is the same as \"%s\"'s once normalized (Unicode NFC): two "
-                  "spellings of one name",
-                  o->id);
+                  "block id is another block's once normalized (Unicode NFC; %s): two spellings "
+                  "of one name",
+                  diff);
       break;
     }
   if (!json_is_object(obj)) {

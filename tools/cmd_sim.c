@@ -183,6 +183,7 @@ typedef struct sim_run {
 
   long steps;
   bool stopped; /* by the scenario's stop condition or the preset's goal */
+  bool locked_throughout; /* no degree of freedom after any step so far */
   char stop_reason[160];
   double wall, step_seconds;
 
@@ -759,6 +760,7 @@ static int output_lost(sim_run *r) {
  * read after every step. */
 static int sim_loop(sim_run *r) {
   double start = now_seconds();
+  r->locked_throughout = true;
   r->clock_stride = 64; /* until the per-step time is known */
   r->next_clock = r->clock_stride;
   output_row(r, 0);
@@ -782,14 +784,10 @@ static int sim_loop(sim_run *r) {
       return step_failed(r);
     }
     summary_sample(&r->sum, (double)r->steps * r->dt);
-    if (k == 0) { /* the blocks have taken their first decisions: a locked start is named */
-      char by[DG_ERROR_TEXT_LEN];
-      if (dg_sim_locked_by(r->sim, by, sizeof by))
-        fprintf(stderr,
-                "drivegraph sim: warning: at t = %g s the drivetrain is locked by %s: no shaft "
-                "can turn (0 degrees of freedom)\n",
-                r->dt, by);
-    }
+    /* a drivetrain the blocks' decisions lock from the first step to the
+     * end (a planetary with two members held) is named after the run */
+    if (r->locked_throughout && dg_sim_dof_count(r->sim) > 0)
+      r->locked_throughout = false;
     r->stopped = should_stop(r);
     if (out_signal_caught())
       interrupted(r, out_signal_caught());
@@ -807,6 +805,12 @@ static int sim_loop(sim_run *r) {
       clock_check(r, start);
   }
   out_poll_signals(false);
+  char by[DG_ERROR_TEXT_LEN];
+  if (r->steps > 0 && r->locked_throughout && dg_sim_locked_by(r->sim, by, sizeof by))
+    fprintf(stderr,
+            "drivegraph sim: warning: from t = %g s to the end the drivetrain was locked by %s: "
+            "no shaft could turn (0 degrees of freedom)\n",
+            r->dt, by);
   if (r->steps % r->steps_per_row != 0)
     r->step_seconds += now_seconds() - seg;
   r->wall = now_seconds() - start;
