@@ -162,6 +162,10 @@ run "$DG" validate "$TMP/nfd.json"
 check "an NFD reference finds the NFC id" rc_is 0
 run "$DG" sim "$TMP/nfd.json" --duration 0.01 --signals "café.omega" --csv "$TMP/nfd.csv"
 check "the id is kept in NFC" has_fixed "$(head -n1 "$TMP/nfd.csv")" "café.omega"
+printf '{"duration": 0.01, "initial": {"cafe\\u0301.omega": 3}}' >"$TMP/nfd_scn.json"
+run "$DG" sim "$TMP/nfd.json" --scenario "$TMP/nfd_scn.json"
+check "a scenario's NFD name finds the NFC id" rc_is 0
+check "a scenario's NFD name: its initial value taken" has "$OUT" 'café\.omega +3\.0'
 run "$DG" validate "$INV/lookalike_ids.json"
 check "two spellings of one id: refused" has_fixed "$OUT" \
   "block id is another block's once normalized (Unicode NFC; differs at character 4: U+0065 where the id has U+00E9)"

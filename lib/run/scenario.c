@@ -70,6 +70,17 @@ static void report_nomem(scn_parse *p, const char *path) {
   dg_diag_add(p->diag, DG_ERR_NOMEM, path, "out of memory");
 }
 
+/* A name of the file ("engine.rpm", a channel) in the arena, in Unicode's
+ * composed form (NFC) as the graph keeps its ids, so that another spelling
+ * of an id finds it; as written when it is not UTF-8 (it matches nothing
+ * then, and is named escaped). */
+static const char *name_copy(scn_parse *p, const char *name) {
+  char *nfc = dg_text_nfc(name);
+  const char *c = dg_arena_strdup(p->scn->arena, nfc ? nfc : name);
+  free(nfc);
+  return c;
+}
+
 /* A JSON number (integer or real) into *out; reports anything else. */
 static bool get_number(scn_parse *p, const json_t *v, const char *path, double *out) {
   if (!json_is_number(v)) {
@@ -173,7 +184,7 @@ static void parse_input(scn_parse *p, const char *name, const json_t *arr, const
   }
   double *t = dg_arena_alloc(p->scn->arena, n * sizeof *t);
   double *v = dg_arena_alloc(p->scn->arena, n * sizeof *v);
-  out->name = dg_arena_strdup(p->scn->arena, name);
+  out->name = name_copy(p, name);
   if (!t || !v || !out->name) {
     report_nomem(p, path);
     return;
@@ -235,7 +246,7 @@ static void parse_initial(scn_parse *p, json_t *obj, const char *path) {
     double x;
     if (!get_number(p, v, vpath, &x))
       continue;
-    initial[i].name = dg_arena_strdup(p->scn->arena, name);
+    initial[i].name = name_copy(p, name);
     if (!initial[i].name) {
       report_nomem(p, vpath);
       return;
@@ -260,7 +271,7 @@ static void parse_stop(scn_parse *p, json_t *obj, const char *path) {
       if (!json_is_string(v))
         dg_diag_add(p->diag, DG_ERR_SCHEMA, kpath, "expected a string, got %s",
                     dg_json_type_name(v));
-      else if (!(p->scn->stop_signal = dg_arena_strdup(p->scn->arena, json_string_value(v))))
+      else if (!(p->scn->stop_signal = name_copy(p, json_string_value(v))))
         report_nomem(p, kpath);
     } else if (strcmp(key, "above") != 0 && strcmp(key, "below") != 0) {
       report_unknown_key(p, kpath, key, stop_keys, 3);
