@@ -156,6 +156,15 @@ run "$DG" validate "$TMP/$bad.missing"
 check "odd missing file name: escaped in the error" has_fixed "$OUT" '\u001B[2Jx\u000Ay.json.missing: cannot read file'
 check "odd missing file name: no ESC" lacks "$OUT$ERR" $'\e'
 
+run "$DG" sim "$ROOT/graphs/gear_train.json" --duration 0.1 --signals $'a\e[2J'
+check "--signals with ESC: refused, escaped" has_fixed "$ERR" 'unknown channel "a\u001B[2J"'
+run "$DG" sim "$ROOT/graphs/gear_train.json" --duration 0.1 --csv $'/nonexistent/\e[2J.csv'
+check "--csv path with ESC: the write error escaped" has_fixed "$ERR" \
+  'cannot write /nonexistent/\u001B[2J.csv: No such file or directory'
+run "$DG" sim "$ROOT/graphs/gear_train.json" $'--\e[2Jx'
+check "an option with ESC: the usage error escaped" has_fixed "$ERR" '\u001B[2Jx'
+check "no ESC on stderr from the command line either" lacks "$ERR" $'\e'
+
 # ---- identifiers: normalized, lookalikes hinted --------------------------------
 printf '{"drivegraph": 1, "blocks": {"caf\\u00e9": {"type": "torque_source", "inertia": 1, "torque": 1},\n "ld": {"type": "load", "inertia": 1}},\n "connections": [["cafe\\u0301.out", "ld.in"]]}\n' >"$TMP/nfd.json"
 run "$DG" validate "$TMP/nfd.json"

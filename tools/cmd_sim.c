@@ -340,18 +340,19 @@ static int apply_fixed_inputs(sim_run *r) {
         names[k] = dg_sim_input_name(r->sim, k);
       const char *close = dg_suggest(name, names, n < 256 ? n : 256);
       fprintf(stderr, "drivegraph sim: --input: the graph reads no channel \"%s\"%s%s%s\n",
-              name, close ? "; did you mean \"" : "", close ? close : "", close ? "\"?" : "");
+              esc(name), close ? "; did you mean \"" : "", close ? esc(close) : "",
+              close ? "\"?" : "");
       rc = EXIT_INVALID;
       continue;
     }
     if (r->o->preset && ch < DG_NUM_STD_INPUTS) {
-      fprintf(stderr, "drivegraph sim: --input %s: the preset drives that channel\n", name);
+      fprintf(stderr, "drivegraph sim: --input %s: the preset drives that channel\n", esc(name));
       rc = EXIT_INVALID;
       continue;
     }
     if (dg_sim_input_is_integer(r->sim, ch) && v != floor(v)) {
-      fprintf(stderr, "drivegraph sim: --input %s: must be an integer (a gear), got %g\n", name,
-              v);
+      fprintf(stderr, "drivegraph sim: --input %s: must be an integer (a gear), got %g\n",
+              esc(name), v);
       rc = EXIT_INVALID;
       continue;
     }
@@ -434,9 +435,9 @@ static void report_unknown_signal(const dg_sim *sim, const char *name) {
   }
   if (close)
     fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"; did you mean \"%s\"?\n",
-            name, close);
+            esc(name), esc(close));
   else
-    fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"\n", name);
+    fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"\n", esc(name));
   free(names);
 }
 
@@ -470,7 +471,7 @@ static int select_listed(sim_run *r, const char *list) {
       id = ch >= 0 ? -(ch + 1) : -1;
       if (ch < 0) {
         fprintf(stderr, "drivegraph sim: --signals: unknown channel \"%s\" (signals are "
-                        "\"block.signal\")\n", name);
+                        "\"block.signal\")\n", esc(name));
         rc = EXIT_INVALID;
         break;
       }
@@ -483,7 +484,7 @@ static int select_listed(sim_run *r, const char *list) {
   }
   free(copy);
   if (rc == EXIT_OK && r->ncols == 0) {
-    fprintf(stderr, "drivegraph sim: --signals: no signal names in '%s'\n", list);
+    fprintf(stderr, "drivegraph sim: --signals: no signal names in '%s'\n", esc(list));
     rc = EXIT_INVALID;
   }
   return rc;
@@ -520,7 +521,7 @@ static int csv_open(sim_run *r) {
   r->csv_on_stdout = out_kind_of(r->csv_out) == OUT_STDOUT; /* "-", /dev/stdout */
   if (r->csv_on_stdout && r->o->json) {
     fprintf(stderr, "drivegraph sim: --csv %s and --json would both write to stdout: give "
-                    "--csv a file\n", r->o->csv);
+                    "--csv a file\n", esc(r->o->csv));
     return EXIT_USAGE;
   }
   r->csv = out_stream(r->csv_out);
@@ -542,7 +543,7 @@ static int plot_open(sim_run *r) {
     if (r->o->plot_signals)
       fprintf(stderr, "drivegraph sim: --plot-signals: %s\n", why);
     else
-      fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
+      fprintf(stderr, "drivegraph sim: --plot %s: %s\n", esc(r->o->plot), esc(why));
     return EXIT_INVALID;
   }
   r->plot_out = out_open("sim", r->o->plot);
@@ -612,7 +613,7 @@ static int outputs_finish(sim_run *r) {
     char *img = NULL;
     size_t len = 0;
     if (plot_trace_render(r->trace, &lab, r->o->plot_fmt, &img, &len, why, sizeof why) != 0) {
-      fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", r->o->plot, why);
+      fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", esc(r->o->plot), esc(why));
       rc = EXIT_INVALID;
     } else {
       out_write(r->plot_out, img, len);

@@ -102,10 +102,11 @@ void print_help(const command *cmd) {
 int usage_error(const command *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "drivegraph %s: ", cmd->name);
-  vfprintf(stderr, fmt, ap);
+  char raw[1024], shown[2048]; /* it quotes arguments: escaped (docs/errors.md) */
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  dg_text_escape(shown, sizeof shown, raw);
+  fprintf(stderr, "drivegraph %s: %s\n", cmd->name, shown);
   print_usage(cmd, stderr);
   fprintf(stderr, "Try 'drivegraph %s --help' for more information.\n", cmd->name);
   return EXIT_USAGE;
