@@ -24,7 +24,7 @@ RUN_ARGS     ?= sim $(RUN_GRAPH) $(RUN_DRIVER) --csv $(RUN_CSV) --plot $(RUN_PLO
 RUN_BIN       = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/drivegraph
 
 # Debian packages the build and the tests need.
-DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
+DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev libutf8proc-dev check libsubunit-dev \
                 libplplot-dev plplot-driver-cairo graphviz python3-jsonschema python3-scipy \
                 clang libclang-rt-dev valgrind \
                 python3-cffi python3-dev python3-numpy python3-pytest python3-distributed \

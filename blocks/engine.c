@@ -122,8 +122,8 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "throttle", .unit = "", .doc = "effective throttle (driver, idle control, cuts)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
-    {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
+    {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
+    {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 
@@ -134,7 +134,7 @@ static const dg_input_def engine_inputs[] = {
     {.name = "throttle_cut", .unit = "",
      .doc = "throttle cut (>= 0.5 closes the throttle): by default the throttle_cut signal of "
             "the gearbox this engine drives",
-     .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+     .source = ">throttle_cut", .flags = DG_INPUT_BOOL},
     {0},
 };
 

@@ -221,14 +221,14 @@ static const dg_signal_def gearbox_signals[] = {
     {.name = "omega_out", .unit = "rad/s", .doc = "output shaft speed", .port = PORT_OUT,
      .scale = 1},
     {.name = "gear", .unit = "", .doc = "engaged gear (-1 R, 0 neutral), the target while shifting",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_INTEGER},
     {.name = "ratio", .unit = "", .doc = "signed ratio in/out engaged; 0 in neutral and shifting",
      .port = DG_SIGNAL_HOOK},
     {.name = "shifting", .unit = "", .doc = "1 during a shift's torque interrupt, else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "throttle_cut", .unit = "",
      .doc = "1 while the engine driving the box must cut its throttle (a shift), else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 
@@ -662,6 +662,24 @@ static double gearbox_signal(const dg_block *self, const dg_ctx *ctx, int index)
   }
 }
 
+/* The gear input takes the box's gears (-1 only with a reverse ratio);
+ * the gear signal is one of them. */
+static void gearbox_gears(const void *params, dg_range *r) {
+  const gearbox_params *p = params;
+  r->min = p->has_reverse ? -1 : 0;
+  r->max = p->ratios.n;
+}
+
+static void gearbox_input_range(const void *params, int input, dg_range *r) {
+  if (input == IN_GEAR)
+    gearbox_gears(params, r);
+}
+
+static void gearbox_signal_range(const void *params, int signal, dg_range *r) {
+  if (signal == SIG_GEAR)
+    gearbox_gears(params, r);
+}
+
 const dg_block_class dg_block_gearbox = {
     .abi = DG_BLOCK_ABI,
     .type = "gearbox",
@@ -684,6 +702,8 @@ const dg_block_class dg_block_gearbox = {
     .post_step = gearbox_post_step,
     .signal = gearbox_signal,
     .start = gearbox_start,
+    .input_range = gearbox_input_range,
+    .signal_range = gearbox_signal_range,
 };
 
 /* ------------------------------------------------------------------------ */

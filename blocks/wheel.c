@@ -208,7 +208,7 @@ static const dg_signal_def wheel_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "fz", .unit = "N", .doc = "normal load", .port = DG_SIGNAL_HOOK},
     {.name = "locked", .unit = "", .doc = "1 while the brake holds the wheel, else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "brake_torque", .unit = "N*m",
      .doc = "torque the brake applies at the hub (holding: the hold's reaction)",
      .port = DG_SIGNAL_HOOK},

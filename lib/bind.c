@@ -55,6 +55,60 @@ static void signal_list(const dg_block_class *k, char *buf, size_t size) {
     used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", k->signals[i].name);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Kinds and ranges                                                         */
+
+void dg_input_limits(const dg_gblock *b, int i, dg_range *r) {
+  const dg_input_def *in = &b->klass->inputs[i];
+  *r = (dg_range){-INFINITY, INFINITY, 0.0};
+  if (in->flags & DG_P_MIN)
+    r->min = in->min;
+  if (in->flags & DG_P_MAX)
+    r->max = in->max;
+  if (in->flags & DG_INPUT_BOOL) {
+    r->min = fmax(r->min, 0.0);
+    r->max = fmin(r->max, 1.0);
+  }
+  if (b->klass->input_range && b->params)
+    b->klass->input_range(b->params, i, r);
+}
+
+void dg_signal_limits(const dg_gblock *b, int s, dg_range *r) {
+  const dg_signal_def *sd = &b->klass->signals[s];
+  *r = (dg_range){-INFINITY, INFINITY, 0.0};
+  if (sd->flags & DG_SIGNAL_BOOL) {
+    r->min = 0.0;
+    r->max = 1.0;
+  }
+  if (sd->port == DG_SIGNAL_HOOK && b->klass->signal_range && b->params)
+    b->klass->signal_range(b->params, s, r);
+}
+
+bool dg_input_accepts(const dg_input_def *in, const dg_range *r, double v) {
+  if (!isfinite(v) || v < r->min || v > r->max)
+    return false;
+  if ((in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL)) && v != floor(v))
+    return false;
+  return true;
+}
+
+void dg_input_describe(const dg_input_def *in, const dg_range *r, char *buf, size_t size) {
+  bool lo = isfinite(r->min), hi = isfinite(r->max);
+  if (in->flags & DG_INPUT_BOOL)
+    snprintf(buf, size, "0 or 1");
+  else if ((in->flags & DG_INPUT_INTEGER) && lo && hi)
+    snprintf(buf, size, "an integer from %g to %g", r->min, r->max);
+  else if (in->flags & DG_INPUT_INTEGER)
+    snprintf(buf, size, lo ? "an integer >= %g" : hi ? "an integer <= %g" : "an integer",
+             lo ? r->min : r->max);
+  else if (lo && hi)
+    snprintf(buf, size, "a value in [%g, %g]", r->min, r->max);
+  else if (lo || hi)
+    snprintf(buf, size, lo ? "a value >= %g" : "a value <= %g", lo ? r->min : r->max);
+  else
+    snprintf(buf, size, "a finite value");
+}
+
 static bool in_range(const dg_input_def *in, double v) {
   return isfinite(v) && !((in->flags & DG_P_MIN) && v < in->min) &&
          !((in->flags & DG_P_MAX) && v > in->max);
@@ -183,11 +237,13 @@ static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_
     char id[128];
     snprintf(id, sizeof id, "%.*s", (int)(len < 120 ? len : 120), s);
     const char *sug = dg_graph_suggest_block(g, id);
+    char note[160];
+    dg_lookalike_note(id, sug, note, sizeof note);
     if (sug)
       dg_diag_add(d, DG_ERR_UNKNOWN, path,
-                  "\"%s\": unknown block \"%s\"; did you mean \"%s\"? (a source is a channel "
+                  "\"%s\": unknown block \"%s\"; did you mean \"%s\"?%s (a source is a channel "
                   "name, \"block.signal\" or a number)",
-                  s, id, sug);
+                  s, id, sug, note);
     else
       dg_diag_add(d, DG_ERR_UNKNOWN, path,
                   "\"%s\": unknown block \"%s\" (a source is a channel name, \"block.signal\" "
@@ -256,10 +312,21 @@ static void resolve_unique(const dg_graph *g, int b, int input, const char *src,
       used += (size_t)snprintf(others + used, sizeof others - used, "%s\"%s\"", count > 1 ? ", " : "",
                                g->blocks[i].id);
   }
-  if (count == 0)
-    return; /* the constant default */
   const dg_gblock *gb = &g->blocks[b];
   const dg_input_def *in = &gb->klass->inputs[input];
+  if (count == 0 && !(in->flags & DG_INPUT_MEASURED))
+    return; /* the constant default */
+  if (count == 0) { /* a controller reading a constant: surely not meant */
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/blocks", gb->id);
+    dg_diag_warn(d, path,
+                 "%s \"%s\": input \"%s\" follows the %s of the graph's %.*s, and the graph has "
+                 "no %.*s: it reads %g throughout; add one, or bind the input (\"inputs\": { "
+                 "\"%s\": \"<block>.<signal>\" })",
+                 gb->klass->type, gb->id, in->name, dot + 1, (int)tlen, src + 1, (int)tlen,
+                 src + 1, in->def, in->name);
+    return;
+  }
   if (count > 1) {
     char path[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN];
     dg_pointer_append(ipath, sizeof ipath, "/blocks", gb->id);
@@ -297,8 +364,10 @@ static void resolve_default(dg_graph *g, int b, int i, dg_diag *d) {
   }
 }
 
-static bool feeds_through(const dg_graph *g, const dg_gbind *bi) {
-  return bi->kind == DG_BIND_SIGNAL &&
+/* Whether block b's binding bi reads a feedthrough signal of another
+ * block (one of its own is refused by check_given). */
+static bool feeds_through(const dg_graph *g, int b, const dg_gbind *bi) {
+  return bi->kind == DG_BIND_SIGNAL && bi->block != b &&
          (g->blocks[bi->block].klass->signals[bi->signal].flags & DG_SIGNAL_FEEDTHROUGH);
 }
 
@@ -318,7 +387,7 @@ static void order_signals(dg_graph *g, dg_diag *d) {
   }
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < g->blocks[b].num_inputs; i++)
-      if (feeds_through(g, &g->blocks[b].bind[i]))
+      if (feeds_through(g, b, &g->blocks[b].bind[i]))
         indeg[b]++;
   int head = 0, tail = 0;
   for (int b = 0; b < nb; b++)
@@ -329,7 +398,7 @@ static void order_signals(dg_graph *g, dg_diag *d) {
     for (int b = 0; b < nb; b++)
       for (int i = 0; i < g->blocks[b].num_inputs; i++) {
         const dg_gbind *bi = &g->blocks[b].bind[i];
-        if (feeds_through(g, bi) && bi->block == a && --indeg[b] == 0)
+        if (feeds_through(g, b, bi) && bi->block == a && --indeg[b] == 0)
           queue[tail++] = b;
       }
   }
@@ -350,7 +419,7 @@ static void order_signals(dg_graph *g, dg_diag *d) {
       int next = -1;
       for (int i = 0; i < g->blocks[cur].num_inputs && next < 0; i++) {
         const dg_gbind *bi = &g->blocks[cur].bind[i];
-        if (feeds_through(g, bi) && indeg[bi->block] > 0) {
+        if (feeds_through(g, cur, bi) && indeg[bi->block] > 0) {
           next = bi->block;
           step[len] = i;
         }
@@ -387,6 +456,81 @@ static void order_signals(dg_graph *g, dg_diag *d) {
   }
   free(indeg);
   free(queue);
+}
+
+/* "/blocks/<id>/inputs/<input>" into path. */
+static void input_path(const dg_gblock *gb, int i, char *path, size_t size) {
+  char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN];
+  dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+  dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+  dg_pointer_append(path, size, ipath, gb->klass->inputs[i].name);
+}
+
+/* "[-1, 3]", "[0, inf)" ... of a signal's range. */
+static void range_interval(const dg_range *r, char *buf, size_t size) {
+  snprintf(buf, size, "%s%g, %g%s", isfinite(r->min) ? "[" : "(", r->min, r->max,
+           isfinite(r->max) ? "]" : ")");
+}
+
+/* What the file binds input i of block b to must fit the input's kind
+ * and range: a number (an integer for an integer input, 0 or 1 for a
+ * boolean, within the range), a signal (integer or boolean signals for
+ * those kinds; one whose known range misses the input's altogether can
+ * never fit, one that overlaps it is clamped by the block as its doc
+ * says). A block's input following its own feedthrough signal is a loop
+ * through the block's own output, refused; its own speed or state is not
+ * (a torque from its own shaft's speed: a damper). */
+static void check_given(const dg_graph *g, int b, int i, dg_diag *d) {
+  const dg_gblock *gb = &g->blocks[b];
+  const dg_input_def *in = &gb->klass->inputs[i];
+  const dg_gbind *bi = &gb->bind[i];
+  if (!bi->given || bi->kind == DG_BIND_CHANNEL)
+    return; /* channels: against each scenario (dg_scenario_check) */
+  char path[DG_ERROR_PATH_LEN], want[96];
+  input_path(gb, i, path, sizeof path);
+  dg_range r;
+  dg_input_limits(gb, i, &r);
+  dg_input_describe(in, &r, want, sizeof want);
+  if (bi->kind == DG_BIND_CONST) {
+    if (!dg_input_accepts(in, &r, bi->value))
+      dg_diag_add(d, DG_ERR_RANGE, path, "must be %s (got %g): input \"%s\" of a %s", want,
+                  bi->value, in->name, gb->klass->type);
+    return;
+  }
+  const dg_gblock *src = &g->blocks[bi->block];
+  const dg_signal_def *sd = &src->klass->signals[bi->signal];
+  char spath[DG_ERROR_PATH_LEN];
+  dg_pointer_append(spath, sizeof spath, "/blocks", src->id);
+  if (bi->block == b && (sd->flags & DG_SIGNAL_FEEDTHROUGH)) {
+    dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+                "\"%s\": input \"%s\" follows the block's own signal \"%s\", which its inputs "
+                "make at the same instant: a loop through the block's own output, the input "
+                "defined by itself; bind another block's signal, a channel or a number",
+                bi->text, in->name, sd->name);
+    return;
+  }
+  bool whole = in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL);
+  if (whole && !(sd->flags & (DG_SIGNAL_INTEGER | DG_SIGNAL_BOOL))) {
+    dg_diag_add(d, DG_ERR_SCHEMA, path,
+                "\"%s\": input \"%s\" takes %s, and signal \"%s\" of %s \"%s\" (%s) takes "
+                "any value in between: bind %s signal, a channel or a number",
+                bi->text, in->name, want, sd->name, src->klass->type, src->id, spath,
+                (in->flags & DG_INPUT_BOOL) ? "a boolean (0 or 1)" : "an integer");
+    return;
+  }
+  dg_range sr;
+  dg_signal_limits(src, bi->signal, &sr);
+  bool whole_fits = true; /* an integer range holding no integer the input takes */
+  if (whole && isfinite(sr.min) && isfinite(sr.max))
+    whole_fits = ceil(fmax(sr.min, r.min)) <= floor(fmin(sr.max, r.max));
+  if (sr.max < r.min || sr.min > r.max || !whole_fits) {
+    char have[96];
+    range_interval(&sr, have, sizeof have);
+    dg_diag_add(d, DG_ERR_RANGE, path,
+                "\"%s\": signal \"%s\" of %s \"%s\" (%s) takes values in %s, and input "
+                "\"%s\" takes %s: it can never fit",
+                bi->text, sd->name, src->klass->type, src->id, spath, have, in->name, want);
+  }
 }
 
 /* An input whose time derivative its block reads (DG_INPUT_RATE) must be
@@ -455,9 +599,51 @@ void dg_bind_resolve(dg_graph *g, dg_diag *d) {
                     in->name, in->doc ? in->doc : "", in->name);
       }
       check_rate(g, b, i, d);
+      check_given(g, b, i, d);
     }
   }
   order_signals(g, d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The step size                                                            */
+
+/* A signal oscillating at f is sampled by steps of dt only when f <= 1 /
+ * (2 dt) (Nyquist); faster, the run sees an alias of it, or nothing (a
+ * sine at a multiple of the step rate reads the same value every step). */
+int dg_graph_check_step(const dg_graph *g, double dt, dg_diag_fn fn, void *user) {
+  dg_diag d;
+  dg_diag_init(&d, g ? g->file : "", fn, user);
+  if (!g || !(dt > 0) || !isfinite(dt)) {
+    dg_diag_add(&d, DG_ERR_USAGE, "", "no graph, or a step that is not > 0");
+    return d.count;
+  }
+  for (int b = 0; b < g->num_blocks; b++) {
+    const dg_gblock *gb = &g->blocks[b];
+    if (!gb->klass || !gb->klass->signal_range)
+      continue;
+    double fastest = 0.0;
+    const char *name = NULL;
+    for (int s = 0; gb->klass->signals && gb->klass->signals[s].name; s++) {
+      if (gb->klass->signals[s].port != DG_SIGNAL_HOOK)
+        continue;
+      dg_range r;
+      dg_signal_limits(gb, s, &r);
+      if (r.frequency > fastest || isnan(r.frequency)) {
+        fastest = r.frequency;
+        name = gb->klass->signals[s].name;
+      }
+    }
+    if (!name || fastest <= 0.5 / dt)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/blocks", gb->id);
+    dg_diag_add(&d, DG_ERR_RANGE, path,
+                "signal \"%s\" oscillates at %g Hz, faster than steps of %g s can sample (at "
+                "most %g Hz, half the step rate): use dt <= %g s, or a lower frequency",
+                name, fastest, dt, 0.5 / dt, 0.5 / fastest);
+  }
+  return d.count;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -517,7 +703,7 @@ int dg_bind_sim(dg_sim *sim) {
         int ch = dg_sim_input_find(sim, bi->channel);
         DG_ASSERT(ch >= 0);
         *dst = &sim->input[ch];
-        if (in->flags & DG_INPUT_INTEGER)
+        if (in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL))
           sim->input_integer[ch] = 1;
         /* a channel not given holds the input's default (the first
          * consumer's, when several read it) */

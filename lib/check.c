@@ -10,6 +10,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static dg_graph *load(const dg_registry *reg, const char *text, const char *file
   dg_graph *g = dg_graph_parse(reg, text, file, d, info);
   if (g && d->count == before && g->order && !(opts & DG_LOAD_NO_MODE_CHECK))
     dg_sim_check_modes(g, d, info);
+  d->graph = NULL;
   return g;
 }
 
@@ -54,9 +56,10 @@ dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const c
 
 static char *read_or_report(const char *path, dg_diag *d) {
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   if (!text) {
-    dg_diag_add(d, DG_ERR_IO, "", "cannot read file: %s", strerror(errno));
+    dg_diag_add(d, DG_ERR_IO, "", "%s", why);
     return NULL;
   }
   if (strlen(text) != len) {
@@ -177,6 +180,124 @@ static bool seen_before(seen_list *s, const char *text) {
   return false;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Elements that can never act, drivetrains that cannot move               */
+
+/* What the modes built so far have shown. */
+typedef struct mode_facts {
+  int built;             /* modes built without an error */
+  int locked;            /* of them, modes in which no shaft can move */
+  bool start_locked;     /* the start mode is one */
+  char start_by[DG_ERROR_TEXT_LEN / 2]; /* the blocks holding it */
+  bool *acts;            /* per block (DG_CLASS_COMPLIANCE): its ends moved apart in some mode */
+} mode_facts;
+
+/* Whether nodes a and b have one row of G (free and prescribed columns):
+ * they turn as one shaft in this mode. */
+static bool same_row(const dg_sim *sim, int a, int b) {
+  size_t st = (size_t)sim->nn;
+  const double *ra = sim->sv.G + (size_t)a * st, *rb = sim->sv.G + (size_t)b * st;
+  int nred = sim->sv.ndof + sim->sv.mot.np;
+  for (int j = 0; j < nred; j++)
+    if (fabs(ra[j] - rb[j]) > 1e-12 * (fabs(ra[j]) + fabs(rb[j])) + 1e-15)
+      return false;
+  return true;
+}
+
+/* "brake \"b1\", brake \"b2\"": the blocks whose ties hold shafts at rest in
+ * the mode just built (or, with none, every block with a tie). */
+static int holders(const dg_sim *sim, char *buf, size_t size) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  size_t used = 0;
+  int count = 0;
+  buf[0] = '\0';
+  for (int pass = 0; pass < 2 && !buf[0]; pass++)
+    for (int b = 0; b < sim->nb && used < size; b++) {
+      bool holds = false;
+      for (int k = 0; k < ws->nties && !holds; k++)
+        holds = ws->ties[k].block == b && ws->ties[k].active >= 0 && (pass || ws->ties[k].ground);
+      if (holds) {
+        count++;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s \"%s\"", used ? ", " : "",
+                                 sim->blocks[b].klass->type, sim->blocks[b].id);
+      }
+    }
+  return count;
+}
+
+static void observe(dg_sim *sim, mode_facts *f, const int *mode) {
+  f->built++;
+  if (sim->nn > 0 && sim->sv.ndof == 0 && sim->sv.mot.np == 0) {
+    f->locked++;
+    /* Other modes may lock legitimately (a parked car, a brake rig holding
+     * its shaft); the start mode is what a run begins in. A run that the
+     * blocks' first decisions lock is named by the tools
+     * (dg_sim_locked_by). */
+    if (!mode) {
+      f->start_locked = true;
+      holders(sim, f->start_by, sizeof f->start_by);
+    }
+  }
+  for (int b = 0; f->acts && b < sim->nb; b++) {
+    const dg_block *blk = &sim->blocks[b];
+    if ((blk->klass->flags & DG_CLASS_COMPLIANCE) && !f->acts[b] &&
+        dg_class_num_ports(blk->klass) >= 2 && !same_row(sim, blk->node[0], blk->node[1]))
+      f->acts[b] = true;
+  }
+}
+
+int dg_sim_locked_by(const dg_sim *sim, char *buf, size_t size) {
+  if (size > 0)
+    buf[0] = '\0';
+  if (!sim || sim->nn == 0 || sim->sv.ndof > 0 || sim->sv.mot.np > 0)
+    return 0;
+  if (size > 0)
+    holders(sim, buf, size);
+  return 1;
+}
+
+static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) {
+  if (f->built == 0)
+    return;
+  if (f->start_locked && f->locked == f->built)
+    dg_diag_add(diag, DG_ERR_TOPOLOGY, "",
+                "the drivetrain is locked by %s in every mode: no shaft can ever turn (0 degrees "
+                "of freedom); release one of them, or give it an input that can",
+                f->start_by);
+  else if (f->start_locked)
+    dg_diag_warn(diag, "",
+                 "the drivetrain is locked by %s: in the start mode no shaft can turn (0 degrees "
+                 "of freedom) until one of them lets go",
+                 f->start_by);
+
+  for (int b = 0; f->acts && b < sim->nb; b++) {
+    const dg_block *blk = &sim->blocks[b];
+    if (!(blk->klass->flags & DG_CLASS_COMPLIANCE) || f->acts[b] ||
+        dg_class_num_ports(blk->klass) < 2)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dg_pointer_append(path, sizeof path, "/blocks", blk->id);
+    dg_diag_warn(diag, path,
+                 "%s \"%s\" can never act: its ends %s.%s and %s.%s turn as one shaft in every "
+                 "mode (other blocks tie them rigidly), so it never twists and carries no torque",
+                 blk->klass->type, blk->id, blk->id, blk->klass->ports[0].name, blk->id,
+                 blk->klass->ports[1].name);
+  }
+}
+
+static void check_one(dg_sim *sim, const int *mode, seen_list *seen, mode_facts *facts,
+                      dg_diag *diag) {
+  set_modes(sim, mode);
+  int rc = dg_solver_build(sim);
+  if (rc == DG_OK)
+    observe(sim, facts, mode);
+  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
+    return;
+  char desc[DG_ERROR_TEXT_LEN / 2];
+  describe_mode(sim, mode, desc, sizeof desc);
+  dg_sim_report_build(sim, rc, desc, diag);
+}
+
 /* How many combinations take exactly `level` switching blocks out of their
  * start mode: the sum over subsets of that size of Π (count − 1), by the
  * recurrence over blocks (e[l] of the blocks so far). */
@@ -190,14 +311,12 @@ static double combos_at_level(const int *count, int nb, int level) {
   return e[top];
 }
 
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag);
-
 /* Every combination with exactly `level` switching blocks out of their start
  * mode: subsets of that size in lexicographic order, each with every
  * choice of their other modes (an odometer over modes 1..count−1). Returns
  * how many were built. */
 static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen_list *seen,
-                       dg_diag *diag) {
+                       mode_facts *facts, dg_diag *diag) {
   int nb = sim->nb, built = 0, n = 0;
   int idx[64], pick[64];
   for (int i = 0; i < nb && n < 64; i++)
@@ -212,7 +331,7 @@ static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen
     for (int k = 0; k < level; k++)
       mode[idx[pick[k]]] = 1;
     for (;;) {
-      check_one(sim, mode, seen, diag);
+      check_one(sim, mode, seen, facts, diag);
       built++;
       int k = 0;
       while (k < level && ++mode[idx[pick[k]]] == count[idx[pick[k]]])
@@ -232,16 +351,6 @@ static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen
   return built;
 }
 
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag) {
-  set_modes(sim, mode);
-  int rc = dg_solver_build(sim);
-  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
-    return;
-  char desc[DG_ERROR_TEXT_LEN / 2];
-  describe_mode(sim, mode, desc, sizeof desc);
-  dg_sim_report_build(sim, rc, desc, diag);
-}
-
 int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int before = diag->count;
   dg_sim *sim = dg_sim_create(g, diag);
@@ -252,7 +361,8 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int *mode = calloc((size_t)nb, sizeof *mode);
   int *count = calloc((size_t)nb, sizeof *count);
   seen_list seen = {0};
-  if (!mode || !count) {
+  mode_facts facts = {.acts = calloc((size_t)nb + 1, sizeof *facts.acts)};
+  if (!mode || !count || !facts.acts) {
     dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
   }
@@ -268,8 +378,10 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   if (rc != DG_OK) {
     seen_before(&seen, sim->sv.ws.errmsg);
     dg_sim_report_build(sim, rc, "", diag);
-  } else if (info) {
-    info->dofs = sim->sv.ndof;
+  } else {
+    observe(sim, &facts, NULL);
+    if (info)
+      info->dofs = sim->sv.ndof;
   }
   checked++;
   if (combos <= MAX_MODE_COMBINATIONS) {
@@ -280,7 +392,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
         mode[i++] = 0;
       if (i == nb)
         break;
-      check_one(sim, mode, &seen, diag);
+      check_one(sim, mode, &seen, &facts, diag);
       checked++;
     }
   } else {
@@ -292,7 +404,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
       if (checked + next > MAX_MODE_COMBINATIONS)
         break;
       level++;
-      checked += check_level(sim, count, mode, level, &seen, diag);
+      checked += check_level(sim, count, mode, level, &seen, &facts, diag);
     }
     if (info) {
       info->mode_level = level;
@@ -303,7 +415,10 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
     info->modes = checked;
     info->mode_combinations = combos;
   }
+  if (diag->count == before)
+    report_facts(sim, &facts, diag);
 done:
+  free(facts.acts);
   free(mode);
   free(count);
   free(seen.text);

@@ -44,11 +44,44 @@ static const char *const top_keys[] = {"drivegraph", "name",        "description
                                        "blocks",     "connections", "$schema"};
 #define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
-int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len) {
+static int block_find_exact(const dg_graph *g, const char *id, size_t len) {
   for (int i = 0; i < g->num_blocks; i++)
     if (g->blocks[i].id && strlen(g->blocks[i].id) == len && memcmp(g->blocks[i].id, id, len) == 0)
       return i;
   return -1;
+}
+
+/* Ids are kept in NFC (parse_block), and a reference is normalized the
+ * same way before it is compared: "cafe\u0301" finds "caf\u00e9". */
+int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len) {
+  int found = block_find_exact(g, id, len);
+  bool ascii = true;
+  for (size_t i = 0; i < len && ascii; i++)
+    ascii = (unsigned char)id[i] < 0x80;
+  if (found >= 0 || ascii || len > 4096)
+    return found;
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return -1;
+  memcpy(copy, id, len);
+  copy[len] = '\0';
+  char *nfc = dg_text_nfc(copy);
+  free(copy);
+  if (nfc)
+    found = block_find_exact(g, nfc, strlen(nfc));
+  free(nfc);
+  return found;
+}
+
+/* " (differs at character 2: U+043E where the id has U+006F)" when `id`
+ * only looks like the block `sug`, else "". */
+void dg_lookalike_note(const char *id, const char *sug, char *buf, size_t size) {
+  buf[0] = '\0';
+  if (sug && dg_text_lookalike(id, sug)) {
+    char diff[128];
+    dg_text_difference(id, sug, diff, sizeof diff);
+    snprintf(buf, size, " (%s)", diff);
+  }
 }
 
 const char *dg_graph_suggest_block(const dg_graph *g, const char *id) {
@@ -119,10 +152,33 @@ static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t 
                         dg_diag *d) {
   char path[DG_ERROR_PATH_LEN], tpath[DG_ERROR_PATH_LEN];
   dg_pointer_append(path, sizeof path, "/blocks", id);
-  b->id = dg_arena_strdup(g->arena, id);
-  if (strchr(id, '.') || !id[0])
+  /* An id is an identifier, kept in Unicode's composed form (NFC), so
+   * that two spellings of one name are one id (docs/errors.md). */
+  char why[96];
+  char *nfc = NULL;
+  if (dg_ident_check(id, why, sizeof why) != 0)
     dg_diag_add(d, DG_ERR_SCHEMA, path,
-                "block id must be non-empty and contain no '.' (it is used in \"block.port\")");
+                "block id %s: an id is letters of any script, digits, '_' and '-' (it is used "
+                "in \"block.port\" and \"block.signal\")",
+                why);
+  else if (!(nfc = dg_text_nfc(id)))
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+  b->id = dg_arena_strdup(g->arena, nfc ? nfc : id);
+  free(nfc);
+  if (!b->id) {
+    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  for (dg_gblock *o = g->blocks; o < b; o++)
+    if (o->id && strcmp(o->id, b->id) == 0 && strcmp(b->id, id) != 0) {
+      char diff[128];
+      dg_text_difference(id, o->id, diff, sizeof diff);
+      dg_diag_add(d, DG_ERR_SCHEMA, path,
+                  "block id is another block's once normalized (Unicode NFC; %s): two spellings "
+                  "of one name",
+                  diff);
+      break;
+    }
   if (!json_is_object(obj)) {
     dg_diag_add(d, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(obj));
     return;
@@ -193,8 +249,11 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
   *block = dg_graph_block_find_n(g, s, len);
   if (*block < 0) {
     const char *sug = dg_graph_suggest_block(g, id);
+    char note[160];
+    dg_lookalike_note(id, sug, note, sizeof note);
     if (sug)
-      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?", id, sug);
+      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?%s", id,
+                  sug, note);
     else
       dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"", id);
     return false;
@@ -540,6 +599,7 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
   }
   atomic_init(&g->refs, 1);
   g->reg = reg;
+  d->graph = g; /* its warnings are kept (load() clears this) */
   g->file = dg_arena_strdup(g->arena, file);
   g->name = dg_arena_strdup(g->arena, "");
   json_t *root = dg_json_parse(text, file, d);
@@ -605,8 +665,26 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
 }
 
 static void graph_destroy(dg_graph *g) {
+  free(g->warnings);
   dg_arena_free(g->arena);
   free(g);
+}
+
+void dg_graph_keep_warning(dg_graph *g, const dg_error *e) {
+  if (g->num_warnings == g->cap_warnings) {
+    int cap = g->cap_warnings ? 2 * g->cap_warnings : 4;
+    dg_error *w = realloc(g->warnings, sizeof *w * (size_t)cap);
+    if (!w)
+      return; /* a warning lost to memory is still passed to the callback */
+    g->warnings = w;
+    g->cap_warnings = cap;
+  }
+  g->warnings[g->num_warnings++] = *e;
+}
+
+int dg_graph_warning_count(const dg_graph *g) { return g ? g->num_warnings : 0; }
+const dg_error *dg_graph_warning(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_warnings ? &g->warnings[i] : NULL;
 }
 
 void dg_graph_retain(const dg_graph *g) { atomic_fetch_add(&((dg_graph *)g)->refs, 1); }

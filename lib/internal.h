@@ -37,12 +37,21 @@ typedef struct dg_diag {
   void *user;
   int count;
   dg_error first;
+  /* Warnings: things that load but that the graph probably does not mean
+   * (an element that can never act, a locked start). They go to `fn` as
+   * a dg_error with code DG_OK and a text starting "warning: ", are not
+   * counted in `count`, and are kept in `graph` when it is set (the graph
+   * being loaded: dg_graph_warning). */
+  int warnings;
+  dg_graph *graph;
 } dg_diag;
 
 void dg_diag_init(dg_diag *d, const char *file, dg_diag_fn fn, void *user);
 void dg_diag_add(dg_diag *d, int code, const char *path, const char *fmt, ...) DG_PRINTF(4, 5);
 void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, const char *fmt,
                   va_list ap);
+void dg_diag_warn(dg_diag *d, const char *path, const char *fmt, ...) DG_PRINTF(3, 4);
+void dg_diag_vwarn(dg_diag *d, const char *path, const char *fmt, va_list ap);
 /* Copies d->first into err (if err and a problem was recorded). */
 void dg_diag_to_error(const dg_diag *d, dg_error *err);
 
@@ -77,9 +86,42 @@ const char *dg_range_text(char *buf, size_t size, unsigned flags, double min, do
 /* Edit distance (dg_suggest, the public "did you mean", is built on it). */
 int dg_edit_distance(const char *a, const char *b);
 
-/* Reads a whole file into a malloc'ed NUL-terminated buffer; NULL and
- * errno on failure. */
-char *dg_read_file(const char *path, size_t *len);
+/* ---- untrusted text (util.c) --------------------------------------------- */
+/* Whether text has a character dg_text_escape changes. */
+bool dg_text_needs_escape(const char *text);
+/* NFC of a UTF-8 string, malloc'ed; NULL for invalid UTF-8 or no memory. */
+char *dg_text_nfc(const char *s);
+/* Whether s is an identifier (letters of any script, combining marks after
+ * the first character, decimal digits, '_', '-'): 0, or -1 with why ("has
+ * '.' at character 3"). */
+int dg_ident_check(const char *s, char *why, size_t size);
+/* Whether a and b differ but look alike: the same after compatibility
+ * normalization, case folding, stripping marks and mapping Cyrillic and
+ * Greek letters that look Latin. */
+bool dg_text_lookalike(const char *a, const char *b);
+/* "differs at character 2: U+0430 where the id has U+0061" for a name
+ * `yours` and the id `theirs` it looks like. */
+void dg_text_difference(const char *yours, const char *theirs, char *buf, size_t size);
+
+/* ---- bounded input (util.c) --------------------------------------------- */
+/* Graph and scenario texts above this many bytes are refused unless the
+ * environment's DRIVEGRAPH_MAX_INPUT_SIZE says otherwise (docs/errors.md). */
+#define DG_INPUT_LIMIT_DEFAULT ((size_t)16 << 20)
+/* A text whose parsed tree would take more than DG_INPUT_MEMORY_FACTOR
+ * times its size, plus DG_INPUT_MEMORY_SLACK bytes, is refused before it
+ * is parsed (estimated from one scan of the text: a value takes about 48
+ * bytes in jansson, an array or object 100 more). Ordinary graphs and
+ * scenarios take 5 to 25 times; what is denser (hundreds of thousands of
+ * empty arrays) is not a drivetrain. */
+#define DG_INPUT_MEMORY_FACTOR 32
+#define DG_INPUT_MEMORY_SLACK ((size_t)1 << 20)
+/* 0 when `bytes` is within the limit, else -1 with why. */
+int dg_input_size_check(size_t bytes, char *why, size_t size);
+/* Reads a whole graph or scenario file (refused over the limit, before it
+ * is read when its size is known) into a malloc'ed NUL-terminated buffer;
+ * NULL with why ("cannot read file: ...", "the file is ... bytes, over the
+ * limit ...") on failure. */
+char *dg_read_input(const char *path, size_t *len, char *why, size_t why_size);
 
 /* Loads JSON text with duplicate-key rejection and maps jansson's errors to
  * a DG_ERR_SYNTAX with line and column. */
@@ -188,12 +230,20 @@ struct dg_graph {
   int num_channels; /* channels named by the file's bindings */
   const char **channels;
   const char **channel_paths; /* the first binding of each */
+  int num_warnings, cap_warnings; /* what loading warned about (dg_graph_warning) */
+  dg_error *warnings;             /* malloc'ed */
 };
+
+/* Keeps a warning of the graph being loaded (dg_diag_warn). */
+void dg_graph_keep_warning(dg_graph *g, const dg_error *e);
 
 /* The block whose id is the first `len` bytes of `id` (any length), or -1;
  * the closest id for "did you mean", or NULL (graph.c). */
 int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len);
 const char *dg_graph_suggest_block(const dg_graph *g, const char *id);
+/* " (differs at character 2: U+043E where the id has U+006F)" when `id`
+ * only looks like the block id `sug` (dg_text_lookalike), else "". */
+void dg_lookalike_note(const char *id, const char *sug, char *buf, size_t size);
 
 /* The nearest block downstream of `from` (breadth first along the
  * power-flow edges) for which match holds, or -1 (graph.c). */
@@ -209,6 +259,17 @@ void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *
  * channels the file names and orders signal evaluation; algebraic loops
  * and unknown or ambiguous sources go to d. */
 void dg_bind_resolve(dg_graph *g, dg_diag *d);
+/* The range input i of block b accepts (its table's bounds, 0..1 for a
+ * boolean, narrowed by the class's input_range), and the range hook signal
+ * s of b takes (0..1 for a boolean, narrowed by signal_range; a speed's
+ * is unbounded). */
+void dg_input_limits(const dg_gblock *b, int i, dg_range *r);
+void dg_signal_limits(const dg_gblock *b, int s, dg_range *r);
+/* Whether input `in` with range r takes v (finite, in range, whole for an
+ * integer or boolean), and how that is said ("an integer from -1 to 5",
+ * "0 or 1", "in [0, 1]"). */
+bool dg_input_accepts(const dg_input_def *in, const dg_range *r, double v);
+void dg_input_describe(const dg_input_def *in, const dg_range *r, char *buf, size_t size);
 /* Number of inputs in a class's table. */
 int dg_class_num_inputs(const dg_block_class *k);
 

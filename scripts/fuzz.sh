@@ -58,7 +58,7 @@ ninja -C "$build" $(printf 'tests/fuzz/%s ' "$@") >/dev/null
 # Read-only seed directories of a target (as in tests/fuzz/meson.build).
 seeds() {
   case $1 in
-  fuzz_graph) echo "graphs tests/data/invalid" ;;
+  fuzz_graph | fuzz_bind) echo "graphs tests/data/invalid" ;;
   fuzz_scenario) echo "graphs/scenarios" ;;
   fuzz_yaml) echo "tests/data/yaml" ;;
   fuzz_chrono) echo "tests/data/chrono" ;;

@@ -423,7 +423,8 @@ START_TEST(read_file) {
   static const char data[] = "{\"a\": 1}\n\0tail";
   temp_file(path, sizeof path, data, sizeof data - 1);
   size_t len = 0;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(len, sizeof data - 1); /* an embedded NUL is kept and counted */
   ck_assert_int_eq(memcmp(text, data, len), 0);
@@ -432,7 +433,7 @@ START_TEST(read_file) {
   unlink(path);
 
   temp_file(path, sizeof path, "", 0);
-  text = dg_read_file(path, NULL);
+  text = dg_read_input(path, NULL, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_str_eq(text, "");
   free(text);
@@ -450,7 +451,8 @@ START_TEST(read_file_large) {
   char path[64];
   temp_file(path, sizeof path, big, n);
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(len, n);
   ck_assert_int_eq(memcmp(text, big, n), 0);
@@ -461,13 +463,130 @@ START_TEST(read_file_large) {
 END_TEST
 
 START_TEST(read_file_errors) {
-  errno = 0;
-  ck_assert_ptr_null(dg_read_file("/nonexistent/dir/graph.json", NULL));
-  ck_assert_int_eq(errno, ENOENT);
-  errno = 0;
-  ck_assert_ptr_null(dg_read_file("/tmp", NULL));
-  ck_assert_int_eq(errno, EISDIR);
-  ck_assert_ptr_null(dg_read_file(NULL, NULL));
+  char why[DG_ERROR_TEXT_LEN];
+  ck_assert_ptr_null(dg_read_input("/nonexistent/dir/graph.json", NULL, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read file: No such file or directory");
+  ck_assert_ptr_null(dg_read_input("/tmp", NULL, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read file: Is a directory");
+  ck_assert_ptr_null(dg_read_input(NULL, NULL, why, sizeof why));
+}
+END_TEST
+
+/* The size limit: a file over it is refused from its size before it is
+ * read, a pipe when it passes it; DRIVEGRAPH_MAX_INPUT_SIZE sets it, and a
+ * value that is not a size is named. */
+START_TEST(read_file_limit) {
+  char path[64], why[DG_ERROR_TEXT_LEN];
+  temp_file(path, sizeof path, "0123456789", 10);
+  ck_assert_uint_eq(dg_input_size_limit(), DG_INPUT_LIMIT_DEFAULT);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "9", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 9);
+  ck_assert_ptr_null(dg_read_input(path, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "the file is 10 bytes, over the limit of 9 bytes for graph and scenario "
+                        "texts (DRIVEGRAPH_MAX_INPUT_SIZE raises it)");
+  ck_assert_int_eq(dg_input_size_check(10, why, sizeof why), -1);
+  ck_assert_int_eq(dg_input_size_check(9, why, sizeof why), 0);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "10", 1);
+  char *text = dg_read_input(path, NULL, why, sizeof why);
+  ck_assert_pstr_eq(text, "0123456789");
+  free(text);
+  /* a pipe has no size: it is cut off at the limit */
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "4", 1);
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  ck_assert_int_eq((int)write(fd[1], "0123456789", 10), 10);
+  close(fd[1]);
+  char dev[64];
+  snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+  ck_assert_ptr_null(dg_read_input(dev, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "the file is over 4 bytes, over the limit of 4 bytes for graph and "
+                        "scenario texts (DRIVEGRAPH_MAX_INPUT_SIZE raises it)");
+  close(fd[0]);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "2k", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 2048);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "1M", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 1u << 20);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "lots\x1b", 1);
+  ck_assert_ptr_null(dg_read_input(path, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "DRIVEGRAPH_MAX_INPUT_SIZE=\"lots\\u001B\" is not a size: expected "
+                        "bytes > 0 as 1048576, 64k, 16M or 1G");
+  unsetenv("DRIVEGRAPH_MAX_INPUT_SIZE");
+  unlink(path);
+}
+END_TEST
+
+/* ---- untrusted text -------------------------------------------------------- */
+
+START_TEST(text_escape) {
+  char out[128];
+  dg_text_escape(out, sizeof out, "plain caf\xc3\xa9 \xe5\xa4\x89");
+  ck_assert_str_eq(out, "plain caf\xc3\xa9 \xe5\xa4\x89"); /* letters of any script stay */
+  dg_text_escape(out, sizeof out, "a\x1b[2Jb\nc\td\x7f");
+  ck_assert_str_eq(out, "a\\u001B[2Jb\\u000Ac\\u0009d\\u007F");
+  dg_text_escape(out, sizeof out, "x\xe2\x80\xaey"); /* RLO */
+  ck_assert_str_eq(out, "x\\u202Ey");
+  dg_text_escape(out, sizeof out, "\xe2\x81\xa6\xe2\x80\x8b\xef\xbb\xbf\xc2\x85"); /* LRI ZWSP BOM NEL */
+  ck_assert_str_eq(out, "\\u2066\\u200B\\uFEFF\\u0085");
+  dg_text_escape(out, sizeof out, "\xf3\xa0\x80\x81"); /* a tag, above the BMP */
+  ck_assert_str_eq(out, "\\U000E0001");
+  dg_text_escape(out, sizeof out, "bad\xff\xc3(");
+  ck_assert_str_eq(out, "bad\\xFF\\xC3(");
+  /* never an escape or a character cut in two */
+  ck_assert_uint_eq(dg_text_escape(out, 8, "ab\x1b"), 2);
+  ck_assert_str_eq(out, "ab");
+  ck_assert_uint_eq(dg_text_escape(out, 4, "ab\xc3\xa9"), 2);
+  ck_assert_uint_eq(dg_text_escape(out, 5, "ab\xc3\xa9"), 4);
+  ck_assert_uint_eq(dg_text_escape(out, sizeof out, NULL), 0);
+  /* errors are escaped wherever they come from */
+  dg_error err;
+  dg_error_set(&err, DG_ERR_USAGE, "f\x1b.json", "/blocks/a\nb", "id \"%s\"", "\xe2\x80\xae");
+  ck_assert_str_eq(err.file, "f\\u001B.json");
+  ck_assert_str_eq(err.path, "/blocks/a\\u000Ab");
+  ck_assert_str_eq(err.text, "id \"\\u202E\"");
+}
+END_TEST
+
+START_TEST(identifiers) {
+  char why[64];
+  ck_assert_int_eq(dg_ident_check("gearbox_2-rear", why, sizeof why), 0);
+  ck_assert_int_eq(dg_ident_check("caf\xc3\xa9", why, sizeof why), 0);  /* NFC */
+  ck_assert_int_eq(dg_ident_check("cafe\xcc\x81", why, sizeof why), 0); /* NFD */
+  ck_assert_int_eq(dg_ident_check("\xe5\xa4\x89\xe9\x80\x9f", why, sizeof why), 0); /* CJK */
+  ck_assert_int_eq(dg_ident_check("\xd9\xa3x", why, sizeof why), 0); /* Arabic-Indic 3 */
+  ck_assert_int_eq(dg_ident_check("", why, sizeof why), -1);
+  ck_assert_str_eq(why, "is empty");
+  ck_assert_int_eq(dg_ident_check("my.load", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has '.' at character 3");
+  ck_assert_int_eq(dg_ident_check("a b", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has ' ' at character 2");
+  ck_assert_int_eq(dg_ident_check("a\x1b[2J", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has U+001B at character 2");
+  ck_assert_int_eq(dg_ident_check("a\xe2\x80\xae" "b", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has U+202E at character 2");
+  ck_assert_int_eq(dg_ident_check("\xcc\x81" "a", why, sizeof why), -1); /* a mark first */
+  ck_assert_str_eq(why, "has U+0301 at character 1");
+  ck_assert_int_eq(dg_ident_check("a\xff", why, sizeof why), -1);
+  ck_assert_str_eq(why, "is not valid UTF-8 (byte 2)");
+  char *nfc = dg_text_nfc("cafe\xcc\x81");
+  ck_assert_pstr_eq(nfc, "caf\xc3\xa9");
+  free(nfc);
+  ck_assert_ptr_null(dg_text_nfc("a\xff"));
+}
+END_TEST
+
+START_TEST(lookalikes) {
+  ck_assert(dg_text_lookalike("caf\xc3\xa9", "cafe\xcc\x81")); /* NFC, NFD */
+  ck_assert(dg_text_lookalike("box", "b\xd0\xbex"));          /* Cyrillic o */
+  ck_assert(dg_text_lookalike("Gear", "gear"));
+  ck_assert(dg_text_lookalike("boite", "bo\xc3\xaete"));
+  ck_assert(dg_text_lookalike("\xef\xbd\x87" "ear", "gear")); /* fullwidth g */
+  ck_assert(!dg_text_lookalike("gear", "gear"));
+  ck_assert(!dg_text_lookalike("gear", "bear"));
+  static const char *const ids[] = {"engine", "b\xd0\xbex", "clutch"};
+  ck_assert_pstr_eq(dg_suggest("box", ids, 3), "b\xd0\xbex");
+  char buf[128];
+  dg_text_difference("box", "b\xd0\xbex", buf, sizeof buf);
+  ck_assert_str_eq(buf, "differs at character 2: U+006F where the id has U+043E");
 }
 END_TEST
 
@@ -568,6 +687,10 @@ static Suite *suite(void) {
   tcase_add_test(j, read_file);
   tcase_add_test(j, read_file_large);
   tcase_add_test(j, read_file_errors);
+  tcase_add_test(j, read_file_limit);
+  tcase_add_test(j, text_escape);
+  tcase_add_test(j, identifiers);
+  tcase_add_test(j, lookalikes);
   tcase_add_test(j, json_type_names);
   tcase_add_test(j, json_parse_ok);
   tcase_add_loop_test(j, json_syntax_errors, 0, (int)(sizeof syntax / sizeof syntax[0]));

@@ -369,10 +369,11 @@ static bool cload(cctx *c, cfile *f, const char *path) {
   memset(f, 0, sizeof *f);
   f->path = path;
   size_t len;
-  f->text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  f->text = dg_read_input(path, &len, why, sizeof why);
   if (!f->text) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_IO, path, "", "cannot read file: %s", strerror(errno));
+    dg_error_set(c->err, DG_ERR_IO, path, "", "%s", why);
     return false;
   }
   if (strlen(f->text) != len) {

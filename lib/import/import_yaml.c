@@ -1417,10 +1417,11 @@ static void build_flat(yctx *c, dg_import_graph *g, const yaml_node_t *root, dou
 static yaml_node_t *load_yaml(yctx *c, const char *path, yaml_document_t *doc, bool *loaded) {
   *loaded = false;
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   if (!text) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_IO, path, "", "cannot read file: %s", strerror(errno));
+    dg_error_set(c->err, DG_ERR_IO, path, "", "%s", why);
     return NULL;
   }
   if (strlen(text) != len) {

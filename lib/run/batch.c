@@ -325,6 +325,20 @@ static void result_fail(dg_batch_result *r, const dg_error *e) {
   r->error = *e;
 }
 
+/* The first problem a dg_diag_fn reports, into *err. */
+typedef struct first_of {
+  dg_error *err;
+  bool have;
+} first_of;
+
+static void keep_first_of(const dg_error *e, void *user) {
+  first_of *f = user;
+  if (!f->have) {
+    *f->err = *e;
+    f->have = true;
+  }
+}
+
 /* One variant, start to end (see dg_batch_run), or only its loading
  * (`load_only`, dg_batch_validate); `opts` are its load options
  * (DG_LOAD_NO_MODE_CHECK when it reuses the base graph's check). */
@@ -376,6 +390,13 @@ static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, un
   double dt = pick(o->dt, dg_scenario_dt(scn), 0.001);
   double duration = pick(o->duration, dg_scenario_duration(scn), 10.0);
   long total = (long)ceil(duration / dt - 1e-9);
+  {
+    first_of fo = {.err = &err};
+    if (dg_graph_check_step(g, dt, keep_first_of, &fo) > 0) {
+      result_fail(r, &err);
+      goto done;
+    }
+  }
   int sp = speed_signal(sim, o->speed_signal);
   double v_prev = sp >= 0 ? dg_sim_signal(sim, sp) : NAN, t_prev = dg_sim_time(sim);
   if (sp >= 0) {

@@ -70,6 +70,17 @@ static void report_nomem(scn_parse *p, const char *path) {
   dg_diag_add(p->diag, DG_ERR_NOMEM, path, "out of memory");
 }
 
+/* A name of the file ("engine.rpm", a channel) in the arena, in Unicode's
+ * composed form (NFC) as the graph keeps its ids, so that another spelling
+ * of an id finds it; as written when it is not UTF-8 (it matches nothing
+ * then, and is named escaped). */
+static const char *name_copy(scn_parse *p, const char *name) {
+  char *nfc = dg_text_nfc(name);
+  const char *c = dg_arena_strdup(p->scn->arena, nfc ? nfc : name);
+  free(nfc);
+  return c;
+}
+
 /* A JSON number (integer or real) into *out; reports anything else. */
 static bool get_number(scn_parse *p, const json_t *v, const char *path, double *out) {
   if (!json_is_number(v)) {
@@ -173,7 +184,7 @@ static void parse_input(scn_parse *p, const char *name, const json_t *arr, const
   }
   double *t = dg_arena_alloc(p->scn->arena, n * sizeof *t);
   double *v = dg_arena_alloc(p->scn->arena, n * sizeof *v);
-  out->name = dg_arena_strdup(p->scn->arena, name);
+  out->name = name_copy(p, name);
   if (!t || !v || !out->name) {
     report_nomem(p, path);
     return;
@@ -235,7 +246,7 @@ static void parse_initial(scn_parse *p, json_t *obj, const char *path) {
     double x;
     if (!get_number(p, v, vpath, &x))
       continue;
-    initial[i].name = dg_arena_strdup(p->scn->arena, name);
+    initial[i].name = name_copy(p, name);
     if (!initial[i].name) {
       report_nomem(p, vpath);
       return;
@@ -260,7 +271,7 @@ static void parse_stop(scn_parse *p, json_t *obj, const char *path) {
       if (!json_is_string(v))
         dg_diag_add(p->diag, DG_ERR_SCHEMA, kpath, "expected a string, got %s",
                     dg_json_type_name(v));
-      else if (!(p->scn->stop_signal = dg_arena_strdup(p->scn->arena, json_string_value(v))))
+      else if (!(p->scn->stop_signal = name_copy(p, json_string_value(v))))
         report_nomem(p, kpath);
     } else if (strcmp(key, "above") != 0 && strcmp(key, "below") != 0) {
       report_unknown_key(p, kpath, key, stop_keys, 3);
@@ -414,7 +425,8 @@ int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user) {
     return 1;
   }
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   int n = text ? dg_scenario_validate_string(text, path, fn, user) : 1;
   free(text);
   return n;
@@ -426,13 +438,15 @@ dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
     return NULL;
   }
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dg_read_input(path, &len, why, sizeof why);
   if (!text) {
     /* strerror is capitalised; our messages are not. */
-    char why[128];
-    snprintf(why, sizeof why, "%s", strerror(errno));
-    why[0] = (char)((why[0] >= 'A' && why[0] <= 'Z') ? why[0] - 'A' + 'a' : why[0]);
-    dg_error_set(err, DG_ERR_IO, path, "", "cannot read file: %s", why);
+    static const char lead[] = "cannot read file: ";
+    char *c = why + sizeof lead - 1;
+    if (strncmp(why, lead, sizeof lead - 1) == 0 && *c >= 'A' && *c <= 'Z')
+      *c = (char)(*c - 'A' + 'a');
+    dg_error_set(err, DG_ERR_IO, path, "", "%s", why);
     return NULL;
   }
   /* The text ends at a NUL: whatever follows would be ignored silently (as
@@ -522,6 +536,49 @@ static void unknown_name(dg_diag *d, const dg_sim *sim, const char *path, const 
   dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown %s; %s", kind, hint);
 }
 
+/* Every block input the channel of `src` feeds (bound by name in the
+ * file, or following it by default) must take each of its values: its
+ * kind (integers for a gear, 0 or 1 for a boolean) and its range. The
+ * first value that does not fit is reported for each such input, at the
+ * scenario's breakpoint, naming the input's place in the graph. */
+static void check_channel_values(dg_diag *d, const scn_input *src, const char *path,
+                                 const dg_graph *g) {
+  for (int b = 0; b < g->num_blocks; b++) {
+    const dg_gblock *gb = &g->blocks[b];
+    for (int i = 0; i < gb->num_inputs; i++) {
+      const dg_gbind *bi = &gb->bind[i];
+      if (bi->kind != DG_BIND_CHANNEL || strcmp(bi->channel, src->name) != 0)
+        continue;
+      const dg_input_def *in = &gb->klass->inputs[i];
+      dg_range r;
+      dg_input_limits(gb, i, &r);
+      int bad = -1, more = 0;
+      for (int k = 0; k < src->n; k++)
+        if (!dg_input_accepts(in, &r, src->v[k]))
+          bad < 0 ? (void)(bad = k) : (void)more++;
+      if (bad < 0)
+        continue;
+      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN], want[96];
+      char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], place[DG_ERROR_PATH_LEN];
+      dg_pointer_index(kpath, sizeof kpath, path, (size_t)bad);
+      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
+      dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dg_pointer_append(place, sizeof place, ipath, in->name);
+      dg_input_describe(in, &r, want, sizeof want);
+      char others[48] = "";
+      if (more)
+        snprintf(others, sizeof others, "; %d later value%s neither", more, more > 1 ? "s" : "");
+      dg_diag_add(d, DG_ERR_RANGE, vpath,
+                  "must be %s (got %g): channel \"%s\" feeds input \"%s\" of %s \"%s\" (%s: "
+                  "%s%s)%s",
+                  want, src->v[bad], src->name, in->name, gb->klass->type, gb->id,
+                  dg_graph_file(g), bi->given ? place : bpath, bi->given ? "" : ", by default",
+                  others);
+    }
+  }
+}
+
 int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user) {
   dg_diag d;
   dg_diag_init(&d, scn ? scn->file : "", fn, user);
@@ -538,18 +595,7 @@ int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, 
       unknown_name(&d, sim, path, src->name, "input", dg_sim_input_count(sim), dg_sim_input_name);
       continue;
     }
-    if (src->steps || !dg_sim_input_is_integer(sim, index))
-      continue; /* "gear" was checked when parsed */
-    for (int k = 0; k < src->n; k++) {
-      if (src->v[k] == floor(src->v[k]))
-        continue;
-      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
-      dg_pointer_index(kpath, sizeof kpath, path, (size_t)k);
-      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
-      dg_diag_add(&d, DG_ERR_RANGE, vpath,
-                  "must be an integer (got %g): channel \"%s\" feeds an integer input (a gear)",
-                  src->v[k], src->name);
-    }
+    check_channel_values(&d, src, path, dg_sim_graph(sim));
   }
   const dg_graph *g = dg_sim_graph(sim);
   for (int c = 0; c < dg_graph_channel_count(g); c++) {

@@ -115,3 +115,20 @@ def test_exception_in_input_callable_is_raised():
 def test_policy_returning_a_non_integer():
     with pytest.raises(TypeError):
         dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: 1.5)
+
+
+@pytest.mark.parametrize("gear", [99, -5])
+def test_policy_returning_a_gear_the_box_does_not_have(gear):
+    """A gear outside -1 .. num_gears is refused, naming the gearbox, the
+    gear and the time (the first call, at t = 0)."""
+    with pytest.raises(ValueError) as info:
+        dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: gear)
+    text = str(info.value)
+    assert f"shift policy of gearbox 'gearbox' returned gear {gear} at t = 0 s" in text
+    assert "1..4" in text or "1..5" in text or "1..6" in text
+
+
+def test_policy_returning_nan():
+    with pytest.raises(TypeError) as info:
+        dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: float("nan"))
+    assert "returned nan at t = 0 s" in str(info.value)
