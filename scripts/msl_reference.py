@@ -3,8 +3,9 @@
 directory tests/data/msl/<Model>/ with a compare.json, writes
 tests/data/msl/<Model>/reference.csv with the time column and the columns
 compare.json compares, taken as text (not reformatted) from
-<msl-dir>/<Model>/reference.csv, the MSL 4.0.0 reference results
-(Modelica Association; see tests/data/msl/README.md).
+<msl-dir>/<Model>/reference.csv, and copies <msl-dir>/<Model>/signals.txt
+(the signals the MSL's regression lists for the model). <msl-dir> holds
+the MSL 4.0.0 reference results (Modelica Association; docs/msl.md).
 
   scripts/msl_reference.py <msl-dir> <source-root> [MODEL...]
 """
@@ -38,6 +39,10 @@ def main():
             for r in rows:
                 if r:
                     w.writerow([r[i] for i in idx])
+        with open(os.path.join(src, name, "signals.txt")) as f:
+            listed = f.read()
+        with open(os.path.join(base, name, "signals.txt"), "w") as f:
+            f.write(listed)
         print("%s: %d rows, %d signals" % (out, len(rows) - 1, len(wanted)))
 
 

@@ -22,6 +22,8 @@ Each model we write has a directory tests/data/msl/<Model>/:
   reference.csv               the MSL's reference result (Dymola 2020x,
                               DASSL at tolerance 1e-6), only the columns we
                               compare (scripts/msl_reference.py copies them)
+  signals.txt                 the signals the MSL's regression lists for the
+                              model (some are not in its reference's columns)
   compare.json                how each Modelica signal is read from ours:
                               "signals": { "<msl signal>": <terms> }, where
                               <terms> is a signal name or an object
@@ -194,6 +196,11 @@ def run_model(runner, root, name, results, fails_at=(), why=""):
     check("%s: every compared signal is in reference.csv" % name,
           ref_header[0] == "time" and sorted(ref_header[1:]) == sorted(signals),
           "reference %s, compare.json %s" % (ref_header[1:], sorted(signals)))
+    with open(os.path.join(d, "signals.txt")) as f:
+        listed = [line.strip() for line in f if line.strip()]
+    left = sorted(set(listed) - set(signals) - set(cmp.get("not_compared", {})))
+    check("%s: every signal of the MSL's list is compared or left out with a reason" % name,
+          not left and set(signals) <= set(listed), "neither: %s" % left if left else "")
     ours = sorted({s for spec in signals.values() for s in terms_of(spec)[0]})
     t_end = ref["time"][-1]
     check("%s: the scenario runs as long as the reference (%g s)" % (name, t_end),
