@@ -64,7 +64,8 @@ Reference rows at one time (an event's left and right values) are two
 samples like any other.
 
 Prints "ok - ..." / "FAIL - ..." per check and "N passed, M failed";
---markdown also prints the table of docs/msl.md's results.
+--markdown also prints the table of results, which docs/msl.md holds: a
+run of every model checks that the table there is this run's.
 """
 import json
 import os
@@ -265,7 +266,9 @@ def fmt_usage(r):
     if r is None:
         return "run failed"
     u, msl, ut, ueq, wall = r
-    return "%.2g (%s, %.3g s; equal times %.2g)" % (u, msl, ut, ueq)
+    if u == 0.0:
+        return "0 (every sample inside)"
+    return "%.2g `%s` at %.3g s (equal times %.2g)" % (u, msl, ut, ueq)
 
 
 def main():
@@ -292,18 +295,31 @@ def main():
             run_model(runner, root, name, results, fails_at, m.get("why", ""))
     wall = time.monotonic() - t0
     print("wall time %.1f s" % wall)
+    table = ["| model | status | signals compared | worst tube usage, dt = 1e-3 | dt = 1e-4 |",
+             "|---|---|---|---|---|"]
+    for m in models:
+        name = m["name"]
+        r = results.get(name)
+        if r is None:
+            table.append("| %s | %s | — | — | — |" % (name, m["status"]))
+            continue
+        with open(os.path.join(root, "tests", "data", "msl", name, "compare.json")) as f:
+            n = len(json.load(f)["signals"])
+        table.append("| %s | %s | %d | %s | %s |" % (name, m["status"], n,
+                                                    fmt_usage(r.get(STEPS[0])),
+                                                    fmt_usage(r.get(STEPS[1]))))
+    if not only:
+        with open(os.path.join(root, "docs", "msl.md")) as f:
+            lines = [line.rstrip("\n") for line in f]
+        at = lines.index(table[0]) if table[0] in lines else len(lines)
+        doc = lines[at:at + len(table)]
+        check("docs/msl.md's table of results is this run's (else: %s --markdown)"
+              % " ".join(sys.argv[0:3]), doc == table,
+              "" if doc == table else "first difference: %s" % next(
+                  ("%r vs %r" % (x, y) for x, y in zip(doc, table) if x != y), "length"))
     if markdown:
         print()
-        print("| model | status | worst tube usage, dt = 1e-3 | dt = 1e-4 |")
-        print("|---|---|---|---|")
-        for m in models:
-            r = results.get(m["name"])
-            if r is None:
-                print("| %s | %s | — | — |" % (m["name"], m["status"]))
-            else:
-                print("| %s | %s | %s | %s |" % (m["name"], m["status"],
-                                                fmt_usage(r.get(STEPS[0])),
-                                                fmt_usage(r.get(STEPS[1]))))
+        print("\n".join(table))
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
