@@ -626,7 +626,7 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     if (ids[i] >= sim->n_signals && ids[i] < sim->n_signals + sim->n_port_signals &&
         sim->port_signals[ids[i] - sim->n_signals].port_kind == DG_PORT_SIGNAL_ANGLE &&
         isfinite(values[i])) { /* a port's angle: its shaft's */
-      sim->sv.mot.theta[sim->port_signals[ids[i] - sim->n_signals].node] = values[i];
+      dg_solver_set_angle(sim, sim->port_signals[ids[i] - sim->n_signals].node, values[i]);
       continue;
     }
     if (ids[i] < 0 || ids[i] >= sim->n_signals) {

@@ -371,6 +371,9 @@ void dg_solver_settle_motion(dg_sim *sim);
 int dg_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
                               double *dforce, char *why, size_t why_size);
 int dg_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y);
+/* Sets the angle of `node` and of every node on one shaft with it (the same
+ * row of G) as an initial value. */
+void dg_solver_set_angle(dg_sim *sim, int node, double angle);
 /* The torque block `block` applies to its shaft at `port` at the committed
  * state (lib/solver/ports.c); NaN when it cannot be computed. */
 double dg_solver_port_torque(dg_sim *sim, int block, int port);

@@ -180,3 +180,20 @@ void dg_solver_settle_motion(dg_sim *sim) {
   dgp_plan_project(sim, sim->sv.x, sim->sv.q);
   dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
 }
+
+/* An initial angle: the node's, and every node that turns with it as one
+ * shaft in the current mode (the same row of G: an inertia's two ports, a
+ * source's), so a block's ports agree. */
+void dg_solver_set_angle(dg_sim *sim, int node, double angle) {
+  size_t st = (size_t)sim->nn;
+  int nred = sim->sv.ndof + sim->sv.mot.np;
+  const double *r = sim->sv.G + (size_t)node * st;
+  for (int n = 0; n < sim->nn; n++) {
+    const double *rn = sim->sv.G + (size_t)n * st;
+    bool same = true;
+    for (int j = 0; j < nred && same; j++)
+      same = rn[j] == r[j];
+    if (same)
+      sim->sv.mot.theta[n] = angle;
+  }
+}
