@@ -177,6 +177,17 @@ for json in "" --json; do
   check "summary${json:+ $json} to /dev/full: message" has_fixed "$ERR" \
     "drivegraph sim: cannot write to stdout: No space left on device"
 done
+# what a command prints without writing a file itself: help texts
+for args in "help" "bench --help"; do
+  set +e
+  "$DG" $args >/dev/full 2>"$TMP/stderr"
+  RC=$?
+  set -e
+  ERR=$(cat "$TMP/stderr")
+  check "$args to /dev/full: exit 1" rc_is 1
+  check "$args to /dev/full: message" has_fixed "$ERR" \
+    "drivegraph ${args%% *}: cannot write to stdout: No space left on device"
+done
 set +e
 "$DG" sweep "$GT" --set motor.inertia=0.05,0.06 --duration 0.2 >/dev/full 2>"$TMP/stderr"
 RC=$?
