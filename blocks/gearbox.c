@@ -793,8 +793,6 @@ static int wanted_gear(dg_block *self, const dg_ctx *ctx) {
  * relative and absolute parts on the speeds it compares. */
 static double zero_tol(double a, double b) { return 1e-10 * (fabs(a) + fabs(b)) + 1e-12; }
 
-static int sgn(double x) { return (x > 0.0) - (x < 0.0); }
-
 /* The oncoming slip Δ = ω_in − r_n·ω_out. */
 static double oncoming_slip(const gearbox_data *d, const dg_ctx *ctx, const dg_block *self) {
   return dg_port_speed(ctx, self, PORT_IN) - d->r_new * dg_port_speed(ctx, self, PORT_OUT);
@@ -818,7 +816,7 @@ static double element_capacity(const gearbox_data *d, double t) {
 /* ω_out's sign at the segment's start, 0 within round-off of rest. */
 static int output_direction(const dg_block *self, const dg_ctx *ctx) {
   double w = dg_port_speed(ctx, self, PORT_OUT);
-  return fabs(w) <= zero_tol(w, 0.0) ? 0 : sgn(w);
+  return fabs(w) <= zero_tol(w, 0.0) ? 0 : dg_sign(w);
 }
 
 /* The oncoming element's torque at `out` per N·m at `in`: r_n·η when it
@@ -826,7 +824,7 @@ static int output_direction(const dg_block *self, const dg_ctx *ctx) {
  * drives it. */
 static double out_factor(const gearbox_params *p, const gearbox_data *d) {
   double eta = p->efficiency;
-  return d->r_new * (d->dir * sgn(d->r_new) * d->out_dir >= 0 ? eta : 1.0 / eta);
+  return d->r_new * (d->dir * dg_sign(d->r_new) * d->out_dir >= 0 ? eta : 1.0 / eta);
 }
 
 /* The shift element's capacity C for a shift starting now; NaN when the
@@ -879,7 +877,7 @@ static void start_friction_shift(dg_block *self, dg_ctx *ctx, int from) {
                 gear_text(from, a, sizeof a), gear_text(d->gear, b, sizeof b));
     d->cap = 0.0;
   }
-  d->dir = sgn(slip);
+  d->dir = dg_sign(slip);
   d->out_dir = output_direction(self, ctx);
   d->ramp_done = false;
   d->ramp_end = d->t0;
