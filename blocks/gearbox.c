@@ -80,9 +80,13 @@
  * too, so the torques are smooth within each segment.
  * The signal throttle_cut (1 cuts the throttle of the engine driving the
  * box, which follows it by default; else 0): a synchronizer's shift cuts
- * during the whole shift (the driver lifts); a clutch's only with
- * "cut_throttle": true, and then during an inertia phase with s = +1 (the
- * input must slow down: torque reduction of an upshift).
+ * during the whole shift (the driver lifts, an automated manual's control
+ * unit cuts the engine and an in-line motor until the gear is in), except
+ * with shift_time = 0, which, as with "rigid", asks for no cut (a
+ * dual-clutch box's preselection on its open side while the other clutch
+ * drives); a clutch's only with "cut_throttle": true, and then during an
+ * inertia phase with s = +1 (the input must slow down: torque reduction of
+ * an upshift).
  *
  * "rigid": version 1's shift, kept for graphs that want it: for
  * shift_time seconds (rounded up to whole steps) the box is decoupled, the
@@ -1118,9 +1122,10 @@ static double gearbox_signal(const dg_block *self, const dg_ctx *ctx, int index)
   case SIG_THROTTLE_CUT:
     if (!d->shifting)
       return 0.0;
-    if (p->shift.engagement == ENGAGE_RIGID || d->phase == PHASE_DECOUPLED ||
-        d->element == ELEMENT_SYNCHRONIZER)
+    if (p->shift.engagement == ENGAGE_RIGID || d->phase == PHASE_DECOUPLED)
       return 1.0;
+    if (d->element == ELEMENT_SYNCHRONIZER)
+      return p->shift_time > 0.0 ? 1.0 : 0.0;
     return p->shift.cut_throttle && d->phase == PHASE_INERTIA && d->dir > 0 ? 1.0 : 0.0;
   case SIG_PHASE:
     return d->phase;
