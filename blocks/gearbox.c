@@ -261,7 +261,6 @@ typedef struct gearbox_data {
   double r_new;       /* r_n, the oncoming gear's signed ratio */
   double r_off;       /* r_o, the offgoing gear's (torque phase: the tie) */
   int off_tie;        /* the offgoing tie in the torque phase, else −1 */
-  double lambda;      /* its multiplier at the last post_step (torque at `in`) */
   double cap;         /* C, N·m, fixed at the shift's start */
   double t0;          /* s: the shift's start */
   double ramp_end;    /* s: the clutch's capacity reaches C (t0 for a synchronizer) */
@@ -883,17 +882,13 @@ static void start_friction_shift(dg_block *self, dg_ctx *ctx, int from) {
   }
   d->dir = dg_sign(slip);
   d->out_dir = output_direction(self, ctx);
-  d->ramp_done = false;
-  d->ramp_end = d->t0;
-  if (d->element == ELEMENT_CLUTCH)
-    d->ramp_end = d->t0 + p->shift.torque_phase_time;
+  d->ramp_end = d->element == ELEMENT_CLUTCH ? d->t0 + p->shift.torque_phase_time : d->t0;
   d->ramp_done = !(d->ramp_end > d->t0);
   d->ratio = 0.0;
   if (d->element == ELEMENT_CLUTCH && from != 0) {
     d->phase = PHASE_TORQUE;
     d->probed = false;
     d->probe = d->t0 + PROBE_FRACTION * ctx->dt;
-    d->lambda = 0.0;
   } else {
     d->phase = PHASE_INERTIA;
   }
@@ -974,10 +969,11 @@ static void friction_post_step(dg_block *self, dg_ctx *ctx) {
   if (d->phase == PHASE_TORQUE) {
     if (!d->probed && reached(ctx, d->probe))
       d->probed = true;
-    d->lambda = dg_ctx_tie_force(ctx, d->off_tie);
-    /* let go where it no longer holds the input away from the new speed,
-     * or at the ramp's end */
-    if (d->probed && (-d->dir * d->lambda <= 1e-9 * d->cap || d->ramp_done)) {
+    /* let go where it no longer holds the input away from the new speed
+     * (λ, the tie's torque at in, to round-off of the capacity), or at the
+     * ramp's end */
+    double lambda = dg_ctx_tie_force(ctx, d->off_tie);
+    if (d->probed && (-d->dir * lambda <= 1e-9 * d->cap || d->ramp_done)) {
       d->phase = PHASE_INERTIA;
       dg_ctx_request_topology(ctx);
     }
