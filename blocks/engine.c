@@ -45,13 +45,15 @@
  * Tables are evaluated at max(rpm, 0).
  *
  * Signals: omega, rpm (settable initial speed), torque (net, N·m), throttle
- * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter. */
+ * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter,
+ * max_torque (the peak of T_map(rpm, 1) − F(rpm), a constant: a gearbox's
+ * friction shift scales its element's capacity by it). */
 #include <drivegraph/block.h>
 #include <math.h>
 #include <stdio.h>
 
 enum { PORT_OUT, PORT_IN };
-enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_THROTTLE, SIG_STALLED, SIG_LIMITER };
+enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_THROTTLE, SIG_STALLED, SIG_LIMITER, SIG_MAX_TORQUE };
 
 /* Speed (rpm) within which negative (drag) torque fades to zero at rest. */
 #define DRAG_FADE_RPM 10.0
@@ -70,6 +72,7 @@ typedef struct engine_data {
   bool limiter;    /* rev limiter cutting */
   bool stalled;
   bool armed; /* has run at or above stall_rpm */
+  double max_torque; /* N·m: peak of T_map(rpm, 1) − F(rpm) */
 } engine_data;
 
 static const dg_port_def engine_ports[] = {
@@ -124,6 +127,9 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
+    {.name = "max_torque", .unit = "N*m",
+     .doc = "peak net full-throttle torque (a constant: what a gearbox's shift capacity scales)",
+     .port = DG_SIGNAL_HOOK},
     {0},
 };
 
@@ -184,10 +190,28 @@ static void engine_check(const void *params, dg_check *chk) {
   check_rpm_axis(chk, "friction", p->friction.n, p->friction.x);
 }
 
+static double engine_map(const engine_params *p, double rpm, double th);
+
+/* The peak of T_map(rpm, 1) − F(rpm): both are piecewise linear in rpm, so
+ * it is at a breakpoint of one of them. */
+static double peak_torque(const engine_params *p) {
+  const double *x[2] = {p->torque_map.nx > 0 ? p->torque_map.x : p->full_load.x, p->friction.x};
+  int n[2] = {p->torque_map.nx > 0 ? p->torque_map.nx : p->full_load.n, p->friction.n};
+  double best = -INFINITY;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < n[k]; i++) {
+      double rpm = x[k][i] > 0.0 ? x[k][i] : 0.0;
+      double t = engine_map(p, rpm, 1.0) - dg_table1d_eval(&p->friction, rpm);
+      best = t > best ? t : best;
+    }
+  return best;
+}
+
 static int engine_init(dg_block *self, dg_init *init) {
   (void)init;
   engine_data *d = self->data;
   d->limiter = d->stalled = d->armed = false;
+  d->max_torque = peak_torque(self->params);
   return 0;
 }
 
@@ -295,9 +319,18 @@ static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) 
     return d->stalled ? 1.0 : 0.0;
   case SIG_LIMITER:
     return d->limiter ? 1.0 : 0.0;
+  case SIG_MAX_TORQUE:
+    return d->max_torque;
   default:
     return 0.0;
   }
+}
+
+/* max_torque is a constant of the parameters (a gearbox's torque_reference
+ * reads it and accepts values >= 0). */
+static void engine_signal_range(const void *params, int signal, dg_range *r) {
+  if (signal == SIG_MAX_TORQUE)
+    r->min = r->max = peak_torque(params);
 }
 
 const dg_block_class dg_block_engine = {
@@ -318,4 +351,5 @@ const dg_block_class dg_block_engine = {
     .torque_downstream = engine_torque_downstream,
     .signal = engine_signal,
     .start = engine_start,
+    .signal_range = engine_signal_range,
 };

@@ -35,7 +35,9 @@
  *
  * Transmissions. Chrono states a gear ratio as output/input speed (0.2: the
  * output turns at 0.2 × the input, reverse negative); drivegraph's are
- * input/output, so ratio = 1/|r|.
+ * input/output, so ratio = 1/|r|. Chrono changes a ratio instantaneously,
+ * so every gearbox gets "shift": { "engagement": "rigid" } (drivegraph's
+ * default shifts through friction, which Chrono does not model).
  *   AutomaticTransmissionSimpleMap  gearbox, shift mode shift_map from
  *       "Shift Points Map RPM" ([downshift, upshift] per gear), shifts
  *       instantaneous (shift_time 0) like Chrono's; an automatic launch
@@ -1159,6 +1161,7 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
     dg_import_set_num(g, gb, "shift_time", t->latency < MAX_SHIFT_TIME ? t->latency
                                                                        : MAX_SHIFT_TIME);
     json_t *sh = json_object();
+    dg_import_set_str(g, sh, "engagement", "rigid");
     dg_import_set_str(g, sh, "mode", "auto_rpm");
     dg_import_set_num(g, sh, "upshift_rpm", t->upshift_rpm);
     dg_import_set_num(g, sh, "downshift_rpm", t->downshift_rpm);
@@ -1191,6 +1194,7 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
     dg_import_set_num(g, gb, "inertia", 0.0); /* the clutch plate carries the input shaft */
     dg_import_set_num(g, gb, "shift_time", 0.0);
     json_t *sh = json_object();
+    dg_import_set_str(g, sh, "engagement", "rigid");
     dg_import_set_str(g, sh, "mode", "manual");
     dg_import_set(g, gb, "shift", sh);
     dg_import_connect(g, "clutch.out", "gearbox.in");
@@ -1210,6 +1214,7 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
                                      "shifts on Chrono's shift points");
     dg_import_set_num(g, gb, "shift_time", 0.0);
     json_t *sh = json_object();
+    dg_import_set_str(g, sh, "engagement", "rigid");
     dg_import_set_str(g, sh, "mode", "shift_map");
     dg_import_set(g, sh, "upshift_map", dg_import_numbers(t->up, t->n));
     dg_import_set(g, sh, "downshift_map", dg_import_numbers(t->down, t->n));

@@ -13,8 +13,10 @@
  *           already full, so the engine is at high rpm when the clutch bites
  *           (a slipping launch that cannot stall it). The driver then
  *           shifts a manual box up near the redline: throttle off and clutch
- *           in, next gear, clutch out with the throttle back on (a box
- *           without a pedal clutch just gets the next gear input).
+ *           in, next gear, clutch out with the throttle back on once the
+ *           box has engaged it (its synchronizer may need longer than
+ *           shift_time; a box without a pedal clutch just gets the next
+ *           gear input).
  *   coast   closed throttle from the start speed (default 100 km/h) until
  *           below 1 km/h (or the time limit). The car starts rolling in the
  *           highest gear that keeps the engine above its idle (automatics:
@@ -58,7 +60,9 @@ static const double preset_limit[NUM_PRESETS] = {0, 60, 300, 30};
 #define SHIFT_MARGIN_RPM 150 /* ... but at least this far below it */
 /* A driver's manual upshift, from its start: pedal in and throttle off over
  * SHIFT_IN_S, the lever at SHIFT_LEVER_S, pedal out and throttle on over
- * SHIFT_OUT_S once the box has finished (shift_time + SHIFT_WAIT_S). */
+ * SHIFT_OUT_S once the box has finished: shift_time + SHIFT_WAIT_S after the
+ * lever, or later where the box's shift (its signal `shifting`) lasts
+ * longer, as its synchronizer may. */
 #define SHIFT_IN_S 0.05
 #define SHIFT_LEVER_S 0.1
 #define SHIFT_WAIT_S 0.05
@@ -83,11 +87,13 @@ struct dg_preset {
   double idle_rpm, redline_rpm, shift_rpm, shift_time;
   double v0;              /* m/s: coast and brake start speed */
   int id_speed, id_x, id_rpm;
+  int id_shifting;        /* the gearbox's `shifting`, or -1 */
   /* the driver */
   int gear;               /* gear input (manual box) */
   int shift_phase;        /* 0 none, 1 an upshift in progress */
   double shift_start;
   bool lever_moved;       /* the upshift in progress has moved the lever */
+  double box_done;        /* since its start: the box's shift ended (s), or NAN */
   bool declutched;
   double declutch_start;
   double steady_t, steady_v; /* coast: last check of a steady speed */
@@ -478,7 +484,7 @@ dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const ch
     ps->own_reg = dg_registry_new();
     ps->reg = ps->own_reg;
   }
-  ps->id_speed = ps->id_x = ps->id_rpm = -1;
+  ps->id_speed = ps->id_x = ps->id_rpm = ps->id_shifting = -1;
   find_blocks(ps, graph);
   check_graph(ps, graph, n_given, given, &d);
   if (d.count == 0 && !ps->vehicle)
@@ -538,10 +544,14 @@ int dg_preset_start(dg_preset *ps, dg_sim *sim, dg_error *err) {
   ps->id_speed = dg_sim_signal_find(sim, name);
   snprintf(name, sizeof name, "%s.x", ps->vehicle);
   ps->id_x = dg_sim_signal_find(sim, name);
-  ps->id_rpm = -1;
+  ps->id_rpm = ps->id_shifting = -1;
   if (ps->engine) {
     snprintf(name, sizeof name, "%s.rpm", ps->engine);
     ps->id_rpm = dg_sim_signal_find(sim, name);
+  }
+  if (ps->gearbox) {
+    snprintf(name, sizeof name, "%s.shifting", ps->gearbox);
+    ps->id_shifting = dg_sim_signal_find(sim, name);
   }
   if (ps->kind == PRESET_LAUNCH) {
     if (ps->id_rpm >= 0 && isfinite(ps->idle_rpm))
@@ -573,13 +583,23 @@ void dg_preset_apply(dg_preset *ps, dg_sim *sim, double t) {
         ps->shift_phase = 1;
         ps->shift_start = t;
         ps->lever_moved = false;
+        ps->box_done = NAN;
       } else {
         ps->gear++; /* the box cuts the throttle itself */
       }
     }
     if (ps->shift_phase == 1) {
       double s = t - ps->shift_start;
+      /* the box's shift started with the lever (applied at the step after
+       * it moved) and has ended where `shifting` reads 0 again */
+      if (ps->lever_moved && isnan(ps->box_done) && s > SHIFT_LEVER_S &&
+          (ps->id_shifting < 0 || dg_sim_signal(sim, ps->id_shifting) == 0.0))
+        ps->box_done = s;
       double out0 = SHIFT_LEVER_S + ps->shift_time + SHIFT_WAIT_S;
+      if (isnan(ps->box_done))
+        out0 = fmax(out0, s + SHIFT_WAIT_S); /* not yet: the pedal stays in */
+      else
+        out0 = fmax(out0, ps->box_done);
       if (s < out0) {
         pedal = ramp(s, 0.0, SHIFT_IN_S, 0.0, 1.0);
         throttle = ramp(s, 0.0, SHIFT_IN_S, 1.0, 0.0);

@@ -16,6 +16,9 @@ __all__ = ["Error", "GraphError", "ScenarioError", "SimulationError", "UsageErro
            "TyreState", "validate"]
 
 RPM_PER_RAD_S = 30.0 / math.pi
+# Mode-change impacts above this share of the work in are a visible part of
+# it: the summary's "impact_warning" (tools/summary.c, IMPACT_WARN_SHARE).
+IMPACT_WARN_SHARE = 1e-3
 
 
 # --------------------------------------------------------------------------
@@ -889,6 +892,8 @@ class Simulation:
         return {"kinetic_J": e.kinetic, "kinetic_start_J": e.kinetic_start,
                 "work_in_J": e.work_in, "work_out_J": e.work_out,
                 "efficiency_loss_J": e.efficiency_loss, "impact_loss_J": e.impact_loss,
+                "impact_loss_relative": abs(e.impact_loss) / scale,
+                "impact_warning": abs(e.impact_loss) / scale > IMPACT_WARN_SHARE,
                 "balance_error_J": e.balance_error,
                 "balance_error_relative": abs(e.balance_error) / scale,
                 "block_work_J": blocks}

@@ -24,15 +24,17 @@ def test_policy_shifts_where_the_trace_crosses_the_threshold():
     g = dg.Graph.load(SEDAN)
     log = []
     sim = g.simulation(scenario=LAUNCH, shift_policy=early_upshift(log),
-                       signals=["gearbox.rpm", "gearbox.gear"])
+                       signals=["gearbox.rpm", "gearbox.gear", "gearbox.shifting"])
     # one row per step (the step API), to read the crossings off the trace
     t, rpm, gear = [0.0], [sim.signal("gearbox.rpm")], [sim.signal("gearbox.gear")]
+    shifting = [sim.signal("gearbox.shifting")]
     while not sim.stopped:
         sim.step()
         t.append(sim.time)
         rpm.append(sim.signal("gearbox.rpm"))
         gear.append(sim.signal("gearbox.gear"))
-    rpm, gear = np.array(rpm), np.array(gear)
+        shifting.append(sim.signal("gearbox.shifting"))
+    rpm, gear, shifting = np.array(rpm), np.array(gear), np.array(shifting)
     shifts = sim.summary()["shifts"]
     assert len(shifts) >= 3
     # the policy is called once per step (no events cut the launch's steps here)
@@ -42,8 +44,11 @@ def test_policy_shifts_where_the_trace_crosses_the_threshold():
         assert s["to"] == s["from"] + 1
         # the input speed was at or above the threshold when the gear was chosen ...
         assert rpm[k] >= UP_RPM
-        # ... and had just crossed it (still below one step earlier)
-        assert rpm[k - 1] < UP_RPM
+        # ... and had just crossed it (still below one step earlier), or the
+        # lock-out of the shift before had just ended: with the rear wheels
+        # spinning, an upshift through the clutch spins them up instead of
+        # slowing the engine, which stays above the threshold (1 -> 2 -> 3)
+        assert rpm[k - 1] < UP_RPM or shifting[k - 1] == 1
         # the trace shows the new gear from the end of that step
         assert gear[k] == s["from"] and gear[k + 1] == s["to"]
         assert s["rpm"] < UP_RPM + 150  # the engine is near it too (the converter slips little)
