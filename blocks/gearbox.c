@@ -165,7 +165,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h" /* dg_error_set, dg_pointer_append: dg_sim_set_shift_policy's errors */
+#include "internal.h" /* dgp_error_set, dgp_pointer_append: dg_sim_set_shift_policy's errors */
 
 enum { PORT_IN, PORT_OUT };
 enum { MODE_MANUAL, MODE_AUTO_RPM, MODE_SHIFT_MAP };
@@ -1192,25 +1192,25 @@ const dg_block_class dg_block_gearbox = {
 
 int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
                             void *user, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim) {
-    dg_error_set(err, DG_ERR_USAGE, NULL, NULL, "no simulation given");
+    dgp_error_set(err, DG_ERR_USAGE, NULL, NULL, "no simulation given");
     return DG_ERR_USAGE;
   }
   const char *file = dg_graph_file(dg_sim_graph(sim));
   if (!gearbox_id) {
-    dg_error_set(err, DG_ERR_USAGE, file, NULL, "no gearbox id given");
+    dgp_error_set(err, DG_ERR_USAGE, file, NULL, "no gearbox id given");
     return DG_ERR_USAGE;
   }
   dg_block *b = dg_sim_block(sim, gearbox_id);
   if (!b) {
-    dg_error_set(err, DG_ERR_UNKNOWN, file, NULL, "no block \"%s\" in the graph", gearbox_id);
+    dgp_error_set(err, DG_ERR_UNKNOWN, file, NULL, "no block \"%s\" in the graph", gearbox_id);
     return DG_ERR_UNKNOWN;
   }
   if (b->klass != &dg_block_gearbox) {
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/blocks", gearbox_id);
-    dg_error_set(err, DG_ERR_USAGE, file, path, "block \"%s\" (type \"%s\") is not a gearbox",
+    dgp_pointer_append(path, sizeof path, "/blocks", gearbox_id);
+    dgp_error_set(err, DG_ERR_USAGE, file, path, "block \"%s\" (type \"%s\") is not a gearbox",
                  gearbox_id, b->klass->type);
     return DG_ERR_USAGE;
   }

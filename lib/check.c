@@ -1,6 +1,6 @@
 /* Loading and validating a graph: the parse and structural checks of
  * graph.c, then, when those are clean, the check of every reachable mode
- * (dg_sim_check_modes: over-constrained ties and DOFs without inertia),
+ * (dgp_sim_check_modes: over-constrained ties and DOFs without inertia),
  * unless the caller knows how that check comes out (DG_LOAD_NO_MODE_CHECK:
  * batch runs, whose overrides the parameter tables say cannot change it).
  * Kept apart from graph.c so that parsing a graph does not depend on the
@@ -19,9 +19,9 @@
 static dg_graph *load(const dg_registry *reg, const char *text, const char *file, unsigned opts,
                       dg_diag *d, dg_graph_info *info) {
   int before = d->count;
-  dg_graph *g = dg_graph_parse(reg, text, file, d, info);
+  dg_graph *g = dgp_graph_parse(reg, text, file, d, info);
   if (g && d->count == before && g->order && !(opts & DG_LOAD_NO_MODE_CHECK))
-    dg_sim_check_modes(g, d, info);
+    dgp_sim_check_modes(g, d, info);
   d->graph = NULL;
   return g;
 }
@@ -29,21 +29,21 @@ static dg_graph *load(const dg_registry *reg, const char *text, const char *file
 static dg_graph *load_checked(const dg_registry *reg, const char *text, const char *file,
                               unsigned opts, dg_error *err) {
   dg_diag d;
-  dg_diag_init(&d, file, NULL, NULL);
-  dg_error_clear(err);
+  dgp_diag_init(&d, file, NULL, NULL);
+  dgp_error_clear(err);
   dg_graph *g = load(reg, text, file, opts, &d, NULL);
   if (d.count > 0) {
-    dg_diag_to_error(&d, err);
-    dg_graph_release(g);
+    dgp_diag_to_error(&d, err);
+    dgp_graph_release(g);
     return NULL;
   }
   return g;
 }
 
-dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
+dg_graph *dgp_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
                                     unsigned opts, dg_error *err) {
   if (!json) {
-    dg_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
+    dgp_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
     return NULL;
   }
   return load_checked(reg, json, name ? name : "<string>", opts, err);
@@ -51,36 +51,36 @@ dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, co
 
 dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
                                dg_error *err) {
-  return dg_graph_load_string_opts(reg, json, name, 0, err);
+  return dgp_graph_load_string_opts(reg, json, name, 0, err);
 }
 
 static char *read_or_report(const char *path, dg_diag *d) {
   size_t len;
   char why[DG_ERROR_TEXT_LEN];
-  char *text = dg_read_input(path, &len, why, sizeof why);
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   if (!text) {
-    dg_diag_add(d, DG_ERR_IO, "", "%s", why);
+    dgp_diag_add(d, DG_ERR_IO, "", "%s", why);
     return NULL;
   }
   if (strlen(text) != len) {
-    dg_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
+    dgp_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
     free(text);
     return NULL;
   }
   return text;
 }
 
-dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
+dg_graph *dgp_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
   dg_diag d;
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!path) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
     return NULL;
   }
-  dg_diag_init(&d, path, NULL, NULL);
+  dgp_diag_init(&d, path, NULL, NULL);
   char *text = read_or_report(path, &d);
   if (!text) {
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   dg_graph *g = load_checked(reg, text, path, 0, err);
@@ -91,23 +91,23 @@ dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_e
 int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info) {
   dg_diag d;
-  dg_diag_init(&d, name ? name : "<string>", fn, user);
+  dgp_diag_init(&d, name ? name : "<string>", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
-  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
+  dgp_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
   return d.count;
 }
 
-int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
                                 void *user, dg_graph_info *info) {
   dg_diag d;
-  dg_diag_init(&d, path ? path : "", fn, user);
+  dgp_diag_init(&d, path ? path : "", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
   char *text = path ? read_or_report(path, &d) : NULL;
   if (!text)
     return d.count ? d.count : 1;
-  dg_graph_release(load(reg, text, path, 0, &d, info));
+  dgp_graph_release(load(reg, text, path, 0, &d, info));
   free(text);
   return d.count;
 }
@@ -241,7 +241,7 @@ static void observe(dg_sim *sim, mode_facts *f, const int *mode) {
   for (int b = 0; f->acts && b < sim->nb; b++) {
     const dg_block *blk = &sim->blocks[b];
     if ((blk->klass->flags & DG_CLASS_COMPLIANCE) && !f->acts[b] &&
-        dg_class_num_ports(blk->klass) >= 2 && !same_row(sim, blk->node[0], blk->node[1]))
+        dgp_class_num_ports(blk->klass) >= 2 && !same_row(sim, blk->node[0], blk->node[1]))
       f->acts[b] = true;
   }
 }
@@ -260,12 +260,12 @@ static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) 
   if (f->built == 0)
     return;
   if (f->start_locked && f->locked == f->built)
-    dg_diag_add(diag, DG_ERR_TOPOLOGY, "",
+    dgp_diag_add(diag, DG_ERR_TOPOLOGY, "",
                 "the drivetrain is locked by %s in every mode: no shaft can ever turn (0 degrees "
                 "of freedom); release one of them, or give it an input that can",
                 f->start_by);
   else if (f->start_locked)
-    dg_diag_warn(diag, "",
+    dgp_diag_warn(diag, "",
                  "the drivetrain is locked by %s: in the start mode no shaft can turn (0 degrees "
                  "of freedom) until one of them lets go",
                  f->start_by);
@@ -273,11 +273,11 @@ static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) 
   for (int b = 0; f->acts && b < sim->nb; b++) {
     const dg_block *blk = &sim->blocks[b];
     if (!(blk->klass->flags & DG_CLASS_COMPLIANCE) || f->acts[b] ||
-        dg_class_num_ports(blk->klass) < 2)
+        dgp_class_num_ports(blk->klass) < 2)
       continue;
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/blocks", blk->id);
-    dg_diag_warn(diag, path,
+    dgp_pointer_append(path, sizeof path, "/blocks", blk->id);
+    dgp_diag_warn(diag, path,
                  "%s \"%s\" can never act: its ends %s.%s and %s.%s turn as one shaft in every "
                  "mode (other blocks tie them rigidly), so it never twists and carries no torque",
                  blk->klass->type, blk->id, blk->id, blk->klass->ports[0].name, blk->id,
@@ -288,14 +288,14 @@ static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) 
 static void check_one(dg_sim *sim, const int *mode, seen_list *seen, mode_facts *facts,
                       dg_diag *diag) {
   set_modes(sim, mode);
-  int rc = dg_solver_build(sim);
+  int rc = dgp_solver_build(sim);
   if (rc == DG_OK)
     observe(sim, facts, mode);
   if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
     return;
   char desc[DG_ERROR_TEXT_LEN / 2];
   describe_mode(sim, mode, desc, sizeof desc);
-  dg_sim_report_build(sim, rc, desc, diag);
+  dgp_sim_report_build(sim, rc, desc, diag);
 }
 
 /* How many combinations take exactly `level` switching blocks out of their
@@ -351,9 +351,9 @@ static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen
   return built;
 }
 
-int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
+int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int before = diag->count;
-  dg_sim *sim = dg_sim_create(g, diag);
+  dg_sim *sim = dgp_sim_create(g, diag);
   if (!sim)
     return diag->count - before;
   sim->in_check = true; /* modes are built to be checked, not stepped */
@@ -363,7 +363,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   seen_list seen = {0};
   mode_facts facts = {.acts = calloc((size_t)nb + 1, sizeof *facts.acts)};
   if (!mode || !count || !facts.acts) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
   }
   /* The start mode is whatever init left; mode_set(start) must restore it,
@@ -374,10 +374,10 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
     combos *= count[i];
   }
   int checked = 0;
-  int rc = dg_solver_build(sim);
+  int rc = dgp_solver_build(sim);
   if (rc != DG_OK) {
     seen_before(&seen, sim->sv.ws.errmsg);
-    dg_sim_report_build(sim, rc, "", diag);
+    dgp_sim_report_build(sim, rc, "", diag);
   } else {
     observe(sim, &facts, NULL);
     if (info)

@@ -57,7 +57,7 @@ int dg_error_format(const dg_error *err, char *buf, size_t size) {
                   err->path[0] ? ": " : "", text);
 }
 
-void dg_error_clear(dg_error *err) {
+void dgp_error_clear(dg_error *err) {
   if (err)
     memset(err, 0, sizeof *err);
 }
@@ -85,7 +85,7 @@ static void error_vfill(dg_error *err, int code, const char *file, const char *p
 
 /* Overwrites: public entry points clear `err` first and stop at the first
  * failure, so the first error is the one that is kept. */
-void dg_error_set(dg_error *err, int code, const char *file, const char *path, const char *fmt,
+void dgp_error_set(dg_error *err, int code, const char *file, const char *path, const char *fmt,
                   ...) {
   if (!err)
     return;
@@ -98,14 +98,14 @@ void dg_error_set(dg_error *err, int code, const char *file, const char *path, c
 /* ------------------------------------------------------------------------ */
 /* Error collection                                                         */
 
-void dg_diag_init(dg_diag *d, const char *file, dg_diag_fn fn, void *user) {
+void dgp_diag_init(dg_diag *d, const char *file, dg_diag_fn fn, void *user) {
   memset(d, 0, sizeof *d);
   d->file = file ? file : "";
   d->fn = fn;
   d->user = user;
 }
 
-void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, const char *fmt,
+void dgp_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, const char *fmt,
                   va_list ap) {
   if (!d)
     return;
@@ -119,14 +119,14 @@ void dg_diag_vadd(dg_diag *d, int code, const char *path, int line, int column, 
     d->fn(&e, d->user);
 }
 
-void dg_diag_add(dg_diag *d, int code, const char *path, const char *fmt, ...) {
+void dgp_diag_add(dg_diag *d, int code, const char *path, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  dg_diag_vadd(d, code, path, 0, 0, fmt, ap);
+  dgp_diag_vadd(d, code, path, 0, 0, fmt, ap);
   va_end(ap);
 }
 
-void dg_diag_vwarn(dg_diag *d, const char *path, const char *fmt, va_list ap) {
+void dgp_diag_vwarn(dg_diag *d, const char *path, const char *fmt, va_list ap) {
   if (!d)
     return;
   dg_error e;
@@ -134,29 +134,29 @@ void dg_diag_vwarn(dg_diag *d, const char *path, const char *fmt, va_list ap) {
   if (d->warnings < INT_MAX)
     d->warnings++;
   if (d->graph)
-    dg_graph_keep_warning(d->graph, &e);
+    dgp_graph_keep_warning(d->graph, &e);
   if (d->fn)
     d->fn(&e, d->user);
 }
 
-void dg_diag_warn(dg_diag *d, const char *path, const char *fmt, ...) {
+void dgp_diag_warn(dg_diag *d, const char *path, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  dg_diag_vwarn(d, path, fmt, ap);
+  dgp_diag_vwarn(d, path, fmt, ap);
   va_end(ap);
 }
 
-/* Like dg_diag_add, with a position in the text (syntax errors). */
+/* Like dgp_diag_add, with a position in the text (syntax errors). */
 static void diag_at(dg_diag *d, int code, int line, int column, const char *fmt, ...)
     DG_PRINTF(5, 6);
 static void diag_at(dg_diag *d, int code, int line, int column, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  dg_diag_vadd(d, code, "", line, column, fmt, ap);
+  dgp_diag_vadd(d, code, "", line, column, fmt, ap);
   va_end(ap);
 }
 
-void dg_diag_to_error(const dg_diag *d, dg_error *err) {
+void dgp_diag_to_error(const dg_diag *d, dg_error *err) {
   if (d && err && d->count > 0)
     *err = d->first;
 }
@@ -226,7 +226,7 @@ size_t dg_text_escape(char *out, size_t size, const char *text) {
   return at;
 }
 
-bool dg_text_needs_escape(const char *text) {
+bool dgp_text_needs_escape(const char *text) {
   size_t n = text ? strlen(text) : 0;
   for (size_t i = 0; i < n;) {
     size_t len;
@@ -238,7 +238,7 @@ bool dg_text_needs_escape(const char *text) {
   return false;
 }
 
-char *dg_text_nfc(const char *s) {
+char *dgp_text_nfc(const char *s) {
   if (!s)
     return NULL;
   return (char *)utf8proc_NFC((const utf8proc_uint8_t *)s);
@@ -247,7 +247,7 @@ char *dg_text_nfc(const char *s) {
 /* Identifiers: letters of any script (Unicode L*), combining marks after
  * the first character (M*: accents, the vowel signs of Indic scripts),
  * decimal digits of any script (Nd), '_' and '-'. */
-int dg_ident_check(const char *s, char *why, size_t size) {
+int dgp_ident_check(const char *s, char *why, size_t size) {
   size_t n = s ? strlen(s) : 0;
   if (n == 0) {
     snprintf(why, size, "is empty");
@@ -325,7 +325,7 @@ static int skeleton(const char *s, int32_t *cps, int max) {
 
 #define SKELETON_MAX 256
 
-bool dg_text_lookalike(const char *a, const char *b) {
+bool dgp_text_lookalike(const char *a, const char *b) {
   if (!a || !b || strcmp(a, b) == 0)
     return false;
   int32_t sa[SKELETON_MAX], sb[SKELETON_MAX];
@@ -333,7 +333,7 @@ bool dg_text_lookalike(const char *a, const char *b) {
   return na >= 0 && na == nb && memcmp(sa, sb, sizeof *sa * (size_t)na) == 0;
 }
 
-void dg_text_difference(const char *yours, const char *theirs, char *buf, size_t size) {
+void dgp_text_difference(const char *yours, const char *theirs, char *buf, size_t size) {
   size_t ny = strlen(yours), nt = strlen(theirs), i = 0, j = 0;
   int index = 1;
   buf[0] = '\0';
@@ -392,9 +392,9 @@ static unsigned char *align_up(unsigned char *p) {
   return mis ? p + (ARENA_ALIGN - mis) : p;
 }
 
-dg_arena *dg_arena_new(void) { return calloc(1, sizeof(dg_arena)); }
+dg_arena *dgp_arena_new(void) { return calloc(1, sizeof(dg_arena)); }
 
-void *dg_arena_alloc(dg_arena *a, size_t size) {
+void *dgp_arena_alloc(dg_arena *a, size_t size) {
   DG_ASSERT(a);
   if (!a)
     return NULL;
@@ -434,17 +434,17 @@ void *dg_arena_alloc(dg_arena *a, size_t size) {
   return p;
 }
 
-char *dg_arena_strdup(dg_arena *a, const char *s) {
+char *dgp_arena_strdup(dg_arena *a, const char *s) {
   if (!s)
     return NULL;
   size_t n = strlen(s) + 1;
-  char *d = dg_arena_alloc(a, n);
+  char *d = dgp_arena_alloc(a, n);
   if (d)
     memcpy(d, s, n);
   return d;
 }
 
-void dg_arena_free(dg_arena *a) {
+void dgp_arena_free(dg_arena *a) {
   if (!a)
     return;
   arena_chunk *c = a->head;
@@ -459,7 +459,7 @@ void dg_arena_free(dg_arena *a) {
 /* ------------------------------------------------------------------------ */
 /* JSON pointers (RFC 6901)                                                 */
 
-void dg_pointer_append(char *buf, size_t size, const char *base, const char *token) {
+void dgp_pointer_append(char *buf, size_t size, const char *base, const char *token) {
   if (!buf || size == 0)
     return;
   if (!base)
@@ -492,16 +492,16 @@ void dg_pointer_append(char *buf, size_t size, const char *base, const char *tok
   buf[len] = '\0';
 }
 
-void dg_pointer_index(char *buf, size_t size, const char *base, size_t index) {
+void dgp_pointer_index(char *buf, size_t size, const char *base, size_t index) {
   char token[32];
   snprintf(token, sizeof token, "%zu", index);
-  dg_pointer_append(buf, size, base, token);
+  dgp_pointer_append(buf, size, base, token);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Ranges in messages                                                       */
 
-const char *dg_range_text(char *buf, size_t size, unsigned flags, double min, double max,
+const char *dgp_range_text(char *buf, size_t size, unsigned flags, double min, double max,
                           dg_range_style style) {
   if (!buf || size == 0)
     return buf;
@@ -537,7 +537,7 @@ const char *dg_range_text(char *buf, size_t size, unsigned flags, double min, do
 
 static int clamp_int(size_t v) { return v < (size_t)INT_MAX ? (int)v : INT_MAX; }
 
-int dg_edit_distance(const char *a, const char *b) {
+int dgp_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la == 0 || lb == 0)
     return clamp_int(la + lb);
@@ -596,7 +596,7 @@ const char *dg_suggest(const char *word, const char *const *candidates, int n) {
   /* a name that looks the same (another script's letter, another form of
    * an accent, another case) before one that is a typo away */
   for (int i = 0; i < n; i++)
-    if (candidates[i] && dg_text_lookalike(word, candidates[i]))
+    if (candidates[i] && dgp_text_lookalike(word, candidates[i]))
       return candidates[i];
   size_t lw = strlen(word);
   size_t limit = lw / 3 > 1 ? lw / 3 : 1;
@@ -610,7 +610,7 @@ const char *dg_suggest(const char *word, const char *const *candidates, int n) {
     size_t longest = lc > lw ? lc : lw;
     if (longest - (lc < lw ? lc : lw) > limit)
       continue; /* the length difference alone is too large */
-    size_t d = (size_t)dg_edit_distance(word, c);
+    size_t d = (size_t)dgp_edit_distance(word, c);
     if (d <= limit && d < longest && d < best_d) {
       best = c;
       best_d = d;
@@ -675,7 +675,7 @@ static void too_big(char *why, size_t size, const char *what, size_t bytes, bool
            what, more ? "over " : "", bytes, limit);
 }
 
-int dg_input_size_check(size_t bytes, char *why, size_t size) {
+int dgp_input_size_check(size_t bytes, char *why, size_t size) {
   size_t limit;
   if (input_limit(&limit, why, size) != 0)
     return -1;
@@ -686,7 +686,7 @@ int dg_input_size_check(size_t bytes, char *why, size_t size) {
   return 0;
 }
 
-char *dg_read_input(const char *path, size_t *len, char *why, size_t why_size) {
+char *dgp_read_input(const char *path, size_t *len, char *why, size_t why_size) {
   if (!path) {
     snprintf(why, why_size, "no file name given");
     return NULL;
@@ -750,7 +750,7 @@ char *dg_read_input(const char *path, size_t *len, char *why, size_t why_size) {
   return buf;
 }
 
-const char *dg_json_type_name(const json_t *v) {
+const char *dgp_json_type_name(const json_t *v) {
   if (!v)
     return "nothing";
   switch (json_typeof(v)) {
@@ -958,7 +958,7 @@ static size_t tree_estimate(const char *text) {
   return 48 * values + 100 * containers + 40 * keys;
 }
 
-json_t *dg_json_parse(const char *text, const char *file, dg_diag *diag) {
+json_t *dgp_json_parse(const char *text, const char *file, dg_diag *diag) {
   (void)file; /* the collector already names the file */
   if (!text)
     text = "";
@@ -972,10 +972,10 @@ json_t *dg_json_parse(const char *text, const char *file, dg_diag *diag) {
     diag_at(diag, DG_ERR_SYNTAX, 1, 1, "empty file, expected a JSON object");
     return NULL;
   }
-  /* texts given as strings have the files' limit too (dg_read_input) */
+  /* texts given as strings have the files' limit too (dgp_read_input) */
   char why[DG_ERROR_TEXT_LEN];
-  if (dg_input_size_check(strlen(text), why, sizeof why) != 0) {
-    dg_diag_add(diag, DG_ERR_RANGE, "", "%s", why);
+  if (dgp_input_size_check(strlen(text), why, sizeof why) != 0) {
+    dgp_diag_add(diag, DG_ERR_RANGE, "", "%s", why);
     return NULL;
   }
   /* Memory: a text whose tree would take more than DG_INPUT_MEMORY_FACTOR
@@ -983,7 +983,7 @@ json_t *dg_json_parse(const char *text, const char *file, dg_diag *diag) {
    * parsed. */
   size_t bytes = strlen(text), tree = tree_estimate(text);
   if (tree > DG_INPUT_MEMORY_FACTOR * bytes + DG_INPUT_MEMORY_SLACK) {
-    dg_diag_add(diag, DG_ERR_RANGE, "",
+    dgp_diag_add(diag, DG_ERR_RANGE, "",
                 "the text's %zu bytes would parse into about %zu MB (%zu times their size, more "
                 "than the limit of %d): it is too dense in values (small arrays, empty ones)",
                 bytes, tree >> 20, tree / (bytes ? bytes : 1), DG_INPUT_MEMORY_FACTOR);

@@ -292,7 +292,7 @@ START_TEST(test_override_effect) {
   ck_assert_msg(g != NULL, "%s", err.text);
   const dg_param_def *def = NULL;
   const double *value = NULL;
-  unsigned effect = dg_graph_override_effect(g, effects[_i].key, &def, &value);
+  unsigned effect = dgp_graph_override_effect(g, effects[_i].key, &def, &value);
   ck_assert_msg(effect == effects[_i].effect, "%s: %u", effects[_i].key, effect);
   if (effect == DG_P_INERTIA) {
     ck_assert_double_eq(*value, effects[_i].base);
@@ -310,12 +310,12 @@ START_TEST(test_override_effect_absent_object) {
                               "\"inertia\": 1");
   const dg_param_def *def;
   const double *value;
-  ck_assert_uint_eq(dg_graph_override_effect(g, "tc.lockup.min_rpm", &def, &value), 0);
-  ck_assert_uint_eq(dg_graph_override_effect(g, "tc.capacity_factor", &def, &value),
+  ck_assert_uint_eq(dgp_graph_override_effect(g, "tc.lockup.min_rpm", &def, &value), 0);
+  ck_assert_uint_eq(dgp_graph_override_effect(g, "tc.capacity_factor", &def, &value),
                     DG_P_DYNAMICS);
-  ck_assert_uint_eq(dg_graph_override_effect(g, "src.torque", &def, &value), DG_P_DYNAMICS);
-  ck_assert_uint_eq(dg_graph_override_effect(NULL, "src.torque", &def, &value), 0);
-  ck_assert_uint_eq(dg_graph_override_effect(g, NULL, &def, &value), 0);
+  ck_assert_uint_eq(dgp_graph_override_effect(g, "src.torque", &def, &value), DG_P_DYNAMICS);
+  ck_assert_uint_eq(dgp_graph_override_effect(NULL, "src.torque", &def, &value), 0);
+  ck_assert_uint_eq(dgp_graph_override_effect(g, NULL, &def, &value), 0);
   dg_graph_free(g);
 }
 END_TEST

@@ -232,11 +232,11 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
   /* motors need nothing of the preset but the throttle they all follow;
    * an engine's idle and redline set the start and the shift points */
   if (count_type(g, "engine") > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "%s has %d engines; a preset starts and shifts for one: use --scenario",
                 ps->file, count_type(g, "engine"));
   if (followers(g, "gearbox", "gear", "gear", list, sizeof list) > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "gearboxes %s all follow the channel \"gear\", which the preset works as the "
                 "lever of one (\"%s\", the one the engine drives); bind the others' gear input "
                 "to a channel of its own (\"inputs\": { \"gear\": \"range\" }) and give it with "
@@ -246,13 +246,13 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
     const char *ch = dg_graph_input_channel(g, block_index(g, ps->gearbox, strlen(ps->gearbox)),
                                             "gear");
     if (!ch || strcmp(ch, "gear") != 0)
-      dg_diag_add(d, DG_ERR_USAGE, "",
+      dgp_diag_add(d, DG_ERR_USAGE, "",
                   "the gearbox \"%s\" does not follow the channel \"gear\" the preset "
                   "works%s%s%s: use --scenario",
                   ps->gearbox, ch ? " (it follows \"" : "", ch ? ch : "", ch ? "\")" : "");
   }
   if (followers(g, "clutch", "pedal", "clutch", list, sizeof list) > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "clutches %s all follow the pedal channel \"clutch\"; the preset works one "
                 "pedal: bind the others' pedal (or engagement) to channels of their own, or "
                 "use --scenario",
@@ -263,7 +263,7 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
     for (int i = 0; i < n_given && !is_given; i++)
       is_given = given[i] && strcmp(given[i], ch) == 0;
     if (!is_given)
-      dg_diag_add(d, DG_ERR_USAGE, "",
+      dgp_diag_add(d, DG_ERR_USAGE, "",
                   "the graph binds the channel \"%s\" (%s), which the preset does not drive: "
                   "give it with --input %s=VALUE, or use --scenario",
                   ch, dg_graph_channel_path(g, c), ch);
@@ -275,7 +275,7 @@ static int read_params(dg_preset *ps, const char *graph_json, double from_kmh, d
   json_error_t jerr;
   ps->json = json_loads(graph_json, JSON_REJECT_DUPLICATES, &jerr);
   if (!ps->json) {
-    dg_diag_add(d, DG_ERR_SYNTAX, "", "%d:%d: %s", jerr.line, jerr.column, jerr.text);
+    dgp_diag_add(d, DG_ERR_SYNTAX, "", "%d:%d: %s", jerr.line, jerr.column, jerr.text);
     return DG_ERR_SYNTAX;
   }
   if (ps->engine) {
@@ -333,7 +333,7 @@ static int set_rolling(const dg_preset *ps, dg_sim *sim, double v, bool engine_t
   if (!ids || !vals) {
     free(ids);
     free(vals);
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   int k = 0;
@@ -373,7 +373,7 @@ static int set_rolling(const dg_preset *ps, dg_sim *sim, double v, bool engine_t
     if (!e.file[0])
       snprintf(e.file, sizeof e.file, "%s", ps->file);
     dg_error_format(&e, cause, sizeof cause);
-    dg_error_set(err, rc, "", "", "cannot start at %g km/h: %s", 3.6 * v, cause);
+    dgp_error_set(err, rc, "", "", "cannot start at %g km/h: %s", 3.6 * v, cause);
   }
   return rc;
 }
@@ -427,12 +427,12 @@ static int start_gear(dg_preset *ps, dg_error *err) {
   ps->gear = gear;
   json_t *blk = json_object_get(json_object_get(ps->json, "blocks"), ps->gearbox);
   if (json_object_set_new(blk, "start_gear", json_integer(gear)) != 0) {
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   char *text = json_dumps(ps->json, JSON_REAL_PRECISION(17));
   if (!text) {
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   ps->graph = dg_graph_load_string(ps->reg, text, ps->file, err);
@@ -459,21 +459,21 @@ dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const ch
   /* the messages name the file where they need to; the tool prefixes them
    * with its option ("drivegraph sim: --preset launch: ...") */
   dg_diag d;
-  dg_diag_init(&d, "", fn, user);
+  dgp_diag_init(&d, "", fn, user);
   int kind = dg_preset_find(name);
   if (!graph || !graph_json || !kind) {
     if (!kind)
-      dg_diag_add(&d, DG_ERR_USAGE, "", "unknown preset \"%s\" (presets: launch, coast, brake)",
+      dgp_diag_add(&d, DG_ERR_USAGE, "", "unknown preset \"%s\" (presets: launch, coast, brake)",
                   name ? name : "(null)");
     else
-      dg_diag_add(&d, DG_ERR_USAGE, "", "a preset needs the graph and its JSON text");
-    dg_diag_to_error(&d, err);
+      dgp_diag_add(&d, DG_ERR_USAGE, "", "a preset needs the graph and its JSON text");
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   dg_preset *ps = calloc(1, sizeof *ps);
   if (!ps) {
-    dg_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
-    dg_diag_to_error(&d, err);
+    dgp_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   ps->kind = kind;
@@ -488,16 +488,16 @@ dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const ch
   find_blocks(ps, graph);
   check_graph(ps, graph, n_given, given, &d);
   if (d.count == 0 && !ps->vehicle)
-    dg_diag_add(&d, DG_ERR_USAGE, "",
+    dgp_diag_add(&d, DG_ERR_USAGE, "",
                 "%s has no vehicle block (type \"vehicle\"); presets drive a vehicle: use "
                 "--scenario for a test rig",
                 ps->file);
   if (d.count == 0 && !ps->reg)
-    dg_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
   if (d.count == 0)
     read_params(ps, graph_json, from_speed_kmh, &d);
   if (d.count > 0) {
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
     dg_preset_free(ps);
     return NULL;
   }

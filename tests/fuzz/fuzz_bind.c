@@ -38,11 +38,11 @@ static void check_binding(const dg_graph *g, int b, int i) {
   const dg_input_def *in = &gb->klass->inputs[i];
   const dg_gbind *bi = &gb->bind[i];
   dg_range r;
-  dg_input_limits(gb, i, &r);
+  dgp_input_limits(gb, i, &r);
   if (!bi->given)
     return;
   if (bi->kind == DG_BIND_CONST) {
-    FUZZ_CHECK(dg_input_accepts(in, &r, bi->value), "%s.%s: constant %g accepted", gb->id,
+    FUZZ_CHECK(dgp_input_accepts(in, &r, bi->value), "%s.%s: constant %g accepted", gb->id,
                in->name, bi->value);
     return;
   }
@@ -57,7 +57,7 @@ static void check_binding(const dg_graph *g, int b, int i) {
                "%s.%s: a whole-number input fed by the continuous %s.%s", gb->id, in->name,
                src->id, sd->name);
   dg_range sr;
-  dg_signal_limits(src, bi->signal, &sr);
+  dgp_signal_limits(src, bi->signal, &sr);
   FUZZ_CHECK(!(sr.max < r.min || sr.min > r.max), "%s.%s: %s.%s's range [%g, %g] misses [%g, %g]",
              gb->id, in->name, src->id, sd->name, sr.min, sr.max, r.min, r.max);
 }
@@ -73,7 +73,7 @@ static void check_step(const dg_graph *g, double dt) {
       if (gb->klass->signals[s].port != DG_SIGNAL_HOOK || !gb->klass->signal_range)
         continue;
       dg_range r;
-      dg_signal_limits(gb, s, &r);
+      dgp_signal_limits(gb, s, &r);
       fast = fast || r.frequency > 0.5 / dt || isnan(r.frequency);
     }
     want += fast;
