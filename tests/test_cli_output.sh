@@ -42,6 +42,9 @@ wait_for() {
 bg_run() {
   local dir=$1
   shift
+  rm -f "$dir/out" "$dir/err" # a wait_for must not see the last run's lines
+  : >"$dir/out"
+  : >"$dir/err"
   "$@" >"$dir/out" 2>"$dir/err" &
   PID=$!
 }
@@ -341,10 +344,16 @@ else
   skip "SIGINT" "no python3"
 fi
 
-# a sweep stopped while its threads run
+# a sweep stopped while its threads run (once its output's temporary file
+# exists: the sweep has started and catches signals; a loaded machine may
+# take more than a second to get there)
 bg_run "$TMP/sigout" "$DG" sweep "$GT" --set motor.inertia=0.05,0.06 --duration 900 --dt 1e-5 \
   -o "$TMP/sig/sweep.jsonl"
-sleep 1.5
+for ((i = 0; i < 600; i++)); do
+  [[ -n $(find "$TMP/sig" -name 'sweep.jsonl.*.tmp' 2>/dev/null) ]] && break
+  sleep 0.1
+done
+sleep 0.5
 kill -TERM "$PID" 2>/dev/null || true
 bg_wait "$TMP/sigout"
 check "sweep SIGTERM: exit 143" rc_is 143
