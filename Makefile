@@ -28,7 +28,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev libu
                 libplplot-dev plplot-driver-cairo graphviz python3-jsonschema python3-scipy \
                 clang libclang-rt-dev valgrind \
                 python3-cffi python3-dev python3-numpy python3-pytest python3-distributed \
-                python3-matplotlib
+                python3-matplotlib libminizip-dev libxml2-utils
 
 # Any sanitizer report fails the test that triggered it.
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
