@@ -1044,10 +1044,17 @@ int main(int argc, char **argv) {
   int n = o.instances < 1 ? 1 : o.instances;
   inst *xs = calloc((size_t)n, sizeof *xs);
   double **rows = calloc((size_t)n, sizeof *rows);
+  long made = 0; /* the control: instantiating allocates, and is seen to */
   for (int k = 0; k < n; k++) {
     char name[32];
     snprintf(name, sizeof name, "i%d", k);
+    counting = k == 0 && o.count_alloc;
     start_instance(&r, &xs[k], name);
+    counting = 0;
+    if (k == 0) {
+      made = allocations;
+      allocations = 0;
+    }
     rows[k] = calloc(nrows, sizeof **rows);
     double *keep = r.rows;
     r.rows = rows[k];
@@ -1128,11 +1135,14 @@ int main(int argc, char **argv) {
   if (o.count_alloc) {
     if (!COUNT_ALLOC)
       printf("allocations: not counted (AddressSanitizer owns malloc)\n");
-    else if (allocations > 0) {
+    else if (made == 0) {
+      fprintf(stderr, "fmu_import: no allocation seen while instantiating: the count is blind\n");
+      rc = 1;
+    } else if (allocations > 0) {
       fprintf(stderr, "fmu_import: %ld allocations inside DoStep\n", allocations);
       rc = 1;
     } else {
-      printf("allocations: none in %ld steps\n", r.steps * n);
+      printf("allocations: none in %ld steps (%ld while instantiating)\n", r.steps * n, made);
     }
   }
   r.rows = rows[0];
