@@ -4,7 +4,6 @@
 #include "internal.h"
 #include "run/simstate.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -173,9 +172,9 @@ static char *read_resource(fmu_instance *in, const char *dir, const char *file, 
   return text;
 }
 
-fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
-                              const char *resource_dir, fmu_log_fn log, void *env,
-                              bool logging_on) {
+/* The instance without its model: name, logging; NULL when out of memory. */
+static fmu_instance *instance_new(int fmi, const char *name, fmu_log_fn log, void *env,
+                                  bool logging_on) {
   fmu_instance *in = calloc(1, sizeof *in);
   if (!in)
     return NULL;
@@ -190,10 +189,54 @@ fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
     free(in);
     return NULL;
   }
+  return in;
+}
+
+/* The model from the three texts, checked against the token. */
+static bool instance_load(fmu_instance *in, const char *token, const char *config,
+                          const char *graph, const char *scenario) {
+  report_ctx rc = {in};
+  in->m = fmu_model_load(config, graph, scenario, report_to_log, &rc);
+  if (!in->m)
+    return false;
+  if (in->m->fmi != in->fmi) {
+    fmu_log(in, FMU_ERROR, "the resources describe an FMI %d FMU, this binary is FMI %d's",
+            in->m->fmi, in->fmi);
+    return false;
+  }
+  if (!token || strcmp(token, in->m->token) != 0) {
+    fmu_log(in, FMU_ERROR,
+            "the instantiation token \"%s\" is not this FMU's: modelDescription.xml and the "
+            "resources (\"%s\") do not belong together",
+            token ? token : "(null)", in->m->token);
+    return false;
+  }
+  in->val = calloc((size_t)in->m->nvars + 1, sizeof *in->val);
+  in->interp = calloc((size_t)in->m->nvars + 1, sizeof *in->interp);
+  if (!in->val || !in->interp) {
+    fmu_log(in, FMU_FATAL, "out of memory");
+    return false;
+  }
+  fmu_reset(in);
+  fmu_log(in, FMU_OK, "instantiated %s (%d variables, internal step %g s)", in->m->model_name,
+          in->m->nvars, in->m->dt);
+  return true;
+}
+
+static bool name_blank(const char *name) {
   bool blank = true;
   for (const char *p = name; p && *p && blank; p++)
     blank = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
-  if (blank) {
+  return blank;
+}
+
+fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
+                              const char *resource_dir, fmu_log_fn log, void *env,
+                              bool logging_on) {
+  fmu_instance *in = instance_new(fmi, name, log, env, logging_on);
+  if (!in)
+    return NULL;
+  if (name_blank(name)) {
     fmu_log(in, FMU_ERROR, "the instance name must not be empty");
     fmu_free(in);
     return NULL;
@@ -207,39 +250,26 @@ fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
   char *config = read_resource(in, resource_dir, "fmu.json", true);
   char *graph = config ? read_resource(in, resource_dir, "graph.json", true) : NULL;
   char *scenario = graph ? read_resource(in, resource_dir, "scenario.json", false) : NULL;
-  report_ctx rc = {in};
-  in->m = graph ? fmu_model_load(config, graph, scenario, report_to_log, &rc) : NULL;
+  bool ok = graph && instance_load(in, token, config, graph, scenario);
   free(config);
   free(graph);
   free(scenario);
-  if (!in->m) {
+  if (!ok) {
     fmu_free(in);
     return NULL;
   }
-  if (in->m->fmi != fmi) {
-    fmu_log(in, FMU_ERROR, "the resources describe an FMI %d FMU, this binary is FMI %d's",
-            in->m->fmi, fmi);
+  return in;
+}
+
+fmu_instance *fmu_instantiate_texts(int fmi, const char *name, const char *token,
+                                    const char *config, const char *graph,
+                                    const char *scenario, fmu_log_fn log, void *env,
+                                    bool logging_on) {
+  fmu_instance *in = instance_new(fmi, name, log, env, logging_on);
+  if (in && (!config || !graph || !instance_load(in, token, config, graph, scenario))) {
     fmu_free(in);
-    return NULL;
+    in = NULL;
   }
-  if (!token || strcmp(token, in->m->token) != 0) {
-    fmu_log(in, FMU_ERROR,
-            "the instantiation token \"%s\" is not this FMU's: modelDescription.xml and the "
-            "resources (\"%s\") do not belong together",
-            token ? token : "(null)", in->m->token);
-    fmu_free(in);
-    return NULL;
-  }
-  in->val = calloc((size_t)in->m->nvars + 1, sizeof *in->val);
-  in->interp = calloc((size_t)in->m->nvars + 1, sizeof *in->interp);
-  if (!in->val || !in->interp) {
-    fmu_log(in, FMU_FATAL, "out of memory");
-    fmu_free(in);
-    return NULL;
-  }
-  fmu_reset(in);
-  fmu_log(in, FMU_OK, "instantiated %s (%d variables, internal step %g s)", in->m->model_name,
-          in->m->nvars, in->m->dt);
   return in;
 }
 

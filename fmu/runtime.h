@@ -95,6 +95,12 @@ typedef struct fmu_instance {
 fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
                               const char *resource_dir, fmu_log_fn log, void *env,
                               bool logging_on);
+/* The same from the three resources' texts (scenario may be NULL): for
+ * the fuzz target, which has no files. */
+fmu_instance *fmu_instantiate_texts(int fmi, const char *name, const char *token,
+                                    const char *config, const char *graph,
+                                    const char *scenario, fmu_log_fn log, void *env,
+                                    bool logging_on);
 void fmu_free(fmu_instance *in);
 
 /* "file:///abs/path", "file:/abs/path" or "file://localhost/abs/path",
