@@ -948,9 +948,19 @@ fmu_status fmu_free_state(fmu_instance *in, void **state) {
 
 /* ---- serialized states ----------------------------------------------------
  * header, the scalars, the values and interpolations, the graph's text,
- * then the simulation's bytes (dg_sim_state_write) when there is one. */
+ * then the simulation's bytes (dg_sim_state_write) and the mask of its
+ * blocks' data, when there is a simulation.
+ *
+ * The mask marks the bytes of the blocks' data that were still what the
+ * blocks' init left them (for the state's parameters): the reader takes
+ * those from its own init instead. That is what makes a state portable to
+ * another instance or process: an address a block's init stores (a
+ * torque converter's tables, in its graph or in the binary's static data)
+ * is the reader's own, and every other such byte is equal on both sides.
+ * (A block that changed an address while running would not be portable;
+ * no built-in block does.) */
 
-#define SER_MAGIC "DGFMUS1"
+#define SER_MAGIC "DGFMUS2"
 
 typedef struct ser_header {
   char magic[8];
@@ -962,21 +972,86 @@ typedef struct ser_header {
   double start_time, stop_time, t_base, last_successful;
   uint64_t text_len; /* 0: no simulation */
   uint64_t sim_len;
+  uint64_t mask_len;
+  uint64_t mask_sum; /* FNV-1a of the mask (the simulation's bytes carry their own) */
 } ser_header;
 
-/* A scratch simulation of the state's graph holding its snapshot. */
+static uint64_t mask_hash(const unsigned char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* The blocks' data as init leaves it in a simulation of graph g with the
+ * tunable parameters of `val` (g's own values are put back). */
+static unsigned char *fresh_data_with(fmu_instance *in, dg_graph *g, const double *val,
+                                      size_t *size, dg_error *err) {
+  const fmu_model *m = in->m;
+  double *keep = malloc(sizeof *keep * ((size_t)m->nparams + 1));
+  if (!keep) {
+    dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+    return NULL;
+  }
+  for (int k = 0; k < m->nparams; k++) {
+    const fmu_var *v = &m->vars[m->params[k]];
+    double *at = v->tunable ? dg_graph_param_number(g, v->key, NULL, NULL) : NULL;
+    keep[k] = at ? *at : 0.0;
+  }
+  write_tunables(in, g, val);
+  dg_sim *sim = dg_sim_new(g, err);
+  unsigned char *d = sim ? malloc(dg_sim_data_size(sim) + 1) : NULL;
+  if (d) {
+    *size = dg_sim_data_size(sim);
+    dg_sim_data_copy(sim, d);
+  } else if (sim) {
+    dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+  }
+  dg_sim_free(sim);
+  for (int k = 0; k < m->nparams; k++) {
+    const fmu_var *v = &m->vars[m->params[k]];
+    double *at = v->tunable ? dg_graph_param_number(g, v->key, NULL, NULL) : NULL;
+    if (at)
+      *at = keep[k];
+  }
+  free(keep);
+  return d;
+}
+
+/* A scratch simulation of the state's graph holding its snapshot, and the
+ * mask of its blocks' data (see above). */
 static int scratch_of(fmu_instance *in, const fmu_state *s, dg_sim **sim, dg_scenario **scn,
-                      dg_driver **drv, dg_error *err) {
+                      dg_driver **drv, unsigned char **mask, size_t *mask_len, dg_error *err) {
+  *mask = NULL;
   int rc = new_run(in, s->graph, s->val, sim, scn, drv, err);
   if (rc == DG_OK)
     rc = dg_sim_restore(*sim, s->snap, err);
+  unsigned char *fresh = rc == DG_OK ? fresh_data_with(in, s->graph, s->val, mask_len, err) : NULL;
+  unsigned char *now = fresh ? malloc(*mask_len + 1) : NULL;
+  if (rc == DG_OK && (!now || dg_sim_data_size(*sim) != *mask_len)) {
+    if (!err->code)
+      dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+    rc = err->code;
+  }
+  if (rc == DG_OK) {
+    dg_sim_data_copy(*sim, now);
+    for (size_t i = 0; i < *mask_len; i++)
+      now[i] = now[i] == fresh[i];
+    *mask = now;
+    now = NULL;
+  }
+  free(now);
+  free(fresh);
   return rc;
 }
 
-static void scratch_free(dg_sim *sim, dg_scenario *scn, dg_driver *drv) {
+static void scratch_free(dg_sim *sim, dg_scenario *scn, dg_driver *drv, unsigned char *mask) {
   dg_driver_free(drv);
   dg_sim_free(sim);
   dg_scenario_free(scn);
+  free(mask);
 }
 
 fmu_status fmu_state_size(fmu_instance *in, void *state, size_t *size) {
@@ -987,16 +1062,18 @@ fmu_status fmu_state_size(fmu_instance *in, void *state, size_t *size) {
     return fmu_fail(in, "sizing the FMU state: no place for the size");
   size_t n = sizeof(ser_header) + (sizeof(double) + sizeof(fmu_interp)) * (size_t)s->nvars;
   if (s->snap) {
-    dg_sim *sim;
-    dg_scenario *scn;
-    dg_driver *drv;
-    dg_error err;
-    if (scratch_of(in, s, &sim, &scn, &drv, &err) != DG_OK) {
-      scratch_free(sim, scn, drv);
+    dg_sim *sim = NULL;
+    dg_scenario *scn = NULL;
+    dg_driver *drv = NULL;
+    unsigned char *mask = NULL;
+    size_t mask_len = 0;
+    dg_error err = {0};
+    if (scratch_of(in, s, &sim, &scn, &drv, &mask, &mask_len, &err) != DG_OK) {
+      scratch_free(sim, scn, drv, mask);
       return fmu_fail(in, "sizing the FMU state: %s", err.text);
     }
-    n += strlen(s->run_text) + dg_sim_state_size(sim);
-    scratch_free(sim, scn, drv);
+    n += strlen(s->run_text) + dg_sim_state_size(sim) + mask_len;
+    scratch_free(sim, scn, drv, mask);
   }
   *size = n;
   return FMU_OK;
@@ -1035,46 +1112,29 @@ fmu_status fmu_serialize_state(fmu_instance *in, void *state, unsigned char *buf
     h.text_len = strlen(s->run_text);
     memcpy(p, s->run_text, h.text_len);
     p += h.text_len;
-    dg_sim *sim;
-    dg_scenario *scn;
-    dg_driver *drv;
-    dg_error err;
-    if (scratch_of(in, s, &sim, &scn, &drv, &err) != DG_OK) {
-      scratch_free(sim, scn, drv);
+    dg_sim *sim = NULL;
+    dg_scenario *scn = NULL;
+    dg_driver *drv = NULL;
+    unsigned char *mask = NULL;
+    size_t mask_len = 0;
+    dg_error err = {0};
+    if (scratch_of(in, s, &sim, &scn, &drv, &mask, &mask_len, &err) != DG_OK) {
+      scratch_free(sim, scn, drv, mask);
       return fmu_fail(in, "serializing the FMU state: %s", err.text);
     }
     h.sim_len = dg_sim_state_write(sim, p, size - (size_t)(p - buf));
-    scratch_free(sim, scn, drv);
-    if (h.sim_len == 0)
+    p += h.sim_len;
+    if (h.sim_len > 0 && (size_t)(p - buf) + mask_len <= size) {
+      memcpy(p, mask, mask_len);
+      h.mask_len = mask_len;
+      h.mask_sum = mask_hash(mask, mask_len);
+    }
+    scratch_free(sim, scn, drv, mask);
+    if (h.sim_len == 0 || h.mask_len != mask_len)
       return fmu_fail(in, "serializing the FMU state: the simulation's state does not fit");
   }
   memcpy(buf, &h, sizeof h);
   return FMU_OK;
-}
-
-/* The keep mask of a graph text: the bytes of the blocks' data two loads
- * of it disagree on (the addresses init stores). NULL on failure. */
-static unsigned char *keep_mask(const char *text, size_t size, dg_error *err) {
-  dg_graph *g1 = dg_graph_load_string(NULL, text, "graph.json", err);
-  dg_graph *g2 = g1 ? dg_graph_load_string(NULL, text, "graph.json", err) : NULL;
-  dg_sim *s1 = g2 ? dg_sim_new(g1, err) : NULL;
-  dg_sim *s2 = s1 ? dg_sim_new(g2, err) : NULL;
-  unsigned char *a = s2 ? malloc(size + 1) : NULL, *b = a ? malloc(size + 1) : NULL;
-  if (b && dg_sim_data_size(s1) == size) {
-    dg_sim_data_copy(s1, a);
-    dg_sim_data_copy(s2, b);
-    for (size_t i = 0; i < size; i++)
-      a[i] = a[i] != b[i];
-  } else {
-    free(a);
-    a = NULL;
-  }
-  free(b);
-  dg_sim_free(s1);
-  dg_sim_free(s2);
-  dg_graph_free(g1);
-  dg_graph_free(g2);
-  return a;
 }
 
 fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, size_t size,
@@ -1086,10 +1146,14 @@ fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, siz
   if (size < sizeof h)
     return fmu_fail(in, "deserializing an FMU state: %zu bytes are too few", size);
   memcpy(&h, buf, sizeof h);
-  if (memcmp(h.magic, SER_MAGIC, sizeof h.magic) != 0 ||
-      memcmp(h.token, in->m->token, sizeof h.token) != 0 || h.nvars != (uint32_t)in->m->nvars ||
-      h.mode > MODE_ERROR || size < fixed || h.text_len > size - fixed ||
-      h.sim_len != size - fixed - h.text_len || (h.text_len == 0) != (h.sim_len == 0))
+  bool ok = memcmp(h.magic, SER_MAGIC, sizeof h.magic) == 0 &&
+            memcmp(h.token, in->m->token, sizeof h.token) == 0 &&
+            h.nvars == (uint32_t)in->m->nvars && h.mode <= MODE_ERROR && size >= fixed &&
+            h.text_len <= size - fixed && h.sim_len <= size - fixed - h.text_len &&
+            h.mask_len == size - fixed - h.text_len - h.sim_len &&
+            (h.text_len == 0) == (h.sim_len == 0) &&
+            mask_hash(buf + size - h.mask_len, (size_t)h.mask_len) == h.mask_sum;
+  if (!ok)
     return fmu_fail(in, "deserializing an FMU state: the bytes are not a serialized state of "
                         "this FMU");
   fmu_state *s = state_new(in->m);
@@ -1122,37 +1186,42 @@ fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, siz
   memcpy(s->run_text, p, (size_t)h.text_len);
   s->run_text[h.text_len] = '\0';
   p += h.text_len;
-  dg_error err;
-  /* the running graph when the text is the same, else a load of its own */
+  dg_error err = {0};
+  /* the running graph when the text is the same, else a load of its own
+   * with the state's tunable parameters */
   if (in->graph && strcmp(in->run_text, s->run_text) == 0) {
     dg_graph_retain(in->graph);
     s->graph = in->graph;
   } else {
     s->graph = dg_graph_load_string(NULL, s->run_text, "graph.json", &err);
+    if (s->graph)
+      write_tunables(in, s->graph, s->val);
   }
   fmu_status st = s->graph ? FMU_OK : fmu_fail(in, "deserializing an FMU state: %s", err.text);
   dg_sim *sim = NULL;
   dg_scenario *scn = NULL;
   dg_driver *drv = NULL;
-  unsigned char *keep = NULL;
+  unsigned char *fresh = NULL;
+  size_t fresh_len = 0;
+  if (st == FMU_OK && new_run(in, s->graph, s->val, &sim, &scn, &drv, &err) != DG_OK)
+    st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
   if (st == FMU_OK) {
-    if (new_run(in, s->graph, s->val, &sim, &scn, &drv, &err) != DG_OK)
+    fresh = fresh_data_with(in, s->graph, s->val, &fresh_len, &err);
+    if (!fresh)
       st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
+    else if (fresh_len != h.mask_len)
+      st = fmu_fail(in, "deserializing an FMU state: the bytes are of another build");
   }
-  if (st == FMU_OK) {
-    keep = keep_mask(s->run_text, dg_sim_data_size(sim), &err);
-    if (!keep)
-      st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
-  }
-  if (st == FMU_OK && dg_sim_state_read(sim, p, (size_t)h.sim_len, keep, &err) != DG_OK)
+  if (st == FMU_OK &&
+      dg_sim_state_read(sim, p, (size_t)h.sim_len, p + h.sim_len, fresh, &err) != DG_OK)
     st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
   if (st == FMU_OK) {
     s->snap = dg_sim_snapshot(sim, &err);
     if (!s->snap)
       st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
   }
-  free(keep);
-  scratch_free(sim, scn, drv);
+  free(fresh);
+  scratch_free(sim, scn, drv, NULL);
   if (st != FMU_OK) {
     state_free(s);
     return st;

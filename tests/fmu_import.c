@@ -8,7 +8,8 @@
  *
  *   fmu_import FMU [--in IN.csv] [--out OUT.csv] [--outputs A,B,...]
  *              [--step H] [--stop T] [--set NAME=VALUE@T]... [--derivatives]
- *              [--state-at T] [--instances N] [--companion OTHER.fmu]
+ *              [--state-at T] [--save-state T FILE] [--load-state T FILE]
+ *              [--instances N] [--companion OTHER.fmu]
  *              [--count-alloc] [--api-checks] [--xc] [--quiet]
  *
  * --in: the FMI cross-check input file ("time","u1",...; linear between
@@ -20,6 +21,9 @@
  * and serialized; the run goes on to the end, the state is set back and
  * the rest run again, and a second instance deserializes the bytes and
  * runs the rest too: all three must give the same bytes (exit 1 else).
+ * --save-state T FILE writes the serialized state at T to FILE;
+ * --load-state T FILE (another process) starts from it and writes the rows
+ * after T to --out, to compare with the first run's.
  * --instances N runs N instances side by side (each must give the same
  * rows); --companion steps a second FMU in the same process alongside.
  * --count-alloc counts the allocations made inside DoStep (must be none).
@@ -724,6 +728,10 @@ typedef struct run_opts {
   setting set[32];
   bool derivatives, count_alloc, api_checks, xc;
   double state_at;
+  const char *save_state; /* serialize at save_at into this file */
+  double save_at;
+  const char *load_state; /* start from this file's state, at load_from */
+  double load_from;
   int instances;
   const char *companion;
 } run_opts;
@@ -952,7 +960,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
   if (argc < 2)
     usage();
-  run_opts o = {.step = NAN, .stop = NAN, .state_at = NAN, .instances = 1};
+  run_opts o = {.step = NAN, .stop = NAN, .state_at = NAN, .save_at = NAN, .instances = 1};
   const char *path = argv[1];
   const char *sets[32];
   int nsets = 0;
@@ -973,6 +981,13 @@ int main(int argc, char **argv) {
       sets[nsets++] = argv[++i];
     else if (!strcmp(a, "--state-at") && has)
       o.state_at = strtod(argv[++i], NULL);
+    else if (!strcmp(a, "--save-state") && i + 2 < argc) {
+      o.save_at = strtod(argv[++i], NULL);
+      o.save_state = argv[++i];
+    } else if (!strcmp(a, "--load-state") && i + 2 < argc) {
+      o.load_from = strtod(argv[++i], NULL);
+      o.load_state = argv[++i];
+    }
     else if (!strcmp(a, "--instances") && has)
       o.instances = atoi(argv[++i]);
     else if (!strcmp(a, "--companion") && has)
@@ -1041,6 +1056,47 @@ int main(int argc, char **argv) {
   }
 
   size_t nrows = (size_t)(r.steps + 1) * (size_t)r.nout;
+  if (o.load_state) {
+    /* a state another process serialized: from it to the end */
+    FILE *sf = fopen(o.load_state, "rb");
+    if (!sf)
+      die("cannot read %s", o.load_state);
+    fseek(sf, 0, SEEK_END);
+    size_t len = (size_t)ftell(sf);
+    fseek(sf, 0, SEEK_SET);
+    unsigned char *b = malloc(len + 1);
+    if (!b || fread(b, 1, len, sf) != len)
+      die("cannot read %s", o.load_state);
+    fclose(sf);
+    inst y;
+    instantiate(&y, &f, "loaded");
+    void *s = deserialize(&y, b, len);
+    if (set_state(&y, s) != 0)
+      die("setting the loaded state failed: %s", last_error);
+    free(b);
+    long from = lround(o.load_from / o.step);
+    r.rows = calloc(nrows, sizeof *r.rows);
+    run_from(&r, &y, from, r.rows);
+    record(&r, &y, from); /* (the row at `from` is the state's own outputs, read after the rest) */
+    free_state(&y, &s);
+    free_inst(&y);
+    if (o.out_path) {
+      /* the rows after `from` only */
+      FILE *out = fopen(o.out_path, "w");
+      if (!out)
+        die("cannot write %s", o.out_path);
+      for (long i = from + 1; i <= r.steps; i++) {
+        fprintf(out, "%.17g", (double)i * o.step);
+        for (int k = 0; k < r.nout; k++)
+          fprintf(out, ",%.17g", r.rows[i * r.nout + k]);
+        fprintf(out, "\n");
+      }
+      fclose(out);
+    }
+    free(r.rows);
+    remove_tree(f.dir);
+    return 0;
+  }
   int n = o.instances < 1 ? 1 : o.instances;
   inst *xs = calloc((size_t)n, sizeof *xs);
   double **rows = calloc((size_t)n, sizeof *rows);
@@ -1080,6 +1136,18 @@ int main(int argc, char **argv) {
       if (get_state(&xs[0], &state) != 0)
         die("getting the FMU state failed");
       bytes = serialize(&xs[0], state, &nbytes);
+    }
+    if (o.save_state && i == lround(o.save_at / o.step)) {
+      void *saved = NULL;
+      size_t len;
+      if (get_state(&xs[0], &saved) != 0)
+        die("getting the FMU state failed");
+      unsigned char *b = serialize(&xs[0], saved, &len);
+      FILE *sf = fopen(o.save_state, "wb");
+      if (!sf || fwrite(b, 1, len, sf) != len || fclose(sf) != 0)
+        die("cannot write %s", o.save_state);
+      free(b);
+      free_state(&xs[0], &saved);
     }
     for (int k = 0; k < n; k++) {
       double *keep = r.rows;

@@ -9,9 +9,9 @@
 #   calling sequence) stepping each FMU with <Model>_in.csv reproduces
 #   <Model>_ref.csv, which `drivegraph sim` wrote, byte for byte, with no
 #   allocation inside DoStep.
-# - FMU states: got and set back mid-run, serialized into a new instance:
-#   the rest of the run bit for bit; several instances side by side, and
-#   two different FMUs in one process.
+# - FMU states: got and set back mid-run, serialized into a new instance
+#   and into another process: the rest of the run bit for bit; several
+#   instances side by side, and two different FMUs in one process.
 # - Parameters: a tunable and a fixed one set before the start equal
 #   `drivegraph sim` of the graph edited by hand; a tunable one changed
 #   mid-run and back changes nothing, changed for good it changes the run.
@@ -80,6 +80,21 @@ for d in $dirs; do
 
   run "$IMPORT" "$d/$m.fmu" --in "$d/${m}_in.csv" --api-checks
   check "$tag: calls the standard forbids fail with a message" has "$OUT" '^api-checks: [0-9]+ passed'
+done
+
+# ---- a serialized state in another process -------------------------------------
+# (at 0.5 s the converter slips: its tables, addresses in the binary's static
+# data that differ from process to process, are in use)
+for v in 3.0 2.0; do
+  D=$(find "$XC/fmus/$v" -mindepth 5 -maxdepth 5 -type d -name SedanLaunch)
+  run "$IMPORT" "$D/SedanLaunch.fmu" --in "$D/SedanLaunch_in.csv" --quiet \
+    --save-state 0.5 "$TMP/state$v.bin" --out "$TMP/whole$v.csv"
+  check "FMI $v: a state serialized to a file" rc_is 0
+  run "$IMPORT" "$D/SedanLaunch.fmu" --in "$D/SedanLaunch_in.csv" --quiet \
+    --load-state 0.5 "$TMP/state$v.bin" --out "$TMP/rest$v.csv"
+  check "FMI $v: deserialized in another process" rc_is 0
+  awk -F, 'NR > 1 && $1 + 0 > 0.500001' "$TMP/whole$v.csv" >"$TMP/whole_rest$v.csv"
+  check "FMI $v: ... the rest of the run bit for bit" same_file "$TMP/rest$v.csv" "$TMP/whole_rest$v.csv"
 done
 
 # ---- two different FMUs in one process --------------------------------------

@@ -246,22 +246,22 @@ START_TEST(state_round_trip) {
   /* another graph refuses; damaged bytes refuse */
   dg_test_drive other = dg_test_start("graphs/ev_single_speed.json",
                                       "graphs/scenarios/ev_launch_brake.json");
-  ck_assert_int_eq(dg_sim_state_read(other.sim, buf, size, NULL, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dg_sim_state_read(other.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
   ck_assert_ptr_nonnull(strstr(err.text, "another graph"));
   dg_test_finish(&other);
   buf[size / 2] ^= 1;
-  ck_assert_int_eq(dg_sim_state_read(s1, buf, size, keep, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dg_sim_state_read(s1, buf, size, keep, NULL, &err), DG_ERR_USAGE);
   ck_assert_ptr_nonnull(strstr(err.text, "checksum"));
   buf[size / 2] ^= 1;
-  ck_assert_int_eq(dg_sim_state_read(s1, buf, size - 1, keep, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dg_sim_state_read(s1, buf, size - 1, keep, NULL, &err), DG_ERR_USAGE);
 
-  ck_assert_msg(dg_sim_state_read(s1, buf, size, keep, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dg_sim_state_read(s1, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
   /* the scenario's schedules go with the simulation, not its state */
   dg_sim *fresh = dg_test_sim(g1);
   dg_driver *drv = dg_driver_new(scn, fresh, &err);
   ck_assert_msg(drv != NULL, "%s", err.text);
   dg_sim_free(s1);
-  ck_assert_msg(dg_sim_state_read(fresh, buf, size, keep, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dg_sim_state_read(fresh, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
   ck_assert(dg_sim_time(fresh) == dg_sim_time(a.sim));
   double *ra = record(a.sim, 3000), *rb = record(fresh, 3000);
   same_records(ra, rb, fresh, 3000);

@@ -343,7 +343,8 @@ static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
 }
 
 int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
-                      const unsigned char *keep, dg_error *err) {
+                      const unsigned char *keep, const unsigned char *keep_values,
+                      dg_error *err) {
   dg_error_clear(err);
   if (!sim || !buf)
     return state_refused(err, sim, "no bytes given");
@@ -379,9 +380,13 @@ int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
     for (size_t k = 0; k < ds; k++)
       if (!keep || !keep[k])
         d[k] = p[k];
+      else if (keep_values)
+        d[k] = keep_values[k];
     p += ds;
     if (keep)
       keep += ds;
+    if (keep_values)
+      keep_values += ds;
   }
   memcpy(sim->input, p, sizeof(double) * (size_t)sim->n_inputs);
   p += sizeof(double) * (size_t)sim->n_inputs;

@@ -61,12 +61,16 @@ size_t dg_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size);
 /* Puts bytes dg_sim_state_write wrote for a simulation of the same graph
  * (the same text: the sizes in the header must match) into `sim`, as
  * dg_sim_restore puts a snapshot. `keep` (dg_sim_data_size bytes, may be
- * NULL) marks the bytes of the blocks' data that are addresses (non-zero:
- * `sim` keeps its own value, see dg_sim_data_copy of two loads of one
- * text): the pointers a block's init stores into its graph. Returns DG_OK
- * or DG_ERR_USAGE with `err` filled (wrong size, another graph's layout,
- * bytes that are no state). No allocation. */
+ * NULL) marks bytes of the blocks' data not to take from `buf`: those come
+ * from `keep_values` (dg_sim_data_size bytes), or from `sim`'s own data when
+ * that is NULL. A host that moves a state to another process or graph
+ * keeps this way what a block's init stores that is an address (a table of
+ * its graph, static data): see fmu/runtime.c, which marks the bytes that
+ * were still as init left them. Returns DG_OK or DG_ERR_USAGE with `err`
+ * filled (wrong size, another graph's layout, bytes that are no state). No
+ * allocation. */
 int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
-                      const unsigned char *keep, dg_error *err);
+                      const unsigned char *keep, const unsigned char *keep_values,
+                      dg_error *err);
 
 #endif
