@@ -56,8 +56,8 @@ static void say(answer *a, bool error, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  json_array_append_new(a->messages, json_pack("{s:s, s:s}", "level", error ? "error" : "warning",
-                                               "text", buf));
+  json_array_append_new(a->messages,
+                        json_pack("{s:s, s:s}", "level", error ? "error" : "warning", "text", buf));
   if (error)
     a->failed = true;
 }
@@ -77,9 +77,9 @@ static const char *str(json_t *req, const char *key) {
 /* The model's configuration (resources/fmu.json). */
 static char *config_text(int fmi, const char *name, const char *ident, const char *desc, double dt,
                          json_t *outputs, bool scenario) {
-  json_t *c = json_pack("{s:i, s:i, s:s, s:s, s:f, s:O, s:b}", "drivegraph_fmu", FMU_LAYOUT,
-                        "fmi", fmi, "model_name", name, "model_identifier", ident, "dt", dt,
-                        "outputs", outputs, "scenario", scenario);
+  json_t *c = json_pack("{s:i, s:i, s:s, s:s, s:f, s:O, s:b}", "drivegraph_fmu", FMU_LAYOUT, "fmi",
+                        fmi, "model_name", name, "model_identifier", ident, "dt", dt, "outputs",
+                        outputs, "scenario", scenario);
   if (c && desc && *desc)
     json_object_set_new(c, "description", json_string(desc));
   char *text = c ? json_dumps(c, JSON_PRESERVE_ORDER | JSON_INDENT(2) | JSON_REAL_PRECISION(17))
@@ -161,8 +161,9 @@ static json_t *all_signals(const char *graph_json) {
 static void describe(answer *a, json_t *req) {
   json_t *abi = json_object_get(req, "abi");
   if (!json_is_integer(abi) || json_integer_value(abi) != DESCRIBE_ABI) {
-    say(a, true, "the FMU runtime speaks request version %d: the drivegraph tool and the runtime "
-                 "are from different builds",
+    say(a, true,
+        "the FMU runtime speaks request version %d: the drivegraph tool and the runtime "
+        "are from different builds",
         DESCRIBE_ABI);
     return;
   }
@@ -200,8 +201,9 @@ static void describe(answer *a, json_t *req) {
   char graph_title[256] = "";
   json_t *gj = json_loads(graph, 0, NULL);
   snprintf(graph_title, sizeof graph_title, "%s",
-           json_string_value(json_object_get(gj, "name")) ? json_string_value(json_object_get(gj, "name"))
-                                                          : "");
+           json_string_value(json_object_get(gj, "name"))
+               ? json_string_value(json_object_get(gj, "name"))
+               : "");
   char gdesc[1024];
   snprintf(gdesc, sizeof gdesc, "%s",
            json_string_value(json_object_get(gj, "description"))

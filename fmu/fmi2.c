@@ -17,7 +17,7 @@
 
 /* The logger is printf-like: the message goes in as "%s"'s argument. */
 static void log_fmi2(void *env, const char *instance, fmu_status status, const char *category,
-                 const char *message) {
+                     const char *message) {
   fmu_instance *in = env;
   fmi2CallbackLogger cb = (fmi2CallbackLogger)in->host_log;
   if (cb)
@@ -37,8 +37,8 @@ static void log_early(void *env, const char *instance, fmu_status status, const 
 }
 
 #define INST(x) fmu_instance *in = (fmu_instance *)(x)
-#define CHECK_INST                                                                             \
-  if (!in)                                                                                     \
+#define CHECK_INST \
+  if (!in)         \
   return fmi2Error
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -71,8 +71,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
               "path/resources\")");
     return NULL;
   }
-  fmu_instance *in = fmu_instantiate(2, instanceName, fmuGUID, path, log_early, &e,
-                                     loggingOn != fmi2False);
+  fmu_instance *in =
+      fmu_instantiate(2, instanceName, fmuGUID, path, log_early, &e, loggingOn != fmi2False);
   if (!in)
     return NULL;
   in->log = log_fmi2;
@@ -85,8 +85,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
 void fmi2FreeInstance(fmi2Component c) { fmu_free((fmu_instance *)c); }
 
 fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fmi2Real tolerance,
-                               fmi2Real startTime, fmi2Boolean stopTimeDefined,
-                               fmi2Real stopTime) {
+                               fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime) {
   INST(c);
   CHECK_INST;
   (void)toleranceDefined;
@@ -235,15 +234,15 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, si
   return (fmi2Status)fmu_state_size(in, FMUstate, size);
 }
 
-fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate,
-                                 fmi2Byte serializedState[], size_t size) {
+fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byte serializedState[],
+                                 size_t size) {
   INST(c);
   CHECK_INST;
   return (fmi2Status)fmu_serialize_state(in, FMUstate, (unsigned char *)serializedState, size);
 }
 
-fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[],
-                                   size_t size, fmi2FMUstate *FMUstate) {
+fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[], size_t size,
+                                   fmi2FMUstate *FMUstate) {
   INST(c);
   CHECK_INST;
   return (fmi2Status)fmu_deserialize_state(in, (const unsigned char *)serializedState, size,
@@ -339,9 +338,8 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
   return (fmi2Status)fmu_set_input_derivatives(in, vr, nvr, order, value);
 }
 
-fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
-                                        size_t nvr, const fmi2Integer order[],
-                                        fmi2Real value[]) {
+fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                                        const fmi2Integer order[], fmi2Real value[]) {
   (void)vr;
   (void)order;
   (void)value;
@@ -356,8 +354,7 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
   INST(c);
   CHECK_INST;
   (void)noSetFMUStatePriorToCurrentPoint;
-  fmu_log(in, FMU_OK, "fmi2DoStep(%.17g, %.17g)", currentCommunicationPoint,
-          communicationStepSize);
+  fmu_log(in, FMU_OK, "fmi2DoStep(%.17g, %.17g)", currentCommunicationPoint, communicationStepSize);
   bool early, terminate;
   double last;
   return (fmi2Status)fmu_do_step(in, currentCommunicationPoint, communicationStepSize, &early,

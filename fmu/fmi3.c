@@ -14,7 +14,7 @@
 #include <string.h>
 
 static void log_fmi3(void *env, const char *instance, fmu_status status, const char *category,
-                 const char *message) {
+                     const char *message) {
   (void)instance;
   fmu_instance *in = env;
   fmi3LogMessageCallback cb = (fmi3LogMessageCallback)in->host_log;
@@ -23,8 +23,8 @@ static void log_fmi3(void *env, const char *instance, fmu_status status, const c
 }
 
 #define INST(x) fmu_instance *in = (fmu_instance *)(x)
-#define CHECK_INST                                                                             \
-  if (!in)                                                                                     \
+#define CHECK_INST \
+  if (!in)         \
   return fmi3Error
 
 const char *fmi3GetVersion(void) { return fmi3Version; }
@@ -111,8 +111,8 @@ fmi3Instance fmi3InstantiateCoSimulation(
               "this FMU has no intermediate update: no variable can be required for it");
     return NULL;
   }
-  fmu_instance *in = fmu_instantiate(3, instanceName, instantiationToken, resourcePath,
-                                     log_early, &e, loggingOn);
+  fmu_instance *in =
+      fmu_instantiate(3, instanceName, instantiationToken, resourcePath, log_early, &e, loggingOn);
   if (!in)
     return NULL;
   in->log = log_fmi3;
@@ -240,20 +240,20 @@ static fmi3Status no_variables(fmi3Instance instance, size_t nvr, const char *ty
   return fmi3Error;
 }
 
-#define NO_VARIABLES(T)                                                                        \
-  fmi3Status fmi3Get##T(fmi3Instance instance, const fmi3ValueReference valueReferences[],     \
-                        size_t nValueReferences, fmi3##T values[], size_t nValues) {           \
-    (void)valueReferences;                                                                     \
-    (void)values;                                                                              \
-    (void)nValues;                                                                             \
-    return no_variables(instance, nValueReferences, #T, "fmi3Get" #T);                         \
-  }                                                                                            \
-  fmi3Status fmi3Set##T(fmi3Instance instance, const fmi3ValueReference valueReferences[],     \
-                        size_t nValueReferences, const fmi3##T values[], size_t nValues) {     \
-    (void)valueReferences;                                                                     \
-    (void)values;                                                                              \
-    (void)nValues;                                                                             \
-    return no_variables(instance, nValueReferences, #T, "fmi3Set" #T);                         \
+#define NO_VARIABLES(T)                                                                    \
+  fmi3Status fmi3Get##T(fmi3Instance instance, const fmi3ValueReference valueReferences[], \
+                        size_t nValueReferences, fmi3##T values[], size_t nValues) {       \
+    (void)valueReferences;                                                                 \
+    (void)values;                                                                          \
+    (void)nValues;                                                                         \
+    return no_variables(instance, nValueReferences, #T, "fmi3Get" #T);                     \
+  }                                                                                        \
+  fmi3Status fmi3Set##T(fmi3Instance instance, const fmi3ValueReference valueReferences[], \
+                        size_t nValueReferences, const fmi3##T values[], size_t nValues) { \
+    (void)valueReferences;                                                                 \
+    (void)values;                                                                          \
+    (void)nValues;                                                                         \
+    return no_variables(instance, nValueReferences, #T, "fmi3Set" #T);                     \
   }
 
 NO_VARIABLES(Float32)
@@ -313,8 +313,7 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance instance, fmi3ValueReference
                                        size_t elementIndicesOfDependent[],
                                        fmi3ValueReference independents[],
                                        size_t elementIndicesOfIndependents[],
-                                       fmi3DependencyKind dependencyKinds[],
-                                       size_t nDependencies) {
+                                       fmi3DependencyKind dependencyKinds[], size_t nDependencies) {
   (void)dependent;
   (void)elementIndicesOfDependent;
   (void)independents;
@@ -346,8 +345,7 @@ fmi3Status fmi3FreeFMUState(fmi3Instance instance, fmi3FMUState *FMUState) {
   return (fmi3Status)fmu_free_state(in, FMUState);
 }
 
-fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState,
-                                      size_t *size) {
+fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState, size_t *size) {
   INST(instance);
   CHECK_INST;
   return (fmi3Status)fmu_state_size(in, FMUState, size);
@@ -492,8 +490,7 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
                                     fmi3Boolean *terminateSimulation,
                                     fmi3Boolean *nominalsOfContinuousStatesChanged,
                                     fmi3Boolean *valuesOfContinuousStatesChanged,
-                                    fmi3Boolean *nextEventTimeDefined,
-                                    fmi3Float64 *nextEventTime) {
+                                    fmi3Boolean *nextEventTimeDefined, fmi3Float64 *nextEventTime) {
   (void)discreteStatesNeedUpdate;
   (void)terminateSimulation;
   (void)nominalsOfContinuousStatesChanged;
@@ -591,12 +588,11 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
   INST(instance);
   CHECK_INST;
   (void)noSetFMUStatePriorToCurrentPoint;
-  fmu_log(in, FMU_OK, "fmi3DoStep(%.17g, %.17g)", currentCommunicationPoint,
-          communicationStepSize);
+  fmu_log(in, FMU_OK, "fmi3DoStep(%.17g, %.17g)", currentCommunicationPoint, communicationStepSize);
   bool early = false, terminate = false;
   double last = currentCommunicationPoint;
-  fmu_status st = fmu_do_step(in, currentCommunicationPoint, communicationStepSize, &early,
-                              &terminate, &last);
+  fmu_status st =
+      fmu_do_step(in, currentCommunicationPoint, communicationStepSize, &early, &terminate, &last);
   if (eventHandlingNeeded)
     *eventHandlingNeeded = fmi3False;
   if (terminateSimulation)

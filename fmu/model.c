@@ -175,8 +175,9 @@ static bool parse_config(loader *l, fmu_model *m, const char *text, config *c) {
     problem(l, "fmu.json: expected an object");
     return false;
   }
-  static const char *const keys[] = {"drivegraph_fmu", "fmi", "model_name", "model_identifier",
-                                     "description", "dt", "outputs", "scenario", NULL};
+  static const char *const keys[] = {"drivegraph_fmu",   "fmi",         "model_name",
+                                     "model_identifier", "description", "dt",
+                                     "outputs",          "scenario",    NULL};
   const char *key;
   json_t *v;
   json_object_foreach(c->root, key, v) {
@@ -292,8 +293,7 @@ static bool scenario_drives(json_t *scn, const char *channel) {
   return in && json_object_get(in, channel) != NULL;
 }
 
-static void add_inputs(loader *l, fmu_model *m, const dg_graph *g, const dg_sim *sim,
-                       json_t *scn) {
+static void add_inputs(loader *l, fmu_model *m, const dg_graph *g, const dg_sim *sim, json_t *scn) {
   for (int b = 0; b < dg_graph_block_count(g); b++) {
     const dg_block_class *k = class_of(g, b);
     for (int i = 0; k && k->inputs && k->inputs[i].name; i++) {
@@ -368,8 +368,8 @@ static void signal_doc(const dg_graph *g, const char *name, char *buf, size_t si
     snprintf(buf, size, "torque block %.*s applies to its shaft at port %.*s (%s)",
              (int)(dot - name), name, (int)plen, rest, port_doc);
   else
-    snprintf(buf, size, "angle of the shaft at %.*s.%.*s (%s)", (int)(dot - name), name,
-             (int)plen, rest, port_doc);
+    snprintf(buf, size, "angle of the shaft at %.*s.%.*s (%s)", (int)(dot - name), name, (int)plen,
+             rest, port_doc);
 }
 
 static void add_outputs(loader *l, fmu_model *m, const dg_graph *g, const dg_sim *sim,
@@ -391,11 +391,11 @@ static void add_outputs(loader *l, fmu_model *m, const dg_graph *g, const dg_sim
       if (close)
         problem(l, "output \"%s\": no such signal; did you mean \"%s\"?", name, close);
       else if (dg_sim_input_find(sim, name) >= 0)
-        problem(l, "output \"%s\": a channel, not a signal (outputs are \"block.signal\")",
-                name);
+        problem(l, "output \"%s\": a channel, not a signal (outputs are \"block.signal\")", name);
       else
-        problem(l, "output \"%s\": no such signal (outputs are \"block.signal\" or "
-                   "\"block.port.torque\")",
+        problem(l,
+                "output \"%s\": no such signal (outputs are \"block.signal\" or "
+                "\"block.port.torque\")",
                 name);
       free(names);
       continue;
@@ -611,17 +611,17 @@ typedef struct named_unit {
 
 #define PI 3.14159265358979323846
 static const named_unit known_units[] = {
-    {"kg", {1, 0, 0, 0, 0, 0, 0, 0}, 1},       {"g", {1, 0, 0, 0, 0, 0, 0, 0}, 1e-3},
-    {"m", {0, 1, 0, 0, 0, 0, 0, 0}, 1},        {"km", {0, 1, 0, 0, 0, 0, 0, 0}, 1e3},
-    {"mm", {0, 1, 0, 0, 0, 0, 0, 0}, 1e-3},    {"s", {0, 0, 1, 0, 0, 0, 0, 0}, 1},
-    {"ms", {0, 0, 1, 0, 0, 0, 0, 0}, 1e-3},    {"min", {0, 0, 1, 0, 0, 0, 0, 0}, 60},
-    {"h", {0, 0, 1, 0, 0, 0, 0, 0}, 3600},     {"A", {0, 0, 0, 1, 0, 0, 0, 0}, 1},
-    {"K", {0, 0, 0, 0, 1, 0, 0, 0}, 1},        {"rad", {0, 0, 0, 0, 0, 0, 0, 1}, 1},
+    {"kg", {1, 0, 0, 0, 0, 0, 0, 0}, 1},         {"g", {1, 0, 0, 0, 0, 0, 0, 0}, 1e-3},
+    {"m", {0, 1, 0, 0, 0, 0, 0, 0}, 1},          {"km", {0, 1, 0, 0, 0, 0, 0, 0}, 1e3},
+    {"mm", {0, 1, 0, 0, 0, 0, 0, 0}, 1e-3},      {"s", {0, 0, 1, 0, 0, 0, 0, 0}, 1},
+    {"ms", {0, 0, 1, 0, 0, 0, 0, 0}, 1e-3},      {"min", {0, 0, 1, 0, 0, 0, 0, 0}, 60},
+    {"h", {0, 0, 1, 0, 0, 0, 0, 0}, 3600},       {"A", {0, 0, 0, 1, 0, 0, 0, 0}, 1},
+    {"K", {0, 0, 0, 0, 1, 0, 0, 0}, 1},          {"rad", {0, 0, 0, 0, 0, 0, 0, 1}, 1},
     {"deg", {0, 0, 0, 0, 0, 0, 0, 1}, PI / 180}, {"rev", {0, 0, 0, 0, 0, 0, 0, 1}, 2 * PI},
     {"rpm", {0, 0, -1, 0, 0, 0, 0, 1}, PI / 30}, {"Hz", {0, 0, -1, 0, 0, 0, 0, 0}, 1},
-    {"N", {1, 1, -2, 0, 0, 0, 0, 0}, 1},       {"J", {1, 2, -2, 0, 0, 0, 0, 0}, 1},
-    {"W", {1, 2, -3, 0, 0, 0, 0, 0}, 1},       {"kW", {1, 2, -3, 0, 0, 0, 0, 0}, 1e3},
-    {"Pa", {1, -1, -2, 0, 0, 0, 0, 0}, 1},     {"V", {1, 2, -3, -1, 0, 0, 0, 0}, 1},
+    {"N", {1, 1, -2, 0, 0, 0, 0, 0}, 1},         {"J", {1, 2, -2, 0, 0, 0, 0, 0}, 1},
+    {"W", {1, 2, -3, 0, 0, 0, 0, 0}, 1},         {"kW", {1, 2, -3, 0, 0, 0, 0, 0}, 1e3},
+    {"Pa", {1, -1, -2, 0, 0, 0, 0, 0}, 1},       {"V", {1, 2, -3, -1, 0, 0, 0, 0}, 1},
 };
 
 typedef struct unit_parser {
@@ -742,16 +742,15 @@ static void put_units(strbuf *b, const fmu_model *m) {
 }
 
 static void put_log_categories(strbuf *b) {
-  strbuf_puts(b,
-              "  <LogCategories>\n"
-              "    <Category name=\"logStatusWarning\" description=\"warnings\"/>\n"
-              "    <Category name=\"logStatusDiscard\" description=\"calls that changed "
-              "nothing (a value out of range)\"/>\n"
-              "    <Category name=\"logStatusError\" description=\"errors: the simulation's "
-              "failures with the block and the time, and calls not allowed\"/>\n"
-              "    <Category name=\"logStatusFatal\" description=\"fatal errors\"/>\n"
-              "    <Category name=\"logCalls\" description=\"every FMI call\"/>\n"
-              "  </LogCategories>\n");
+  strbuf_puts(b, "  <LogCategories>\n"
+                 "    <Category name=\"logStatusWarning\" description=\"warnings\"/>\n"
+                 "    <Category name=\"logStatusDiscard\" description=\"calls that changed "
+                 "nothing (a value out of range)\"/>\n"
+                 "    <Category name=\"logStatusError\" description=\"errors: the simulation's "
+                 "failures with the block and the time, and calls not allowed\"/>\n"
+                 "    <Category name=\"logStatusFatal\" description=\"fatal errors\"/>\n"
+                 "    <Category name=\"logCalls\" description=\"every FMI call\"/>\n"
+                 "  </LogCategories>\n");
 }
 
 static void put_default_experiment(strbuf *b, const fmu_model *m) {

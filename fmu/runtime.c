@@ -95,8 +95,9 @@ fmu_status fmu_set_debug_logging(fmu_instance *in, bool on, size_t n, const char
       if (cats && cats[i] && strcmp(cats[i], fmu_log_category[c]) == 0)
         found = c;
     if (found < 0)
-      return fmu_fail(in, "unknown log category \"%s\" (the categories are logStatusWarning, "
-                          "logStatusDiscard, logStatusError, logStatusFatal, logCalls)",
+      return fmu_fail(in,
+                      "unknown log category \"%s\" (the categories are logStatusWarning, "
+                      "logStatusDiscard, logStatusError, logStatusFatal, logCalls)",
                       cats && cats[i] ? cats[i] : "(null)");
     in->cat_on[found] = on;
   }
@@ -160,8 +161,7 @@ static void report_to_log(void *user, const char *text) {
 static char *read_resource(fmu_instance *in, const char *dir, const char *file, bool required) {
   char path[4096];
   size_t n = strlen(dir);
-  int len = snprintf(path, sizeof path, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/",
-                     file);
+  int len = snprintf(path, sizeof path, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", file);
   if (len < 0 || (size_t)len >= sizeof path) {
     fmu_log(in, FMU_ERROR, "the resource path is too long");
     return NULL;
@@ -242,8 +242,9 @@ fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
     return NULL;
   }
   if (!resource_dir) {
-    fmu_log(in, FMU_ERROR, "no resource location given: the FMU needs its resources folder "
-                           "(the graph and the scenario)");
+    fmu_log(in, FMU_ERROR,
+            "no resource location given: the FMU needs its resources folder "
+            "(the graph and the scenario)");
     fmu_free(in);
     return NULL;
   }
@@ -262,9 +263,8 @@ fmu_instance *fmu_instantiate(int fmi, const char *name, const char *token,
 }
 
 fmu_instance *fmu_instantiate_texts(int fmi, const char *name, const char *token,
-                                    const char *config, const char *graph,
-                                    const char *scenario, fmu_log_fn log, void *env,
-                                    bool logging_on) {
+                                    const char *config, const char *graph, const char *scenario,
+                                    fmu_log_fn log, void *env, bool logging_on) {
   fmu_instance *in = instance_new(fmi, name, log, env, logging_on);
   if (in && (!config || !graph || !instance_load(in, token, config, graph, scenario))) {
     fmu_free(in);
@@ -318,9 +318,7 @@ fmu_status fmu_reset(fmu_instance *in) {
 /* ------------------------------------------------------------------------ */
 /* The running simulation                                                   */
 
-static double sim_time(const fmu_instance *in) {
-  return in->t_base + (double)in->k * in->m->dt;
-}
+static double sim_time(const fmu_instance *in) { return in->t_base + (double)in->k * in->m->dt; }
 
 /* The value of an interpolated input at simulation time t. */
 static double interp_value(double t, void *user) {
@@ -353,8 +351,7 @@ typedef struct override_set {
   char (*text)[32];
 } override_set;
 
-static bool overrides_of(const fmu_instance *in, const double *val, bool tunable,
-                         override_set *s) {
+static bool overrides_of(const fmu_instance *in, const double *val, bool tunable, override_set *s) {
   const fmu_model *m = in->m;
   s->n = 0;
   s->ov = calloc((size_t)m->nparams + 1, sizeof *s->ov);
@@ -451,21 +448,22 @@ static fmu_status build(fmu_instance *in) {
   if (!overrides_of(in, in->val, false, &fixed) || !overrides_of(in, in->val, true, &tunable))
     st = fmu_log(in, FMU_ERROR, "out of memory");
   if (st == FMU_OK) {
-    in->run_text = fixed.n > 0 ? dg_override_apply(m->graph_json, "graph.json", fixed.n,
-                                                   fixed.ov, &err)
-                               : strdup(m->graph_json);
+    in->run_text = fixed.n > 0
+                       ? dg_override_apply(m->graph_json, "graph.json", fixed.n, fixed.ov, &err)
+                       : strdup(m->graph_json);
     if (!in->run_text)
       st = fmu_log(in, FMU_ERROR, "the parameters: %s", fixed.n ? err.text : "out of memory");
   }
   if (st == FMU_OK) {
-    in->graph = dg_graph_load_overrides(NULL, in->run_text, "graph.json", tunable.n, tunable.ov,
-                                        &err);
+    in->graph =
+        dg_graph_load_overrides(NULL, in->run_text, "graph.json", tunable.n, tunable.ov, &err);
     if (!in->graph) {
       log_dg_error(in, "the parameters given", &err);
       st = FMU_ERROR;
     }
   }
-  if (st == FMU_OK && new_run(in, in->graph, in->val, &in->sim, &in->scn, &in->drv, &err) != DG_OK) {
+  if (st == FMU_OK &&
+      new_run(in, in->graph, in->val, &in->sim, &in->scn, &in->drv, &err) != DG_OK) {
     log_dg_error(in, "the start", &err);
     st = FMU_ERROR;
   }
@@ -629,12 +627,13 @@ fmu_status fmu_set(fmu_instance *in, const unsigned *vr, size_t n, const double 
     if (var->kind == VAR_TIME || var->kind == VAR_OUTPUT)
       return fmu_fail(in, "variable %s is %s: it cannot be set", var->name, kind_name(var));
     if (var->kind == VAR_PARAM && !var->tunable && running)
-      return fmu_fail(in, "parameter %s is fixed: it can be set before the end of "
-                          "Initialization Mode only",
+      return fmu_fail(in,
+                      "parameter %s is fixed: it can be set before the end of "
+                      "Initialization Mode only",
                       var->name);
     if (!isfinite(v[i]))
-      return fmu_log(in, FMU_DISCARD, "%s %s: %g is not a finite number: not taken",
-                     kind_name(var), var->name, v[i]);
+      return fmu_log(in, FMU_DISCARD, "%s %s: %g is not a finite number: not taken", kind_name(var),
+                     var->name, v[i]);
     if ((var->has_min && v[i] < var->min) || (var->has_max && v[i] > var->max))
       fmu_log(in, FMU_WARNING, "%s %s = %.17g is outside [%g, %g] (the blocks clamp it)",
               kind_name(var), var->name, v[i], var->has_min ? var->min : -INFINITY,
@@ -684,8 +683,8 @@ fmu_status fmu_set_input_derivatives(fmu_instance *in, const unsigned *vr, size_
       return fmu_fail(in, "setting input derivatives: order %d of %s (1 to %d)", order[i],
                       var->name, FMU_MAX_ORDER);
     if (!isfinite(v[i]))
-      return fmu_log(in, FMU_DISCARD, "input %s: derivative %g is not finite: not taken",
-                     var->name, v[i]);
+      return fmu_log(in, FMU_DISCARD, "input %s: derivative %g is not finite: not taken", var->name,
+                     v[i]);
   }
   double t = sim_time(in);
   for (size_t i = 0; i < n; i++) {
@@ -714,8 +713,9 @@ static fmu_status step_failed(fmu_instance *in, double t) {
     const char *id = e->path + 8;
     snprintf(block, sizeof block, "block \"%.*s\": ", (int)strcspn(id, "/"), id);
   }
-  return fmu_fail(in, "the step from t = %.17g s failed: %s%s (%s; restore a state taken "
-                      "before, or reset)",
+  return fmu_fail(in,
+                  "the step from t = %.17g s failed: %s%s (%s; restore a state taken "
+                  "before, or reset)",
                   in->start_time + t, block, e->text, dg_code_name(e->code));
 }
 
@@ -731,8 +731,9 @@ fmu_status fmu_do_step(fmu_instance *in, double t, double h, bool *early, bool *
     return fmu_fail(in, "the communication step size must be > 0 (got %g)", h);
   double tol = 1e-9 * fmax(fabs(now), fmax(h, dt));
   if (!(fabs(t - now) <= tol))
-    return fmu_fail(in, "the communication point %.17g s is not the FMU's time %.17g s (set a "
-                        "state to go back)",
+    return fmu_fail(in,
+                    "the communication point %.17g s is not the FMU's time %.17g s (set a "
+                    "state to go back)",
                     t, now);
   /* whole steps of dt when h is a multiple of it (to 1e-9), else the
    * remainder as one shorter step at the end */
@@ -756,14 +757,14 @@ fmu_status fmu_do_step(fmu_instance *in, double t, double h, bool *early, bool *
     in->last_successful = in->start_time + sim_time(in);
     if (!in->stopped && dg_driver_should_stop(in->drv)) {
       in->stopped = true;
-      fmu_log(in, FMU_OK, "t = %.17g s: the scenario's stop condition holds",
-              in->last_successful);
+      fmu_log(in, FMU_OK, "t = %.17g s: the scenario's stop condition holds", in->last_successful);
       if (in->fmi == 2 || in->early_return_allowed) {
         *terminate = true;
         *last = in->last_successful;
         if (in->fmi == 2)
-          return fmu_log(in, FMU_DISCARD, "t = %.17g s: the scenario's stop condition ends "
-                                          "the run here",
+          return fmu_log(in, FMU_DISCARD,
+                         "t = %.17g s: the scenario's stop condition ends "
+                         "the run here",
                          *last);
         *early = true;
         return FMU_OK;

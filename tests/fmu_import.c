@@ -179,8 +179,7 @@ static void unzip_to(const char *fmu, const char *dir) {
     fclose(out);
     if (unzCloseCurrentFile(z) != UNZ_OK)
       die("%s: %s: CRC error", fmu, name);
-    chmod(path, (info.external_fa >> 16) & 0777 ? (mode_t)((info.external_fa >> 16) & 0777)
-                                                 : 0644);
+    chmod(path, (info.external_fa >> 16) & 0777 ? (mode_t)((info.external_fa >> 16) & 0777) : 0644);
   }
   unzClose(z);
 }
@@ -294,8 +293,8 @@ typedef struct input_table {
   int ncols; /* inputs (time excluded) */
   char names[64][256];
   int nrows;
-  double *t;   /* nrows */
-  double *v;   /* nrows × ncols */
+  double *t; /* nrows */
+  double *v; /* nrows × ncols */
 } input_table;
 
 static void unquote(char *s) {
@@ -421,50 +420,135 @@ typedef struct api2 {
 } api2;
 
 /* ISO C has no function pointer from void*; POSIX guarantees it works. */
-#define BIND(lib, dst, name)                                                                   \
-  do {                                                                                         \
-    *(void **)&(dst) = dlsym(lib, name);                                                       \
-    if (!(dst))                                                                                \
-      die("the binary does not export %s", name);                                              \
+#define BIND(lib, dst, name)                      \
+  do {                                            \
+    *(void **)&(dst) = dlsym(lib, name);          \
+    if (!(dst))                                   \
+      die("the binary does not export %s", name); \
   } while (0)
 
 /* Every function the standard's header declares must be there. */
-static const char *const all3[] = {
-    "fmi3GetVersion", "fmi3SetDebugLogging", "fmi3InstantiateModelExchange",
-    "fmi3InstantiateCoSimulation", "fmi3InstantiateScheduledExecution", "fmi3FreeInstance",
-    "fmi3EnterInitializationMode", "fmi3ExitInitializationMode", "fmi3EnterEventMode",
-    "fmi3Terminate", "fmi3Reset", "fmi3GetFloat32", "fmi3GetFloat64", "fmi3GetInt8",
-    "fmi3GetUInt8", "fmi3GetInt16", "fmi3GetUInt16", "fmi3GetInt32", "fmi3GetUInt32",
-    "fmi3GetInt64", "fmi3GetUInt64", "fmi3GetBoolean", "fmi3GetString", "fmi3GetBinary",
-    "fmi3GetClock", "fmi3SetFloat32", "fmi3SetFloat64", "fmi3SetInt8", "fmi3SetUInt8",
-    "fmi3SetInt16", "fmi3SetUInt16", "fmi3SetInt32", "fmi3SetUInt32", "fmi3SetInt64",
-    "fmi3SetUInt64", "fmi3SetBoolean", "fmi3SetString", "fmi3SetBinary", "fmi3SetClock",
-    "fmi3GetNumberOfVariableDependencies", "fmi3GetVariableDependencies", "fmi3GetFMUState",
-    "fmi3SetFMUState", "fmi3FreeFMUState", "fmi3SerializedFMUStateSize",
-    "fmi3SerializeFMUState", "fmi3DeserializeFMUState", "fmi3GetDirectionalDerivative",
-    "fmi3GetAdjointDerivative", "fmi3EnterConfigurationMode", "fmi3ExitConfigurationMode",
-    "fmi3GetIntervalDecimal", "fmi3GetIntervalFraction", "fmi3GetShiftDecimal",
-    "fmi3GetShiftFraction", "fmi3SetIntervalDecimal", "fmi3SetIntervalFraction",
-    "fmi3SetShiftDecimal", "fmi3SetShiftFraction", "fmi3EvaluateDiscreteStates",
-    "fmi3UpdateDiscreteStates", "fmi3EnterContinuousTimeMode", "fmi3CompletedIntegratorStep",
-    "fmi3SetTime", "fmi3SetContinuousStates", "fmi3GetContinuousStateDerivatives",
-    "fmi3GetEventIndicators", "fmi3GetContinuousStates", "fmi3GetNominalsOfContinuousStates",
-    "fmi3GetNumberOfEventIndicators", "fmi3GetNumberOfContinuousStates", "fmi3EnterStepMode",
-    "fmi3GetOutputDerivatives", "fmi3DoStep", "fmi3ActivateModelPartition", NULL};
-static const char *const all2[] = {
-    "fmi2GetTypesPlatform", "fmi2GetVersion", "fmi2SetDebugLogging", "fmi2Instantiate",
-    "fmi2FreeInstance", "fmi2SetupExperiment", "fmi2EnterInitializationMode",
-    "fmi2ExitInitializationMode", "fmi2Terminate", "fmi2Reset", "fmi2GetReal",
-    "fmi2GetInteger", "fmi2GetBoolean", "fmi2GetString", "fmi2SetReal", "fmi2SetInteger",
-    "fmi2SetBoolean", "fmi2SetString", "fmi2GetFMUstate", "fmi2SetFMUstate",
-    "fmi2FreeFMUstate", "fmi2SerializedFMUstateSize", "fmi2SerializeFMUstate",
-    "fmi2DeSerializeFMUstate", "fmi2GetDirectionalDerivative", "fmi2EnterEventMode",
-    "fmi2NewDiscreteStates", "fmi2EnterContinuousTimeMode", "fmi2CompletedIntegratorStep",
-    "fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
-    "fmi2GetContinuousStates", "fmi2GetNominalsOfContinuousStates",
-    "fmi2SetRealInputDerivatives", "fmi2GetRealOutputDerivatives", "fmi2DoStep",
-    "fmi2CancelStep", "fmi2GetStatus", "fmi2GetRealStatus", "fmi2GetIntegerStatus",
-    "fmi2GetBooleanStatus", "fmi2GetStringStatus", NULL};
+static const char *const all3[] = {"fmi3GetVersion",
+                                   "fmi3SetDebugLogging",
+                                   "fmi3InstantiateModelExchange",
+                                   "fmi3InstantiateCoSimulation",
+                                   "fmi3InstantiateScheduledExecution",
+                                   "fmi3FreeInstance",
+                                   "fmi3EnterInitializationMode",
+                                   "fmi3ExitInitializationMode",
+                                   "fmi3EnterEventMode",
+                                   "fmi3Terminate",
+                                   "fmi3Reset",
+                                   "fmi3GetFloat32",
+                                   "fmi3GetFloat64",
+                                   "fmi3GetInt8",
+                                   "fmi3GetUInt8",
+                                   "fmi3GetInt16",
+                                   "fmi3GetUInt16",
+                                   "fmi3GetInt32",
+                                   "fmi3GetUInt32",
+                                   "fmi3GetInt64",
+                                   "fmi3GetUInt64",
+                                   "fmi3GetBoolean",
+                                   "fmi3GetString",
+                                   "fmi3GetBinary",
+                                   "fmi3GetClock",
+                                   "fmi3SetFloat32",
+                                   "fmi3SetFloat64",
+                                   "fmi3SetInt8",
+                                   "fmi3SetUInt8",
+                                   "fmi3SetInt16",
+                                   "fmi3SetUInt16",
+                                   "fmi3SetInt32",
+                                   "fmi3SetUInt32",
+                                   "fmi3SetInt64",
+                                   "fmi3SetUInt64",
+                                   "fmi3SetBoolean",
+                                   "fmi3SetString",
+                                   "fmi3SetBinary",
+                                   "fmi3SetClock",
+                                   "fmi3GetNumberOfVariableDependencies",
+                                   "fmi3GetVariableDependencies",
+                                   "fmi3GetFMUState",
+                                   "fmi3SetFMUState",
+                                   "fmi3FreeFMUState",
+                                   "fmi3SerializedFMUStateSize",
+                                   "fmi3SerializeFMUState",
+                                   "fmi3DeserializeFMUState",
+                                   "fmi3GetDirectionalDerivative",
+                                   "fmi3GetAdjointDerivative",
+                                   "fmi3EnterConfigurationMode",
+                                   "fmi3ExitConfigurationMode",
+                                   "fmi3GetIntervalDecimal",
+                                   "fmi3GetIntervalFraction",
+                                   "fmi3GetShiftDecimal",
+                                   "fmi3GetShiftFraction",
+                                   "fmi3SetIntervalDecimal",
+                                   "fmi3SetIntervalFraction",
+                                   "fmi3SetShiftDecimal",
+                                   "fmi3SetShiftFraction",
+                                   "fmi3EvaluateDiscreteStates",
+                                   "fmi3UpdateDiscreteStates",
+                                   "fmi3EnterContinuousTimeMode",
+                                   "fmi3CompletedIntegratorStep",
+                                   "fmi3SetTime",
+                                   "fmi3SetContinuousStates",
+                                   "fmi3GetContinuousStateDerivatives",
+                                   "fmi3GetEventIndicators",
+                                   "fmi3GetContinuousStates",
+                                   "fmi3GetNominalsOfContinuousStates",
+                                   "fmi3GetNumberOfEventIndicators",
+                                   "fmi3GetNumberOfContinuousStates",
+                                   "fmi3EnterStepMode",
+                                   "fmi3GetOutputDerivatives",
+                                   "fmi3DoStep",
+                                   "fmi3ActivateModelPartition",
+                                   NULL};
+static const char *const all2[] = {"fmi2GetTypesPlatform",
+                                   "fmi2GetVersion",
+                                   "fmi2SetDebugLogging",
+                                   "fmi2Instantiate",
+                                   "fmi2FreeInstance",
+                                   "fmi2SetupExperiment",
+                                   "fmi2EnterInitializationMode",
+                                   "fmi2ExitInitializationMode",
+                                   "fmi2Terminate",
+                                   "fmi2Reset",
+                                   "fmi2GetReal",
+                                   "fmi2GetInteger",
+                                   "fmi2GetBoolean",
+                                   "fmi2GetString",
+                                   "fmi2SetReal",
+                                   "fmi2SetInteger",
+                                   "fmi2SetBoolean",
+                                   "fmi2SetString",
+                                   "fmi2GetFMUstate",
+                                   "fmi2SetFMUstate",
+                                   "fmi2FreeFMUstate",
+                                   "fmi2SerializedFMUstateSize",
+                                   "fmi2SerializeFMUstate",
+                                   "fmi2DeSerializeFMUstate",
+                                   "fmi2GetDirectionalDerivative",
+                                   "fmi2EnterEventMode",
+                                   "fmi2NewDiscreteStates",
+                                   "fmi2EnterContinuousTimeMode",
+                                   "fmi2CompletedIntegratorStep",
+                                   "fmi2SetTime",
+                                   "fmi2SetContinuousStates",
+                                   "fmi2GetDerivatives",
+                                   "fmi2GetEventIndicators",
+                                   "fmi2GetContinuousStates",
+                                   "fmi2GetNominalsOfContinuousStates",
+                                   "fmi2SetRealInputDerivatives",
+                                   "fmi2GetRealOutputDerivatives",
+                                   "fmi2DoStep",
+                                   "fmi2CancelStep",
+                                   "fmi2GetStatus",
+                                   "fmi2GetRealStatus",
+                                   "fmi2GetIntegerStatus",
+                                   "fmi2GetBooleanStatus",
+                                   "fmi2GetStringStatus",
+                                   NULL};
 
 typedef struct fmu {
   model m;
@@ -475,7 +559,7 @@ typedef struct fmu {
 } fmu;
 
 static void log_fmi3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
-                 fmi3String message) {
+                     fmi3String message) {
   if (status >= fmi3Error) {
     log_errors++;
     snprintf(last_error, sizeof last_error, "%s", message);
@@ -486,7 +570,7 @@ static void log_fmi3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String 
 }
 
 static void log_fmi2(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status,
-                 fmi2String category, fmi2String message, ...) {
+                     fmi2String category, fmi2String message, ...) {
   char buf[2048];
   va_list ap;
   va_start(ap, message);
@@ -601,8 +685,8 @@ static void instantiate(inst *x, fmu *f, const char *name) {
   } else {
     snprintf(res, sizeof res, "file://%s/resources", f->dir);
     x->cb = (fmi2CallbackFunctions){log_fmi2, NULL, NULL, NULL, x->name};
-    x->c = f->a2.instantiate(x->name, fmi2CoSimulation, f->m.token, res, &x->cb, fmi2False,
-                             fmi2True);
+    x->c =
+        f->a2.instantiate(x->name, fmi2CoSimulation, f->m.token, res, &x->cb, fmi2False, fmi2True);
   }
   if (!x->c)
     die("instantiation of %s failed", name);
@@ -769,8 +853,8 @@ static void apply_settings(run *r, inst *x, double t, bool before_init) {
     if ((before_init && s->t < 0) || (!before_init && s->t >= 0 && fabs(s->t - t) < 1e-12)) {
       int st = set_value(x, s->var, s->value);
       if (st != 0)
-        die("%s: setting %s = %g at t = %g failed (%d): %s", x->name, s->var->name, s->value, t,
-            st, last_error);
+        die("%s: setting %s = %g at t = %g failed (%d): %s", x->name, s->var->name, s->value, t, st,
+            last_error);
     }
   }
 }
@@ -859,8 +943,8 @@ static void api_checks(run *r) {
   if (f->m.fmi == 3) {
     char res[4200];
     snprintf(res, sizeof res, "%s/resources/", f->dir);
-    expect_fail(f->a3.instantiate("bad", "{not-the-token}", res, false, true, false, false, NULL,
-                                  0, (void *)"bad", log_fmi3, NULL) == NULL,
+    expect_fail(f->a3.instantiate("bad", "{not-the-token}", res, false, true, false, false, NULL, 0,
+                                  (void *)"bad", log_fmi3, NULL) == NULL,
                 "a wrong instantiation token");
     expect_fail(f->a3.instantiate("bad", f->m.token, NULL, false, true, false, false, NULL, 0,
                                   (void *)"bad", log_fmi3, NULL) == NULL,
@@ -987,8 +1071,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--load-state") && i + 2 < argc) {
       o.load_from = strtod(argv[++i], NULL);
       o.load_state = argv[++i];
-    }
-    else if (!strcmp(a, "--instances") && has)
+    } else if (!strcmp(a, "--instances") && has)
       o.instances = atoi(argv[++i]);
     else if (!strcmp(a, "--companion") && has)
       o.companion = argv[++i];

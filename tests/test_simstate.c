@@ -89,8 +89,8 @@ START_TEST(tune_at_start_equals_load) {
   char *json = dg_test_read_source("graphs/ev_single_speed.json");
   dg_override ov[] = {{"motor.max_power", "90000"}, {"motor.max_torque", "300"}};
   dg_error err;
-  dg_scenario *scn = dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/ev_launch_brake.json",
-                                           &err);
+  dg_scenario *scn =
+      dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/ev_launch_brake.json", &err);
   ck_assert_msg(scn != NULL, "%s", err.text);
 
   dg_graph *g = dg_graph_load_string(NULL, json, "ev.json", &err);
@@ -125,8 +125,8 @@ END_TEST
  * area up slows the car down from then on. */
 START_TEST(tune_mid_run) {
   char *json = dg_test_read_source("graphs/sedan_rwd_automatic.json");
-  dg_test_drive ref = dg_test_start("graphs/sedan_rwd_automatic.json",
-                                    "graphs/scenarios/launch.json");
+  dg_test_drive ref =
+      dg_test_start("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json");
   dg_error err;
   dg_graph *g = dg_graph_load_string(NULL, json, "sedan.json", &err);
   ck_assert_msg(g != NULL, "%s", err.text);
@@ -148,8 +148,7 @@ START_TEST(tune_mid_run) {
 
   int v = dg_sim_signal_find(sim, "body.speed");
   const dg_override more_drag[] = {{"body.cda", "3"}};
-  ck_assert_msg(dg_sim_tune(sim, json, "sedan.json", 1, more_drag, &err) == DG_OK, "%s",
-                err.text);
+  ck_assert_msg(dg_sim_tune(sim, json, "sedan.json", 1, more_drag, &err) == DG_OK, "%s", err.text);
   run_steps(ref.sim, 3000);
   run_steps(sim, 3000);
   ck_assert_msg(dg_sim_signal(sim, v) < dg_sim_signal(ref.sim, v) - 0.05, "%g vs %g",
@@ -244,8 +243,8 @@ START_TEST(state_round_trip) {
   dg_graph_free(g2);
 
   /* another graph refuses; damaged bytes refuse */
-  dg_test_drive other = dg_test_start("graphs/ev_single_speed.json",
-                                      "graphs/scenarios/ev_launch_brake.json");
+  dg_test_drive other =
+      dg_test_start("graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json");
   ck_assert_int_eq(dg_sim_state_read(other.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
   ck_assert_ptr_nonnull(strstr(err.text, "another graph"));
   dg_test_finish(&other);

@@ -40,25 +40,41 @@ typedef struct fmu_opts {
 static const char *const fmi_choices[] = {"3", "2", NULL};
 
 static const option_def fmu_options[] = {
-    {.name = "output", .short_name = 'o', OPT_STRING_AT(fmu_opts, output), .arg = "NAME.fmu",
+    {.name = "output",
+     .short_name = 'o',
+     OPT_STRING_AT(fmu_opts, output),
+     .arg = "NAME.fmu",
      .help = "the FMU to write; NAME (letters, digits and '_') is its\n"
              "model identifier and the name of its binary"},
-    {.name = "fmi", OPT_CHOICE_AT(fmu_opts, fmi), .arg = "3|2", .expect = "FMI version",
-     .choices = fmi_choices, .help = "FMI 3.0 (default) or FMI 2.0 co-simulation"},
-    {.name = "scenario", OPT_STRING_AT(fmu_opts, scenario), .arg = "FILE",
+    {.name = "fmi",
+     OPT_CHOICE_AT(fmu_opts, fmi),
+     .arg = "3|2",
+     .expect = "FMI version",
+     .choices = fmi_choices,
+     .help = "FMI 3.0 (default) or FMI 2.0 co-simulation"},
+    {.name = "scenario",
+     OPT_STRING_AT(fmu_opts, scenario),
+     .arg = "FILE",
      .help = "played inside the FMU: its initial values, its step size,\n"
              "its inputs (the channels it drives are no FMU inputs)\n"
              "and its stop condition (terminateSimulation)"},
-    {.name = "outputs", OPT_LIST_AT(fmu_opts, outputs), .arg = "SIGNAL,...",
+    {.name = "outputs",
+     OPT_LIST_AT(fmu_opts, outputs),
+     .arg = "SIGNAL,...",
      .help = "the FMU's outputs: signals (\"engine.rpm\") and port\n"
              "torques and angles (\"hub.hub.torque\"); may be repeated\n"
              "(default: every signal of the graph's blocks)"},
-    {.name = "dt", OPT_SECONDS_AT(fmu_opts, dt), .arg = "s",
+    {.name = "dt",
+     OPT_SECONDS_AT(fmu_opts, dt),
+     .arg = "s",
      .help = "the FMU's internal step (default: the scenario's, else\n"
              "0.001); communication steps are whole numbers of it"},
-    {.name = "name", OPT_STRING_AT(fmu_opts, name), .arg = "TEXT",
+    {.name = "name",
+     OPT_STRING_AT(fmu_opts, name),
+     .arg = "TEXT",
      .help = "the model's name (default: the graph's \"name\")"},
-    {.name = "force", OPT_FLAG_AT(fmu_opts, force),
+    {.name = "force",
+     OPT_FLAG_AT(fmu_opts, force),
      .help = "export even when the internal step is too large for RK4\n"
              "in the start mode"},
     {0},
@@ -241,8 +257,8 @@ static bool zip_add(zipFile z, const char *name, const void *data, size_t len, u
   memset(&info, 0, sizeof info);
   info.tmz_date = (tm_zip){0, 0, 0, 1, 0, 2024};
   info.external_fa = (uLong)(0100000u | mode) << 16;
-  if (zipOpenNewFileInZip4_64(z, name, &info, NULL, 0, NULL, 0, NULL, Z_DEFLATED, 9, 0,
-                              -MAX_WBITS, DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0,
+  if (zipOpenNewFileInZip4_64(z, name, &info, NULL, 0, NULL, 0, NULL, Z_DEFLATED, 9, 0, -MAX_WBITS,
+                              DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0,
                               (3u << 8) | 20u /* made by Unix, zip 2.0 */, 0, 0) != ZIP_OK)
     return false;
   bool ok = len == 0 || zipWriteInFileInZip(z, data, (unsigned)len) == ZIP_OK;
@@ -338,8 +354,9 @@ static int load_inputs(const command *cmd, fmu_job *j) {
   }
   char tried[3 * PATH_MAX + 8];
   if (!find_runtime(j->fmi, j->runtime, sizeof j->runtime, tried, sizeof tried)) {
-    fprintf(stderr, "drivegraph fmu: the FMU runtime for FMI %d is not installed (looked for "
-                    "%s; set DRIVEGRAPH_FMU_DIR to its directory)\n",
+    fprintf(stderr,
+            "drivegraph fmu: the FMU runtime for FMI %d is not installed (looked for "
+            "%s; set DRIVEGRAPH_FMU_DIR to its directory)\n",
             j->fmi, tried);
     return EXIT_INVALID;
   }
@@ -367,11 +384,10 @@ static int load_inputs(const command *cmd, fmu_job *j) {
 static int describe(fmu_job *j) {
   const fmu_opts *o = j->o;
   json_t *req = json_pack("{s:i, s:i, s:s, s:s, s:s?, s:s?, s:o, s:o, s:s?, s:s, s:b}", "abi", 1,
-                          "fmi", j->fmi, "graph", j->graph_text, "graph_name", o->graph,
-                          "scenario", j->scenario_text, "scenario_name", o->scenario, "dt",
-                          isnan(o->dt) ? json_null() : json_real(o->dt), "outputs",
-                          output_list(o), "model_name", o->name, "model_identifier", j->ident,
-                          "force", o->force);
+                          "fmi", j->fmi, "graph", j->graph_text, "graph_name", o->graph, "scenario",
+                          j->scenario_text, "scenario_name", o->scenario, "dt",
+                          isnan(o->dt) ? json_null() : json_real(o->dt), "outputs", output_list(o),
+                          "model_name", o->name, "model_identifier", j->ident, "force", o->force);
   char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
   json_decref(req);
   char *answer = text ? j->describe(text) : NULL;
@@ -401,8 +417,8 @@ static const char fmu_readme[] =
  * binary's dependency (documentation/externalDependencies.txt, which the
  * standard asks for). */
 static int pack(fmu_job *j) {
-  zlib_filefunc64_def io = {mem_open, mem_read, mem_write, mem_tell, mem_seek,
-                            mem_close, mem_error, &j->zip};
+  zlib_filefunc64_def io = {mem_open, mem_read,  mem_write, mem_tell,
+                            mem_seek, mem_close, mem_error, &j->zip};
   zipFile z = zipOpen2_64("memory", APPEND_STATUS_CREATE, NULL, &io);
   bool ok = z != NULL;
   json_t *files = json_object_get(j->answer, "files");
@@ -415,8 +431,8 @@ static int pack(fmu_job *j) {
   }
   const char *bin = json_string_value(json_object_get(j->answer, "binary"));
   ok = ok && bin && zip_add(z, bin, j->binary, j->binary_len, 0755);
-  ok = ok && zip_add(z, "documentation/externalDependencies.txt", fmu_readme,
-                     sizeof fmu_readme - 1, 0644);
+  ok = ok && zip_add(z, "documentation/externalDependencies.txt", fmu_readme, sizeof fmu_readme - 1,
+                     0644);
   if (z && zipClose(z, NULL) != ZIP_OK)
     ok = false;
   if (!ok || j->zip.failed) {
@@ -474,16 +490,15 @@ const command dg_cmd_fmu = {
     .name = "fmu",
     .operands = "GRAPH",
     .summary = "Export a graph as an FMI 3.0 or 2.0 co-simulation FMU.",
-    .help =
-        "Writes NAME.fmu: modelDescription.xml (inputs: the channels the graph reads that\n"
-        "the scenario does not drive; outputs: the signals chosen; parameters: the numbers\n"
-        "that do not change the graph's structure, tunable between steps where only the\n"
-        "dynamics read them), the binary for x86_64 Linux (the FMU runtime, libdrivegraph\n"
-        "linked in) and the graph and scenario in resources/. In the FMU a communication\n"
-        "step is whole steps of the internal step with events located inside; the inputs\n"
-        "are held over a step (FMI 2: or follow the derivatives the master gives); FMU\n"
-        "states can be saved, restored and serialized. docs/fmu.md describes the variables\n"
-        "and how to load the FMU. GRAPH is graph JSON or a YAML vehicle config.\n",
+    .help = "Writes NAME.fmu: modelDescription.xml (inputs: the channels the graph reads that\n"
+            "the scenario does not drive; outputs: the signals chosen; parameters: the numbers\n"
+            "that do not change the graph's structure, tunable between steps where only the\n"
+            "dynamics read them), the binary for x86_64 Linux (the FMU runtime, libdrivegraph\n"
+            "linked in) and the graph and scenario in resources/. In the FMU a communication\n"
+            "step is whole steps of the internal step with events located inside; the inputs\n"
+            "are held over a step (FMI 2: or follow the derivatives the master gives); FMU\n"
+            "states can be saved, restored and serialized. docs/fmu.md describes the variables\n"
+            "and how to load the FMU. GRAPH is graph JSON or a YAML vehicle config.\n",
     .options = fmu_options,
     .footer = "Exit status: 0 ok; 1 invalid graph or scenario, an unknown output, a step\n"
               "size RK4 cannot take (without --force), no FMU runtime or a file that could\n"

@@ -31,8 +31,7 @@ static bool given(const unsigned char *base, const dg_param_def *d) {
   return v;
 }
 
-double *dg_graph_param_number(dg_graph *g, const char *key, const dg_param_def **def,
-                              int *block) {
+double *dg_graph_param_number(dg_graph *g, const char *key, const dg_param_def **def, int *block) {
   const char *dot = key ? strchr(key, '.') : NULL;
   if (!g || !dot || dot == key)
     return NULL;
@@ -183,7 +182,7 @@ int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg
    * checked load has every parameter's new value */
   char *text = n > 0 ? dg_override_apply(json, file, n, ov, err) : NULL;
   dg_graph *want = n == 0 || text ? dg_graph_load_string_opts(g->reg, text ? text : json, file,
-                                                            DG_LOAD_NO_MODE_CHECK, err)
+                                                              DG_LOAD_NO_MODE_CHECK, err)
                                   : NULL;
   free(text);
   if (!want)
@@ -313,7 +312,7 @@ size_t dg_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
   unsigned char *p = buf + sizeof h;
   memcpy(p, &sim->sv, sizeof(dg_solver));
   p += sizeof(dg_solver);
-  state_scalars sc = {sim->t, sim->ctx.t, sim->ctx.dt, sim->last_event,
+  state_scalars sc = {sim->t,     sim->ctx.t,        sim->ctx.dt, sim->last_event,
                       sim->steps, sim->topo_changes, sim->events, sim->segments};
   memcpy(p, &sc, sizeof sc);
   p += sizeof sc;
@@ -342,9 +341,8 @@ static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
   return DG_ERR_USAGE;
 }
 
-int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
-                      const unsigned char *keep, const unsigned char *keep_values,
-                      dg_error *err) {
+int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
+                      const unsigned char *keep_values, dg_error *err) {
   dg_error_clear(err);
   if (!sim || !buf)
     return state_refused(err, sim, "no bytes given");
@@ -355,8 +353,8 @@ int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
   memcpy(&h, buf, sizeof h);
   if (memcmp(h.magic, STATE_MAGIC, sizeof h.magic) != 0)
     return state_refused(err, sim, "no state header");
-  if (h.solver_size != want.solver_size || h.nb != want.nb || h.nn != want.nn ||
-      h.ns != want.ns || h.n_inputs != want.n_inputs || h.n_channels != want.n_channels ||
+  if (h.solver_size != want.solver_size || h.nb != want.nb || h.nn != want.nn || h.ns != want.ns ||
+      h.n_inputs != want.n_inputs || h.n_channels != want.n_channels ||
       h.data_size != want.data_size || h.hot_size != want.hot_size || h.total != want.total)
     return state_refused(err, sim, "written for another graph or build");
   if (size != want.total)

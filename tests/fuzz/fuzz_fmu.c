@@ -161,8 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char token[40];
   fmu_token(config, graph, scenario, token);
   FUZZ_CHECK(strcmp(token, m->token) == 0, "the token is not the texts'");
-  fmu_instance *in = fmu_instantiate_texts(m->fmi, "fuzz", token, config, graph, scenario,
-                                           count_log, &msg, true);
+  fmu_instance *in =
+      fmu_instantiate_texts(m->fmi, "fuzz", token, config, graph, scenario, count_log, &msg, true);
   FUZZ_CHECK(in != NULL, "accepted resources do not instantiate");
   drive(in, hash);
   fmu_free(in);
