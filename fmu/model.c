@@ -452,6 +452,7 @@ static void add_params_of(loader *l, fmu_model *m, dg_graph *g, const dg_sim *si
       problem(l, "out of memory");
       return;
     }
+    v->def = d;
     v->tunable = effect == DG_P_DYNAMICS;
     v->start = *value;
     v->has_min = (d->flags & DG_P_MIN) && !(d->flags & DG_P_MIN_EXCL);

@@ -34,6 +34,7 @@ typedef struct fmu_var {
   double min, max;
   char *unit;        /* "" for none */
   char *key;         /* parameters: "block.param[.field]" (the name, unless a signal has it) */
+  const struct dg_param_def *def; /* parameters: the class's table entry (static) */
   char *description;
 } fmu_var;
 

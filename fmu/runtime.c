@@ -634,7 +634,15 @@ fmu_status fmu_set(fmu_instance *in, const unsigned *vr, size_t n, const double 
     if (!isfinite(v[i]))
       return fmu_log(in, FMU_DISCARD, "%s %s: %g is not a finite number: not taken", kind_name(var),
                      var->name, v[i]);
-    if ((var->has_min && v[i] < var->min) || (var->has_max && v[i] > var->max))
+    if (var->kind == VAR_PARAM && var->def && !dg_param_value_ok(var->def, v[i])) {
+      char range[64];
+      dg_range_text(range, sizeof range, var->def->flags, var->def->min, var->def->max,
+                    DG_RANGE_BOUNDS);
+      return fmu_log(in, FMU_DISCARD, "parameter %s must be %s (got %.17g): not taken", var->name,
+                     range, v[i]);
+    }
+    if (var->kind == VAR_INPUT &&
+        ((var->has_min && v[i] < var->min) || (var->has_max && v[i] > var->max)))
       fmu_log(in, FMU_WARNING, "%s %s = %.17g is outside [%g, %g] (the blocks clamp it)",
               kind_name(var), var->name, v[i], var->has_min ? var->min : -INFINITY,
               var->has_max ? var->max : INFINITY);

@@ -925,6 +925,14 @@ static void write_csv(const run *r, const char *path, bool xc) {
     fclose(f);
 }
 
+/* What a run holds (for the leak checker). */
+static void release(run *r, fmu *f) {
+  free(r->in.t);
+  free(r->in.v);
+  free(r->inputs);
+  free(f->m.vars);
+}
+
 /* ---- calls the standard forbids ------------------------------------------- */
 
 static int checks_passed;
@@ -1012,8 +1020,9 @@ static void api_checks(run *r) {
       char key[600];
       snprintf(key, sizeof key, "name=\"%s\"", f->m.vars[i].name);
       const char *at = strstr(xml, key);
-      bool fixed = at && strstr(at, "variability=\"fixed\"") &&
-                   strstr(at, "variability=\"fixed\"") < strchr(at, '>');
+      const char *end = at ? strchr(at, '>') : NULL;
+      const char *var = at ? strstr(at, "variability=\"fixed\"") : NULL;
+      bool fixed = var && end && var < end;
       free(xml);
       double cur;
       get_value(&x, &f->m.vars[i], &cur);
@@ -1135,6 +1144,7 @@ int main(int argc, char **argv) {
     quiet = true;
     api_checks(&r);
     remove_tree(f.dir);
+    release(&r, &f);
     return 0;
   }
 
@@ -1178,6 +1188,7 @@ int main(int argc, char **argv) {
     }
     free(r.rows);
     remove_tree(f.dir);
+    release(&r, &f);
     return 0;
   }
   int n = o.instances < 1 ? 1 : o.instances;
@@ -1310,5 +1321,8 @@ int main(int argc, char **argv) {
   free(rows);
   free(xs);
   remove_tree(f.dir);
+  if (o.companion)
+    free(other.m.vars);
+  release(&r, &f);
   return rc;
 }
