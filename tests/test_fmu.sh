@@ -170,6 +170,35 @@ run "$IMPORT" "$TMP/Sedan.fmu" --in "$EX/SedanLaunch_in.csv" --stop 1 --quiet \
 check "a tunable parameter out of its range is discarded" rc_is 1
 check "... with the loader's message" has "$ERR" 'Discard|idle_rpm'
 
+# ---- no scenario: every channel an input, the gear an integer ----------------------
+MAN=$ROOT/graphs/hatchback_fwd_manual.json
+MSIG=body.speed,engine.rpm,gearbox.gear,clutch.locked
+printf '"time","throttle","brake","clutch","gear"\n0,0,0,1,0\n0.3,0,0,1,0\n0.3,0,0,1,1\n0.6,0,0,1,1\n0.6,0.8,0,0.5,1\n1,0.8,0,0.5,1\n1,0.8,0,0,1\n2.5,0.8,0,0,1\n2.5,0,0,1,1\n2.7,0,0,1,1\n2.7,0,0,1,2\n2.9,0,0,1,2\n2.9,0.8,0,0,2\n4,0.8,0,0,2\n' >"$TMP/manual_in.csv"
+python3 - "$TMP/manual_in.csv" "$TMP/manual_scn.json" <<'PY'
+import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1])))
+scn = {"duration": 4, "dt": 0.001, "output_interval": 0.01, "inputs": {}}
+for k, n in enumerate(rows[0][1:]):
+    scn["inputs"][n] = [[float(r[0]), int(r[k + 1]) if n == "gear" else float(r[k + 1])]
+                        for r in rows[1:]]
+json.dump(scn, open(sys.argv[2], "w"))
+PY
+"$DG" sim "$MAN" --scenario "$TMP/manual_scn.json" --signals "$MSIG" --digits 17 \
+  --csv "$TMP/manual_sim.csv" >/dev/null
+for v in 3 2; do
+  run "$DG" fmu "$MAN" -o "$TMP/Manual$v.fmu" --fmi $v --outputs "$MSIG"
+  check "FMI $v without a scenario: the pedals, the gear, the road are inputs" \
+    has "$OUT" 'inputs \(throttle, clutch, gear, brake, grade, lateral_accel\)'
+  (cd "$TMP" && rm -rf mx && mkdir mx && cd mx &&
+    python3 -c "import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall()" "../Manual$v.fmu")
+  check "FMI $v: the gear is an integer input" \
+    has "$(cat "$TMP/mx/modelDescription.xml")" "$([[ $v == 3 ]] && echo '<Int32 name="gear"' || echo '<Integer')"
+  run "$IMPORT" "$TMP/Manual$v.fmu" --in "$TMP/manual_in.csv" --stop 4 --outputs "$MSIG" \
+    --out "$TMP/manual_fmu$v.csv" --quiet
+  check "FMI $v: a manual launch with shifts, gear as an integer: sim's, bit for bit" \
+    same_file "$TMP/manual_fmu$v.csv" "$TMP/manual_sim.csv"
+done
+
 # ---- a step that fails: the block and the time -------------------------------
 run "$DG" fmu "$ROOT/graphs/compliant_driveline.json" -o "$TMP/Stiff.fmu" \
   --scenario "$ROOT/graphs/scenarios/compliant_tipin.json" --dt 0.05 --outputs body.speed
