@@ -67,6 +67,14 @@ for d in $dirs; do
   check "$tag: the graph and the scenario in resources/" \
     test -f "$TMP/x/$m$v/resources/graph.json" -a -f "$TMP/x/$m$v/resources/scenario.json"
 
+  check "$tag: _in.csv gives exactly the FMU's inputs" python3 - "$TMP/x/$m$v/modelDescription.xml" \
+    "$d/${m}_in.csv" <<'PY'
+import re, sys
+xml = open(sys.argv[1]).read()
+ins = re.findall(r'name="([^"]+)"[^>]*causality="input"', xml)
+head = open(sys.argv[2]).readline().strip().replace('"', '').split(",")[1:]
+sys.exit(0 if sorted(ins) == sorted(head) else 1)
+PY
   outs=$(head -n1 "$d/${m}_ref.csv" | tr -d '"' | cut -d, -f2-)
   run "$IMPORT" "$d/$m.fmu" --in "$d/${m}_in.csv" --outputs "$outs" --out "$TMP/$m$v.csv" --xc \
     --count-alloc --quiet
