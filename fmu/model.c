@@ -275,7 +275,7 @@ static int find_var(const fmu_model *m, const char *name) {
 }
 
 static const dg_block_class *class_of(const dg_graph *g, int block) {
-  return dg_class_find(NULL, dg_graph_block_type(g, block));
+  return dgp_class_find(NULL, dg_graph_block_type(g, block));
 }
 
 static int block_of(const dg_graph *g, const char *id, size_t len) {
@@ -432,8 +432,8 @@ static void add_params_of(loader *l, fmu_model *m, dg_graph *g, const dg_sim *si
       continue;
     const dg_param_def *def = NULL;
     const double *inertia = NULL;
-    unsigned effect = dg_graph_override_effect(g, key, &def, &inertia);
-    const double *value = dg_graph_param_number(g, key, NULL, NULL);
+    unsigned effect = dgp_graph_override_effect(g, key, &def, &inertia);
+    const double *value = dgp_graph_param_number(g, key, NULL, NULL);
     if ((effect != DG_P_DYNAMICS && effect != DG_P_INERTIA) || !value)
       continue;
     char name[600];
@@ -461,7 +461,7 @@ static void add_params_of(loader *l, fmu_model *m, dg_graph *g, const dg_sim *si
     v->max = d->max;
     set_text(&v->unit, d->unit);
     char range[64], doc[900];
-    dg_range_text(range, sizeof range, d->flags, d->min, d->max, DG_RANGE_BOUNDS);
+    dgp_range_text(range, sizeof range, d->flags, d->min, d->max, DG_RANGE_BOUNDS);
     snprintf(doc, sizeof doc, "%s%s%s%s", d->doc ? d->doc : "", range[0] ? " (" : "", range,
              range[0] ? ")" : "");
     set_text(&v->description, doc);

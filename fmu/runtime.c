@@ -403,7 +403,7 @@ static void write_tunables(const fmu_instance *in, dg_graph *g, const double *va
   const fmu_model *m = in->m;
   for (int k = 0; k < m->nparams; k++) {
     const fmu_var *v = &m->vars[m->params[k]];
-    double *at = v->tunable ? dg_graph_param_number(g, v->key, NULL, NULL) : NULL;
+    double *at = v->tunable ? dgp_graph_param_number(g, v->key, NULL, NULL) : NULL;
     if (at)
       *at = val[m->params[k]];
   }
@@ -418,7 +418,7 @@ static int new_run(fmu_instance *in, const dg_graph *g, const double *val, dg_si
   *drv_out = NULL;
   char *text = augmented_scenario(in, val);
   if (!text) {
-    dg_error_set(err, DG_ERR_NOMEM, "scenario.json", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "scenario.json", "", "out of memory");
     return DG_ERR_NOMEM;
   }
   *scn_out = dg_scenario_load_string(text, "scenario.json", err);
@@ -601,7 +601,7 @@ static fmu_status retune(fmu_instance *in, const double *val) {
     return fmu_log(in, FMU_ERROR, "out of memory");
   }
   dg_error err;
-  int rc = dg_sim_tune(in->sim, in->run_text, "graph.json", s.n, s.ov, &err);
+  int rc = dgp_sim_tune(in->sim, in->run_text, "graph.json", s.n, s.ov, &err);
   overrides_free(&s);
   if (rc == DG_OK)
     return FMU_OK;
@@ -634,9 +634,9 @@ fmu_status fmu_set(fmu_instance *in, const unsigned *vr, size_t n, const double 
     if (!isfinite(v[i]))
       return fmu_log(in, FMU_DISCARD, "%s %s: %g is not a finite number: not taken", kind_name(var),
                      var->name, v[i]);
-    if (var->kind == VAR_PARAM && var->def && !dg_param_value_ok(var->def, v[i])) {
+    if (var->kind == VAR_PARAM && var->def && !dgp_param_value_ok(var->def, v[i])) {
       char range[64];
-      dg_range_text(range, sizeof range, var->def->flags, var->def->min, var->def->max,
+      dgp_range_text(range, sizeof range, var->def->flags, var->def->min, var->def->max,
                     DG_RANGE_BOUNDS);
       return fmu_log(in, FMU_DISCARD, "parameter %s must be %s (got %.17g): not taken", var->name,
                      range, v[i]);
@@ -881,7 +881,7 @@ fmu_status fmu_get_state(fmu_instance *in, void **state) {
       return fmu_fail(in, "the FMU state cannot be taken: %s",
                       in->sim ? err.text : "out of memory");
     }
-    dg_graph_retain(in->graph);
+    dgp_graph_retain(in->graph);
     s->graph = in->graph;
   }
   s->mode = in->mode;
@@ -908,7 +908,7 @@ fmu_status fmu_set_state(fmu_instance *in, void *state) {
     /* a state of another run (before a reset, or other fixed parameters):
      * a simulation of its graph, as it was started */
     drop_sim(in);
-    dg_graph_retain(s->graph);
+    dgp_graph_retain(s->graph);
     in->graph = s->graph;
     in->run_text = strdup(s->run_text);
     dg_error err;
@@ -957,7 +957,7 @@ fmu_status fmu_free_state(fmu_instance *in, void **state) {
 
 /* ---- serialized states ----------------------------------------------------
  * header, the scalars, the values and interpolations, the graph's text,
- * then the simulation's bytes (dg_sim_state_write) and the mask of its
+ * then the simulation's bytes (dgp_sim_state_write) and the mask of its
  * blocks' data, when there is a simulation.
  *
  * The mask marks the bytes of the blocks' data that were still what the
@@ -1001,27 +1001,27 @@ static unsigned char *fresh_data_with(fmu_instance *in, dg_graph *g, const doubl
   const fmu_model *m = in->m;
   double *keep = malloc(sizeof *keep * ((size_t)m->nparams + 1));
   if (!keep) {
-    dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
     return NULL;
   }
   for (int k = 0; k < m->nparams; k++) {
     const fmu_var *v = &m->vars[m->params[k]];
-    double *at = v->tunable ? dg_graph_param_number(g, v->key, NULL, NULL) : NULL;
+    double *at = v->tunable ? dgp_graph_param_number(g, v->key, NULL, NULL) : NULL;
     keep[k] = at ? *at : 0.0;
   }
   write_tunables(in, g, val);
   dg_sim *sim = dg_sim_new(g, err);
-  unsigned char *d = sim ? malloc(dg_sim_data_size(sim) + 1) : NULL;
+  unsigned char *d = sim ? malloc(dgp_sim_data_size(sim) + 1) : NULL;
   if (d) {
-    *size = dg_sim_data_size(sim);
-    dg_sim_data_copy(sim, d);
+    *size = dgp_sim_data_size(sim);
+    dgp_sim_data_copy(sim, d);
   } else if (sim) {
-    dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
   }
   dg_sim_free(sim);
   for (int k = 0; k < m->nparams; k++) {
     const fmu_var *v = &m->vars[m->params[k]];
-    double *at = v->tunable ? dg_graph_param_number(g, v->key, NULL, NULL) : NULL;
+    double *at = v->tunable ? dgp_graph_param_number(g, v->key, NULL, NULL) : NULL;
     if (at)
       *at = keep[k];
   }
@@ -1039,13 +1039,13 @@ static int scratch_of(fmu_instance *in, const fmu_state *s, dg_sim **sim, dg_sce
     rc = dg_sim_restore(*sim, s->snap, err);
   unsigned char *fresh = rc == DG_OK ? fresh_data_with(in, s->graph, s->val, mask_len, err) : NULL;
   unsigned char *now = fresh ? malloc(*mask_len + 1) : NULL;
-  if (rc == DG_OK && (!now || dg_sim_data_size(*sim) != *mask_len)) {
+  if (rc == DG_OK && (!now || dgp_sim_data_size(*sim) != *mask_len)) {
     if (!err->code)
-      dg_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
+      dgp_error_set(err, DG_ERR_NOMEM, "graph.json", "", "out of memory");
     rc = err->code;
   }
   if (rc == DG_OK) {
-    dg_sim_data_copy(*sim, now);
+    dgp_sim_data_copy(*sim, now);
     for (size_t i = 0; i < *mask_len; i++)
       now[i] = now[i] == fresh[i];
     *mask = now;
@@ -1081,7 +1081,7 @@ fmu_status fmu_state_size(fmu_instance *in, void *state, size_t *size) {
       scratch_free(sim, scn, drv, mask);
       return fmu_fail(in, "sizing the FMU state: %s", err.text);
     }
-    n += strlen(s->run_text) + dg_sim_state_size(sim) + mask_len;
+    n += strlen(s->run_text) + dgp_sim_state_size(sim) + mask_len;
     scratch_free(sim, scn, drv, mask);
   }
   *size = n;
@@ -1131,7 +1131,7 @@ fmu_status fmu_serialize_state(fmu_instance *in, void *state, unsigned char *buf
       scratch_free(sim, scn, drv, mask);
       return fmu_fail(in, "serializing the FMU state: %s", err.text);
     }
-    h.sim_len = dg_sim_state_write(sim, p, size - (size_t)(p - buf));
+    h.sim_len = dgp_sim_state_write(sim, p, size - (size_t)(p - buf));
     p += h.sim_len;
     if (h.sim_len > 0 && (size_t)(p - buf) + mask_len <= size) {
       memcpy(p, mask, mask_len);
@@ -1199,7 +1199,7 @@ fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, siz
   /* the running graph when the text is the same, else a load of its own
    * with the state's tunable parameters */
   if (in->graph && strcmp(in->run_text, s->run_text) == 0) {
-    dg_graph_retain(in->graph);
+    dgp_graph_retain(in->graph);
     s->graph = in->graph;
   } else {
     s->graph = dg_graph_load_string(NULL, s->run_text, "graph.json", &err);
@@ -1222,7 +1222,7 @@ fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, siz
       st = fmu_fail(in, "deserializing an FMU state: the bytes are of another build");
   }
   if (st == FMU_OK &&
-      dg_sim_state_read(sim, p, (size_t)h.sim_len, p + h.sim_len, fresh, &err) != DG_OK)
+      dgp_sim_state_read(sim, p, (size_t)h.sim_len, p + h.sim_len, fresh, &err) != DG_OK)
     st = fmu_fail(in, "deserializing an FMU state: %s", err.text);
   if (st == FMU_OK) {
     s->snap = dg_sim_snapshot(sim, &err);

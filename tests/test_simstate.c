@@ -1,5 +1,5 @@
 /* lib/run/simstate.c: number parameters changed in place between steps
- * (dg_sim_tune) and a simulation's state as bytes (dg_sim_state_write /
+ * (dgp_sim_tune) and a simulation's state as bytes (dgp_sim_state_write /
  * _read). Every comparison is bit for bit (memcmp of the signals after
  * each step), no tolerance. */
 #include "testutil.h"
@@ -62,23 +62,23 @@ START_TEST(param_number_finds_numbers) {
   dg_graph *g = dg_test_graph_file("graphs/ev_single_speed.json");
   const dg_param_def *def = NULL;
   int block = -1;
-  double *p = dg_graph_param_number(g, "motor.max_power", &def, &block);
+  double *p = dgp_graph_param_number(g, "motor.max_power", &def, &block);
   ck_assert_ptr_nonnull(p);
   ck_assert_double_eq(*p, 200000);
   ck_assert_str_eq(def->key, "max_power");
   ck_assert_str_eq(dg_graph_block_id(g, block), "motor");
   /* a field of an object, with its default */
-  p = dg_graph_param_number(g, "wheel_rl.tyre.B", &def, NULL);
+  p = dgp_graph_param_number(g, "wheel_rl.tyre.B", &def, NULL);
   ck_assert_ptr_nonnull(p);
   ck_assert_double_eq(*p, def->def);
   /* not numbers, unknown, absent with a present flag */
-  ck_assert_ptr_null(dg_graph_param_number(g, "motor.reverse", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, "motor.nope", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, "nobody.inertia", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, "motor.base_rpm", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, "wheel_rl.tyre", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, "motor", NULL, NULL));
-  ck_assert_ptr_null(dg_graph_param_number(g, ".x", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.reverse", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.nope", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "nobody.inertia", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.base_rpm", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "wheel_rl.tyre", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, ".x", NULL, NULL));
   dg_graph_free(g);
 }
 END_TEST
@@ -96,7 +96,7 @@ START_TEST(tune_at_start_equals_load) {
   dg_graph *g = dg_graph_load_string(NULL, json, "ev.json", &err);
   ck_assert_msg(g != NULL, "%s", err.text);
   dg_sim *a = dg_test_sim(g);
-  ck_assert_msg(dg_sim_tune(a, json, "ev.json", 2, ov, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_tune(a, json, "ev.json", 2, ov, &err) == DG_OK, "%s", err.text);
   dg_driver *da = dg_driver_new(scn, a, &err);
   ck_assert_msg(da != NULL, "%s", err.text);
 
@@ -139,8 +139,8 @@ START_TEST(tune_mid_run) {
   run_steps(sim, 3000);
 
   const dg_override away[] = {{"body.cda", "1.5"}, {"engine.idle_rpm", "900"}};
-  ck_assert_msg(dg_sim_tune(sim, json, "sedan.json", 2, away, &err) == DG_OK, "%s", err.text);
-  ck_assert_int_eq(dg_sim_tune(sim, json, "sedan.json", 0, NULL, &err), DG_OK);
+  ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 2, away, &err) == DG_OK, "%s", err.text);
+  ck_assert_int_eq(dgp_sim_tune(sim, json, "sedan.json", 0, NULL, &err), DG_OK);
   double *ra = record(ref.sim, 3000), *rb = record(sim, 3000);
   same_records(ra, rb, sim, 3000);
   free(ra);
@@ -148,7 +148,7 @@ START_TEST(tune_mid_run) {
 
   int v = dg_sim_signal_find(sim, "body.speed");
   const dg_override more_drag[] = {{"body.cda", "3"}};
-  ck_assert_msg(dg_sim_tune(sim, json, "sedan.json", 1, more_drag, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 1, more_drag, &err) == DG_OK, "%s", err.text);
   run_steps(ref.sim, 3000);
   run_steps(sim, 3000);
   ck_assert_msg(dg_sim_signal(sim, v) < dg_sim_signal(ref.sim, v) - 0.05, "%g vs %g",
@@ -169,7 +169,7 @@ START_TEST(tune_refusals) {
   dg_graph *g = dg_graph_load_string(NULL, json, "sedan.json", &err);
   ck_assert_msg(g != NULL, "%s", err.text);
   dg_sim *sim = dg_test_sim(g);
-  double *idle = dg_graph_param_number(g, "engine.idle_rpm", NULL, NULL);
+  double *idle = dgp_graph_param_number(g, "engine.idle_rpm", NULL, NULL);
   double before = *idle;
   static const struct {
     dg_override ov;
@@ -183,7 +183,7 @@ START_TEST(tune_refusals) {
       {{"engine.idle_rpm", "-5"}, DG_ERR_RANGE, "idle_rpm"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    int rc = dg_sim_tune(sim, json, "sedan.json", 1, &bad[i].ov, &err);
+    int rc = dgp_sim_tune(sim, json, "sedan.json", 1, &bad[i].ov, &err);
     ck_assert_msg(rc == bad[i].code, "%s=%s: code %d (%s)", bad[i].ov.key, bad[i].ov.value, rc,
                   err.text);
     ck_assert_msg(strstr(err.text, bad[i].text) != NULL || strstr(err.path, bad[i].text) != NULL,
@@ -217,11 +217,11 @@ START_TEST(state_round_trip) {
   a.drv = dg_driver_new(scn, a.sim, &err);
   ck_assert_msg(a.drv != NULL, "%s", err.text);
   run_steps(a.sim, 2500);
-  size_t size = dg_sim_state_size(a.sim);
+  size_t size = dgp_sim_state_size(a.sim);
   unsigned char *buf = malloc(size);
   ck_assert_ptr_nonnull(buf);
-  ck_assert_uint_eq(dg_sim_state_write(a.sim, buf, size - 1), 0);
-  ck_assert_uint_eq(dg_sim_state_write(a.sim, buf, size), size);
+  ck_assert_uint_eq(dgp_sim_state_write(a.sim, buf, size - 1), 0);
+  ck_assert_uint_eq(dgp_sim_state_write(a.sim, buf, size), size);
 
   /* the keep mask: bytes two loads of the text disagree on */
   dg_graph *g1 = dg_graph_load_string(NULL, json, "sedan.json", &err);
@@ -229,10 +229,10 @@ START_TEST(state_round_trip) {
   ck_assert_ptr_nonnull(g1);
   ck_assert_ptr_nonnull(g2);
   dg_sim *s1 = dg_test_sim(g1), *s2 = dg_test_sim(g2);
-  size_t ds = dg_sim_data_size(s1);
+  size_t ds = dgp_sim_data_size(s1);
   unsigned char *d1 = malloc(ds + 1), *d2 = malloc(ds + 1), *keep = malloc(ds + 1);
-  dg_sim_data_copy(s1, d1);
-  dg_sim_data_copy(s2, d2);
+  dgp_sim_data_copy(s1, d1);
+  dgp_sim_data_copy(s2, d2);
   int kept = 0;
   for (size_t i = 0; i < ds; i++) {
     keep[i] = d1[i] != d2[i];
@@ -245,22 +245,22 @@ START_TEST(state_round_trip) {
   /* another graph refuses; damaged bytes refuse */
   dg_test_drive other =
       dg_test_start("graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json");
-  ck_assert_int_eq(dg_sim_state_read(other.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dgp_sim_state_read(other.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
   ck_assert_ptr_nonnull(strstr(err.text, "another graph"));
   dg_test_finish(&other);
   buf[size / 2] ^= 1;
-  ck_assert_int_eq(dg_sim_state_read(s1, buf, size, keep, NULL, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dgp_sim_state_read(s1, buf, size, keep, NULL, &err), DG_ERR_USAGE);
   ck_assert_ptr_nonnull(strstr(err.text, "checksum"));
   buf[size / 2] ^= 1;
-  ck_assert_int_eq(dg_sim_state_read(s1, buf, size - 1, keep, NULL, &err), DG_ERR_USAGE);
+  ck_assert_int_eq(dgp_sim_state_read(s1, buf, size - 1, keep, NULL, &err), DG_ERR_USAGE);
 
-  ck_assert_msg(dg_sim_state_read(s1, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_state_read(s1, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
   /* the scenario's schedules go with the simulation, not its state */
   dg_sim *fresh = dg_test_sim(g1);
   dg_driver *drv = dg_driver_new(scn, fresh, &err);
   ck_assert_msg(drv != NULL, "%s", err.text);
   dg_sim_free(s1);
-  ck_assert_msg(dg_sim_state_read(fresh, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_state_read(fresh, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
   ck_assert(dg_sim_time(fresh) == dg_sim_time(a.sim));
   double *ra = record(a.sim, 3000), *rb = record(fresh, 3000);
   same_records(ra, rb, fresh, 3000);

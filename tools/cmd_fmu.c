@@ -327,8 +327,10 @@ static void print_messages(json_t *messages) {
   json_array_foreach(messages, i, m) {
     const char *level = json_string_value(json_object_get(m, "level"));
     const char *text = json_string_value(json_object_get(m, "text"));
+    char shown[4096];
+    dg_text_escape(shown, sizeof shown, text ? text : "");
     fprintf(stderr, "drivegraph fmu: %s%s\n", level && strcmp(level, "error") ? "warning: " : "",
-            text ? text : "");
+            shown);
   }
 }
 
@@ -338,7 +340,7 @@ static int load_inputs(const command *cmd, fmu_job *j) {
     return usage_error(cmd,
                        "-o %s: expected NAME.fmu with NAME a C identifier (letters, digits "
                        "and '_', not starting with a digit): it is the model identifier",
-                       o->output);
+                       esc(o->output));
   dg_error err;
   j->graph_text = graph_json_text(o->graph, &err);
   if (!j->graph_text) {
@@ -348,7 +350,7 @@ static int load_inputs(const command *cmd, fmu_job *j) {
   if (o->scenario) {
     j->scenario_text = read_all(o->scenario, NULL);
     if (!j->scenario_text) {
-      fprintf(stderr, "drivegraph fmu: cannot read %s: %s\n", o->scenario, strerror(errno));
+      fprintf(stderr, "drivegraph fmu: cannot read %s: %s\n", esc(o->scenario), strerror(errno));
       return EXIT_INVALID;
     }
   }
@@ -357,24 +359,24 @@ static int load_inputs(const command *cmd, fmu_job *j) {
     fprintf(stderr,
             "drivegraph fmu: the FMU runtime for FMI %d is not installed (looked for "
             "%s; set DRIVEGRAPH_FMU_DIR to its directory)\n",
-            j->fmi, tried);
+            j->fmi, esc(tried));
     return EXIT_INVALID;
   }
   j->lib = dlopen(j->runtime, RTLD_NOW | RTLD_LOCAL);
   if (!j->lib) {
-    fprintf(stderr, "drivegraph fmu: %s: %s\n", j->runtime, dlerror());
+    fprintf(stderr, "drivegraph fmu: %s: %s\n", esc(j->runtime), esc(dlerror()));
     return EXIT_INVALID;
   }
   /* ISO C has no function pointer from void*; POSIX guarantees it works */
   *(void **)&j->describe = dlsym(j->lib, "drivegraph_fmu_describe");
   *(void **)&j->release = dlsym(j->lib, "drivegraph_fmu_free");
   if (!j->describe || !j->release) {
-    fprintf(stderr, "drivegraph fmu: %s is not a drivegraph FMU runtime\n", j->runtime);
+    fprintf(stderr, "drivegraph fmu: %s is not a drivegraph FMU runtime\n", esc(j->runtime));
     return EXIT_INVALID;
   }
   j->binary = (unsigned char *)read_all(j->runtime, &j->binary_len);
   if (!j->binary) {
-    fprintf(stderr, "drivegraph fmu: cannot read %s: %s\n", j->runtime, strerror(errno));
+    fprintf(stderr, "drivegraph fmu: cannot read %s: %s\n", esc(j->runtime), strerror(errno));
     return EXIT_INVALID;
   }
   return EXIT_OK;
@@ -403,7 +405,7 @@ static int describe(fmu_job *j) {
   const char *version = json_string_value(json_object_get(j->answer, "version"));
   if (version && strcmp(version, DG_VERSION_STRING) != 0)
     fprintf(stderr, "drivegraph fmu: warning: the runtime %s is drivegraph %s, this tool %s\n",
-            j->runtime, version, DG_VERSION_STRING);
+            esc(j->runtime), esc(version), DG_VERSION_STRING);
   return json_is_true(json_object_get(j->answer, "ok")) ? EXIT_OK : EXIT_INVALID;
 }
 
@@ -436,7 +438,7 @@ static int pack(fmu_job *j) {
   if (z && zipClose(z, NULL) != ZIP_OK)
     ok = false;
   if (!ok || j->zip.failed) {
-    fprintf(stderr, "drivegraph fmu: out of memory while packing %s\n", j->o->output);
+    fprintf(stderr, "drivegraph fmu: out of memory while packing %s\n", esc(j->o->output));
     return EXIT_INVALID;
   }
   out_file *out = out_open("fmu", j->o->output);
@@ -453,11 +455,12 @@ static void print_done(const fmu_job *j) {
   json_t *outs = json_object_get(j->answer, "outputs");
   long params = (long)json_integer_value(json_object_get(j->answer, "parameters"));
   long tunable = (long)json_integer_value(json_object_get(j->answer, "tunable"));
-  printf("%s: FMI %s co-simulation FMU %s, %zu input%s", j->o->output, j->fmi == 3 ? "3.0" : "2.0",
-         j->ident, json_array_size(ins), json_array_size(ins) == 1 ? "" : "s");
+  printf("%s: FMI %s co-simulation FMU %s, %zu input%s", esc(j->o->output),
+         j->fmi == 3 ? "3.0" : "2.0", j->ident, json_array_size(ins),
+         json_array_size(ins) == 1 ? "" : "s");
   size_t i;
   json_t *v;
-  json_array_foreach(ins, i, v) printf("%s%s", i ? ", " : " (", json_string_value(v));
+  json_array_foreach(ins, i, v) printf("%s%s", i ? ", " : " (", esc(json_string_value(v)));
   printf("%s, %zu output%s, %ld parameters (%ld tunable)\n", json_array_size(ins) ? ")" : "",
          json_array_size(outs), json_array_size(outs) == 1 ? "" : "s", params, tunable);
 }

@@ -1,6 +1,6 @@
 /* A running simulation seen from a host that keeps it between steps:
- * number parameters changed in place between steps (dg_sim_tune) and the
- * simulation's state as bytes (dg_sim_state_write / _read), what the FMU
+ * number parameters changed in place between steps (dgp_sim_tune) and the
+ * simulation's state as bytes (dgp_sim_state_write / _read), what the FMU
  * runtime (fmu/) needs for tunable parameters and serialized FMU states.
  * See simstate.h. */
 #include "run/simstate.h"
@@ -31,11 +31,11 @@ static bool given(const unsigned char *base, const dg_param_def *d) {
   return v;
 }
 
-double *dg_graph_param_number(dg_graph *g, const char *key, const dg_param_def **def, int *block) {
+double *dgp_graph_param_number(dg_graph *g, const char *key, const dg_param_def **def, int *block) {
   const char *dot = key ? strchr(key, '.') : NULL;
   if (!g || !dot || dot == key)
     return NULL;
-  int b = dg_graph_block_find_n(g, key, (size_t)(dot - key));
+  int b = dgp_graph_block_find_n(g, key, (size_t)(dot - key));
   if (b < 0 || !g->blocks[b].klass || !g->blocks[b].params)
     return NULL;
   const dg_param_def *defs = g->blocks[b].klass->params;
@@ -63,14 +63,14 @@ double *dg_graph_param_number(dg_graph *g, const char *key, const dg_param_def *
   }
 }
 
-size_t dg_sim_data_size(const dg_sim *sim) {
+size_t dgp_sim_data_size(const dg_sim *sim) {
   size_t n = 0;
   for (int i = 0; i < sim->nb; i++)
     n += sim->blocks[i].klass->data_size;
   return n;
 }
 
-void dg_sim_data_copy(const dg_sim *sim, unsigned char *out) {
+void dgp_sim_data_copy(const dg_sim *sim, unsigned char *out) {
   for (int i = 0; i < sim->nb; i++) {
     size_t ds = sim->blocks[i].klass->data_size;
     if (ds)
@@ -84,9 +84,9 @@ static unsigned char *fresh_data(const dg_graph *g, size_t size, dg_error *err) 
   dg_sim *s = dg_sim_new(g, err);
   unsigned char *out = s ? malloc(size ? size : 1) : NULL;
   if (s && !out)
-    dg_error_set(err, DG_ERR_NOMEM, g->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, g->file, "", "out of memory");
   if (out)
-    dg_sim_data_copy(s, out);
+    dgp_sim_data_copy(s, out);
   dg_sim_free(s);
   return out;
 }
@@ -147,13 +147,13 @@ static void tune_collect(tune_walk *w, const dg_param_def *defs, unsigned char *
   }
 }
 
-int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg_override *ov,
+int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg_override *ov,
                 dg_error *err_out) {
   dg_error local;
   dg_error *err = err_out ? err_out : &local;
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || !json || n < 0 || (n > 0 && !ov)) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation, graph text or overrides given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation, graph text or overrides given");
     return DG_ERR_USAGE;
   }
   dg_graph *g = (dg_graph *)sim->g;
@@ -162,18 +162,18 @@ int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg
   for (int i = 0; i < n; i++) {
     const dg_param_def *def = NULL;
     const double *inertia = NULL;
-    unsigned effect = dg_graph_override_effect(g, ov[i].key, &def, &inertia);
+    unsigned effect = dgp_graph_override_effect(g, ov[i].key, &def, &inertia);
     char *end = NULL;
     double v = ov[i].value ? strtod(ov[i].value, &end) : NAN;
-    if (effect != DG_P_DYNAMICS || !dg_graph_param_number(g, ov[i].key, NULL, NULL)) {
-      dg_error_set(err, DG_ERR_USAGE, file, "",
+    if (effect != DG_P_DYNAMICS || !dgp_graph_param_number(g, ov[i].key, NULL, NULL)) {
+      dgp_error_set(err, DG_ERR_USAGE, file, "",
                    "parameter %s cannot change while the simulation runs (only numbers that "
                    "the dynamics alone read can)",
                    ov[i].key ? ov[i].key : "(null)");
       return DG_ERR_USAGE;
     }
     if (!end || end == ov[i].value || *end || !isfinite(v)) {
-      dg_error_set(err, DG_ERR_RANGE, file, "", "parameter %s: expected a finite number (got %s)",
+      dgp_error_set(err, DG_ERR_RANGE, file, "", "parameter %s: expected a finite number (got %s)",
                    ov[i].key, ov[i].value ? ov[i].value : "(null)");
       return DG_ERR_RANGE;
     }
@@ -181,7 +181,7 @@ int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg
   /* checked as loading checks them (ranges, the classes' own checks); the
    * checked load has every parameter's new value */
   char *text = n > 0 ? dg_override_apply(json, file, n, ov, err) : NULL;
-  dg_graph *want = n == 0 || text ? dg_graph_load_string_opts(g->reg, text ? text : json, file,
+  dg_graph *want = n == 0 || text ? dgp_graph_load_string_opts(g->reg, text ? text : json, file,
                                                               DG_LOAD_NO_MODE_CHECK, err)
                                   : NULL;
   free(text);
@@ -199,12 +199,12 @@ int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg
   dg_graph_free(want);
   int rc = DG_OK;
   if (!same_shape || w.bad) {
-    dg_error_set(err, DG_ERR_USAGE, file, "",
+    dgp_error_set(err, DG_ERR_USAGE, file, "",
                  "the graph's text and the running graph differ in more than the numbers the "
                  "dynamics read");
     rc = DG_ERR_USAGE;
   }
-  size_t size = dg_sim_data_size(sim);
+  size_t size = dgp_sim_data_size(sim);
   unsigned char *before = NULL, *after = NULL;
   if (rc == DG_OK && w.n > 0) {
     before = fresh_data(g, size, err);
@@ -234,10 +234,10 @@ int dg_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg
     }
     sim->input_epoch++; /* caches of the state's values go (port torques) */
     sim->sv.ports.valid = false;
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
   }
   if (rc == DG_OK)
-    dg_error_clear(err);
+    dgp_error_clear(err);
   free(before);
   free(after);
   free(w.moves);
@@ -262,12 +262,12 @@ typedef struct state_scalars {
   int64_t steps, topo_changes, events, segments;
 } state_scalars;
 
-static size_t hot_size(dg_sim *sim) { return dg_solver_state_bytes(sim); }
+static size_t hot_size(dg_sim *sim) { return dgp_solver_state_bytes(sim); }
 
-size_t dg_sim_state_size(const dg_sim *csim) {
+size_t dgp_sim_state_size(const dg_sim *csim) {
   dg_sim *sim = (dg_sim *)csim; /* the solver's list of arrays is built from a non-const sim */
   return sizeof(state_header) + sizeof(dg_solver) + sizeof(state_scalars) + hot_size(sim) +
-         dg_sim_data_size(sim) + sizeof(double) * (size_t)(sim->n_inputs + sim->n_channels) +
+         dgp_sim_data_size(sim) + sizeof(double) * (size_t)(sim->n_inputs + sim->n_channels) +
          sizeof(int32_t) * (size_t)sim->n_inputs;
 }
 
@@ -289,9 +289,9 @@ static void header_of(dg_sim *sim, state_header *h) {
   h->ns = sim->ns;
   h->n_inputs = sim->n_inputs;
   h->n_channels = sim->n_channels;
-  h->data_size = dg_sim_data_size(sim);
+  h->data_size = dgp_sim_data_size(sim);
   h->hot_size = hot_size(sim);
-  h->total = dg_sim_state_size(sim);
+  h->total = dgp_sim_state_size(sim);
 }
 
 static const dg_timed_input *timed_of(const dg_sim *sim, int input) {
@@ -301,10 +301,10 @@ static const dg_timed_input *timed_of(const dg_sim *sim, int input) {
   return NULL;
 }
 
-size_t dg_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
+size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
   if (!sim || !buf || sim->failed)
     return 0;
-  size_t total = dg_sim_state_size(sim);
+  size_t total = dgp_sim_state_size(sim);
   if (size < total)
     return 0;
   state_header h;
@@ -316,9 +316,9 @@ size_t dg_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
                       sim->steps, sim->topo_changes, sim->events, sim->segments};
   memcpy(p, &sc, sizeof sc);
   p += sizeof sc;
-  dg_solver_save(sim, p);
+  dgp_solver_save(sim, p);
   p += h.hot_size;
-  dg_sim_data_copy(sim, p);
+  dgp_sim_data_copy(sim, p);
   p += h.data_size;
   memcpy(p, sim->input, sizeof(double) * (size_t)sim->n_inputs);
   p += sizeof(double) * (size_t)sim->n_inputs;
@@ -336,14 +336,14 @@ size_t dg_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
 }
 
 static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
-  dg_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "", "not a state of this simulation: %s",
+  dgp_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "", "not a state of this simulation: %s",
                why);
   return DG_ERR_USAGE;
 }
 
-int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
+int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
                       const unsigned char *keep_values, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || !buf)
     return state_refused(err, sim, "no bytes given");
   state_header want, h;
@@ -370,7 +370,7 @@ int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   state_scalars sc;
   memcpy(&sc, p, sizeof sc);
   p += sizeof sc;
-  dg_solver_load(sim, &saved, p);
+  dgp_solver_load(sim, &saved, p);
   p += h.hot_size;
   for (int b = 0; b < sim->nb; b++) {
     size_t ds = sim->blocks[b].klass->data_size;
@@ -414,8 +414,8 @@ int dg_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   sim->ctx.state_rate = sim->ctx.state_commit = NULL;
   sim->topo_request = false;
   sim->failed = false;
-  dg_error_clear(&sim->err);
+  dgp_error_clear(&sim->err);
   sim->sv.ports.valid = false;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   return DG_OK;
 }
