@@ -62,10 +62,17 @@ static void say(answer *a, bool error, const char *fmt, ...) {
     a->failed = true;
 }
 
+/* A problem, or a warning (a dg_error with code DG_OK, its text starting
+ * "warning: ", as validation passes a graph's warnings on). */
 static void say_error(const dg_error *err, void *user) {
   char msg[1000];
   dg_error_format(err, msg, sizeof msg);
-  say(user, true, "%s", msg);
+  if (err->code == DG_OK) {
+    const char *w = strstr(msg, "warning: ");
+    if (w) /* "file: /path: warning: text" as "warning: file: /path: text" */
+      memmove(msg + (w - msg) + 0, w + 9, strlen(w + 9) + 1);
+  }
+  say(user, err->code != DG_OK, "%s", msg);
 }
 
 static void say_text(void *user, const char *text) { say(user, true, "%s", text); }

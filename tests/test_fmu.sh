@@ -235,6 +235,19 @@ check "no -o: usage error" rc_is 2
 run "$DG" fmu "$SEDAN" -o "$TMP/Bad.fmu" --scenario "$ROOT/graphs/scenarios/coupled_clutches.json"
 check "a scenario of another graph: exit 1" rc_is 1
 check "... every problem named" has "$ERR" 'coupled_clutches.json: /initial'
+cat >"$TMP/short.json" <<'JSON'
+{ "drivegraph": 1,
+  "blocks": {
+    "eng": { "type": "torque_source", "inertia": 0.2, "torque": 50 },
+    "sd":  { "type": "spring_damper", "stiffness": 1000, "damping": 1 },
+    "g":   { "type": "gear", "ratio": 1 },
+    "ld":  { "type": "load", "inertia": 2.0 } },
+  "connections": [["eng.out", "sd.in", "g.in"], ["sd.out", "g.out", "ld.in"]] }
+JSON
+run "$DG" fmu "$TMP/short.json" -o "$TMP/Short.fmu" --outputs ld.omega
+check "a graph with warnings exports" rc_is 0
+check "... and the warnings are shown" \
+  has_fixed "$ERR" 'drivegraph fmu: warning: '"$TMP"'/short.json: /blocks/sd: spring_damper "sd" can never act'
 run env DRIVEGRAPH_FMU_DIR=/nonexistent "$DG" fmu "$SEDAN" -o "$TMP/S.fmu" --outputs body.speed
 if [[ -f $BUILD/fmu/libdgfmu3.so ]]; then
   check "DRIVEGRAPH_FMU_DIR first, then the build tree's fmu/" rc_is 0
