@@ -83,7 +83,7 @@ run_one() {
   for s in $(seeds "$t"); do dirs+=("$s"); done
   local dict=()
   case $t in
-  fuzz_graph|fuzz_scenario) dict=(-dict=tests/fuzz/json.dict) ;;
+  fuzz_graph|fuzz_scenario|fuzz_fmu) dict=(-dict=tests/fuzz/json.dict) ;;
   fuzz_yaml) dict=(-dict=tests/fuzz/yaml.dict) ;;
   fuzz_chrono) dict=(-dict=tests/fuzz/chrono.dict) ;;
   esac
