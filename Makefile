@@ -24,17 +24,17 @@ RUN_ARGS     ?= sim $(RUN_GRAPH) $(RUN_DRIVER) --csv $(RUN_CSV) --plot $(RUN_PLO
 RUN_BIN       = $(if $(filter /%,$(BUILD_DIR)),,./)$(BUILD_DIR)/drivegraph
 
 # Debian packages the build and the tests need.
-DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev check libsubunit-dev \
+DEB_PACKAGES := meson ninja-build pkg-config gcc libjansson-dev libyaml-dev libutf8proc-dev check libsubunit-dev \
                 libplplot-dev plplot-driver-cairo graphviz python3-jsonschema python3-scipy \
                 clang libclang-rt-dev valgrind \
                 python3-cffi python3-dev python3-numpy python3-pytest python3-distributed \
-                python3-matplotlib
+                python3-matplotlib libminizip-dev libxml2-utils
 
 # Any sanitizer report fails the test that triggered it.
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build python run test sanitize bench bench-host format-check docs clean
+.PHONY: all deps build python run test sanitize bench bench-host format-check docs fmu-cross-check clean
 
 all: build
 
@@ -112,6 +112,12 @@ format-check:
 # `meson test -C build --benchmark`.
 bench-host: build
 	./$(BUILD_DIR)/examples/host/bench_host . 100 20
+
+# The example FMUs (examples/fmu) and their FMI cross-check files, in the
+# cross-check repository's layout under $(RUN_OUT)/fmi-cross-check
+# (docs/fmu.md); tests/test_fmu.sh makes and checks them too.
+fmu-cross-check: build
+	python3 scripts/fmu-cross-check.py $(RUN_BIN) $(RUN_OUT)/fmi-cross-check
 
 # docs/blocks.md is generated from the parameter tables (a test checks it).
 docs: build

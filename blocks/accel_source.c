@@ -7,23 +7,16 @@
  * (dg_topo_prescribe): a rheonomic constraint, exact to the integration of
  * the input. `torque` is the torque it takes: J ω̇ + T_load. The shaft
  * passes through `in` and `out` as speed_source's does. */
+#include "motion_source.h"
+
 #include <drivegraph/block.h>
 
-enum { PORT_IN, PORT_OUT };
 enum { IN_ACCEL };
 enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER, SIG_ACCEL };
 
 typedef struct accel_params {
   double initial_speed;
 } accel_params;
-
-static const dg_port_def accel_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the source"},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the road"},
-    {0},
-};
 
 static const dg_param_def accel_params_table[] = {
     DG_PARAM_NUM(accel_params, initial_speed, "initial_speed", "rad/s", 0.0, DG_P_DYNAMICS, 0, 0,
@@ -41,12 +34,7 @@ static const dg_signal_def accel_signals[] = {
     {.name = "omega", .unit = "rad/s", .doc = "shaft speed (settable initial value)",
      .port = DG_SIGNAL_HOOK},
     {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = DG_SIGNAL_HOOK},
-    {.name = "torque", .unit = "N*m", .doc = "torque the source applies to the shaft",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "power", .unit = "W", .doc = "power the source delivers (torque x speed)",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "accel", .unit = "rad/s^2", .doc = "the prescribed acceleration",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    MOTION_SOURCE_TORQUE_SIGNALS,
     {0},
 };
 
@@ -54,11 +42,6 @@ static int accel_init(dg_block *self, dg_init *init) {
   const accel_params *p = self->params;
   dg_init_state(init)[0] = p->initial_speed;
   return 0;
-}
-
-static void accel_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_prescribe(topo, self, PORT_OUT);
-  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
 }
 
 static void accel_motion(const dg_block *self, const dg_ctx *ctx, double *speed, double *accel) {
@@ -79,10 +62,8 @@ static double accel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     return w * DG_RPM_PER_RAD_S;
   case SIG_ACCEL:
     return dg_block_input(ctx, self, IN_ACCEL);
-  default: {
-    double torque = dg_ctx_motion_torque((dg_ctx *)ctx, self);
-    return index == SIG_TORQUE ? torque : torque * w;
-  }
+  default:
+    return motion_source_torque(self, ctx, index == SIG_POWER);
   }
 }
 
@@ -100,14 +81,14 @@ const dg_block_class dg_block_accel_source = {
     .type = "accel_source",
     .doc = "A shaft that follows a given acceleration exactly (input `accel`, rad/s^2), from "
            "initial_speed: a rheonomic constraint reporting the torque it takes.",
-    .ports = accel_ports,
+    .ports = motion_source_ports,
     .params = accel_params_table,
     .params_size = sizeof(accel_params),
     .signals = accel_signals,
     .inputs = accel_inputs,
     .num_states = 1,
     .init = accel_init,
-    .state_upstream = accel_state_upstream,
+    .state_upstream = motion_source_state_upstream,
     .torque_downstream = accel_torque_downstream,
     .signal = accel_signal,
     .set_signal = accel_set_signal,

@@ -139,9 +139,9 @@ static const dg_signal_def brake_signals[] = {
     {.name = "torque", .unit = "N*m",
      .doc = "torque the brake applies to the shaft (held: the hold's multiplier at the last "
             "step's end)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "held", .unit = "", .doc = "1 while the shaft is held, 0 while it slips or is free",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "engagement", .unit = "", .doc = "engagement 0..1 (the input, clamped)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "capacity", .unit = "N*m",

@@ -152,10 +152,11 @@ static const dg_signal_def clutch_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "torque", .unit = "N*m",
      .doc = "torque transmitted from in to out (locked: from the lock's multiplier)",
-     .port = DG_SIGNAL_HOOK},
-    {.name = "locked", .unit = "", .doc = "1 when locked, 0 when slipping", .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "locked", .unit = "", .doc = "1 when locked, 0 when slipping", .port = DG_SIGNAL_HOOK,
+     .flags = DG_SIGNAL_BOOL},
     {.name = "engagement", .unit = "", .doc = "engagement 0..1 (capacity / max_torque)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {0},
 };
 

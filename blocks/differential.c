@@ -163,7 +163,7 @@ static const dg_signal_def diff_signals[] = {
             "step (0 for other kinds)",
      .port = DG_SIGNAL_HOOK},
     {.name = "locked", .unit = "", .doc = "1 while the outputs are tied together, else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 

@@ -65,7 +65,7 @@ static const dg_param_def driver_params_table[] = {
 
 static const dg_input_def driver_inputs[] = {
     {.name = "speed", .unit = "m/s", .doc = "vehicle speed: by default the graph's vehicle's",
-     .source = "@vehicle.speed"},
+     .source = "@vehicle.speed", .flags = DG_INPUT_MEASURED},
     {0},
 };
 
@@ -143,6 +143,15 @@ static int driver_set_signal(dg_block *self, dg_ctx *ctx, int index, double valu
   return 0;
 }
 
+/* The pedals are clamped to 0..1. */
+static void driver_signal_range(const void *params, int signal, dg_range *r) {
+  (void)params;
+  if (signal == SIG_THROTTLE || signal == SIG_BRAKE) {
+    r->min = 0.0;
+    r->max = 1.0;
+  }
+}
+
 const dg_block_class dg_block_driver = {
     .abi = DG_BLOCK_ABI,
     .type = "driver",
@@ -157,4 +166,5 @@ const dg_block_class dg_block_driver = {
     .signal = driver_signal,
     .set_signal = driver_set_signal,
     .inputs = driver_inputs,
+    .signal_range = driver_signal_range,
 };

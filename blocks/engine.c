@@ -68,11 +68,12 @@
  * counted as work from outside).
  *
  * Signals: omega, rpm (settable initial speed), torque (net, N·m), throttle
- * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter;
- * fuel_rate (g/s), fuel_power (W), fuel_used (kg, settable), fuel_volume
- * (L, fuel_used / fuel_density), fuel_energy (J, m_f·H), heat (J),
- * efficiency (P / P_f, 0 without fuel), fuel_cut (1 while cut), fuel_model
- * (1 with a fuel form). */
+ * (effective θ: 0 while the limiter cuts or stalled), stalled, limiter,
+ * max_torque (the peak of T_map(rpm, 1) − F(rpm), a constant: a gearbox's
+ * friction shift scales its element's capacity by it); fuel_rate (g/s),
+ * fuel_power (W), fuel_used (kg, settable), fuel_volume (L, fuel_used /
+ * fuel_density), fuel_energy (J, m_f·H), heat (J), efficiency (P / P_f, 0
+ * without fuel), fuel_cut (1 while cut), fuel_model (1 with a fuel form). */
 #include <drivegraph/block.h>
 #include <math.h>
 #include <stdio.h>
@@ -85,6 +86,7 @@ enum {
   SIG_THROTTLE,
   SIG_STALLED,
   SIG_LIMITER,
+  SIG_MAX_TORQUE,
   SIG_FUEL_RATE,
   SIG_FUEL_POWER,
   SIG_FUEL_USED,
@@ -123,6 +125,7 @@ typedef struct engine_data {
   bool limiter;    /* rev limiter cutting */
   bool stalled;
   bool armed; /* has run at or above stall_rpm */
+  double max_torque; /* N·m: peak of T_map(rpm, 1) − F(rpm) */
 } engine_data;
 
 static const dg_port_def engine_ports[] = {
@@ -212,8 +215,11 @@ static const dg_signal_def engine_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "throttle", .unit = "", .doc = "effective throttle (driver, idle control, cuts)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK},
-    {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK},
+    {.name = "stalled", .unit = "", .doc = "1 once the engine has stalled", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
+    {.name = "limiter", .unit = "", .doc = "1 while the rev limiter cuts", .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
+    {.name = "max_torque", .unit = "N*m",
+     .doc = "peak net full-throttle torque (a constant: what a gearbox's shift capacity scales)",
+     .port = DG_SIGNAL_HOOK},
     {.name = "fuel_rate", .unit = "g/s", .doc = "fuel mass flow (0 without a fuel form)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "fuel_power", .unit = "W", .doc = "chemical power of the fuel flow",
@@ -230,11 +236,11 @@ static const dg_signal_def engine_signals[] = {
     {.name = "efficiency", .unit = "", .doc = "brake efficiency torque * omega / fuel_power (0 without fuel)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "fuel_cut", .unit = "", .doc = "1 while the fuel is cut (overrun, stalled)",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH | DG_SIGNAL_BOOL},
     {.name = "fuel_model", .unit = "",
      .doc = "1 with a fuel form (the engine keeps an energy ledger), 0 without (its fuel signals "
             "read 0)",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_LEDGER},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_LEDGER | DG_SIGNAL_BOOL},
     {0},
 };
 
@@ -245,7 +251,7 @@ static const dg_input_def engine_inputs[] = {
     {.name = "throttle_cut", .unit = "",
      .doc = "throttle cut (>= 0.5 closes the throttle): by default the throttle_cut signal of "
             "the gearbox this engine drives",
-     .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+     .source = ">throttle_cut", .flags = DG_INPUT_BOOL},
     {0},
 };
 
@@ -314,10 +320,28 @@ static bool engine_has_fuel(const engine_params *p) {
   return p->fuel_map.nx > 0 || p->bsfc_map.nx > 0 || p->efficiency.n > 0;
 }
 
+static double engine_map(const engine_params *p, double rpm, double th);
+
+/* The peak of T_map(rpm, 1) − F(rpm): both are piecewise linear in rpm, so
+ * it is at a breakpoint of one of them. */
+static double peak_torque(const engine_params *p) {
+  const double *x[2] = {p->torque_map.nx > 0 ? p->torque_map.x : p->full_load.x, p->friction.x};
+  int n[2] = {p->torque_map.nx > 0 ? p->torque_map.nx : p->full_load.n, p->friction.n};
+  double best = -INFINITY;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < n[k]; i++) {
+      double rpm = x[k][i] > 0.0 ? x[k][i] : 0.0;
+      double t = engine_map(p, rpm, 1.0) - dg_table1d_eval(&p->friction, rpm);
+      best = t > best ? t : best;
+    }
+  return best;
+}
+
 static int engine_init(dg_block *self, dg_init *init) {
   (void)init;
   engine_data *d = self->data;
   d->limiter = d->stalled = d->armed = false;
+  d->max_torque = peak_torque(self->params);
   return 0;
 }
 
@@ -499,9 +523,18 @@ static double engine_signal(const dg_block *self, const dg_ctx *ctx, int index) 
     return d->stalled ? 1.0 : 0.0;
   case SIG_LIMITER:
     return d->limiter ? 1.0 : 0.0;
+  case SIG_MAX_TORQUE:
+    return d->max_torque;
   default:
     return 0.0;
   }
+}
+
+/* max_torque is a constant of the parameters (a gearbox's torque_reference
+ * reads it and accepts values >= 0). */
+static void engine_signal_range(const void *params, int signal, dg_range *r) {
+  if (signal == SIG_MAX_TORQUE)
+    r->min = r->max = peak_torque(params);
 }
 
 /* The fuel used can be set as an initial value (a tank's reading). */
@@ -536,4 +569,5 @@ const dg_block_class dg_block_engine = {
     .signal = engine_signal,
     .set_signal = engine_set_signal,
     .start = engine_start,
+    .signal_range = engine_signal_range,
 };

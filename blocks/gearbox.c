@@ -7,27 +7,101 @@
  * Kinematics, with gear g engaged:
  *   forward g = 1..N:  ω_in = r_g · ω_out        (r_g = ratios[g−1])
  *   reverse (−1):      ω_in = −reverse · ω_out  (the output turns backwards)
- *   neutral (0) and every shift in progress: `in` is a DOF of its own, no
- *   torque crosses the box (torque interrupt).
+ *   neutral (0), a rigid shift's interrupt and a friction shift's inertia
+ *   phase: `in` is a DOF of its own, no gear couples it to `out`.
  * The signed ratio r of the engaged gear is the `ratio` signal (0 in neutral
- * and while shifting). By virtual work a torque T at `in` reaches `out` as
- * r·η·T when it drives and r·T/η when power flows back (the solver's
- * efficiency path factor, η = `efficiency`).
+ * and while no gear is engaged during a shift). The engaged gear is a lossy
+ * mesh (η = `efficiency`): it loses (1 − η) of the power it passes, either
+ * way, so a torque T at `in` reaches `out` as r·η·T when it drives and r·T/η
+ * when power flows back.
  *
  * Shifts. Any change of gear (into or out of neutral too) starts a shift
- * in pre_step: for `shift_time` seconds (rounded up to whole steps) the box
- * is decoupled, the signal "throttle_cut" is 1 (the engine driving the box
- * follows it by default and cuts its throttle; it is 0 the rest of the
- * time) and the policy is not consulted
- * (lock-out). The shift ends in the post_step of the step that reaches
- * shift_end: the new gear engages, a topology change, and the solver
- * projects the speeds conserving generalized momentum (a plastic impact
- * through the synchronizer; with a slipping clutch upstream only the
- * clutch's output side is pulled to the new ratio). The policy is next
- * asked at the following step, so it sees the re-engaged speeds; a request
- * made during the lock-out (a manual lever moved on) is honoured then, after
- * the gear being shifted into has engaged. shift_time = 0 shifts within the
- * step, without interrupt, cut or lock-out.
+ * in pre_step; the policy is not consulted again until the shift is over
+ * (lock-out). How the new ratio takes over is "shift": { "engagement": ... }:
+ *
+ * "friction" (the default): the ratio changes through a friction element
+ * of capacity C (kinetic, N·m at the input shaft), as in a real box. The
+ * element ("shift": { "element": ... }) is
+ *   "clutch"        a powershift (clutch-to-clutch) automatic's oncoming
+ *                   clutch; the default of the automatic modes;
+ *   "synchronizer"  a manual box's synchronizer, which brings the input
+ *                   shaft to the new gear's speed before the dog teeth
+ *                   engage; the default of mode "manual".
+ * C = shift.capacity (N·m), or capacity_factor · T_ref with T_ref the input
+ * `torque_reference`, by default the peak full-throttle torque of the
+ * graph's engine (its signal max_torque); capacity_factor defaults to 1.5
+ * for a clutch and 0.5 for a synchronizer. A graph without an engine gives
+ * capacity (or binds torque_reference); a friction shift without either
+ * stops the simulation with a message saying so.
+ *
+ * The oncoming element couples `in` to `out` at the new ratio r_n (the
+ * offgoing gear's ratio is r_o). Its slip is Δ = ω_in − r_n·ω_out and its
+ * direction s = sign(Δ) is fixed at the shift's start (s = +1: the input
+ * must slow down, an upshift in forward drive). While it slips it
+ * transmits T = C(t)·s from `in` toward `out`: −T at `in` and T·r_n·f at
+ * `out`, f = η when that torque drives the output (s·r_n·ω_out >= 0) and
+ * 1/η when the output drives it, so the slip loses T·Δ and the mesh
+ * (1 − η) of the power it passes; both are booked to the gearbox's work.
+ * A clutch's capacity rises linearly from 0 at the shift's start to C at
+ * torque_phase_time (0.1 s by default) and stays there; a synchronizer's is
+ * C from the start.
+ *
+ *   Torque phase (clutch, from an engaged gear): the offgoing gear stays
+ *     engaged, as a lossy tie ω_in − r_o·ω_out = 0 whose multiplier λ is the
+ *     torque it applies at `in`, while the oncoming clutch takes torque
+ *     over. The offgoing element lets go (a mode change without a jump) as
+ *     soon as it no longer holds the input away from the new gear's speed,
+ *     λ·(−s) <= 0: in a power-on upshift, where it holds the engine back
+ *     (λ < 0), that is where the oncoming clutch carries the whole input
+ *     torque, located inside the step (event); in a power-off upshift or a
+ *     power-on downshift it lets go at once, so the input moves toward the
+ *     new speed on its own torque (the check is made 1e-6 of a step after
+ *     the start, where λ is first known); at the latest when the capacity
+ *     ramp ends (an element with C below the input torque: the engine
+ *     flares until its torque falls below C — its rev limiter, a converter
+ *     unlocking).
+ *   Inertia phase: `in` is a DOF of its own; the oncoming element slips
+ *     (the input speed moves toward r_n·ω_out at the rate its torques give,
+ *     e.g. (T_in − C)/J_in for the engine side of an upshift) until Δ
+ *     reaches 0, located inside the step (event), where the new gear
+ *     engages: the plain link ω_in = r_n·ω_out, with nothing left to
+ *     project (no impact loss). A synchronizer's shift starts here: the
+ *     old gear is pulled out at once (a manual box cannot shift under load).
+ *     An element too weak for the torque it meets (a synchronizer against
+ *     an engine still coupled by its clutch) slips until that torque
+ *     changes: the shift then shows as shift_phase 2 with slip_rpm, and the
+ *     gearbox's work books the heat. A manual lever moved while the
+ *     synchronizer slips is followed at once (into neutral, or toward the
+ *     new gear); the lock-out holds otherwise.
+ * A shift whose slip is already zero (at rest) engages at once. The shift
+ * lasts at least shift_time: after the engagement the box stays "shifting"
+ * (lock-out) until shift_time has passed since the request. The ramp's end
+ * and the output's speed passing zero (which swaps f) end step segments
+ * too, so the torques are smooth within each segment.
+ * The signal throttle_cut (1 cuts the throttle of the engine driving the
+ * box, which follows it by default; else 0): a synchronizer's shift cuts
+ * during the whole shift (the driver lifts, an automated manual's control
+ * unit cuts the engine and an in-line motor until the gear is in), except
+ * with shift_time = 0, which, as with "rigid", asks for no cut (a
+ * dual-clutch box's preselection on its open side while the other clutch
+ * drives); a clutch's only with "cut_throttle": true, and then during an
+ * inertia phase with s = +1 (the input must slow down: torque reduction of
+ * an upshift).
+ *
+ * "rigid": version 1's shift, kept for graphs that want it: for
+ * shift_time seconds (rounded up to whole steps) the box is decoupled, the
+ * signal throttle_cut is 1, and the shift ends in the post_step of the step
+ * that reaches shift_end: the new gear engages, a topology change, and the
+ * solver projects the speeds conserving generalized momentum (a plastic
+ * impact; with a slipping clutch upstream only the clutch's output side is
+ * pulled to the new ratio), booked as impact loss.
+ *
+ * Either way a shift into neutral just decouples for shift_time (the cut
+ * and lock-out of a rigid shift). The policy is next asked at the step
+ * after the shift is over, so it sees the engaged speeds; a request made
+ * during the lock-out (a manual lever moved on) is honoured then.
+ * shift_time = 0 with "rigid" shifts within the step, without interrupt,
+ * cut or lock-out; with "friction" it only removes the minimum duration.
  *
  * Policies ("shift": { "mode": ... }), consulted once per step in pre_step:
  *   manual     the input `gear` rounded to the nearest integer
@@ -84,17 +158,40 @@
  * step like any other time: set the input to the start gear to keep it.
  *
  * Modes for validate: every gear (start gear first, then R, neutral, 1..N),
- * named "R", "neutral", "1", ...; a shift is kinematically neutral. */
+ * named "R", "neutral", "1", ...; a shift is kinematically neutral (its
+ * inertia phase, a rigid interrupt) or the gear it leaves (its torque
+ * phase: the same constraint as a tie). */
 #include <drivegraph/block.h>
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h" /* dg_error_set, dg_pointer_append: dg_sim_set_shift_policy's errors */
+#include "internal.h" /* dgp_error_set, dgp_pointer_append: dg_sim_set_shift_policy's errors */
 
 enum { PORT_IN, PORT_OUT };
 enum { MODE_MANUAL, MODE_AUTO_RPM, MODE_SHIFT_MAP };
-enum { SIG_OMEGA, SIG_RPM, SIG_OMEGA_OUT, SIG_GEAR, SIG_RATIO, SIG_SHIFTING, SIG_THROTTLE_CUT };
-enum { IN_GEAR, IN_THROTTLE, IN_BRAKE, IN_VEHICLE_SPEED };
+enum { ENGAGE_FRICTION, ENGAGE_RIGID };
+enum { ELEMENT_CLUTCH, ELEMENT_SYNCHRONIZER };
+enum {
+  SIG_OMEGA,
+  SIG_RPM,
+  SIG_OMEGA_OUT,
+  SIG_GEAR,
+  SIG_RATIO,
+  SIG_SHIFTING,
+  SIG_THROTTLE_CUT,
+  SIG_PHASE,
+  SIG_SLIP_RPM,
+  SIG_ELEMENT_TORQUE
+};
+enum { IN_GEAR, IN_THROTTLE, IN_BRAKE, IN_VEHICLE_SPEED, IN_TORQUE_REFERENCE };
+/* Phases of a shift (the signal shift_phase). */
+enum {
+  PHASE_NONE,      /* no shift */
+  PHASE_TORQUE,    /* friction: offgoing gear tied, oncoming element taking torque over */
+  PHASE_INERTIA,   /* friction: decoupled, the oncoming element slipping toward sync */
+  PHASE_DECOUPLED, /* rigid (or into neutral): decoupled until shift_end */
+  PHASE_HOLD       /* friction: the new gear engaged, lock-out until shift_end */
+};
 
 #define MAX_GEARS 24
 /* Standstill for auto_reverse: below walking pace at the body and a slowly
@@ -106,6 +203,13 @@ enum { IN_GEAR, IN_THROTTLE, IN_BRAKE, IN_VEHICLE_SPEED };
 /* Times are sums of step sizes: a shift ends when the clock is within this
  * fraction of a step of its end, so round-off never adds a step. */
 #define TIME_EPS 1e-6
+/* Torque phase: the offgoing element's load is first read this fraction of
+ * the planned segment after the shift's start (an event ends the segment
+ * there), so one that holds the wrong way lets go there. */
+#define PROBE_FRACTION 1e-6
+/* Default capacity_factor (C = factor × torque_reference) per element. */
+#define CLUTCH_CAPACITY_FACTOR 1.5
+#define SYNCHRONIZER_CAPACITY_FACTOR 0.5
 
 typedef struct gearbox_shift {
   int mode;
@@ -115,6 +219,17 @@ typedef struct gearbox_shift {
   dg_table2d upshift_table, downshift_table;
   bool auto_reverse;
   double auto_reverse_delay;
+  int engagement;          /* ENGAGE_* */
+  int element;             /* ELEMENT_*; default by mode (has_element) */
+  bool has_element;
+  double capacity;         /* N·m at the input shaft */
+  bool has_capacity;
+  double capacity_factor;  /* × torque_reference; default by element */
+  bool has_capacity_factor;
+  double torque_phase_time; /* s: the clutch's capacity ramp */
+  bool has_torque_phase_time;
+  bool cut_throttle;
+  bool has_cut_throttle;
 } gearbox_shift;
 
 typedef struct gearbox_params {
@@ -136,8 +251,22 @@ typedef struct gearbox_data {
   int gear;           /* engaged gear, or the target while shifting */
   bool shifting;
   bool adopt_input;   /* manual without start_gear: the first step takes the input */
-  double shift_end;   /* s */
-  double ratio;       /* signed ratio of the current topology; 0 = decoupled */
+  double shift_end;   /* s: the lock-out's end (request + shift_time) */
+  double ratio;       /* signed ratio of the link of the current topology; 0 = none */
+  /* A friction shift (PHASE_TORQUE, PHASE_INERTIA): */
+  int element;        /* ELEMENT_*, resolved from the mode */
+  int phase;          /* PHASE_* */
+  int dir;            /* s: sign of the oncoming slip ω_in − r_n·ω_out at the start */
+  int out_dir;        /* sign of ω_out at the segment's start (0: at rest): picks f */
+  double r_new;       /* r_n, the oncoming gear's signed ratio */
+  double r_off;       /* r_o, the offgoing gear's (torque phase: the tie) */
+  int off_tie;        /* the offgoing tie in the torque phase, else −1 */
+  double cap;         /* C, N·m, fixed at the shift's start */
+  double t0;          /* s: the shift's start */
+  double ramp_end;    /* s: the clutch's capacity reaches C (t0 for a synchronizer) */
+  double probe;       /* s: the torque phase's first reading of λ */
+  bool probed;
+  bool ramp_done;
   bool reverse_holding; /* the auto_reverse condition holds ... */
   double reverse_since; /* ... since this time (s) */
   dg_shift_policy policy;
@@ -145,6 +274,8 @@ typedef struct gearbox_data {
 } gearbox_data;
 
 static const char *const shift_modes[] = {"manual", "auto_rpm", "shift_map", NULL};
+static const char *const engagements[] = {"friction", "rigid", NULL};
+static const char *const elements[] = {"clutch", "synchronizer", NULL};
 
 static const dg_port_def gearbox_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL,
@@ -188,6 +319,39 @@ static const dg_param_def gearbox_shift_table[] = {
     DG_PARAM_NUM(gearbox_shift, auto_reverse_delay, "auto_reverse_delay", "s", 0.5,
                  DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "auto_reverse: how long the brake must be held at standstill"),
+    {.key = "engagement", .kind = DG_PARAM_ENUM, .offset = offsetof(gearbox_shift, engagement),
+     .unit = "",
+     .doc = "friction: the new ratio takes over through a slipping element (no jump); rigid: "
+            "decoupled for shift_time, then engaged at once (a plastic impact)",
+     .def = ENGAGE_FRICTION, .choices = engagements, .flags = DG_P_DYNAMICS},
+    {.key = "element", .kind = DG_PARAM_ENUM, .offset = offsetof(gearbox_shift, element),
+     .unit = "",
+     .doc = "friction: clutch (powershift: torque phase, then inertia phase; default of the "
+            "automatic modes) or synchronizer (neutral, sync, engage; default of manual)",
+     .def = ELEMENT_CLUTCH, .choices = elements, .flags = DG_P_DYNAMICS,
+     .present = DG_PRESENT(gearbox_shift, has_element)},
+    {.key = "capacity", .kind = DG_PARAM_NUMBER, .offset = offsetof(gearbox_shift, capacity),
+     .unit = "N*m",
+     .doc = "friction: the shift element's slipping torque at the input shaft (instead of "
+            "capacity_factor)",
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(gearbox_shift, has_capacity)},
+    {.key = "capacity_factor", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(gearbox_shift, capacity_factor), .unit = "",
+     .doc = "friction: capacity as this x the input torque_reference (the engine's peak torque); "
+            "default 1.5 (clutch), 0.5 (synchronizer)",
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(gearbox_shift, has_capacity_factor)},
+    {.key = "torque_phase_time", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(gearbox_shift, torque_phase_time), .unit = "s",
+     .doc = "clutch: the oncoming clutch's capacity rises from 0 to capacity over this time "
+            "(default 0.1 s)",
+     .def = 0.1, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
+     .present = DG_PRESENT(gearbox_shift, has_torque_phase_time)},
+    {.key = "cut_throttle", .kind = DG_PARAM_BOOL, .offset = offsetof(gearbox_shift, cut_throttle),
+     .doc = "clutch: throttle_cut during an inertia phase that slows the input (torque "
+            "reduction of an upshift)",
+     .def = 0, .flags = DG_P_DYNAMICS, .present = DG_PRESENT(gearbox_shift, has_cut_throttle)},
     {0},
 };
 
@@ -204,12 +368,13 @@ static const dg_param_def gearbox_params_table[] = {
     DG_PARAM_NUM(gearbox_params, inertia, "inertia", "kg*m^2", 0.02, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "input-shaft inertia (turns with `in`, also in neutral)"),
     DG_PARAM_NUM(gearbox_params, shift_time, "shift_time", "s", 0.2, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "torque interrupt and lock-out of a shift"),
+                 "shortest shift (lock-out); with engagement rigid, its torque interrupt"),
     {.key = "start_gear", .kind = DG_PARAM_INTEGER, .offset = offsetof(gearbox_params, start_gear),
      .unit = "", .doc = "gear at t = 0 (-1 R, 0 neutral); default 1, manual: the gear input",
      .flags = DG_P_MIN, .min = -1, .present = DG_PRESENT(gearbox_params, has_start_gear)},
     {.key = "shift", .kind = DG_PARAM_OBJECT, .offset = offsetof(gearbox_params, shift),
-     .doc = "shift policy: { \"mode\": \"manual\" | \"auto_rpm\" | \"shift_map\", ... }",
+     .doc = "shift policy and engagement: { \"mode\": \"manual\" | \"auto_rpm\" | \"shift_map\", "
+            "\"engagement\": \"friction\" | \"rigid\", ... }",
      .fields = gearbox_shift_table},
     {0},
 };
@@ -221,13 +386,25 @@ static const dg_signal_def gearbox_signals[] = {
     {.name = "omega_out", .unit = "rad/s", .doc = "output shaft speed", .port = PORT_OUT,
      .scale = 1},
     {.name = "gear", .unit = "", .doc = "engaged gear (-1 R, 0 neutral), the target while shifting",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_INTEGER},
+    {.name = "ratio", .unit = "",
+     .doc = "signed ratio in/out of the engaged gear; 0 while none is (neutral, a shift's "
+            "inertia phase or interrupt)",
      .port = DG_SIGNAL_HOOK},
-    {.name = "ratio", .unit = "", .doc = "signed ratio in/out engaged; 0 in neutral and shifting",
-     .port = DG_SIGNAL_HOOK},
-    {.name = "shifting", .unit = "", .doc = "1 during a shift's torque interrupt, else 0",
-     .port = DG_SIGNAL_HOOK},
+    {.name = "shifting", .unit = "", .doc = "1 from a shift's request to its end, else 0",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "throttle_cut", .unit = "",
      .doc = "1 while the engine driving the box must cut its throttle (a shift), else 0",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
+    {.name = "shift_phase", .unit = "",
+     .doc = "0 none, 1 torque phase, 2 inertia phase (slipping), 3 decoupled (rigid, neutral), "
+            "4 engaged, lock-out until shift_time",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_INTEGER},
+    {.name = "slip_rpm", .unit = "rpm",
+     .doc = "the shift element's slip w_in - r_new w_out while it slips, else 0",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "element_torque", .unit = "N*m",
+     .doc = "torque the slipping shift element passes from in toward out, at the input shaft",
      .port = DG_SIGNAL_HOOK},
     {0},
 };
@@ -244,6 +421,10 @@ static const dg_input_def gearbox_inputs[] = {
      .doc = "vehicle speed for auto_reverse and the shift callback: by default the speed of the "
             "graph's vehicle",
      .source = "@vehicle.speed"},
+    {.name = "torque_reference", .unit = "N*m",
+     .doc = "torque the shift's capacity_factor multiplies: by default the peak torque of the "
+            "graph's engine (0: none)",
+     .source = "@engine.max_torque", .def = 0, .flags = DG_P_MIN, .min = 0},
     {0},
 };
 
@@ -365,10 +546,47 @@ static void check_map_hysteresis(const gearbox_params *p, dg_check *chk) {
   }
 }
 
+/* The shift element (mode "manual": a synchronizer, else a clutch). */
+static int shift_element(const gearbox_shift *s) {
+  if (s->has_element)
+    return s->element;
+  return s->mode == MODE_MANUAL ? ELEMENT_SYNCHRONIZER : ELEMENT_CLUTCH;
+}
+
+/* The keys of a friction shift: none with "rigid", the clutch's only with
+ * a clutch, capacity or capacity_factor. */
+static void check_engagement(const gearbox_shift *s, dg_check *chk) {
+  static const char *const friction_keys[] = {"element", "capacity", "capacity_factor",
+                                              "torque_phase_time", "cut_throttle"};
+  const bool given[] = {s->has_element, s->has_capacity, s->has_capacity_factor,
+                        s->has_torque_phase_time, s->has_cut_throttle};
+  char path[64];
+  if (s->engagement == ENGAGE_RIGID) {
+    for (int i = 0; i < 5; i++) {
+      if (!given[i])
+        continue;
+      snprintf(path, sizeof path, "shift/%s", friction_keys[i]);
+      dg_check_error(chk, path, "only used with engagement \"friction\" (engagement is \"rigid\")");
+    }
+    return;
+  }
+  if (s->has_capacity && s->has_capacity_factor)
+    dg_check_error(chk, "shift/capacity_factor", "give only one of capacity, capacity_factor");
+  if (shift_element(s) != ELEMENT_SYNCHRONIZER)
+    return;
+  for (int i = 3; i < 5; i++) {
+    if (!given[i])
+      continue;
+    snprintf(path, sizeof path, "shift/%s", friction_keys[i]);
+    dg_check_error(chk, path, "only used with element \"clutch\" (element is \"synchronizer\")");
+  }
+}
+
 static void gearbox_check(const void *params, dg_check *chk) {
   const gearbox_params *p = params;
   const gearbox_shift *s = &p->shift;
   int n = p->ratios.n, lowest = p->has_reverse ? -1 : 0;
+  check_engagement(s, chk);
   if (p->has_start_gear && (p->start_gear < lowest || p->start_gear > n)) {
     if (p->start_gear == -1)
       dg_check_error(chk, "start_gear", "must be between 0 and %d without a reverse ratio (got -1)",
@@ -452,6 +670,9 @@ static int gearbox_init(dg_block *self, dg_init *init) {
   d->gear = d->start;
   d->shifting = false;
   d->ratio = gear_ratio(p, d->start);
+  d->element = shift_element(&p->shift);
+  d->phase = PHASE_NONE;
+  d->off_tie = -1;
   (void)init;
   return 0;
 }
@@ -476,6 +697,7 @@ static void gearbox_mode_set(dg_block *self, int mode) {
   gearbox_data *d = self->data;
   d->gear = mode_gear(d, mode);
   d->shifting = false;
+  d->phase = PHASE_NONE;
   d->ratio = gear_ratio(self->params, d->gear);
 }
 
@@ -567,21 +789,163 @@ static int wanted_gear(dg_block *self, const dg_ctx *ctx) {
   return automatic_gear(self, ctx);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Friction shifts                                                          */
+
+/* "Zero" for the oncoming slip and the output speed: dg_slip_zero_tol's
+ * relative and absolute parts on the speeds it compares. */
+static double zero_tol(double a, double b) { return 1e-10 * (fabs(a) + fabs(b)) + 1e-12; }
+
+/* The oncoming slip Δ = ω_in − r_n·ω_out. */
+static double oncoming_slip(const gearbox_data *d, const dg_ctx *ctx, const dg_block *self) {
+  return dg_port_speed(ctx, self, PORT_IN) - d->r_new * dg_port_speed(ctx, self, PORT_OUT);
+}
+
+static bool slipping(const gearbox_data *d) {
+  return d->phase == PHASE_TORQUE || d->phase == PHASE_INERTIA;
+}
+
+/* The oncoming element's capacity at time t (0 outside a friction shift):
+ * a clutch's rises linearly over torque_phase_time. */
+static double element_capacity(const gearbox_data *d, double t) {
+  if (!slipping(d))
+    return 0.0;
+  if (d->ramp_done || !(d->ramp_end > d->t0))
+    return d->cap;
+  double x = (t - d->t0) / (d->ramp_end - d->t0);
+  return d->cap * (x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x);
+}
+
+/* ω_out's sign at the segment's start, 0 within round-off of rest. */
+static int output_direction(const dg_block *self, const dg_ctx *ctx) {
+  double w = dg_port_speed(ctx, self, PORT_OUT);
+  return fabs(w) <= zero_tol(w, 0.0) ? 0 : dg_sign(w);
+}
+
+/* The oncoming element's torque at `out` per N·m at `in`: r_n·η when it
+ * drives the output (or the output is at rest), r_n/η when the output
+ * drives it. */
+static double out_factor(const gearbox_params *p, const gearbox_data *d) {
+  double eta = p->efficiency;
+  return d->r_new * (d->dir * dg_sign(d->r_new) * d->out_dir >= 0 ? eta : 1.0 / eta);
+}
+
+/* The shift element's capacity C for a shift starting now; NaN when the
+ * graph gives neither capacity nor a torque_reference (no engine). */
+static double shift_capacity(const dg_block *self, const dg_ctx *ctx) {
+  const gearbox_params *p = self->params;
+  const gearbox_shift *s = &p->shift;
+  const gearbox_data *d = self->data;
+  if (s->has_capacity)
+    return s->capacity;
+  double factor = s->has_capacity_factor                   ? s->capacity_factor
+                  : d->element == ELEMENT_SYNCHRONIZER ? SYNCHRONIZER_CAPACITY_FACTOR
+                                                           : CLUTCH_CAPACITY_FACTOR;
+  double ref = dg_block_input(ctx, self, IN_TORQUE_REFERENCE);
+  return ref > 0.0 && isfinite(ref) ? factor * ref : NAN;
+}
+
+static const char *gear_text(int g, char *buf, size_t n) {
+  if (g < 0)
+    snprintf(buf, n, "R");
+  else if (g == 0)
+    snprintf(buf, n, "neutral");
+  else
+    snprintf(buf, n, "%d", g);
+  return buf;
+}
+
+/* Starts a friction shift from gear `from` to d->gear (not neutral). */
+static void start_friction_shift(dg_block *self, dg_ctx *ctx, int from) {
+  const gearbox_params *p = self->params;
+  gearbox_data *d = self->data;
+  d->r_new = gear_ratio(p, d->gear);
+  d->r_off = gear_ratio(p, from);
+  d->t0 = ctx->t;
+  double slip = oncoming_slip(d, ctx, self);
+  if (fabs(slip) <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT)) {
+    /* already at the new gear's speed (at rest): engaged at once */
+    d->phase = PHASE_HOLD;
+    d->ratio = d->r_new;
+    return;
+  }
+  d->cap = shift_capacity(self, ctx);
+  if (!(d->cap > 0.0)) {
+    char a[16], b[16];
+    dg_ctx_fail(ctx, self,
+                "the shift from %s to %s through friction needs the element's capacity: give "
+                "\"shift\": { \"capacity\": N*m } (there is no engine whose peak torque "
+                "capacity_factor could scale), bind the input torque_reference, or ask for "
+                "\"engagement\": \"rigid\"",
+                gear_text(from, a, sizeof a), gear_text(d->gear, b, sizeof b));
+    d->cap = 0.0;
+  }
+  d->dir = dg_sign(slip);
+  d->out_dir = output_direction(self, ctx);
+  d->ramp_end = d->element == ELEMENT_CLUTCH ? d->t0 + p->shift.torque_phase_time : d->t0;
+  d->ramp_done = !(d->ramp_end > d->t0);
+  d->ratio = 0.0;
+  if (d->element == ELEMENT_CLUTCH && from != 0) {
+    d->phase = PHASE_TORQUE;
+    d->probed = false;
+    d->probe = d->t0 + PROBE_FRACTION * ctx->dt;
+  } else {
+    d->phase = PHASE_INERTIA;
+  }
+}
+
+/* The shift is over: the policy may act again at the next pre_step. */
+static void end_shift(gearbox_data *d) {
+  d->shifting = false;
+  d->phase = PHASE_NONE;
+}
+
 static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
   const gearbox_params *p = self->params;
   gearbox_data *d = self->data;
   double before = d->ratio;
-  if (d->shifting)
-    return; /* lock-out: the policy waits */
+  if (d->shifting) {
+    /* lock-out: the policy waits, except for a lever moved while the
+     * synchronizer still slips (the old gear is already out) */
+    if (d->phase == PHASE_INERTIA && d->element == ELEMENT_SYNCHRONIZER) {
+      int want = wanted_gear(self, ctx);
+      if (want != d->gear) {
+        d->gear = want;
+        if (want == 0) {
+          d->phase = PHASE_DECOUPLED; /* neutral: decoupled to shift_end */
+          return;
+        }
+        start_friction_shift(self, ctx, 0);
+        if (d->phase == PHASE_HOLD)
+          dg_ctx_request_topology(ctx);
+      }
+    }
+    /* a slipping element's efficiency direction follows the output's (an
+     * event ends a segment where it turns) */
+    if (slipping(d))
+      d->out_dir = output_direction(self, ctx);
+    return;
+  }
   if (d->adopt_input) {
     d->adopt_input = false;
     d->gear = manual_gear(d, dg_block_input(ctx, self, IN_GEAR));
   }
   int want = wanted_gear(self, ctx);
   if (want != d->gear) {
+    int from = d->gear;
     d->gear = want;
+    if (p->shift.engagement == ENGAGE_FRICTION && want != 0) {
+      d->shifting = true;
+      d->shift_end = ctx->t + p->shift_time;
+      start_friction_shift(self, ctx, from);
+      if (d->phase == PHASE_HOLD && !(p->shift_time > 0.0))
+        end_shift(d);
+      dg_ctx_request_topology(ctx); /* the tie or the decoupling, or the new link */
+      return;
+    }
     if (p->shift_time > 0.0) {
       d->shifting = true;
+      d->phase = PHASE_DECOUPLED;
       d->shift_end = ctx->t + p->shift_time;
     }
   }
@@ -590,17 +954,103 @@ static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
     dg_ctx_request_topology(ctx);
 }
 
-/* The shift ends at the end of the step that reaches shift_end, so the
+/* A time reached at a segment's end: the located event's time, or a sum
+ * of step sizes, to round-off. */
+static bool reached(const dg_ctx *ctx, double when) {
+  return ctx->t >= when - (TIME_EPS * ctx->dt + 1e-12 * fabs(when));
+}
+
+/* Friction: the offgoing element lets go, the oncoming one engages at
+ * sync (both located inside the step by the events below). */
+static void friction_post_step(dg_block *self, dg_ctx *ctx) {
+  gearbox_data *d = self->data;
+  if (!d->ramp_done && reached(ctx, d->ramp_end))
+    d->ramp_done = true;
+  if (d->phase == PHASE_TORQUE) {
+    if (!d->probed && reached(ctx, d->probe))
+      d->probed = true;
+    /* let go where it no longer holds the input away from the new speed
+     * (λ, the tie's torque at in, to round-off of the capacity), or at the
+     * ramp's end */
+    double lambda = dg_ctx_tie_force(ctx, d->off_tie);
+    if (d->probed && (-d->dir * lambda <= 1e-9 * d->cap || d->ramp_done)) {
+      d->phase = PHASE_INERTIA;
+      dg_ctx_request_topology(ctx);
+    }
+    return;
+  }
+  if (d->phase != PHASE_INERTIA)
+    return;
+  if (oncoming_slip(d, ctx, self) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT)) {
+    d->phase = PHASE_HOLD;
+    d->ratio = d->r_new;
+    dg_ctx_request_topology(ctx);
+    return;
+  }
+}
+
+/* A rigid shift ends at the end of the step that reaches shift_end, so the
  * projection onto the new gear happens before the policy next looks at the
- * speeds (in pre_step they would still be the decoupled ones). */
+ * speeds (in pre_step they would still be the decoupled ones); a friction
+ * shift's lock-out ends likewise. */
 static void gearbox_post_step(dg_block *self, dg_ctx *ctx) {
   gearbox_data *d = self->data;
-  if (!d->shifting || ctx->t < d->shift_end - TIME_EPS * ctx->dt)
+  if (!d->shifting)
     return;
-  d->shifting = false;
+  if (slipping(d))
+    friction_post_step(self, ctx);
+  if (d->phase == PHASE_HOLD) {
+    if (ctx->t >= d->shift_end - TIME_EPS * ctx->dt)
+      end_shift(d);
+    return;
+  }
+  if (d->phase != PHASE_DECOUPLED || ctx->t < d->shift_end - TIME_EPS * ctx->dt)
+    return;
+  end_shift(d);
   d->ratio = gear_ratio(self->params, d->gear);
   if (d->ratio != 0.0)
     dg_ctx_request_topology(ctx);
+}
+
+/* The oncoming element's friction torque (friction shift, slipping). */
+static void gearbox_torque_downstream(dg_block *self, dg_ctx *ctx) {
+  const gearbox_params *p = self->params;
+  const gearbox_data *d = self->data;
+  if (!slipping(d))
+    return;
+  double t = element_capacity(d, ctx->t) * d->dir;
+  dg_port_add_torque(ctx, self, PORT_IN, -t);
+  dg_port_add_torque(ctx, self, PORT_OUT, t * out_factor(p, d));
+}
+
+/* Switching conditions of a friction shift, located inside the step:
+ *   g0 = λ·(−s) in the torque phase: the offgoing element's hold on the
+ *        input, away from the new speed, reaching zero (it lets go);
+ *   g1 = t_next − t: the torque phase's first reading of λ, then the end of
+ *        the clutch's capacity ramp (its kink; the offgoing element lets go
+ *        there at the latest);
+ *   g2 = Δ·s in the inertia phase: the oncoming slip reaching zero (sync,
+ *        the new gear engages);
+ *   g3 = ω_out·sign(ω_out at the start), or tol − |ω_out| from rest: the
+ *        output turning, which swaps the efficiency factor f. */
+static int gearbox_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+  const gearbox_data *d = self->data;
+  g[0] = g[1] = g[2] = g[3] = 1.0;
+  if (!slipping(d))
+    return 0;
+  double t = ctx->t;
+  if (d->phase == PHASE_TORQUE) {
+    g[0] = -d->dir * dg_ctx_tie_force(ctx, d->off_tie);
+    if (!d->probed)
+      g[1] = d->probe - t;
+  } else {
+    g[2] = oncoming_slip(d, ctx, self) * d->dir;
+  }
+  if (!d->ramp_done && (d->phase != PHASE_TORQUE || d->probed))
+    g[1] = d->ramp_end - t;
+  double w = dg_port_speed(ctx, self, PORT_OUT);
+  g[3] = d->out_dir != 0 ? w * d->out_dir : zero_tol(w, 0.0) - fabs(w);
+  return 1;
 }
 
 /* The start: a manual box without start_gear engages its lever's gear (at
@@ -638,27 +1088,71 @@ static void gearbox_start(dg_block *self, dg_ctx *ctx, int phase) {
 
 static void gearbox_state_upstream(dg_block *self, dg_topo *topo) {
   const gearbox_params *p = self->params;
-  const gearbox_data *d = self->data;
-  if (d->ratio != 0.0)
+  gearbox_data *d = self->data;
+  d->off_tie = -1;
+  if (d->ratio != 0.0) {
     dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, d->ratio, p->efficiency);
-  else
+  } else {
     dg_topo_dof(topo, self, PORT_IN);
+    if (d->phase == PHASE_TORQUE) {
+      /* the offgoing gear as a tie ω_in − r_o·ω_out = 0, the same lossy
+       * mesh as its link (side a: in), so λ is the torque it holds at in */
+      static const int ports[2] = {PORT_IN, PORT_OUT};
+      const double coef[2] = {1.0, -d->r_off}, coef_a[2] = {1.0, 0.0};
+      d->off_tie = dg_topo_tie_lossy(topo, self, 2, ports, coef, coef_a, p->efficiency);
+    }
+  }
   dg_topo_inertia(topo, self, PORT_IN, p->inertia);
 }
 
 static double gearbox_signal(const dg_block *self, const dg_ctx *ctx, int index) {
-  (void)ctx;
+  const gearbox_params *p = self->params;
   const gearbox_data *d = self->data;
   switch (index) {
   case SIG_GEAR:
     return d->gear;
   case SIG_RATIO:
-    return d->ratio;
+    return d->phase == PHASE_TORQUE ? d->r_off : d->ratio;
   case SIG_SHIFTING:
-  case SIG_THROTTLE_CUT:
     return d->shifting ? 1.0 : 0.0;
+  case SIG_THROTTLE_CUT:
+    if (!d->shifting)
+      return 0.0;
+    if (p->shift.engagement == ENGAGE_RIGID || d->phase == PHASE_DECOUPLED)
+      return 1.0;
+    if (d->element == ELEMENT_SYNCHRONIZER)
+      return p->shift_time > 0.0 ? 1.0 : 0.0;
+    return p->shift.cut_throttle && d->phase == PHASE_INERTIA && d->dir > 0 ? 1.0 : 0.0;
+  case SIG_PHASE:
+    return d->phase;
+  case SIG_SLIP_RPM:
+    return slipping(d) ? oncoming_slip(d, ctx, self) * DG_RPM_PER_RAD_S : 0.0;
+  case SIG_ELEMENT_TORQUE:
+    return element_capacity(d, ctx->t) * d->dir;
   default:
     return 0.0;
+  }
+}
+
+/* The gear input takes the box's gears (-1 only with a reverse ratio);
+ * the gear signal is one of them. */
+static void gearbox_gears(const void *params, dg_range *r) {
+  const gearbox_params *p = params;
+  r->min = p->has_reverse ? -1 : 0;
+  r->max = p->ratios.n;
+}
+
+static void gearbox_input_range(const void *params, int input, dg_range *r) {
+  if (input == IN_GEAR)
+    gearbox_gears(params, r);
+}
+
+static void gearbox_signal_range(const void *params, int signal, dg_range *r) {
+  if (signal == SIG_GEAR) {
+    gearbox_gears(params, r);
+  } else if (signal == SIG_PHASE) {
+    r->min = PHASE_NONE;
+    r->max = PHASE_HOLD;
   }
 }
 
@@ -666,8 +1160,10 @@ const dg_block_class dg_block_gearbox = {
     .abi = DG_BLOCK_ABI,
     .type = "gearbox",
     .doc = "Stepped gearbox: forward ratios, reverse, neutral, efficiency, input-shaft inertia; "
-           "shifts interrupt torque for shift_time and cut the throttle; shift policy manual, "
-           "auto_rpm, shift_map or a C callback (dg_sim_set_shift_policy).",
+           "shifts through a friction element of given capacity (a clutch's torque and inertia "
+           "phases, or a synchronizer), or rigid (interrupt for shift_time, then a plastic "
+           "impact); shift policy manual, auto_rpm, shift_map or a C callback "
+           "(dg_sim_set_shift_policy).",
     .ports = gearbox_ports,
     .params = gearbox_params_table,
     .params_size = sizeof(gearbox_params),
@@ -681,9 +1177,14 @@ const dg_block_class dg_block_gearbox = {
     .mode_name = gearbox_mode_name,
     .pre_step = gearbox_pre_step,
     .state_upstream = gearbox_state_upstream,
+    .torque_downstream = gearbox_torque_downstream,
     .post_step = gearbox_post_step,
     .signal = gearbox_signal,
+    .num_events = 4,
+    .event_values = gearbox_event_values,
     .start = gearbox_start,
+    .input_range = gearbox_input_range,
+    .signal_range = gearbox_signal_range,
 };
 
 /* ------------------------------------------------------------------------ */
@@ -691,25 +1192,25 @@ const dg_block_class dg_block_gearbox = {
 
 int dg_sim_set_shift_policy(dg_sim *sim, const char *gearbox_id, dg_shift_policy policy,
                             void *user, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim) {
-    dg_error_set(err, DG_ERR_USAGE, NULL, NULL, "no simulation given");
+    dgp_error_set(err, DG_ERR_USAGE, NULL, NULL, "no simulation given");
     return DG_ERR_USAGE;
   }
   const char *file = dg_graph_file(dg_sim_graph(sim));
   if (!gearbox_id) {
-    dg_error_set(err, DG_ERR_USAGE, file, NULL, "no gearbox id given");
+    dgp_error_set(err, DG_ERR_USAGE, file, NULL, "no gearbox id given");
     return DG_ERR_USAGE;
   }
   dg_block *b = dg_sim_block(sim, gearbox_id);
   if (!b) {
-    dg_error_set(err, DG_ERR_UNKNOWN, file, NULL, "no block \"%s\" in the graph", gearbox_id);
+    dgp_error_set(err, DG_ERR_UNKNOWN, file, NULL, "no block \"%s\" in the graph", gearbox_id);
     return DG_ERR_UNKNOWN;
   }
   if (b->klass != &dg_block_gearbox) {
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/blocks", gearbox_id);
-    dg_error_set(err, DG_ERR_USAGE, file, path, "block \"%s\" (type \"%s\") is not a gearbox",
+    dgp_pointer_append(path, sizeof path, "/blocks", gearbox_id);
+    dgp_error_set(err, DG_ERR_USAGE, file, path, "block \"%s\" (type \"%s\") is not a gearbox",
                  gearbox_id, b->klass->type);
     return DG_ERR_USAGE;
   }

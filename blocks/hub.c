@@ -19,6 +19,8 @@
  * installed (dg_sim_set_tyre), Fx = fn(κ, fz, vx, ω, R, t) as the callback
  * computes it, without the damping (the callback owns its model). The hub
  * gets −Fx·R. Brakes are separate blocks on the hub shaft (brake). */
+#include "tyre.h"
+
 #include <drivegraph/block.h>
 #include <drivegraph/drivegraph.h>
 
@@ -30,7 +32,7 @@ enum { PORT_HUB };
 enum { IN_VX, IN_FZ };
 enum { SIG_OMEGA, SIG_SLIP, SIG_FX, SIG_FZ, SIG_VX, SIG_SLIP_RATIO, SIG_TORQUE };
 
-#define KAPPA_LIMIT 1.0
+#define KAPPA_LIMIT TYRE_KAPPA_LIMIT
 #define SLIP_RATIO_MIN_SPEED 0.1
 #define PI 3.14159265358979323846
 
@@ -59,18 +61,7 @@ static const dg_port_def hub_ports[] = {
 };
 
 static const dg_param_def hub_tyre_fields[] = {
-    DG_PARAM_NUM(hub_tyre, B, "B", "", 10.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "stiffness factor"),
-    DG_PARAM_NUM(hub_tyre, C, "C", "", 1.65, DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_DYNAMICS, 0, 2,
-                 "shape factor"),
-    DG_PARAM_NUM(hub_tyre, D, "D", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "peak factor: friction coefficient mu"),
-    DG_PARAM_NUM(hub_tyre, E, "E", "", 0.97, DG_P_MAX | DG_P_DYNAMICS, 0, 1, "curvature factor"),
-    DG_PARAM_NUM(hub_tyre, relaxation_length, "relaxation_length", "m", 0.15,
-                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "distance rolled for the slip to settle (first-order lag)"),
-    DG_PARAM_NUM(hub_tyre, damping_ratio, "damping_ratio", "", 1.0, DG_P_MIN | DG_P_DYNAMICS, 0,
-                 0, "tread damping as a damping ratio of the wheel on the tyre's stiffness"),
+    TYRE_MF_FIELDS(hub_tyre),
     {0},
 };
 
@@ -112,10 +103,7 @@ static const dg_signal_def hub_signals[] = {
 };
 
 /* The magic formula per unit load at slip k. */
-static double hub_mf(const hub_tyre *t, double k) {
-  double x = t->B * k;
-  return t->D * sin(t->C * atan(x - t->E * (x - atan(x))));
-}
+static double hub_mf(const hub_tyre *t, double k) { return tyre_mf(t->B, t->C, t->D, t->E, k); }
 
 static int hub_init(dg_block *self, dg_init *init) {
   const hub_params *p = self->params;
@@ -137,10 +125,7 @@ static void hub_state_upstream(dg_block *self, dg_topo *topo) {
 
 /* dκ/dt, held at the slip limit. */
 static double hub_slip_rate(const hub_params *p, double w, double vx, double k) {
-  double dk = (w * p->radius - vx - fabs(vx) * k) / p->tyre.relaxation_length;
-  if ((k >= KAPPA_LIMIT && dk > 0.0) || (k <= -KAPPA_LIMIT && dk < 0.0))
-    dk = 0.0;
-  return dk;
+  return tyre_slip_rate(w, p->radius, vx, k, p->tyre.relaxation_length);
 }
 
 /* The tyre force at the context's point, and dκ/dt. */

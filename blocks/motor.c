@@ -225,7 +225,7 @@ static const dg_input_def motor_inputs[] = {
     {.name = "throttle_cut", .unit = "",
      .doc = "drive cut (>= 0.5 removes the drive torque): by default the throttle_cut signal of "
             "the gearbox this motor drives",
-     .source = ">throttle_cut", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+     .source = ">throttle_cut", .flags = DG_INPUT_BOOL},
     {.name = "torque", .unit = "N*m",
      .doc = "torque command (command \"torque\"), either sign, clamped to the envelope",
      .source = "", .def = 0.0},

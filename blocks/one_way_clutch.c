@@ -78,7 +78,7 @@ static const dg_signal_def owc_signals[] = {
             "end, 0 while overrunning)",
      .port = DG_SIGNAL_HOOK},
     {.name = "locked", .unit = "", .doc = "1 when locked, 0 when overrunning",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 

@@ -290,6 +290,17 @@ static int pid_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) 
   return 0;
 }
 
+/* `output` stays within the limits given. */
+static void pid_signal_range(const void *params, int signal, dg_range *r) {
+  const pid_params *p = params;
+  if (signal != SIG_OUTPUT)
+    return;
+  if (p->has_min)
+    r->min = p->output_min;
+  if (p->has_max)
+    r->max = p->output_max;
+}
+
 const dg_block_class dg_block_pid = {
     .abi = DG_BLOCK_ABI,
     .type = "pid",
@@ -311,4 +322,5 @@ const dg_block_class dg_block_pid = {
     .num_events = 2,
     .event_values = pid_event_values,
     .inputs = pid_inputs,
+    .signal_range = pid_signal_range,
 };

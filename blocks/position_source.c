@@ -11,19 +11,12 @@
  * or a callback gives a smooth motion. `angle` reports the input itself,
  * `torque` the torque it takes (J ω̇ + T_load). The shaft passes through
  * `in` and `out` as speed_source's does. */
+#include "motion_source.h"
+
 #include <drivegraph/block.h>
 
-enum { PORT_IN, PORT_OUT };
 enum { IN_ANGLE };
 enum { SIG_ANGLE, SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER, SIG_ACCEL };
-
-static const dg_port_def position_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the source"},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the road"},
-    {0},
-};
 
 static const dg_param_def position_params_table[] = {{0}};
 
@@ -36,22 +29,12 @@ static const dg_input_def position_inputs[] = {
 static const dg_signal_def position_signals[] = {
     {.name = "angle", .unit = "rad", .doc = "the prescribed angle (the input)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = PORT_IN, .scale = 1},
-    {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = PORT_IN,
+    {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = MOTION_PORT_IN, .scale = 1},
+    {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = MOTION_PORT_IN,
      .scale = DG_RPM_PER_RAD_S},
-    {.name = "torque", .unit = "N*m", .doc = "torque the source applies to the shaft",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "power", .unit = "W", .doc = "power the source delivers (torque x speed)",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "accel", .unit = "rad/s^2", .doc = "the prescribed acceleration",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    MOTION_SOURCE_TORQUE_SIGNALS,
     {0},
 };
-
-static void position_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_prescribe(topo, self, PORT_OUT);
-  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
-}
 
 static void position_motion(const dg_block *self, const dg_ctx *ctx, double *speed,
                             double *accel) {
@@ -65,10 +48,8 @@ static double position_signal(const dg_block *self, const dg_ctx *ctx, int index
     return dg_block_input(ctx, self, IN_ANGLE);
   case SIG_ACCEL:
     return dg_block_input_derivative(ctx, self, IN_ANGLE, 2);
-  default: {
-    double torque = dg_ctx_motion_torque((dg_ctx *)ctx, self);
-    return index == SIG_TORQUE ? torque : torque * dg_port_speed(ctx, self, PORT_OUT);
-  }
+  default:
+    return motion_source_torque(self, ctx, index == SIG_POWER);
   }
 }
 
@@ -77,12 +58,12 @@ const dg_block_class dg_block_position_source = {
     .type = "position_source",
     .doc = "A shaft that follows a given angle exactly (input `angle`, rad): its speed and "
            "acceleration are the input's derivatives; reports the torque it takes.",
-    .ports = position_ports,
+    .ports = motion_source_ports,
     .params = position_params_table,
     .params_size = 0,
     .signals = position_signals,
     .inputs = position_inputs,
-    .state_upstream = position_state_upstream,
+    .state_upstream = motion_source_state_upstream,
     .signal = position_signal,
     .motion = position_motion,
 };

@@ -94,6 +94,16 @@ static int sine_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   return 1;
 }
 
+/* The value stays within offset ± |amplitude| and oscillates at the
+ * frequency, which the step must sample (dg_graph_check_step). */
+static void sine_signal_range(const void *params, int signal, dg_range *r) {
+  const sine_params *p = params;
+  (void)signal;
+  r->min = p->offset - fabs(p->amplitude);
+  r->max = p->offset + fabs(p->amplitude);
+  r->frequency = p->amplitude != 0.0 ? p->frequency : 0.0;
+}
+
 const dg_block_class dg_block_sine_source = {
     .abi = DG_BLOCK_ABI,
     .type = "sine_source",
@@ -111,4 +121,5 @@ const dg_block_class dg_block_sine_source = {
     .signal = sine_signal,
     .num_events = 1,
     .event_values = sine_event_values,
+    .signal_range = sine_signal_range,
 };

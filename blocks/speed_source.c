@@ -16,19 +16,12 @@
  * speed the host gives), or sit in the middle. The input must have a time
  * derivative (DG_INPUT_RATE): a number, a channel (a schedule, a callback,
  * or a value a host holds over each step) or a sine_source's signal. */
+#include "motion_source.h"
+
 #include <drivegraph/block.h>
 
-enum { PORT_IN, PORT_OUT };
 enum { IN_SPEED };
 enum { SIG_OMEGA, SIG_RPM, SIG_TORQUE, SIG_POWER, SIG_ACCEL };
-
-static const dg_port_def speed_ports[] = {
-    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the source"},
-    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL, .optional = true,
-     .doc = "the shaft, toward the road"},
-    {0},
-};
 
 static const dg_param_def speed_params_table[] = {{0}};
 
@@ -39,22 +32,12 @@ static const dg_input_def speed_inputs[] = {
 };
 
 static const dg_signal_def speed_signals[] = {
-    {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = PORT_IN, .scale = 1},
-    {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = PORT_IN,
+    {.name = "omega", .unit = "rad/s", .doc = "shaft speed", .port = MOTION_PORT_IN, .scale = 1},
+    {.name = "rpm", .unit = "rpm", .doc = "shaft speed", .port = MOTION_PORT_IN,
      .scale = DG_RPM_PER_RAD_S},
-    {.name = "torque", .unit = "N*m", .doc = "torque the source applies to the shaft",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "power", .unit = "W", .doc = "power the source delivers (torque x speed)",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
-    {.name = "accel", .unit = "rad/s^2", .doc = "the prescribed acceleration",
-     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    MOTION_SOURCE_TORQUE_SIGNALS,
     {0},
 };
-
-static void speed_state_upstream(dg_block *self, dg_topo *topo) {
-  dg_topo_prescribe(topo, self, PORT_OUT);
-  dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, 1.0, 1.0);
-}
 
 static void speed_motion(const dg_block *self, const dg_ctx *ctx, double *speed, double *accel) {
   *speed = dg_block_input(ctx, self, IN_SPEED);
@@ -64,10 +47,7 @@ static void speed_motion(const dg_block *self, const dg_ctx *ctx, double *speed,
 static double speed_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   if (index == SIG_ACCEL)
     return dg_block_input_derivative(ctx, self, IN_SPEED, 1);
-  /* the hook may not change the block; the force query only fills the
-   * solver's cache of the point's tie forces */
-  double torque = dg_ctx_motion_torque((dg_ctx *)ctx, self);
-  return index == SIG_TORQUE ? torque : torque * dg_port_speed(ctx, self, PORT_OUT);
+  return motion_source_torque(self, ctx, index == SIG_POWER);
 }
 
 const dg_block_class dg_block_speed_source = {
@@ -75,12 +55,12 @@ const dg_block_class dg_block_speed_source = {
     .type = "speed_source",
     .doc = "A shaft that follows a given speed exactly (input `speed`, rad/s): a rheonomic "
            "constraint reporting the torque it takes.",
-    .ports = speed_ports,
+    .ports = motion_source_ports,
     .params = speed_params_table,
     .params_size = 0,
     .signals = speed_signals,
     .inputs = speed_inputs,
-    .state_upstream = speed_state_upstream,
+    .state_upstream = motion_source_state_upstream,
     .signal = speed_signal,
     .motion = speed_motion,
 };

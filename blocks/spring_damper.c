@@ -101,6 +101,8 @@ enum {
 /* Δω this small (relative to the shaft speeds) is "turning together". */
 #define SPEED_REL_TOL 1e-10
 #define SPEED_ABS_TOL 1e-12
+/* The widest backlash: one turn (rad). */
+#define MAX_BACKLASH 6.283185307179586
 
 typedef struct spring_params {
   double stiffness;
@@ -148,7 +150,7 @@ static const dg_signal_def spring_signals[] = {
     {.name = "twist_rate", .unit = "rad/s", .doc = "omega_in - omega_out",
      .port = DG_SIGNAL_HOOK},
     {.name = "in_contact", .unit = "", .doc = "1 when the flanks touch (always with no backlash)",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "potential_energy", .unit = "J", .doc = "energy stored in the spring",
      .port = DG_SIGNAL_HOOK},
     {0},
@@ -197,6 +199,20 @@ static int spring_decide(const spring_params *p, int side, double th, double dw)
       side = SIDE_COAST;
   }
   return side;
+}
+
+/* Backlash is the free play between two flanks: less than a turn. A gap
+ * wider than that is wider than any motion the ends make relative to each
+ * other in a run (the spring would never act), and the twist, which starts
+ * at b/2, could not resolve the motion it integrates. */
+static void spring_check(const void *params, dg_check *chk) {
+  const spring_params *p = params;
+  if (p->backlash > MAX_BACKLASH)
+    dg_check_error(chk, "backlash",
+                   "must be <= %g rad, one turn (got %g): backlash is the free play between "
+                   "flanks, and a gap wider than the ends ever turn apart would never close "
+                   "(the spring could never act)",
+                   MAX_BACKLASH, p->backlash);
 }
 
 static int spring_init(dg_block *self, dg_init *init) {
@@ -332,6 +348,7 @@ static int spring_set_signal(dg_block *self, dg_ctx *ctx, int index, double valu
 const dg_block_class dg_block_spring_damper = {
     .abi = DG_BLOCK_ABI,
     .type = "spring_damper",
+    .flags = DG_CLASS_COMPLIANCE,
     .doc = "Torsional spring and damper between in and out (a half-shaft, a coupling) with "
            "optional backlash: T = k (twist - b/2) + c (w_in - w_out) while the flanks touch, 0 "
            "in the dead band; the twist is a state and starts at the static twist the start "
@@ -342,6 +359,7 @@ const dg_block_class dg_block_spring_damper = {
     .signals = spring_signals,
     .data_size = sizeof(spring_data),
     .num_states = 1,
+    .check = spring_check,
     .init = spring_init,
     .pre_step = spring_update_side,
     .state_upstream = spring_state_upstream,

@@ -46,7 +46,7 @@ typedef struct table_data {
 static const dg_param_def table_params_table[] = {
     {.key = "table", .kind = DG_PARAM_TABLE1D, .offset = offsetof(table_params, table),
      .doc = "value over time: { \"time\": [s...], \"value\": [...] } (linear, ends held)",
-     .required = true, .axis = {"time", "value"}, .min_len = 1, .flags = DG_P_DYNAMICS},
+     .required = true, .axis = {"time", "value"}, .min_len = 2, .flags = DG_P_DYNAMICS},
     {.key = "period", .kind = DG_PARAM_NUMBER, .offset = offsetof(table_params, period),
      .unit = "s",
      .doc = "repeat the table every period from its first time (>= the table's time span)",
@@ -136,6 +136,19 @@ static int table_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   return 1;
 }
 
+/* `unscaled` stays within the table's values (linear between them, ends
+ * held); `value` follows the scale input, whose range is not known here. */
+static void table_signal_range(const void *params, int signal, dg_range *r) {
+  const table_params *p = params;
+  if (signal != SIG_UNSCALED || p->table.n < 1)
+    return;
+  r->min = r->max = p->table.y[0];
+  for (int k = 1; k < p->table.n; k++) {
+    r->min = fmin(r->min, p->table.y[k]);
+    r->max = fmax(r->max, p->table.y[k]);
+  }
+}
+
 const dg_block_class dg_block_table_source = {
     .abi = DG_BLOCK_ABI,
     .type = "table_source",
@@ -153,4 +166,5 @@ const dg_block_class dg_block_table_source = {
     .signal = table_signal,
     .num_events = 1,
     .event_values = table_event_values,
+    .signal_range = table_signal_range,
 };

@@ -149,7 +149,7 @@ enum { IN_LOCKUP };
 static const dg_input_def tc_inputs[] = {
     {.name = "lockup", .unit = "",
      .doc = "lock-up command (>= 0.5 applies the lock-up clutch above min_rpm)",
-     .source = "lockup", .flags = DG_P_MIN | DG_P_MAX, .min = 0, .max = 1},
+     .source = "lockup", .flags = DG_INPUT_BOOL},
     {0},
 };
 
@@ -165,7 +165,7 @@ static const dg_signal_def tc_signals[] = {
     {.name = "lockup_torque", .unit = "N*m",
      .doc = "torque the lock-up clutch transmits from pump to turbine", .port = DG_SIGNAL_HOOK},
     {.name = "locked", .unit = "", .doc = "1 when the lock-up clutch is locked",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 

@@ -191,7 +191,7 @@ static const dg_signal_def vehicle_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "stopped", .unit = "", .doc = "1 while the road load's static friction holds the "
                                            "body at rest, else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {0},
 };
 

@@ -78,6 +78,8 @@
  * Modes (index 0 is the start mode): 0 free, 1 held (rolling: hub tied;
  * magic formula: hub tied, tyre skidding), 2 parked (magic formula only:
  * hub tied and tyre stuck). */
+#include "tyre.h"
+
 #include <drivegraph/block.h>
 #include <math.h>
 
@@ -88,8 +90,8 @@ enum { SIG_OMEGA, SIG_SPEED, SIG_SLIP, SIG_FX, SIG_FZ, SIG_LOCKED, SIG_BRAKE, SI
 /* Below this ground speed the kinematic slip divides by it instead (m/s). */
 #define SLIP_RATIO_MIN_SPEED 0.1
 
-/* Bound of the slip state (see the header). */
-#define KAPPA_LIMIT 1.0
+/* Bound of the slip state (see the header; tyre.h). */
+#define KAPPA_LIMIT TYRE_KAPPA_LIMIT
 /* Speeds this small are rest (rad/s, m/s): a held node is exactly 0; this
  * only absorbs round-off of the momentum projection. */
 #define REST_TOL 1e-12
@@ -150,19 +152,7 @@ static const dg_param_def tyre_fields[] = {
      .doc = "rolling: no slip (omega R = v); magic_formula: Pacejka longitudinal force with "
             "relaxation length",
      .def = MODEL_ROLLING, .choices = tyre_models},
-    DG_PARAM_NUM(tyre_params, B, "B", "", 10.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "stiffness factor"),
-    DG_PARAM_NUM(tyre_params, C, "C", "", 1.65, DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_DYNAMICS, 0, 2,
-                 "shape factor"),
-    DG_PARAM_NUM(tyre_params, D, "D", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "peak factor: friction coefficient mu (dry asphalt ~1)"),
-    DG_PARAM_NUM(tyre_params, E, "E", "", 0.97, DG_P_MAX | DG_P_DYNAMICS, 0, 1, "curvature factor"),
-    DG_PARAM_NUM(tyre_params, relaxation_length, "relaxation_length", "m", 0.15,
-                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "distance rolled for the slip to settle (first-order lag)"),
-    DG_PARAM_NUM(tyre_params, damping_ratio, "damping_ratio", "", 1.0, DG_P_MIN | DG_P_DYNAMICS,
-                 0, 0, "damping of the tread deflection, as a damping ratio of the wheel on the "
-                 "tyre's stiffness (0: none)"),
+    TYRE_MF_FIELDS(tyre_params),
     {0},
 };
 
@@ -208,7 +198,7 @@ static const dg_signal_def wheel_signals[] = {
      .port = DG_SIGNAL_HOOK},
     {.name = "fz", .unit = "N", .doc = "normal load", .port = DG_SIGNAL_HOOK},
     {.name = "locked", .unit = "", .doc = "1 while the brake holds the wheel, else 0",
-     .port = DG_SIGNAL_HOOK},
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_BOOL},
     {.name = "brake_torque", .unit = "N*m",
      .doc = "torque the brake applies at the hub (holding: the hold's reaction)",
      .port = DG_SIGNAL_HOOK},
@@ -222,10 +212,7 @@ static const dg_signal_def wheel_signals[] = {
 static bool is_magic(const wheel_params *p) { return p->tyre.model == MODEL_MAGIC; }
 
 /* Magic formula per unit load: Fx / Fz at slip k. */
-static double mf(const tyre_params *t, double k) {
-  double x = t->B * k;
-  return t->D * sin(t->C * atan(x - t->E * (x - atan(x))));
-}
+static double mf(const tyre_params *t, double k) { return tyre_mf(t->B, t->C, t->D, t->E, k); }
 
 /* φ(x) = x − E (x − atan x): increasing for E <= 1. */
 static double mf_phi(const tyre_params *t, double x) { return x - t->E * (x - atan(x)); }
@@ -283,10 +270,7 @@ static double wheel_capacity(const dg_block *self, const dg_ctx *ctx) {
 
 /* dκ/dt = (ωR − v − |v|·κ)/σ, held at the slip limit. */
 static double wheel_slip_rate(const wheel_params *p, double w, double v, double k) {
-  double dk = (w * p->radius - v - fabs(v) * k) / p->tyre.relaxation_length;
-  if ((k >= KAPPA_LIMIT && dk > 0.0) || (k <= -KAPPA_LIMIT && dk < 0.0))
-    dk = 0.0;
-  return dk;
+  return tyre_slip_rate(w, p->radius, v, k, p->tyre.relaxation_length);
 }
 
 /* Tyre force on the body at slip k and the context's speeds: the magic

@@ -4,8 +4,8 @@
  * doc, default source). A graph binds any of them in the block's "inputs"
  * object to a named channel ("c1"), to another block's signal
  * ("driver.throttle") or to a number; the others follow their default
- * source (block.h describes the forms). At load, dg_bind_parse reads the
- * object and dg_bind_resolve resolves every binding once, lists the
+ * source (block.h describes the forms). At load, dgp_bind_parse reads the
+ * object and dgp_bind_resolve resolves every binding once, lists the
  * channels the file names (a scenario must give them) and orders the
  * evaluation of signal-bound inputs: block B's input reading a
  * DG_SIGNAL_FEEDTHROUGH signal of block A needs A's inputs first, and a
@@ -13,8 +13,8 @@
  *
  * In a simulation every input is a pointer to its value (dg_block.in): a
  * channel's slot in sim->input, a constant in the graph or the class table,
- * or a slot of its own that dg_bind_eval fills from the bound signal at the
- * current point. The solver calls dg_bind_eval wherever the context moves
+ * or a slot of its own that dgp_bind_eval fills from the bound signal at the
+ * current point. The solver calls dgp_bind_eval wherever the context moves
  * to a new point (each RK4 stage, the committed state before pre_step and
  * post_step, an event evaluation), so no string, lookup or allocation is
  * left for the step. */
@@ -55,6 +55,60 @@ static void signal_list(const dg_block_class *k, char *buf, size_t size) {
     used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", k->signals[i].name);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Kinds and ranges                                                         */
+
+void dgp_input_limits(const dg_gblock *b, int i, dg_range *r) {
+  const dg_input_def *in = &b->klass->inputs[i];
+  *r = (dg_range){-INFINITY, INFINITY, 0.0};
+  if (in->flags & DG_P_MIN)
+    r->min = in->min;
+  if (in->flags & DG_P_MAX)
+    r->max = in->max;
+  if (in->flags & DG_INPUT_BOOL) {
+    r->min = fmax(r->min, 0.0);
+    r->max = fmin(r->max, 1.0);
+  }
+  if (b->klass->input_range && b->params)
+    b->klass->input_range(b->params, i, r);
+}
+
+void dgp_signal_limits(const dg_gblock *b, int s, dg_range *r) {
+  const dg_signal_def *sd = &b->klass->signals[s];
+  *r = (dg_range){-INFINITY, INFINITY, 0.0};
+  if (sd->flags & DG_SIGNAL_BOOL) {
+    r->min = 0.0;
+    r->max = 1.0;
+  }
+  if (sd->port == DG_SIGNAL_HOOK && b->klass->signal_range && b->params)
+    b->klass->signal_range(b->params, s, r);
+}
+
+bool dgp_input_accepts(const dg_input_def *in, const dg_range *r, double v) {
+  if (!isfinite(v) || v < r->min || v > r->max)
+    return false;
+  if ((in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL)) && v != floor(v))
+    return false;
+  return true;
+}
+
+void dgp_input_describe(const dg_input_def *in, const dg_range *r, char *buf, size_t size) {
+  bool lo = isfinite(r->min), hi = isfinite(r->max);
+  if (in->flags & DG_INPUT_BOOL)
+    snprintf(buf, size, "0 or 1");
+  else if ((in->flags & DG_INPUT_INTEGER) && lo && hi)
+    snprintf(buf, size, "an integer from %g to %g", r->min, r->max);
+  else if (in->flags & DG_INPUT_INTEGER)
+    snprintf(buf, size, lo ? "an integer >= %g" : hi ? "an integer <= %g" : "an integer",
+             lo ? r->min : r->max);
+  else if (lo && hi)
+    snprintf(buf, size, "a value in [%g, %g]", r->min, r->max);
+  else if (lo || hi)
+    snprintf(buf, size, lo ? "a value >= %g" : "a value <= %g", lo ? r->min : r->max);
+  else
+    snprintf(buf, size, "a finite value");
+}
+
 static bool in_range(const dg_input_def *in, double v) {
   return isfinite(v) && !((in->flags & DG_P_MIN) && v < in->min) &&
          !((in->flags & DG_P_MAX) && v > in->max);
@@ -73,13 +127,13 @@ static bool channel_name_ok(const char *s) {
 /* ------------------------------------------------------------------------ */
 /* Parsing                                                                  */
 
-void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *path,
+void dgp_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *path,
                    dg_diag *d) {
   const dg_block_class *k = b->klass;
-  b->num_inputs = dg_class_num_inputs(k);
-  b->bind = dg_arena_alloc(g->arena, sizeof *b->bind * (size_t)(b->num_inputs + 1));
+  b->num_inputs = dgp_class_num_inputs(k);
+  b->bind = dgp_arena_alloc(g->arena, sizeof *b->bind * (size_t)(b->num_inputs + 1));
   if (!b->bind) {
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     b->num_inputs = 0;
     return;
   }
@@ -88,19 +142,19 @@ void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *
   if (!inputs)
     return;
   char ipath[DG_ERROR_PATH_LEN];
-  dg_pointer_append(ipath, sizeof ipath, path, "inputs");
+  dgp_pointer_append(ipath, sizeof ipath, path, "inputs");
   if (!json_is_object(inputs)) {
-    dg_diag_add(d, DG_ERR_SCHEMA, ipath,
+    dgp_diag_add(d, DG_ERR_SCHEMA, ipath,
                 "expected an object binding inputs to channels, signals or numbers "
                 "({ \"pedal\": \"c1\" }), got %s",
-                dg_json_type_name(inputs));
+                dgp_json_type_name(inputs));
     return;
   }
   const char *key;
   const json_t *v;
   json_object_foreach((json_t *)inputs, key, v) {
     char kpath[DG_ERROR_PATH_LEN];
-    dg_pointer_append(kpath, sizeof kpath, ipath, key);
+    dgp_pointer_append(kpath, sizeof kpath, ipath, key);
     int i = input_find(k, key);
     if (i < 0) {
       const char *names[64];
@@ -113,13 +167,13 @@ void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *
       char list[256];
       input_list(k, list, sizeof list);
       if (s)
-        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s; did you mean \"%s\"?",
+        dgp_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s; did you mean \"%s\"?",
                     k->type, s);
       else if (n > 0)
-        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s (its inputs: %s)", k->type,
+        dgp_diag_add(d, DG_ERR_UNKNOWN, kpath, "unknown input of a %s (its inputs: %s)", k->type,
                     list);
       else
-        dg_diag_add(d, DG_ERR_UNKNOWN, kpath, "a %s has no inputs", k->type);
+        dgp_diag_add(d, DG_ERR_UNKNOWN, kpath, "a %s has no inputs", k->type);
       continue;
     }
     const dg_input_def *in = &k->inputs[i];
@@ -128,22 +182,22 @@ void dg_bind_parse(dg_graph *g, dg_gblock *b, const json_t *inputs, const char *
       double x = json_number_value(v);
       if (!in_range(in, x)) {
         char r[64]; /* an input's range is DG_P_MIN and DG_P_MAX only (in_range) */
-        dg_range_text(r, sizeof r, in->flags & (DG_P_MIN | DG_P_MAX), in->min, in->max,
+        dgp_range_text(r, sizeof r, in->flags & (DG_P_MIN | DG_P_MAX), in->min, in->max,
                       DG_RANGE_INTERVAL);
-        dg_diag_add(d, DG_ERR_RANGE, kpath, "must be %s, got %g", r, x);
+        dgp_diag_add(d, DG_ERR_RANGE, kpath, "must be %s, got %g", r, x);
         continue;
       }
       *bi = (dg_gbind){.kind = DG_BIND_CONST, .given = true, .value = x, .block = -1};
     } else if (json_is_string(v)) {
       const char *s = json_string_value(v);
       *bi = (dg_gbind){.kind = DG_BIND_CHANNEL, .given = true,
-                       .text = dg_arena_strdup(g->arena, s), .block = -1};
+                       .text = dgp_arena_strdup(g->arena, s), .block = -1};
       if (!bi->text)
-        dg_diag_add(d, DG_ERR_NOMEM, kpath, "out of memory");
+        dgp_diag_add(d, DG_ERR_NOMEM, kpath, "out of memory");
     } else {
-      dg_diag_add(d, DG_ERR_SCHEMA, kpath,
+      dgp_diag_add(d, DG_ERR_SCHEMA, kpath,
                   "expected a channel name, \"block.signal\" or a number, got %s",
-                  dg_json_type_name(v));
+                  dgp_json_type_name(v));
     }
   }
 }
@@ -156,11 +210,11 @@ static void add_channel(dg_graph *g, const char *name, const char *path, dg_diag
     if (strcmp(g->channels[i], name) == 0)
       return;
   size_t n = (size_t)g->num_channels + 1;
-  const char **c = dg_arena_alloc(g->arena, sizeof *c * n);
-  const char **p = dg_arena_alloc(g->arena, sizeof *p * n);
-  char *pc = dg_arena_strdup(g->arena, path);
+  const char **c = dgp_arena_alloc(g->arena, sizeof *c * n);
+  const char **p = dgp_arena_alloc(g->arena, sizeof *p * n);
+  char *pc = dgp_arena_strdup(g->arena, path);
   if (!c || !p || !pc) {
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     return;
   }
   if (g->num_channels) {
@@ -178,18 +232,20 @@ static void add_channel(dg_graph *g, const char *name, const char *path, dg_diag
 static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_diag *d) {
   const char *s = bi->text, *dot = strchr(s, '.');
   size_t len = (size_t)(dot - s);
-  int src = dg_graph_block_find_n(g, s, len);
+  int src = dgp_graph_block_find_n(g, s, len);
   if (src < 0) {
     char id[128];
     snprintf(id, sizeof id, "%.*s", (int)(len < 120 ? len : 120), s);
-    const char *sug = dg_graph_suggest_block(g, id);
+    const char *sug = dgp_graph_suggest_block(g, id);
+    char note[160];
+    dgp_lookalike_note(id, sug, note, sizeof note);
     if (sug)
-      dg_diag_add(d, DG_ERR_UNKNOWN, path,
-                  "\"%s\": unknown block \"%s\"; did you mean \"%s\"? (a source is a channel "
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path,
+                  "\"%s\": unknown block \"%s\"; did you mean \"%s\"?%s (a source is a channel "
                   "name, \"block.signal\" or a number)",
-                  s, id, sug);
+                  s, id, sug, note);
     else
-      dg_diag_add(d, DG_ERR_UNKNOWN, path,
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path,
                   "\"%s\": unknown block \"%s\" (a source is a channel name, \"block.signal\" "
                   "or a number)",
                   s, id);
@@ -211,10 +267,10 @@ static void resolve_signal_text(dg_graph *g, dg_gbind *bi, const char *path, dg_
     char list[256];
     signal_list(k, list, sizeof list);
     if (sug)
-      dg_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\"; did you mean \"%s\"?",
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\"; did you mean \"%s\"?",
                   s, k->type, sig, sug);
     else
-      dg_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\" (its signals: %s)",
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path, "\"%s\": a %s has no signal \"%s\" (its signals: %s)",
                   s, k->type, sig, list);
     return;
   }
@@ -230,7 +286,7 @@ static bool has_signal(const dg_graph *g, int block, const void *sig) {
 /* ">signal": the nearest block downstream of b (breadth first through out
  * ports) with a signal of that name. */
 static void resolve_downstream(const dg_graph *g, int b, const char *sig, dg_gbind *bi) {
-  int to = dg_graph_nearest_downstream(g, b, has_signal, sig);
+  int to = dgp_graph_nearest_downstream(g, b, has_signal, sig);
   if (to >= 0) {
     bi->kind = DG_BIND_SIGNAL;
     bi->block = to;
@@ -256,15 +312,26 @@ static void resolve_unique(const dg_graph *g, int b, int input, const char *src,
       used += (size_t)snprintf(others + used, sizeof others - used, "%s\"%s\"", count > 1 ? ", " : "",
                                g->blocks[i].id);
   }
-  if (count == 0)
-    return; /* the constant default */
   const dg_gblock *gb = &g->blocks[b];
   const dg_input_def *in = &gb->klass->inputs[input];
+  if (count == 0 && !(in->flags & DG_INPUT_MEASURED))
+    return; /* the constant default */
+  if (count == 0) { /* a controller reading a constant: surely not meant */
+    char path[DG_ERROR_PATH_LEN];
+    dgp_pointer_append(path, sizeof path, "/blocks", gb->id);
+    dgp_diag_warn(d, path,
+                 "%s \"%s\": input \"%s\" follows the %s of the graph's %.*s, and the graph has "
+                 "no %.*s: it reads %g throughout; add one, or bind the input (\"inputs\": { "
+                 "\"%s\": \"<block>.<signal>\" })",
+                 gb->klass->type, gb->id, in->name, dot + 1, (int)tlen, src + 1, (int)tlen,
+                 src + 1, in->def, in->name);
+    return;
+  }
   if (count > 1) {
     char path[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN];
-    dg_pointer_append(ipath, sizeof ipath, "/blocks", gb->id);
-    dg_pointer_append(path, sizeof path, ipath, "inputs");
-    dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+    dgp_pointer_append(ipath, sizeof ipath, "/blocks", gb->id);
+    dgp_pointer_append(path, sizeof path, ipath, "inputs");
+    dgp_diag_add(d, DG_ERR_TOPOLOGY, path,
                 "input \"%s\" follows the %s of the graph's %.*s, but there are %d (%s): bind "
                 "it, e.g. \"inputs\": { \"%s\": \"%s.%s\" }",
                 in->name, dot + 1, (int)tlen, src + 1, count, others, in->name,
@@ -297,8 +364,10 @@ static void resolve_default(dg_graph *g, int b, int i, dg_diag *d) {
   }
 }
 
-static bool feeds_through(const dg_graph *g, const dg_gbind *bi) {
-  return bi->kind == DG_BIND_SIGNAL &&
+/* Whether block b's binding bi reads a feedthrough signal of another
+ * block (one of its own is refused by check_given). */
+static bool feeds_through(const dg_graph *g, int b, const dg_gbind *bi) {
+  return bi->kind == DG_BIND_SIGNAL && bi->block != b &&
          (g->blocks[bi->block].klass->signals[bi->signal].flags & DG_SIGNAL_FEEDTHROUGH);
 }
 
@@ -309,16 +378,16 @@ static void order_signals(dg_graph *g, dg_diag *d) {
   int nb = g->num_blocks;
   int *indeg = calloc((size_t)nb + 1, sizeof *indeg);
   int *queue = malloc(sizeof *queue * (size_t)(nb + 1));
-  g->sig_order = dg_arena_alloc(g->arena, sizeof *g->sig_order * (size_t)(nb + 1));
+  g->sig_order = dgp_arena_alloc(g->arena, sizeof *g->sig_order * (size_t)(nb + 1));
   if (!indeg || !queue || !g->sig_order) {
     free(indeg);
     free(queue);
-    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
     return;
   }
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < g->blocks[b].num_inputs; i++)
-      if (feeds_through(g, &g->blocks[b].bind[i]))
+      if (feeds_through(g, b, &g->blocks[b].bind[i]))
         indeg[b]++;
   int head = 0, tail = 0;
   for (int b = 0; b < nb; b++)
@@ -329,7 +398,7 @@ static void order_signals(dg_graph *g, dg_diag *d) {
     for (int b = 0; b < nb; b++)
       for (int i = 0; i < g->blocks[b].num_inputs; i++) {
         const dg_gbind *bi = &g->blocks[b].bind[i];
-        if (feeds_through(g, bi) && bi->block == a && --indeg[b] == 0)
+        if (feeds_through(g, b, bi) && bi->block == a && --indeg[b] == 0)
           queue[tail++] = b;
       }
   }
@@ -350,7 +419,7 @@ static void order_signals(dg_graph *g, dg_diag *d) {
       int next = -1;
       for (int i = 0; i < g->blocks[cur].num_inputs && next < 0; i++) {
         const dg_gbind *bi = &g->blocks[cur].bind[i];
-        if (feeds_through(g, bi) && indeg[bi->block] > 0) {
+        if (feeds_through(g, cur, bi) && indeg[bi->block] > 0) {
           next = bi->block;
           step[len] = i;
         }
@@ -373,10 +442,10 @@ static void order_signals(dg_graph *g, dg_diag *d) {
     char path[DG_ERROR_PATH_LEN] = "/blocks";
     if (chain && step && len > first) {
       char bpath[DG_ERROR_PATH_LEN];
-      dg_pointer_append(bpath, sizeof bpath, "/blocks", g->blocks[chain[first]].id);
-      dg_pointer_append(path, sizeof path, bpath, "inputs");
+      dgp_pointer_append(bpath, sizeof bpath, "/blocks", g->blocks[chain[first]].id);
+      dgp_pointer_append(path, sizeof path, bpath, "inputs");
     }
-    dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+    dgp_diag_add(d, DG_ERR_TOPOLOGY, path,
                 "algebraic loop: %s (each signal depends on its block's inputs at the same "
                 "instant; break the loop through a signal that does not, such as a speed or a "
                 "controller's state)",
@@ -387,6 +456,81 @@ static void order_signals(dg_graph *g, dg_diag *d) {
   }
   free(indeg);
   free(queue);
+}
+
+/* "/blocks/<id>/inputs/<input>" into path. */
+static void input_path(const dg_gblock *gb, int i, char *path, size_t size) {
+  char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN];
+  dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+  dgp_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+  dgp_pointer_append(path, size, ipath, gb->klass->inputs[i].name);
+}
+
+/* "[-1, 3]", "[0, inf)" ... of a signal's range. */
+static void range_interval(const dg_range *r, char *buf, size_t size) {
+  snprintf(buf, size, "%s%g, %g%s", isfinite(r->min) ? "[" : "(", r->min, r->max,
+           isfinite(r->max) ? "]" : ")");
+}
+
+/* What the file binds input i of block b to must fit the input's kind
+ * and range: a number (an integer for an integer input, 0 or 1 for a
+ * boolean, within the range), a signal (integer or boolean signals for
+ * those kinds; one whose known range misses the input's altogether can
+ * never fit, one that overlaps it is clamped by the block as its doc
+ * says). A block's input following its own feedthrough signal is a loop
+ * through the block's own output, refused; its own speed or state is not
+ * (a torque from its own shaft's speed: a damper). */
+static void check_given(const dg_graph *g, int b, int i, dg_diag *d) {
+  const dg_gblock *gb = &g->blocks[b];
+  const dg_input_def *in = &gb->klass->inputs[i];
+  const dg_gbind *bi = &gb->bind[i];
+  if (!bi->given || bi->kind == DG_BIND_CHANNEL)
+    return; /* channels: against each scenario (dg_scenario_check) */
+  char path[DG_ERROR_PATH_LEN], want[96];
+  input_path(gb, i, path, sizeof path);
+  dg_range r;
+  dgp_input_limits(gb, i, &r);
+  dgp_input_describe(in, &r, want, sizeof want);
+  if (bi->kind == DG_BIND_CONST) {
+    if (!dgp_input_accepts(in, &r, bi->value))
+      dgp_diag_add(d, DG_ERR_RANGE, path, "must be %s (got %g): input \"%s\" of a %s", want,
+                  bi->value, in->name, gb->klass->type);
+    return;
+  }
+  const dg_gblock *src = &g->blocks[bi->block];
+  const dg_signal_def *sd = &src->klass->signals[bi->signal];
+  char spath[DG_ERROR_PATH_LEN];
+  dgp_pointer_append(spath, sizeof spath, "/blocks", src->id);
+  if (bi->block == b && (sd->flags & DG_SIGNAL_FEEDTHROUGH)) {
+    dgp_diag_add(d, DG_ERR_TOPOLOGY, path,
+                "\"%s\": input \"%s\" follows the block's own signal \"%s\", which its inputs "
+                "make at the same instant: a loop through the block's own output, the input "
+                "defined by itself; bind another block's signal, a channel or a number",
+                bi->text, in->name, sd->name);
+    return;
+  }
+  bool whole = in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL);
+  if (whole && !(sd->flags & (DG_SIGNAL_INTEGER | DG_SIGNAL_BOOL))) {
+    dgp_diag_add(d, DG_ERR_SCHEMA, path,
+                "\"%s\": input \"%s\" takes %s, and signal \"%s\" of %s \"%s\" (%s) takes "
+                "any value in between: bind %s signal, a channel or a number",
+                bi->text, in->name, want, sd->name, src->klass->type, src->id, spath,
+                (in->flags & DG_INPUT_BOOL) ? "a boolean (0 or 1)" : "an integer");
+    return;
+  }
+  dg_range sr;
+  dgp_signal_limits(src, bi->signal, &sr);
+  bool whole_fits = true; /* an integer range holding no integer the input takes */
+  if (whole && isfinite(sr.min) && isfinite(sr.max))
+    whole_fits = ceil(fmax(sr.min, r.min)) <= floor(fmin(sr.max, r.max));
+  if (sr.max < r.min || sr.min > r.max || !whole_fits) {
+    char have[96];
+    range_interval(&sr, have, sizeof have);
+    dgp_diag_add(d, DG_ERR_RANGE, path,
+                "\"%s\": signal \"%s\" of %s \"%s\" (%s) takes values in %s, and input "
+                "\"%s\" takes %s: it can never fit",
+                bi->text, sd->name, src->klass->type, src->id, spath, have, in->name, want);
+  }
 }
 
 /* An input whose time derivative its block reads (DG_INPUT_RATE) must be
@@ -403,10 +547,10 @@ static void check_rate(const dg_graph *g, int b, int i, dg_diag *d) {
   if ((src->klass->flags & DG_CLASS_TIME_SOURCE) && sd->port == DG_SIGNAL_HOOK)
     return;
   char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
-  dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
-  dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
-  dg_pointer_append(path, sizeof path, ipath, in->name);
-  dg_diag_add(d, DG_ERR_SCHEMA, path,
+  dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+  dgp_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+  dgp_pointer_append(path, sizeof path, ipath, in->name);
+  dgp_diag_add(d, DG_ERR_SCHEMA, path,
               "input \"%s\" needs its time derivative, and the signal \"%s.%s\" of block "
               "\"%s\" (%s) has none the solver can take: bind a number, a channel (a schedule "
               "or a callback) or a time source's signal (sine_source)",
@@ -430,21 +574,21 @@ static void check_electric(const dg_graph *g, dg_diag *d) {
       const dg_gblock *src = &g->blocks[bi->block];
       const dg_signal_def *sd = &src->klass->signals[bi->signal];
       char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
-      dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
-      dg_pointer_append(path, sizeof path, ipath, in->name);
+      dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dgp_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dgp_pointer_append(path, sizeof path, ipath, in->name);
       if (!(sd->flags & DG_SIGNAL_ELECTRIC_POWER)) {
         const char *ep = NULL;
         for (int k = 0; src->klass->signals[k].name && !ep; k++)
           if (src->klass->signals[k].flags & DG_SIGNAL_ELECTRIC_POWER)
             ep = src->klass->signals[k].name;
         if (ep)
-          dg_diag_add(d, DG_ERR_SCHEMA, path,
+          dgp_diag_add(d, DG_ERR_SCHEMA, path,
                       "input \"%s\" draws electrical power, and \"%s.%s\" is not one: bind "
                       "\"%s.%s\", the electrical power the %s takes from its bus",
                       in->name, src->id, sd->name, src->id, ep, src->klass->type);
         else
-          dg_diag_add(d, DG_ERR_SCHEMA, path,
+          dgp_diag_add(d, DG_ERR_SCHEMA, path,
                       "input \"%s\" draws electrical power, and \"%s.%s\" is not one (a %s "
                       "has no electrical power: bind a machine's, a load's or a bus's "
                       "electric_power, a channel or a number)",
@@ -461,7 +605,7 @@ static void check_electric(const dg_graph *g, dg_diag *d) {
           if (!(g2->klass->inputs[i2].flags & DG_INPUT_ELECTRIC) || o->kind != DG_BIND_SIGNAL ||
               o->block != bi->block || o->signal != bi->signal)
             continue;
-          dg_diag_add(d, DG_ERR_TOPOLOGY, path,
+          dgp_diag_add(d, DG_ERR_TOPOLOGY, path,
                       "\"%s.%s\" is drawn twice, by %s.%s and by %s.%s: a block's electrical "
                       "power goes to one bus (bind it once; a bus sums several)",
                       src->id, sd->name, g2->id, g2->klass->inputs[i2].name, gb->id, in->name);
@@ -473,7 +617,7 @@ static void check_electric(const dg_graph *g, dg_diag *d) {
   }
 }
 
-void dg_bind_resolve(dg_graph *g, dg_diag *d) {
+void dgp_bind_resolve(dg_graph *g, dg_diag *d) {
   for (int b = 0; b < g->num_blocks; b++) {
     dg_gblock *gb = &g->blocks[b];
     if (!gb->klass || !gb->bind)
@@ -487,13 +631,13 @@ void dg_bind_resolve(dg_graph *g, dg_diag *d) {
       if (!bi->text)
         continue; /* a number */
       char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
-      dg_pointer_append(ipath, sizeof ipath, bpath, "inputs");
-      dg_pointer_append(path, sizeof path, ipath, gb->klass->inputs[i].name);
+      dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dgp_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dgp_pointer_append(path, sizeof path, ipath, gb->klass->inputs[i].name);
       if (strchr(bi->text, '.')) {
         resolve_signal_text(g, bi, path, d);
       } else if (!channel_name_ok(bi->text)) {
-        dg_diag_add(d, DG_ERR_SCHEMA, path,
+        dgp_diag_add(d, DG_ERR_SCHEMA, path,
                     "\"%s\": a channel name uses only letters, digits, '_' and '-' (or give "
                     "\"block.signal\" or a number)",
                     bi->text);
@@ -507,14 +651,15 @@ void dg_bind_resolve(dg_graph *g, dg_diag *d) {
       const dg_input_def *in = &gb->klass->inputs[i];
       if ((in->flags & DG_INPUT_REQUIRED) && !gb->bind[i].given) {
         char bpath[DG_ERROR_PATH_LEN], path[DG_ERROR_PATH_LEN];
-        dg_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
-        dg_pointer_append(path, sizeof path, bpath, "inputs");
-        dg_diag_add(d, DG_ERR_SCHEMA, path,
+        dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+        dgp_pointer_append(path, sizeof path, bpath, "inputs");
+        dgp_diag_add(d, DG_ERR_SCHEMA, path,
                     "input \"%s\" (%s) must be bound: \"inputs\": { \"%s\": \"<channel>\" | "
                     "\"<block>.<signal>\" | number }",
                     in->name, in->doc ? in->doc : "", in->name);
       }
       check_rate(g, b, i, d);
+      check_given(g, b, i, d);
     }
   }
   check_electric(g, d);
@@ -522,22 +667,63 @@ void dg_bind_resolve(dg_graph *g, dg_diag *d) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* The step size                                                            */
+
+/* A signal oscillating at f is sampled by steps of dt only when f <= 1 /
+ * (2 dt) (Nyquist); faster, the run sees an alias of it, or nothing (a
+ * sine at a multiple of the step rate reads the same value every step). */
+int dg_graph_check_step(const dg_graph *g, double dt, dg_diag_fn fn, void *user) {
+  dg_diag d;
+  dgp_diag_init(&d, g ? g->file : "", fn, user);
+  if (!g || !(dt > 0) || !isfinite(dt)) {
+    dgp_diag_add(&d, DG_ERR_USAGE, "", "no graph, or a step that is not > 0");
+    return d.count;
+  }
+  for (int b = 0; b < g->num_blocks; b++) {
+    const dg_gblock *gb = &g->blocks[b];
+    if (!gb->klass || !gb->klass->signal_range)
+      continue;
+    double fastest = 0.0;
+    const char *name = NULL;
+    for (int s = 0; gb->klass->signals && gb->klass->signals[s].name; s++) {
+      if (gb->klass->signals[s].port != DG_SIGNAL_HOOK)
+        continue;
+      dg_range r;
+      dgp_signal_limits(gb, s, &r);
+      if (r.frequency > fastest || isnan(r.frequency)) {
+        fastest = r.frequency;
+        name = gb->klass->signals[s].name;
+      }
+    }
+    if (!name || fastest <= 0.5 / dt)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dgp_pointer_append(path, sizeof path, "/blocks", gb->id);
+    dgp_diag_add(&d, DG_ERR_RANGE, path,
+                "signal \"%s\" oscillates at %g Hz, faster than steps of %g s can sample (at "
+                "most %g Hz, half the step rate): use dt <= %g s, or a lower frequency",
+                name, fastest, dt, 0.5 / dt, 0.5 / fastest);
+  }
+  return d.count;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Simulations                                                              */
 
-int dg_bind_channels(dg_sim *sim) {
+int dgp_bind_channels(dg_sim *sim) {
   const dg_graph *g = sim->g;
   for (int b = 0; b < g->num_blocks; b++)
     for (int i = 0; i < g->blocks[b].num_inputs; i++) {
       const dg_gbind *bi = &g->blocks[b].bind[i];
       if (bi->kind != DG_BIND_CHANNEL)
         continue;
-      if (dg_sim_channel_add(sim, bi->channel) < 0)
+      if (dgp_sim_channel_add(sim, bi->channel) < 0)
         return -1;
     }
   return 0;
 }
 
-int dg_bind_sim(dg_sim *sim) {
+int dgp_bind_sim(dg_sim *sim) {
   const dg_graph *g = sim->g;
   int total = 0, slots = 0;
   for (int b = 0; b < g->num_blocks; b++)
@@ -578,7 +764,7 @@ int dg_bind_sim(dg_sim *sim) {
         int ch = dg_sim_input_find(sim, bi->channel);
         DG_ASSERT(ch >= 0);
         *dst = &sim->input[ch];
-        if (in->flags & DG_INPUT_INTEGER)
+        if (in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL))
           sim->input_integer[ch] = 1;
         /* a channel not given holds the input's default (the first
          * consumer's, when several read it) */
@@ -606,7 +792,7 @@ int dg_bind_sim(dg_sim *sim) {
   return 0;
 }
 
-void dg_bind_eval_slots(dg_sim *sim) {
+void dgp_bind_eval_slots(dg_sim *sim) {
   const dg_ctx *ctx = &sim->ctx;
   for (int k = 0; k < sim->n_slots; k++) {
     const dg_slot *s = &sim->slots[k];

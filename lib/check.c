@@ -1,6 +1,6 @@
 /* Loading and validating a graph: the parse and structural checks of
  * graph.c, then, when those are clean, the check of every reachable mode
- * (dg_sim_check_modes: over-constrained ties and DOFs without inertia),
+ * (dgp_sim_check_modes: over-constrained ties and DOFs without inertia),
  * unless the caller knows how that check comes out (DG_LOAD_NO_MODE_CHECK:
  * batch runs, whose overrides the parameter tables say cannot change it).
  * Kept apart from graph.c so that parsing a graph does not depend on the
@@ -10,6 +10,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,30 +19,31 @@
 static dg_graph *load(const dg_registry *reg, const char *text, const char *file, unsigned opts,
                       dg_diag *d, dg_graph_info *info) {
   int before = d->count;
-  dg_graph *g = dg_graph_parse(reg, text, file, d, info);
+  dg_graph *g = dgp_graph_parse(reg, text, file, d, info);
   if (g && d->count == before && g->order && !(opts & DG_LOAD_NO_MODE_CHECK))
-    dg_sim_check_modes(g, d, info);
+    dgp_sim_check_modes(g, d, info);
+  d->graph = NULL;
   return g;
 }
 
 static dg_graph *load_checked(const dg_registry *reg, const char *text, const char *file,
                               unsigned opts, dg_error *err) {
   dg_diag d;
-  dg_diag_init(&d, file, NULL, NULL);
-  dg_error_clear(err);
+  dgp_diag_init(&d, file, NULL, NULL);
+  dgp_error_clear(err);
   dg_graph *g = load(reg, text, file, opts, &d, NULL);
   if (d.count > 0) {
-    dg_diag_to_error(&d, err);
-    dg_graph_release(g);
+    dgp_diag_to_error(&d, err);
+    dgp_graph_release(g);
     return NULL;
   }
   return g;
 }
 
-dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
+dg_graph *dgp_graph_load_string_opts(const dg_registry *reg, const char *json, const char *name,
                                     unsigned opts, dg_error *err) {
   if (!json) {
-    dg_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
+    dgp_error_set(err, DG_ERR_USAGE, name ? name : "<string>", "", "no JSON text given");
     return NULL;
   }
   return load_checked(reg, json, name ? name : "<string>", opts, err);
@@ -49,35 +51,36 @@ dg_graph *dg_graph_load_string_opts(const dg_registry *reg, const char *json, co
 
 dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
                                dg_error *err) {
-  return dg_graph_load_string_opts(reg, json, name, 0, err);
+  return dgp_graph_load_string_opts(reg, json, name, 0, err);
 }
 
 static char *read_or_report(const char *path, dg_diag *d) {
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   if (!text) {
-    dg_diag_add(d, DG_ERR_IO, "", "cannot read file: %s", strerror(errno));
+    dgp_diag_add(d, DG_ERR_IO, "", "%s", why);
     return NULL;
   }
   if (strlen(text) != len) {
-    dg_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
+    dgp_diag_add(d, DG_ERR_SYNTAX, "", "file contains a NUL byte; expected JSON text");
     free(text);
     return NULL;
   }
   return text;
 }
 
-dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
+dg_graph *dgp_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err) {
   dg_diag d;
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!path) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
     return NULL;
   }
-  dg_diag_init(&d, path, NULL, NULL);
+  dgp_diag_init(&d, path, NULL, NULL);
   char *text = read_or_report(path, &d);
   if (!text) {
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   dg_graph *g = load_checked(reg, text, path, 0, err);
@@ -88,23 +91,23 @@ dg_graph *dg_graph_load_json_file(const dg_registry *reg, const char *path, dg_e
 int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info) {
   dg_diag d;
-  dg_diag_init(&d, name ? name : "<string>", fn, user);
+  dgp_diag_init(&d, name ? name : "<string>", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
-  dg_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
+  dgp_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
   return d.count;
 }
 
-int dg_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
                                 void *user, dg_graph_info *info) {
   dg_diag d;
-  dg_diag_init(&d, path ? path : "", fn, user);
+  dgp_diag_init(&d, path ? path : "", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
   char *text = path ? read_or_report(path, &d) : NULL;
   if (!text)
     return d.count ? d.count : 1;
-  dg_graph_release(load(reg, text, path, 0, &d, info));
+  dgp_graph_release(load(reg, text, path, 0, &d, info));
   free(text);
   return d.count;
 }
@@ -177,6 +180,124 @@ static bool seen_before(seen_list *s, const char *text) {
   return false;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Elements that can never act, drivetrains that cannot move               */
+
+/* What the modes built so far have shown. */
+typedef struct mode_facts {
+  int built;             /* modes built without an error */
+  int locked;            /* of them, modes in which no shaft can move */
+  bool start_locked;     /* the start mode is one */
+  char start_by[DG_ERROR_TEXT_LEN / 2]; /* the blocks holding it */
+  bool *acts;            /* per block (DG_CLASS_COMPLIANCE): its ends moved apart in some mode */
+} mode_facts;
+
+/* Whether nodes a and b have one row of G (free and prescribed columns):
+ * they turn as one shaft in this mode. */
+static bool same_row(const dg_sim *sim, int a, int b) {
+  size_t st = (size_t)sim->nn;
+  const double *ra = sim->sv.G + (size_t)a * st, *rb = sim->sv.G + (size_t)b * st;
+  int nred = sim->sv.ndof + sim->sv.mot.np;
+  for (int j = 0; j < nred; j++)
+    if (fabs(ra[j] - rb[j]) > 1e-12 * (fabs(ra[j]) + fabs(rb[j])) + 1e-15)
+      return false;
+  return true;
+}
+
+/* "brake \"b1\", brake \"b2\"": the blocks whose ties hold shafts at rest in
+ * the mode just built (or, with none, every block with a tie). */
+static int holders(const dg_sim *sim, char *buf, size_t size) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  size_t used = 0;
+  int count = 0;
+  buf[0] = '\0';
+  for (int pass = 0; pass < 2 && !buf[0]; pass++)
+    for (int b = 0; b < sim->nb && used < size; b++) {
+      bool holds = false;
+      for (int k = 0; k < ws->nties && !holds; k++)
+        holds = ws->ties[k].block == b && ws->ties[k].active >= 0 && (pass || ws->ties[k].ground);
+      if (holds) {
+        count++;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s \"%s\"", used ? ", " : "",
+                                 sim->blocks[b].klass->type, sim->blocks[b].id);
+      }
+    }
+  return count;
+}
+
+static void observe(dg_sim *sim, mode_facts *f, const int *mode) {
+  f->built++;
+  if (sim->nn > 0 && sim->sv.ndof == 0 && sim->sv.mot.np == 0) {
+    f->locked++;
+    /* Other modes may lock legitimately (a parked car, a brake rig holding
+     * its shaft); the start mode is what a run begins in. A run that the
+     * blocks' first decisions lock is named by the tools
+     * (dg_sim_locked_by). */
+    if (!mode) {
+      f->start_locked = true;
+      holders(sim, f->start_by, sizeof f->start_by);
+    }
+  }
+  for (int b = 0; f->acts && b < sim->nb; b++) {
+    const dg_block *blk = &sim->blocks[b];
+    if ((blk->klass->flags & DG_CLASS_COMPLIANCE) && !f->acts[b] &&
+        dgp_class_num_ports(blk->klass) >= 2 && !same_row(sim, blk->node[0], blk->node[1]))
+      f->acts[b] = true;
+  }
+}
+
+int dg_sim_locked_by(const dg_sim *sim, char *buf, size_t size) {
+  if (size > 0)
+    buf[0] = '\0';
+  if (!sim || sim->nn == 0 || sim->sv.ndof > 0 || sim->sv.mot.np > 0)
+    return 0;
+  if (size > 0)
+    holders(sim, buf, size);
+  return 1;
+}
+
+static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) {
+  if (f->built == 0)
+    return;
+  if (f->start_locked && f->locked == f->built)
+    dgp_diag_add(diag, DG_ERR_TOPOLOGY, "",
+                "the drivetrain is locked by %s in every mode: no shaft can ever turn (0 degrees "
+                "of freedom); release one of them, or give it an input that can",
+                f->start_by);
+  else if (f->start_locked)
+    dgp_diag_warn(diag, "",
+                 "the drivetrain is locked by %s: in the start mode no shaft can turn (0 degrees "
+                 "of freedom) until one of them lets go",
+                 f->start_by);
+
+  for (int b = 0; f->acts && b < sim->nb; b++) {
+    const dg_block *blk = &sim->blocks[b];
+    if (!(blk->klass->flags & DG_CLASS_COMPLIANCE) || f->acts[b] ||
+        dgp_class_num_ports(blk->klass) < 2)
+      continue;
+    char path[DG_ERROR_PATH_LEN];
+    dgp_pointer_append(path, sizeof path, "/blocks", blk->id);
+    dgp_diag_warn(diag, path,
+                 "%s \"%s\" can never act: its ends %s.%s and %s.%s turn as one shaft in every "
+                 "mode (other blocks tie them rigidly), so it never twists and carries no torque",
+                 blk->klass->type, blk->id, blk->id, blk->klass->ports[0].name, blk->id,
+                 blk->klass->ports[1].name);
+  }
+}
+
+static void check_one(dg_sim *sim, const int *mode, seen_list *seen, mode_facts *facts,
+                      dg_diag *diag) {
+  set_modes(sim, mode);
+  int rc = dgp_solver_build(sim);
+  if (rc == DG_OK)
+    observe(sim, facts, mode);
+  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
+    return;
+  char desc[DG_ERROR_TEXT_LEN / 2];
+  describe_mode(sim, mode, desc, sizeof desc);
+  dgp_sim_report_build(sim, rc, desc, diag);
+}
+
 /* How many combinations take exactly `level` switching blocks out of their
  * start mode: the sum over subsets of that size of Π (count − 1), by the
  * recurrence over blocks (e[l] of the blocks so far). */
@@ -190,14 +311,12 @@ static double combos_at_level(const int *count, int nb, int level) {
   return e[top];
 }
 
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag);
-
 /* Every combination with exactly `level` switching blocks out of their start
  * mode: subsets of that size in lexicographic order, each with every
  * choice of their other modes (an odometer over modes 1..count−1). Returns
  * how many were built. */
 static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen_list *seen,
-                       dg_diag *diag) {
+                       mode_facts *facts, dg_diag *diag) {
   int nb = sim->nb, built = 0, n = 0;
   int idx[64], pick[64];
   for (int i = 0; i < nb && n < 64; i++)
@@ -212,7 +331,7 @@ static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen
     for (int k = 0; k < level; k++)
       mode[idx[pick[k]]] = 1;
     for (;;) {
-      check_one(sim, mode, seen, diag);
+      check_one(sim, mode, seen, facts, diag);
       built++;
       int k = 0;
       while (k < level && ++mode[idx[pick[k]]] == count[idx[pick[k]]])
@@ -232,19 +351,9 @@ static int check_level(dg_sim *sim, const int *count, int *mode, int level, seen
   return built;
 }
 
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, dg_diag *diag) {
-  set_modes(sim, mode);
-  int rc = dg_solver_build(sim);
-  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
-    return;
-  char desc[DG_ERROR_TEXT_LEN / 2];
-  describe_mode(sim, mode, desc, sizeof desc);
-  dg_sim_report_build(sim, rc, desc, diag);
-}
-
-int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
+int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int before = diag->count;
-  dg_sim *sim = dg_sim_create(g, diag);
+  dg_sim *sim = dgp_sim_create(g, diag);
   if (!sim)
     return diag->count - before;
   sim->in_check = true; /* modes are built to be checked, not stepped */
@@ -252,8 +361,9 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int *mode = calloc((size_t)nb, sizeof *mode);
   int *count = calloc((size_t)nb, sizeof *count);
   seen_list seen = {0};
-  if (!mode || !count) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+  mode_facts facts = {.acts = calloc((size_t)nb + 1, sizeof *facts.acts)};
+  if (!mode || !count || !facts.acts) {
+    dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
   }
   /* The start mode is whatever init left; mode_set(start) must restore it,
@@ -264,12 +374,14 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
     combos *= count[i];
   }
   int checked = 0;
-  int rc = dg_solver_build(sim);
+  int rc = dgp_solver_build(sim);
   if (rc != DG_OK) {
     seen_before(&seen, sim->sv.ws.errmsg);
-    dg_sim_report_build(sim, rc, "", diag);
-  } else if (info) {
-    info->dofs = sim->sv.ndof;
+    dgp_sim_report_build(sim, rc, "", diag);
+  } else {
+    observe(sim, &facts, NULL);
+    if (info)
+      info->dofs = sim->sv.ndof;
   }
   checked++;
   if (combos <= MAX_MODE_COMBINATIONS) {
@@ -280,7 +392,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
         mode[i++] = 0;
       if (i == nb)
         break;
-      check_one(sim, mode, &seen, diag);
+      check_one(sim, mode, &seen, &facts, diag);
       checked++;
     }
   } else {
@@ -292,7 +404,7 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
       if (checked + next > MAX_MODE_COMBINATIONS)
         break;
       level++;
-      checked += check_level(sim, count, mode, level, &seen, diag);
+      checked += check_level(sim, count, mode, level, &seen, &facts, diag);
     }
     if (info) {
       info->mode_level = level;
@@ -303,7 +415,10 @@ int dg_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
     info->modes = checked;
     info->mode_combinations = combos;
   }
+  if (diag->count == before)
+    report_facts(sim, &facts, diag);
 done:
+  free(facts.acts);
   free(mode);
   free(count);
   free(seen.text);

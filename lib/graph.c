@@ -35,7 +35,7 @@ void dg_check_error(dg_check *chk, const char *path, const char *fmt, ...) {
   }
   va_list ap;
   va_start(ap, fmt);
-  dg_diag_vadd(chk->diag, DG_ERR_RANGE, full, 0, 0, fmt, ap);
+  dgp_diag_vadd(chk->diag, DG_ERR_RANGE, full, 0, 0, fmt, ap);
   va_end(ap);
 }
 
@@ -44,14 +44,47 @@ static const char *const top_keys[] = {"drivegraph", "name",        "description
                                        "blocks",     "connections", "$schema"};
 #define NUM_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
-int dg_graph_block_find_n(const dg_graph *g, const char *id, size_t len) {
+static int block_find_exact(const dg_graph *g, const char *id, size_t len) {
   for (int i = 0; i < g->num_blocks; i++)
     if (g->blocks[i].id && strlen(g->blocks[i].id) == len && memcmp(g->blocks[i].id, id, len) == 0)
       return i;
   return -1;
 }
 
-const char *dg_graph_suggest_block(const dg_graph *g, const char *id) {
+/* Ids are kept in NFC (parse_block), and a reference is normalized the
+ * same way before it is compared: "cafe\u0301" finds "caf\u00e9". */
+int dgp_graph_block_find_n(const dg_graph *g, const char *id, size_t len) {
+  int found = block_find_exact(g, id, len);
+  bool ascii = true;
+  for (size_t i = 0; i < len && ascii; i++)
+    ascii = (unsigned char)id[i] < 0x80;
+  if (found >= 0 || ascii || len > 4096)
+    return found;
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return -1;
+  memcpy(copy, id, len);
+  copy[len] = '\0';
+  char *nfc = dgp_text_nfc(copy);
+  free(copy);
+  if (nfc)
+    found = block_find_exact(g, nfc, strlen(nfc));
+  free(nfc);
+  return found;
+}
+
+/* " (differs at character 2: U+043E where the id has U+006F)" when `id`
+ * only looks like the block `sug`, else "". */
+void dgp_lookalike_note(const char *id, const char *sug, char *buf, size_t size) {
+  buf[0] = '\0';
+  if (sug && dgp_text_lookalike(id, sug)) {
+    char diff[128];
+    dgp_text_difference(id, sug, diff, sizeof diff);
+    snprintf(buf, size, " (%s)", diff);
+  }
+}
+
+const char *dgp_graph_suggest_block(const dg_graph *g, const char *id) {
   const char *names[512];
   int n = g->num_blocks < 512 ? g->num_blocks : 512;
   for (int i = 0; i < n; i++)
@@ -68,22 +101,22 @@ static const char *domain_name(dg_domain d) { return d == DG_LINEAR ? "linear" :
 static void check_header(const json_t *root, dg_diag *d) {
   const json_t *ver = json_object_get(root, "drivegraph");
   if (!ver)
-    dg_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
                 "missing required format version (expected \"drivegraph\": 1)");
   else if (!json_is_integer(ver) || json_integer_value(ver) != 1)
-    dg_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/drivegraph",
                 "unsupported format version (expected 1)");
   const json_t *name = json_object_get(root, "name");
   if (name && !json_is_string(name))
-    dg_diag_add(d, DG_ERR_SCHEMA, "/name", "expected a string, got %s", dg_json_type_name(name));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/name", "expected a string, got %s", dgp_json_type_name(name));
   const json_t *desc = json_object_get(root, "description");
   if (desc && !json_is_string(desc))
-    dg_diag_add(d, DG_ERR_SCHEMA, "/description", "expected a string, got %s",
-                dg_json_type_name(desc));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/description", "expected a string, got %s",
+                dgp_json_type_name(desc));
   const json_t *schema = json_object_get(root, "$schema");
   if (schema && !json_is_string(schema))
-    dg_diag_add(d, DG_ERR_SCHEMA, "/$schema", "expected a string (the schema's path or URI), got %s",
-                dg_json_type_name(schema));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/$schema", "expected a string (the schema's path or URI), got %s",
+                dgp_json_type_name(schema));
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)root, key, v) {
@@ -92,12 +125,12 @@ static void check_header(const json_t *root, dg_diag *d) {
       known = known || strcmp(key, top_keys[i]) == 0;
     if (!known) {
       char path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(path, sizeof path, "", key);
+      dgp_pointer_append(path, sizeof path, "", key);
       const char *s = dg_suggest(key, top_keys, NUM_TOP_KEYS);
       if (s)
-        dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", s);
+        dgp_diag_add(d, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", s);
       else
-        dg_diag_add(d, DG_ERR_UNKNOWN, path,
+        dgp_diag_add(d, DG_ERR_UNKNOWN, path,
                     "unknown key (expected drivegraph, name, description, blocks, connections, "
                     "$schema)");
     }
@@ -106,63 +139,86 @@ static void check_header(const json_t *root, dg_diag *d) {
 
 /* The types known to a registry, for "did you mean". */
 static const char *suggest_type(const dg_registry *reg, const char *type) {
-  int n = dg_class_count(reg);
+  int n = dgp_class_count(reg);
   const char *names[256];
   if (n > 256)
     n = 256;
   for (int i = 0; i < n; i++)
-    names[i] = dg_class_at(reg, i)->type;
+    names[i] = dgp_class_at(reg, i)->type;
   return dg_suggest(type, names, n);
 }
 
 static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t *obj,
                         dg_diag *d) {
   char path[DG_ERROR_PATH_LEN], tpath[DG_ERROR_PATH_LEN];
-  dg_pointer_append(path, sizeof path, "/blocks", id);
-  b->id = dg_arena_strdup(g->arena, id);
-  if (strchr(id, '.') || !id[0])
-    dg_diag_add(d, DG_ERR_SCHEMA, path,
-                "block id must be non-empty and contain no '.' (it is used in \"block.port\")");
+  dgp_pointer_append(path, sizeof path, "/blocks", id);
+  /* An id is an identifier, kept in Unicode's composed form (NFC), so
+   * that two spellings of one name are one id (docs/errors.md). */
+  char why[96];
+  char *nfc = NULL;
+  if (dgp_ident_check(id, why, sizeof why) != 0)
+    dgp_diag_add(d, DG_ERR_SCHEMA, path,
+                "block id %s: an id is letters of any script, digits, '_' and '-' (it is used "
+                "in \"block.port\" and \"block.signal\")",
+                why);
+  else if (!(nfc = dgp_text_nfc(id)))
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+  b->id = dgp_arena_strdup(g->arena, nfc ? nfc : id);
+  free(nfc);
+  if (!b->id) {
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    return;
+  }
+  for (dg_gblock *o = g->blocks; o < b; o++)
+    if (o->id && strcmp(o->id, b->id) == 0 && strcmp(b->id, id) != 0) {
+      char diff[128];
+      dgp_text_difference(id, o->id, diff, sizeof diff);
+      dgp_diag_add(d, DG_ERR_SCHEMA, path,
+                  "block id is another block's once normalized (Unicode NFC; %s): two spellings "
+                  "of one name",
+                  diff);
+      break;
+    }
   if (!json_is_object(obj)) {
-    dg_diag_add(d, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(obj));
+    dgp_diag_add(d, DG_ERR_SCHEMA, path, "expected an object, got %s", dgp_json_type_name(obj));
     return;
   }
   const json_t *type = json_object_get(obj, "type");
-  dg_pointer_append(tpath, sizeof tpath, path, "type");
+  dgp_pointer_append(tpath, sizeof tpath, path, "type");
   if (!type) {
-    dg_diag_add(d, DG_ERR_SCHEMA, tpath, "missing required block type");
+    dgp_diag_add(d, DG_ERR_SCHEMA, tpath, "missing required block type");
     return;
   }
   if (!json_is_string(type)) {
-    dg_diag_add(d, DG_ERR_SCHEMA, tpath, "expected a string, got %s", dg_json_type_name(type));
+    dgp_diag_add(d, DG_ERR_SCHEMA, tpath, "expected a string, got %s", dgp_json_type_name(type));
     return;
   }
   const char *tname = json_string_value(type);
-  b->klass = dg_class_find(g->reg, tname);
+  b->klass = dgp_class_find(g->reg, tname);
   if (!b->klass) {
     const char *s = suggest_type(g->reg, tname);
     if (s)
-      dg_diag_add(d, DG_ERR_UNKNOWN, tpath, "unknown block type \"%s\"; did you mean \"%s\"?",
+      dgp_diag_add(d, DG_ERR_UNKNOWN, tpath, "unknown block type \"%s\"; did you mean \"%s\"?",
                   tname, s);
     else
-      dg_diag_add(d, DG_ERR_UNKNOWN, tpath,
+      dgp_diag_add(d, DG_ERR_UNKNOWN, tpath,
                   "unknown block type \"%s\" (`drivegraph blocks` lists the types)", tname);
     return;
   }
-  b->num_ports = dg_class_num_ports(b->klass);
-  b->node = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(b->num_ports + 1));
-  b->params = dg_arena_alloc(g->arena, b->klass->params_size ? b->klass->params_size : 1);
+  b->num_ports = dgp_class_num_ports(b->klass);
+  b->node = dgp_arena_alloc(g->arena, sizeof(int) * (size_t)(b->num_ports + 1));
+  b->params = dgp_arena_alloc(g->arena, b->klass->params_size ? b->klass->params_size : 1);
   if (!b->node || !b->params) {
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     return;
   }
-  dg_bind_parse(g, b, json_object_get(obj, "inputs"), path, d);
+  dgp_bind_parse(g, b, json_object_get(obj, "inputs"), path, d);
   static const char *const skip[] = {"type", "doc", "inputs", NULL};
   int before = d->count;
   if (b->klass->params)
-    dg_params_parse(b->klass->params, obj, b->params, g->arena, path, skip, d);
+    dgp_params_parse(b->klass->params, obj, b->params, g->arena, path, skip, d);
   else
-    dg_params_parse((const dg_param_def[]){{0}}, obj, b->params, g->arena, path, skip, d);
+    dgp_params_parse((const dg_param_def[]){{0}}, obj, b->params, g->arena, path, skip, d);
   if (d->count == before && b->klass->check) {
     dg_check chk = {d, path};
     b->klass->check(b->params, &chk);
@@ -173,14 +229,14 @@ static void parse_block(dg_graph *g, dg_gblock *b, const char *id, const json_t 
 static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *path, int *block,
                              int *port, dg_diag *d) {
   if (!json_is_string(v)) {
-    dg_diag_add(d, DG_ERR_SCHEMA, path, "expected a \"block.port\" string, got %s",
-                dg_json_type_name(v));
+    dgp_diag_add(d, DG_ERR_SCHEMA, path, "expected a \"block.port\" string, got %s",
+                dgp_json_type_name(v));
     return false;
   }
   const char *s = json_string_value(v);
   const char *dot = strchr(s, '.');
   if (!dot || dot == s || !dot[1]) {
-    dg_diag_add(d, DG_ERR_PORT, path, "expected \"block.port\", got \"%s\"", s);
+    dgp_diag_add(d, DG_ERR_PORT, path, "expected \"block.port\", got \"%s\"", s);
     return false;
   }
   /* the id is compared at its full length; only the copy for messages and
@@ -190,19 +246,22 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
   size_t shown = len < sizeof id ? len : sizeof id - 1;
   memcpy(id, s, shown);
   id[shown] = '\0';
-  *block = dg_graph_block_find_n(g, s, len);
+  *block = dgp_graph_block_find_n(g, s, len);
   if (*block < 0) {
-    const char *sug = dg_graph_suggest_block(g, id);
+    const char *sug = dgp_graph_suggest_block(g, id);
+    char note[160];
+    dgp_lookalike_note(id, sug, note, sizeof note);
     if (sug)
-      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?", id, sug);
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"; did you mean \"%s\"?%s", id,
+                  sug, note);
     else
-      dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"", id);
+      dgp_diag_add(d, DG_ERR_UNKNOWN, path, "unknown block \"%s\"", id);
     return false;
   }
   const dg_gblock *b = &g->blocks[*block];
   if (!b->klass)
     return false; /* already reported */
-  *port = dg_class_port_find(b->klass, dot + 1);
+  *port = dgp_class_port_find(b->klass, dot + 1);
   bool internal = *port >= 0 && b->klass->ports[*port].dir == DG_PORT_INTERNAL;
   if (*port < 0 || internal) {
     const char *names[64];
@@ -217,15 +276,15 @@ static bool resolve_endpoint(const dg_graph *g, const json_t *v, const char *pat
     }
     const char *sug = dg_suggest(dot + 1, names, n);
     if (internal)
-      dg_diag_add(d, DG_ERR_PORT, path,
+      dgp_diag_add(d, DG_ERR_PORT, path,
                   "port \"%s\" of block \"%s\" (%s) is internal and cannot be connected "
                   "(ports: %s)",
                   dot + 1, id, b->klass->type, list);
     else if (sug)
-      dg_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\"; did you mean \"%s\"?",
+      dgp_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\"; did you mean \"%s\"?",
                   id, b->klass->type, dot + 1, sug);
     else
-      dg_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\" (ports: %s)", id,
+      dgp_diag_add(d, DG_ERR_PORT, path, "block \"%s\" (%s) has no port \"%s\" (ports: %s)", id,
                   b->klass->type, dot + 1, list);
     return false;
   }
@@ -247,7 +306,7 @@ static bool add_edges(dg_graph *g, const dg_gshaft *sh, int *cap) {
         continue;
       if (g->num_conns == *cap) {
         int nc = *cap ? 2 * *cap : 16;
-        dg_gconn *c = dg_arena_alloc(g->arena, sizeof *c * (size_t)nc);
+        dg_gconn *c = dgp_arena_alloc(g->arena, sizeof *c * (size_t)nc);
         if (!c)
           return false;
         if (g->num_conns)
@@ -268,22 +327,22 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
                         bool *mentioned, int *edge_cap, dg_diag *d) {
   size_t n = json_is_array(c) ? json_array_size(c) : 0;
   if (!json_is_array(c) || n < 2) {
-    dg_diag_add(d, DG_ERR_SCHEMA, path,
+    dgp_diag_add(d, DG_ERR_SCHEMA, path,
                 "expected the ports of one shaft, [\"block.out_port\", \"block.in_port\", ...] "
                 "(two or more), got %s",
-                json_is_array(c) ? (n == 1 ? "one port" : "an empty array") : dg_json_type_name(c));
+                json_is_array(c) ? (n == 1 ? "one port" : "an empty array") : dgp_json_type_name(c));
     return;
   }
-  endpoint *ep = dg_arena_alloc(g->arena, sizeof *ep * n);
+  endpoint *ep = dgp_arena_alloc(g->arena, sizeof *ep * n);
   char (*paths)[DG_ERROR_PATH_LEN] = malloc(sizeof *paths * n);
   if (!ep || !paths) {
     free(paths);
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     return;
   }
   bool ok = true;
   for (size_t k = 0; k < n; k++) {
-    dg_pointer_index(paths[k], sizeof paths[k], path, k);
+    dgp_pointer_index(paths[k], sizeof paths[k], path, k);
     ep[k] = (endpoint){-1, -1};
     ok &= resolve_endpoint(g, json_array_get(c, k), paths[k], &ep[k].block, &ep[k].port, d);
     /* a block named in a faulty connection is not also "unconnected": one
@@ -308,12 +367,12 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
     nany += pk->dir == DG_PORT_ANY;
     for (size_t j = 0; j < k && ok; j++)
       if (ep[j].block == ep[k].block) {
-        dg_diag_add(d, DG_ERR_PORT, path, "connects block \"%s\" to itself",
+        dgp_diag_add(d, DG_ERR_PORT, path, "connects block \"%s\" to itself",
                     g->blocks[ep[k].block].id);
         ok = false;
       }
     if (ok && pk->domain != p0->domain) {
-      dg_diag_add(d, DG_ERR_PORT, path, "connects %s port \"%s\" to %s port \"%s\"",
+      dgp_diag_add(d, DG_ERR_PORT, path, "connects %s port \"%s\" to %s port \"%s\"",
                   domain_name(p0->domain), name0, domain_name(pk->domain),
                   json_string_value(json_array_get(c, k)));
       ok = false;
@@ -321,18 +380,18 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
   }
   if (ok && nany == 0 && (nin == 0 || nout == 0)) {
     if (n == 2 && p0->dir == DG_PORT_OUT)
-      dg_diag_add(d, DG_ERR_PORT, path,
+      dgp_diag_add(d, DG_ERR_PORT, path,
                   "connects two out ports (\"%s\" and \"%s\"); a connection joins an out port to "
                   "an in port (a machine on another source's shaft, as a generator on an "
                   "engine, joins it through its in port: [\"engine.out\", \"gen.in\"])",
                   name0, json_string_value(json_array_get(c, 1)));
     else if (n == 2)
-      dg_diag_add(d, DG_ERR_PORT, path,
+      dgp_diag_add(d, DG_ERR_PORT, path,
                   "connects two %s ports (\"%s\" and \"%s\"); a connection joins an out port to "
                   "an in port",
                   port_dir_name(p0->dir), name0, json_string_value(json_array_get(c, 1)));
     else
-      dg_diag_add(d, DG_ERR_PORT, path,
+      dgp_diag_add(d, DG_ERR_PORT, path,
                   "joins %zu %s ports and nothing else; a shaft joins out ports (its source side) "
                   "to in ports",
                   n, port_dir_name(p0->dir));
@@ -341,7 +400,7 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
   for (size_t k = 0; k < n && ok; k++) {
     int prev = used[ep[k].block][ep[k].port];
     if (prev >= 0 && prev != INT_MAX) {
-      dg_diag_add(d, DG_ERR_PORT, paths[k], "port \"%s\" is already connected by /connections/%d",
+      dgp_diag_add(d, DG_ERR_PORT, paths[k], "port \"%s\" is already connected by /connections/%d",
                   json_string_value(json_array_get(c, k)), prev);
       ok = false;
     }
@@ -351,43 +410,43 @@ static void parse_shaft(dg_graph *g, const json_t *c, size_t index, const char *
     return;
   dg_gshaft *sh = &g->shafts[g->num_shafts];
   sh->n = (int)n;
-  sh->block = dg_arena_alloc(g->arena, sizeof(int) * n);
-  sh->port = dg_arena_alloc(g->arena, sizeof(int) * n);
-  sh->name = dg_arena_alloc(g->arena, sizeof(char *) * n);
+  sh->block = dgp_arena_alloc(g->arena, sizeof(int) * n);
+  sh->port = dgp_arena_alloc(g->arena, sizeof(int) * n);
+  sh->name = dgp_arena_alloc(g->arena, sizeof(char *) * n);
   if (!sh->block || !sh->port || !sh->name) {
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
     return;
   }
   for (size_t k = 0; k < n; k++) {
     sh->block[k] = ep[k].block;
     sh->port[k] = ep[k].port;
-    sh->name[k] = dg_arena_strdup(g->arena, json_string_value(json_array_get(c, k)));
+    sh->name[k] = dgp_arena_strdup(g->arena, json_string_value(json_array_get(c, k)));
     used[ep[k].block][ep[k].port] = (int)index;
   }
   g->num_shafts++;
   if (!add_edges(g, sh, edge_cap))
-    dg_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, path, "out of memory");
 }
 
 static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
   size_t n = json_array_size(arr);
-  g->shafts = dg_arena_alloc(g->arena, sizeof *g->shafts * (n ? n : 1));
+  g->shafts = dgp_arena_alloc(g->arena, sizeof *g->shafts * (n ? n : 1));
   /* which connection first used each (block, port) */
-  int **used = dg_arena_alloc(g->arena, sizeof *used * (size_t)(g->num_blocks + 1));
-  bool *mentioned = dg_arena_alloc(g->arena, sizeof *mentioned * (size_t)(g->num_blocks + 1));
+  int **used = dgp_arena_alloc(g->arena, sizeof *used * (size_t)(g->num_blocks + 1));
+  bool *mentioned = dgp_arena_alloc(g->arena, sizeof *mentioned * (size_t)(g->num_blocks + 1));
   if (!g->shafts || !used || !mentioned) {
-    dg_diag_add(d, DG_ERR_NOMEM, "/connections", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "/connections", "out of memory");
     return;
   }
   for (int i = 0; i < g->num_blocks; i++) {
-    used[i] = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(g->blocks[i].num_ports + 1));
+    used[i] = dgp_arena_alloc(g->arena, sizeof(int) * (size_t)(g->blocks[i].num_ports + 1));
     for (int p = 0; used[i] && p < g->blocks[i].num_ports; p++)
       used[i][p] = -1;
   }
   int edge_cap = 0;
   for (size_t i = 0; i < n; i++) {
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_index(path, sizeof path, "/connections", i);
+    dgp_pointer_index(path, sizeof path, "/connections", i);
     parse_shaft(g, json_array_get(arr, i), i, path, used, mentioned, &edge_cap, d);
   }
   for (int i = 0; i < g->num_blocks; i++) {
@@ -395,16 +454,16 @@ static void parse_connections(dg_graph *g, const json_t *arr, dg_diag *d) {
     if (!b->klass)
       continue;
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/blocks", b->id);
+    dgp_pointer_append(path, sizeof path, "/blocks", b->id);
     /* a port-less block (a controller, a source of signals) connects through its inputs */
     if (!mentioned[i] && g->num_blocks > 1 && b->num_ports > 0) {
-      dg_diag_add(d, DG_ERR_TOPOLOGY, path, "block is not connected to anything");
+      dgp_diag_add(d, DG_ERR_TOPOLOGY, path, "block is not connected to anything");
       continue;
     }
     for (int p = 0; p < b->num_ports; p++) {
       const dg_port_def *pd = &b->klass->ports[p];
       if (pd->dir != DG_PORT_INTERNAL && !pd->optional && used[i][p] < 0)
-        dg_diag_add(d, DG_ERR_PORT, path, "required %s port \"%s\" is not connected",
+        dgp_diag_add(d, DG_ERR_PORT, path, "required %s port \"%s\" is not connected",
                     port_dir_name(pd->dir), pd->name);
     }
   }
@@ -418,9 +477,9 @@ static int build_nodes(dg_graph *g) {
     count += g->blocks[i].num_ports;
     members += g->blocks[i].num_ports;
   }
-  g->nodes = dg_arena_alloc(g->arena, sizeof *g->nodes * (size_t)(count + 1));
-  int *mb = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
-  int *mp = dg_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
+  g->nodes = dgp_arena_alloc(g->arena, sizeof *g->nodes * (size_t)(count + 1));
+  int *mb = dgp_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
+  int *mp = dgp_arena_alloc(g->arena, sizeof(int) * (size_t)(members + 1));
   if (!g->nodes || !mb || !mp)
     return -1;
   int at = 0;
@@ -478,11 +537,11 @@ static void order_blocks(dg_graph *g, dg_diag *d) {
   int nb = g->num_blocks;
   int *indeg = calloc((size_t)nb, sizeof *indeg);
   int *queue = malloc(sizeof *queue * (size_t)nb);
-  g->order = dg_arena_alloc(g->arena, sizeof *g->order * (size_t)(nb + 1));
+  g->order = dgp_arena_alloc(g->arena, sizeof *g->order * (size_t)(nb + 1));
   if (!indeg || !queue || !g->order) {
     free(indeg);
     free(queue);
-    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
     return;
   }
   for (int c = 0; c < g->num_conns; c++)
@@ -524,7 +583,7 @@ static void order_blocks(dg_graph *g, dg_diag *d) {
       used += (size_t)snprintf(msg + used, sizeof msg - used, "%s -> ", g->blocks[path[i]].id);
     if (used < sizeof msg)
       snprintf(msg + used, sizeof msg - used, "%s", g->blocks[path && len ? path[len - 1] : cur].id);
-    dg_diag_add(d, DG_ERR_TOPOLOGY, "/connections",
+    dgp_diag_add(d, DG_ERR_TOPOLOGY, "/connections",
                 "directed cycle %s (power must flow from the sources out to the road)", msg);
     free(seen);
     free(path);
@@ -536,53 +595,54 @@ static void order_blocks(dg_graph *g, dg_diag *d) {
   free(queue);
 }
 
-dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
+dg_graph *dgp_graph_parse(const dg_registry *reg, const char *text, const char *file, dg_diag *d,
                          dg_graph_info *info) {
   dg_graph *g = calloc(1, sizeof *g);
-  if (!g || !(g->arena = dg_arena_new())) {
+  if (!g || !(g->arena = dgp_arena_new())) {
     free(g);
-    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
     return NULL;
   }
   atomic_init(&g->refs, 1);
   g->reg = reg;
-  g->file = dg_arena_strdup(g->arena, file);
-  g->name = dg_arena_strdup(g->arena, "");
-  json_t *root = dg_json_parse(text, file, d);
+  d->graph = g; /* its warnings are kept (load() clears this) */
+  g->file = dgp_arena_strdup(g->arena, file);
+  g->name = dgp_arena_strdup(g->arena, "");
+  json_t *root = dgp_json_parse(text, file, d);
   if (!root)
     return g;
   if (!json_is_object(root)) {
-    dg_diag_add(d, DG_ERR_SCHEMA, "", "expected a graph object { \"drivegraph\": 1, ... }, got %s",
-                dg_json_type_name(root));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "", "expected a graph object { \"drivegraph\": 1, ... }, got %s",
+                dgp_json_type_name(root));
     json_decref(root);
     return g;
   }
   check_header(root, d);
   const json_t *name = json_object_get(root, "name");
   if (json_is_string(name))
-    g->name = dg_arena_strdup(g->arena, json_string_value(name));
+    g->name = dgp_arena_strdup(g->arena, json_string_value(name));
   json_t *blocks = json_object_get(root, "blocks");
   const json_t *conns = json_object_get(root, "connections");
   if (!blocks)
-    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "missing required object of blocks");
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/blocks", "missing required object of blocks");
   else if (!json_is_object(blocks))
-    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "expected an object of blocks, got %s",
-                dg_json_type_name(blocks));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/blocks", "expected an object of blocks, got %s",
+                dgp_json_type_name(blocks));
   else if (json_object_size(blocks) == 0)
-    dg_diag_add(d, DG_ERR_SCHEMA, "/blocks", "must have at least one block");
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/blocks", "must have at least one block");
   if (!conns)
-    dg_diag_add(d, DG_ERR_SCHEMA, "/connections", "missing required array of connections");
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/connections", "missing required array of connections");
   else if (!json_is_array(conns))
-    dg_diag_add(d, DG_ERR_SCHEMA, "/connections", "expected an array of connections, got %s",
-                dg_json_type_name(conns));
+    dgp_diag_add(d, DG_ERR_SCHEMA, "/connections", "expected an array of connections, got %s",
+                dgp_json_type_name(conns));
   if (!json_is_object(blocks) || json_object_size(blocks) == 0) {
     json_decref(root);
     return g;
   }
   size_t nb = json_object_size(blocks);
-  g->blocks = dg_arena_alloc(g->arena, sizeof *g->blocks * nb);
+  g->blocks = dgp_arena_alloc(g->arena, sizeof *g->blocks * nb);
   if (!g->blocks) {
-    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
     json_decref(root);
     return g;
   }
@@ -593,13 +653,13 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
   if (json_is_array(conns))
     parse_connections(g, conns, d);
   json_decref(root);
-  dg_bind_resolve(g, d);
+  dgp_bind_resolve(g, d);
   if (d->count > 0) {
     (void)block_errors;
     return g;
   }
   if (build_nodes(g) != 0) {
-    dg_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(d, DG_ERR_NOMEM, "", "out of memory");
     return g;
   }
   order_blocks(g, d);
@@ -611,18 +671,36 @@ dg_graph *dg_graph_parse(const dg_registry *reg, const char *text, const char *f
 }
 
 static void graph_destroy(dg_graph *g) {
-  dg_arena_free(g->arena);
+  free(g->warnings);
+  dgp_arena_free(g->arena);
   free(g);
 }
 
-void dg_graph_retain(const dg_graph *g) { atomic_fetch_add(&((dg_graph *)g)->refs, 1); }
+void dgp_graph_keep_warning(dg_graph *g, const dg_error *e) {
+  if (g->num_warnings == g->cap_warnings) {
+    int cap = g->cap_warnings ? 2 * g->cap_warnings : 4;
+    dg_error *w = realloc(g->warnings, sizeof *w * (size_t)cap);
+    if (!w)
+      return; /* a warning lost to memory is still passed to the callback */
+    g->warnings = w;
+    g->cap_warnings = cap;
+  }
+  g->warnings[g->num_warnings++] = *e;
+}
 
-void dg_graph_release(const dg_graph *g) {
+int dg_graph_warning_count(const dg_graph *g) { return g ? g->num_warnings : 0; }
+const dg_error *dg_graph_warning(const dg_graph *g, int i) {
+  return g && i >= 0 && i < g->num_warnings ? &g->warnings[i] : NULL;
+}
+
+void dgp_graph_retain(const dg_graph *g) { atomic_fetch_add(&((dg_graph *)g)->refs, 1); }
+
+void dgp_graph_release(const dg_graph *g) {
   if (g && atomic_fetch_sub(&((dg_graph *)g)->refs, 1) == 1)
     graph_destroy((dg_graph *)g);
 }
 
-void dg_graph_free(dg_graph *graph) { dg_graph_release(graph); }
+void dg_graph_free(dg_graph *graph) { dgp_graph_release(graph); }
 
 /* ------------------------------------------------------------------------ */
 /* What an override can do to the every-mode check                          */
@@ -642,7 +720,7 @@ static const dg_param_def *def_named(const dg_param_def *defs, const char *key, 
   return NULL;
 }
 
-unsigned dg_graph_override_effect(const dg_graph *g, const char *key, const dg_param_def **def,
+unsigned dgp_graph_override_effect(const dg_graph *g, const char *key, const dg_param_def **def,
                                   const double **value) {
   const char *dot = key ? strchr(key, '.') : NULL;
   if (!g || !dot || dot == key)
@@ -695,7 +773,7 @@ const char *dg_graph_block_id(const dg_graph *g, int i) {
 const char *dg_graph_block_type(const dg_graph *g, int i) {
   return g && i >= 0 && i < g->num_blocks ? g->blocks[i].klass->type : NULL;
 }
-int dg_graph_nearest_downstream(const dg_graph *g, int from,
+int dgp_graph_nearest_downstream(const dg_graph *g, int from,
                                 bool (*match)(const dg_graph *g, int block, const void *arg),
                                 const void *arg) {
   int nb = g->num_blocks, found = -1;
@@ -728,7 +806,7 @@ static bool is_type(const dg_graph *g, int block, const void *type) {
 }
 
 int dg_graph_downstream(const dg_graph *g, int block, const char *type) {
-  return g && type ? dg_graph_nearest_downstream(g, block, is_type, type) : -1;
+  return g && type ? dgp_graph_nearest_downstream(g, block, is_type, type) : -1;
 }
 
 int dg_graph_shaft_count(const dg_graph *g) { return g ? g->num_shafts : 0; }

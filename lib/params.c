@@ -91,21 +91,21 @@ static const char *article(const char *noun) { return strchr("aeiou", noun[0]) ?
 static void type_error(dg_diag *diag, const char *path, const dg_param_def *d, const json_t *v) {
   char kind[HINT_LEN];
   if (d->kind == DG_PARAM_BOOL) {
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "expected true or false, got %s", dg_json_type_name(v));
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "expected true or false, got %s", dgp_json_type_name(v));
     return;
   }
   fmt_kind(kind, sizeof kind, d);
-  dg_diag_add(diag, DG_ERR_SCHEMA, path, "expected %s %s, got %s", article(kind), kind,
-              dg_json_type_name(v));
+  dgp_diag_add(diag, DG_ERR_SCHEMA, path, "expected %s %s, got %s", article(kind), kind,
+              dgp_json_type_name(v));
 }
 
 static void missing_error(dg_diag *diag, const char *path, const dg_param_def *d) {
   char kind[HINT_LEN];
   fmt_kind(kind, sizeof kind, d);
   if (d->unit && d->unit[0])
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "missing required %s (%s)", kind, d->unit);
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "missing required %s (%s)", kind, d->unit);
   else
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "missing required %s", kind);
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "missing required %s", kind);
 }
 
 static const char *plural(long n, const char *one, const char *many) { return n == 1 ? one : many; }
@@ -134,7 +134,7 @@ static bool check_range(const dg_param_def *d, double v, const char *path, dg_di
   char got[32], bound[32];
   if (!isfinite(v)) {
     fmt_num(got, sizeof got, v);
-    dg_diag_add(diag, DG_ERR_RANGE, path, "must be a finite number (got %s)", got);
+    dgp_diag_add(diag, DG_ERR_RANGE, path, "must be a finite number (got %s)", got);
     return false;
   }
   double b;
@@ -143,11 +143,11 @@ static bool check_range(const dg_param_def *d, double v, const char *path, dg_di
     return true;
   fmt_num(got, sizeof got, v);
   fmt_num(bound, sizeof bound, b);
-  dg_diag_add(diag, DG_ERR_RANGE, path, "must be %s %s (got %s)", op, bound, got);
+  dgp_diag_add(diag, DG_ERR_RANGE, path, "must be %s %s (got %s)", op, bound, got);
   return false;
 }
 
-bool dg_param_value_ok(const dg_param_def *d, double v) {
+bool dgp_param_value_ok(const dg_param_def *d, double v) {
   double b;
   return isfinite(v) && !violated_bound(d, v, &b);
 }
@@ -155,17 +155,17 @@ bool dg_param_value_ok(const dg_param_def *d, double v) {
 /* Length bounds of an array or table axis (0 = no bound). */
 static bool check_length(size_t n, int min_len, int max_len, const char *path, dg_diag *diag) {
   if (min_len > 0 && n < (size_t)min_len) {
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "must have at least %d %s (got %zu)", min_len,
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "must have at least %d %s (got %zu)", min_len,
                 plural(min_len, "element", "elements"), n);
     return false;
   }
   if (max_len > 0 && n > (size_t)max_len) {
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "must have at most %d %s (got %zu)", max_len,
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "must have at most %d %s (got %zu)", max_len,
                 plural(max_len, "element", "elements"), n);
     return false;
   }
   if (n > INT_MAX) {
-    dg_diag_add(diag, DG_ERR_SCHEMA, path, "too many elements (got %zu)", n);
+    dgp_diag_add(diag, DG_ERR_SCHEMA, path, "too many elements (got %zu)", n);
     return false;
   }
   return true;
@@ -177,10 +177,10 @@ static void check_increasing(const double *v, size_t n, const char *path, dg_dia
     if (v[i] > v[i - 1])
       continue;
     char p[DG_ERROR_PATH_LEN], a[32], b[32];
-    dg_pointer_index(p, sizeof p, path, i);
+    dgp_pointer_index(p, sizeof p, path, i);
     fmt_num(a, sizeof a, v[i]);
     fmt_num(b, sizeof b, v[i - 1]);
-    dg_diag_add(diag, DG_ERR_RANGE, p, "must be strictly increasing (%s after %s)", a, b);
+    dgp_diag_add(diag, DG_ERR_RANGE, p, "must be strictly increasing (%s after %s)", a, b);
   }
 }
 
@@ -196,8 +196,8 @@ static bool read_numbers(const json_t *arr, const dg_param_def *ranged, const ch
   json_array_foreach(arr, i, e) {
     char p[DG_ERROR_PATH_LEN];
     if (!json_is_number(e)) {
-      dg_pointer_index(p, sizeof p, path, i);
-      dg_diag_add(diag, DG_ERR_SCHEMA, p, "expected a number, got %s", dg_json_type_name(e));
+      dgp_pointer_index(p, sizeof p, path, i);
+      dgp_diag_add(diag, DG_ERR_SCHEMA, p, "expected a number, got %s", dgp_json_type_name(e));
       numbers = false;
       continue;
     }
@@ -205,7 +205,7 @@ static bool read_numbers(const json_t *arr, const dg_param_def *ranged, const ch
     if (dst)
       dst[i] = v;
     if (ranged && (ranged->flags & DG_P_RANGE_FLAGS)) {
-      dg_pointer_index(p, sizeof p, path, i);
+      dgp_pointer_index(p, sizeof p, path, i);
       check_range(ranged, v, p, diag);
     }
   }
@@ -217,9 +217,9 @@ static bool read_numbers(const json_t *arr, const dg_param_def *ranged, const ch
 static double *alloc_doubles(dg_arena *arena, size_t n, const char *path, dg_diag *diag) {
   if (n == 0)
     return NULL;
-  double *p = n <= SIZE_MAX / sizeof(double) ? dg_arena_alloc(arena, n * sizeof(double)) : NULL;
+  double *p = n <= SIZE_MAX / sizeof(double) ? dgp_arena_alloc(arena, n * sizeof(double)) : NULL;
   if (!p)
-    dg_diag_add(diag, DG_ERR_NOMEM, path, "out of memory");
+    dgp_diag_add(diag, DG_ERR_NOMEM, path, "out of memory");
   return p;
 }
 
@@ -249,12 +249,12 @@ static void parse_integer(const dg_param_def *d, const json_t *v, unsigned char 
   /* 3.0 is an integer written as a real; 3.5 is not. */
   if (!isfinite(x) || x != floor(x)) {
     fmt_num(got, sizeof got, x);
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, path, "expected an integer, got %s", got);
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, path, "expected an integer, got %s", got);
     return;
   }
   if (x < INT_MIN || x > INT_MAX) {
     fmt_num(got, sizeof got, x);
-    dg_diag_add(c->diag, DG_ERR_RANGE, path, "must be between %d and %d (got %s)", INT_MIN, INT_MAX,
+    dgp_diag_add(c->diag, DG_ERR_RANGE, path, "must be between %d and %d (got %s)", INT_MIN, INT_MAX,
                 got);
     return;
   }
@@ -282,10 +282,10 @@ static void parse_enum(const dg_param_def *d, const json_t *v, unsigned char *ou
   fmt_choices(choices, sizeof choices, d->choices);
   const char *hint = dg_suggest(s, d->choices, n);
   if (hint)
-    dg_diag_add(c->diag, DG_ERR_RANGE, path,
+    dgp_diag_add(c->diag, DG_ERR_RANGE, path,
                 "must be one of %s (got \"%.64s\"); did you mean \"%s\"?", choices, s, hint);
   else
-    dg_diag_add(c->diag, DG_ERR_RANGE, path, "must be one of %s (got \"%.64s\")", choices, s);
+    dgp_diag_add(c->diag, DG_ERR_RANGE, path, "must be one of %s (got \"%.64s\")", choices, s);
 }
 
 static void parse_array(const dg_param_def *d, const json_t *v, unsigned char *out,
@@ -328,15 +328,15 @@ static void check_table_keys(const dg_param_def *d, const json_t *obj, int naxes
     if (known)
       continue;
     char p[DG_ERROR_PATH_LEN];
-    dg_pointer_append(p, sizeof p, path, key);
+    dgp_pointer_append(p, sizeof p, path, key);
     const char *hint = dg_suggest(key, d->axis, naxes);
     if (hint) {
-      dg_diag_add(diag, DG_ERR_UNKNOWN, p, "unknown key; did you mean \"%s\"?", hint);
+      dgp_diag_add(diag, DG_ERR_UNKNOWN, p, "unknown key; did you mean \"%s\"?", hint);
     } else {
       char names[HINT_LEN];
       const char *axes[4] = {d->axis[0], d->axis[1], naxes > 2 ? d->axis[2] : NULL, NULL};
       fmt_choices(names, sizeof names, axes);
-      dg_diag_add(diag, DG_ERR_UNKNOWN, p, "unknown key (expected %s)", names);
+      dgp_diag_add(diag, DG_ERR_UNKNOWN, p, "unknown key (expected %s)", names);
     }
   }
 }
@@ -346,15 +346,15 @@ static axis read_axis(const dg_param_def *d, const json_t *table, const char *ke
                       parse_ctx *c) {
   axis a = {0};
   char p[DG_ERROR_PATH_LEN];
-  dg_pointer_append(p, sizeof p, path, key);
+  dgp_pointer_append(p, sizeof p, path, key);
   const json_t *j = json_object_get(table, key);
   if (!j) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, p, "missing required array of numbers");
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, p, "missing required array of numbers");
     return a;
   }
   if (!json_is_array(j)) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, p, "expected an array of numbers, got %s",
-                dg_json_type_name(j));
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, p, "expected an array of numbers, got %s",
+                dgp_json_type_name(j));
     return a;
   }
   a.json = j;
@@ -381,20 +381,20 @@ static void parse_table1d(const dg_param_def *d, const json_t *v, unsigned char 
   axis x = read_axis(d, v, d->axis[0], path, c);
 
   char yp[DG_ERROR_PATH_LEN];
-  dg_pointer_append(yp, sizeof yp, path, d->axis[1]);
+  dgp_pointer_append(yp, sizeof yp, path, d->axis[1]);
   const json_t *yj = json_object_get(v, d->axis[1]);
   double *y = NULL;
   if (!yj) {
     missing_error(c->diag, yp, &(dg_param_def){.kind = DG_PARAM_ARRAY, .unit = d->unit});
   } else if (!json_is_array(yj)) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, yp, "expected an array of numbers, got %s",
-                dg_json_type_name(yj));
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, yp, "expected an array of numbers, got %s",
+                dgp_json_type_name(yj));
   } else {
     size_t ny = json_array_size(yj);
     /* y must match x; when x is itself too short or too long that is
      * reported once, at x. Without an x array y gets the bounds. */
     if (x.length_ok && ny != x.n)
-      dg_diag_add(c->diag, DG_ERR_SCHEMA, yp, "must have %zu %s like \"%s\" (got %zu)", x.n,
+      dgp_diag_add(c->diag, DG_ERR_SCHEMA, yp, "must have %zu %s like \"%s\" (got %zu)", x.n,
                   plural((long)x.n, "element", "elements"), d->axis[0], ny);
     else if (!x.json)
       check_length(ny, d->min_len > 0 ? d->min_len : 2, d->max_len, yp, c->diag);
@@ -420,22 +420,22 @@ static void parse_table2d(const dg_param_def *d, const json_t *v, unsigned char 
   axis y = read_axis(d, v, d->axis[1], path, c);
 
   char zp[DG_ERROR_PATH_LEN];
-  dg_pointer_append(zp, sizeof zp, path, d->axis[2]);
+  dgp_pointer_append(zp, sizeof zp, path, d->axis[2]);
   const json_t *zj = json_object_get(v, d->axis[2]);
   double *z = NULL;
   if (!zj) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, zp,
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, zp,
                 "missing required array of rows, one per \"%s\" value%s%s%s", d->axis[1],
                 d->unit && d->unit[0] ? " (" : "", d->unit ? d->unit : "",
                 d->unit && d->unit[0] ? ")" : "");
   } else if (!json_is_array(zj)) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, zp,
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, zp,
                 "expected an array of rows, one per \"%s\" value, got %s", d->axis[1],
-                dg_json_type_name(zj));
+                dgp_json_type_name(zj));
   } else {
     size_t rows = json_array_size(zj);
     if (y.length_ok && rows != y.n)
-      dg_diag_add(c->diag, DG_ERR_SCHEMA, zp, "must have %zu %s like \"%s\" (got %zu)", y.n,
+      dgp_diag_add(c->diag, DG_ERR_SCHEMA, zp, "must have %zu %s like \"%s\" (got %zu)", y.n,
                   plural((long)y.n, "row", "rows"), d->axis[1], rows);
     /* Values go straight to their place in the row-major table when the
      * shape is right; otherwise rows are only checked. */
@@ -445,15 +445,15 @@ static void parse_table2d(const dg_param_def *d, const json_t *v, unsigned char 
     const json_t *row;
     json_array_foreach(zj, i, row) {
       char rp[DG_ERROR_PATH_LEN];
-      dg_pointer_index(rp, sizeof rp, zp, i);
+      dgp_pointer_index(rp, sizeof rp, zp, i);
       if (!json_is_array(row)) {
-        dg_diag_add(c->diag, DG_ERR_SCHEMA, rp, "expected an array of numbers, got %s",
-                    dg_json_type_name(row));
+        dgp_diag_add(c->diag, DG_ERR_SCHEMA, rp, "expected an array of numbers, got %s",
+                    dgp_json_type_name(row));
         continue;
       }
       size_t n = json_array_size(row);
       if (x.length_ok && n != x.n)
-        dg_diag_add(c->diag, DG_ERR_SCHEMA, rp, "must have %zu %s like \"%s\" (got %zu)", x.n,
+        dgp_diag_add(c->diag, DG_ERR_SCHEMA, rp, "must have %zu %s like \"%s\" (got %zu)", x.n,
                     plural((long)x.n, "value", "values"), d->axis[0], n);
       read_numbers(row, d, rp, z && n == x.n ? z + i * x.n : NULL, c->diag);
     }
@@ -544,17 +544,17 @@ static void unknown_key(const dg_param_def *defs, const char *const *skip, const
     hint = dg_suggest(key, names, n + ns);
   }
   if (hint)
-    dg_diag_add(diag, DG_ERR_UNKNOWN, path, "unknown parameter; did you mean \"%s\"?", hint);
+    dgp_diag_add(diag, DG_ERR_UNKNOWN, path, "unknown parameter; did you mean \"%s\"?", hint);
   else
-    dg_diag_add(diag, DG_ERR_UNKNOWN, path, "unknown parameter");
+    dgp_diag_add(diag, DG_ERR_UNKNOWN, path, "unknown parameter");
   free(names);
 }
 
 static void parse_object(const dg_param_def *defs, const json_t *obj, unsigned char *out,
                          const char *path, const char *const *skip, parse_ctx *c) {
-  dg_params_defaults(defs, out);
+  dgp_params_defaults(defs, out);
   if (obj && !json_is_object(obj)) {
-    dg_diag_add(c->diag, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(obj));
+    dgp_diag_add(c->diag, DG_ERR_SCHEMA, path, "expected an object, got %s", dgp_json_type_name(obj));
     return;
   }
   const char *key;
@@ -562,7 +562,7 @@ static void parse_object(const dg_param_def *defs, const json_t *obj, unsigned c
   char p[DG_ERROR_PATH_LEN];
   if (obj) {
     json_object_foreach((json_t *)obj, key, val) {
-      dg_pointer_append(p, sizeof p, path, key);
+      dgp_pointer_append(p, sizeof p, path, key);
       const dg_param_def *d = find_def(defs, key);
       if (!d) {
         if (!in_list(skip, key))
@@ -578,17 +578,17 @@ static void parse_object(const dg_param_def *defs, const json_t *obj, unsigned c
   }
   for (const dg_param_def *d = defs; d && d->key; d++) {
     if (d->required && !(obj && json_object_get(obj, d->key))) {
-      dg_pointer_append(p, sizeof p, path, d->key);
+      dgp_pointer_append(p, sizeof p, path, d->key);
       missing_error(c->diag, p, d);
     }
   }
 }
 
-int dg_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_arena *arena,
+int dgp_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_arena *arena,
                     const char *path, const char *const *skip, dg_diag *diag) {
   dg_diag local;
   if (!diag) {
-    dg_diag_init(&local, "", NULL, NULL);
+    dgp_diag_init(&local, "", NULL, NULL);
     diag = &local;
   }
   parse_ctx c = {arena, diag};
@@ -597,7 +597,7 @@ int dg_params_parse(const dg_param_def *defs, const json_t *obj, void *out, dg_a
   return diag->count - before;
 }
 
-void dg_params_defaults(const dg_param_def *defs, void *out) {
+void dgp_params_defaults(const dg_param_def *defs, void *out) {
   unsigned char *base = out;
   for (const dg_param_def *d = defs; d && d->key; d++) {
     switch (d->kind) {
@@ -625,7 +625,7 @@ void dg_params_defaults(const dg_param_def *defs, void *out) {
       store(base, d->offset, &(dg_table2d){0}, sizeof(dg_table2d));
       break;
     case DG_PARAM_OBJECT:
-      dg_params_defaults(d->fields, base + d->offset);
+      dgp_params_defaults(d->fields, base + d->offset);
       break;
     }
     if (d->present) {
@@ -774,7 +774,7 @@ static int check_defs(const dg_param_def *defs, size_t limit, const char *prefix
   return 0;
 }
 
-int dg_params_check_defs(const dg_param_def *defs, size_t params_size, char *why, size_t n) {
+int dgp_params_check_defs(const dg_param_def *defs, size_t params_size, char *why, size_t n) {
   if (why && n > 0)
     why[0] = '\0';
   if (!defs)

@@ -26,46 +26,46 @@ static int builtin_count(void) {
   return n;
 }
 
-int dg_class_count(const dg_registry *reg) { return reg ? reg->count : builtin_count(); }
+int dgp_class_count(const dg_registry *reg) { return reg ? reg->count : builtin_count(); }
 
-const dg_block_class *dg_class_at(const dg_registry *reg, int i) {
-  if (i < 0 || i >= dg_class_count(reg))
+const dg_block_class *dgp_class_at(const dg_registry *reg, int i) {
+  if (i < 0 || i >= dgp_class_count(reg))
     return NULL;
   return reg ? reg->classes[i] : dg_builtin_classes[i];
 }
 
-const dg_block_class *dg_class_find(const dg_registry *reg, const char *type) {
-  int n = dg_class_count(reg);
+const dg_block_class *dgp_class_find(const dg_registry *reg, const char *type) {
+  int n = dgp_class_count(reg);
   for (int i = 0; i < n; i++) {
-    const dg_block_class *k = dg_class_at(reg, i);
+    const dg_block_class *k = dgp_class_at(reg, i);
     if (strcmp(k->type, type) == 0)
       return k;
   }
   return NULL;
 }
 
-int dg_class_num_ports(const dg_block_class *k) {
+int dgp_class_num_ports(const dg_block_class *k) {
   int n = 0;
   while (k->ports && k->ports[n].name)
     n++;
   return n;
 }
 
-int dg_class_num_signals(const dg_block_class *k) {
+int dgp_class_num_signals(const dg_block_class *k) {
   int n = 0;
   while (k->signals && k->signals[n].name)
     n++;
   return n;
 }
 
-int dg_class_num_inputs(const dg_block_class *k) {
+int dgp_class_num_inputs(const dg_block_class *k) {
   int n = 0;
   while (k->inputs && k->inputs[n].name)
     n++;
   return n;
 }
 
-int dg_class_port_find(const dg_block_class *k, const char *name) {
+int dgp_class_port_find(const dg_block_class *k, const char *name) {
   for (int i = 0; k->ports && k->ports[i].name; i++)
     if (strcmp(k->ports[i].name, name) == 0)
       return i;
@@ -109,14 +109,14 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
       return -1;
     }
   }
-  int np = dg_class_num_ports(k);
+  int np = dgp_class_num_ports(k);
   for (int i = 0; i < np; i++)
     for (int j = 0; j < i; j++)
       if (strcmp(k->ports[i].name, k->ports[j].name) == 0) {
         snprintf(why, n, "port \"%s\" declared twice", k->ports[i].name);
         return -1;
       }
-  int ns = dg_class_num_signals(k);
+  int ns = dgp_class_num_signals(k);
   for (int i = 0; i < ns; i++) {
     const dg_signal_def *s = &k->signals[i];
     if (s->port >= np || s->port < DG_SIGNAL_HOOK) {
@@ -133,7 +133,7 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
         return -1;
       }
   }
-  int ni = dg_class_num_inputs(k);
+  int ni = dgp_class_num_inputs(k);
   for (int i = 0; i < ni; i++) {
     const dg_input_def *in = &k->inputs[i];
     const char *src = in->source;
@@ -169,25 +169,25 @@ static int check_class(const dg_block_class *k, char *why, size_t n) {
     snprintf(why, n, "num_states needs torque_downstream (which writes the states' rates)");
     return -1;
   }
-  if (k->params && dg_params_check_defs(k->params, k->params_size, why, n) != 0)
+  if (k->params && dgp_params_check_defs(k->params, k->params_size, why, n) != 0)
     return -1;
   return 0;
 }
 
 int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err) {
   char why[256];
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!reg || !klass) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "registry and class must not be NULL");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "registry and class must not be NULL");
     return DG_ERR_USAGE;
   }
   if (check_class(klass, why, sizeof why) != 0) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "block class %s: %s",
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "block class %s: %s",
                  klass->type ? klass->type : "?", why);
     return DG_ERR_USAGE;
   }
-  if (dg_class_find(reg, klass->type)) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "block type \"%s\" is already registered",
+  if (dgp_class_find(reg, klass->type)) {
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "block type \"%s\" is already registered",
                  klass->type);
     return DG_ERR_USAGE;
   }
@@ -195,7 +195,7 @@ int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err
     int cap = reg->cap ? 2 * reg->cap : 16;
     const dg_block_class **c = realloc(reg->classes, (size_t)cap * sizeof *c);
     if (!c) {
-      dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+      dgp_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
       return DG_ERR_NOMEM;
     }
     reg->classes = c;
@@ -206,9 +206,9 @@ int dg_registry_add(dg_registry *reg, const dg_block_class *klass, dg_error *err
 }
 
 const dg_block_class *dg_registry_find(const dg_registry *reg, const char *type) {
-  return reg ? dg_class_find(reg, type) : NULL;
+  return reg ? dgp_class_find(reg, type) : NULL;
 }
 int dg_registry_count(const dg_registry *reg) { return reg ? reg->count : 0; }
 const dg_block_class *dg_registry_at(const dg_registry *reg, int index) {
-  return reg ? dg_class_at(reg, index) : NULL;
+  return reg ? dgp_class_at(reg, index) : NULL;
 }

@@ -15,7 +15,7 @@ struct dg_init {
   bool failed;
 };
 
-void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) {
+void dgp_sim_fail(dg_sim *sim, int code, const char *fmt, ...) {
   if (sim->failed)
     return;
   char text[DG_ERROR_TEXT_LEN];
@@ -23,7 +23,7 @@ void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  dg_error_set(&sim->err, code, sim->g->file, "", "%s", text);
+  dgp_error_set(&sim->err, code, sim->g->file, "", "%s", text);
   sim->failed = true;
 }
 
@@ -36,8 +36,8 @@ void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  dg_pointer_append(path, sizeof path, "/blocks", b->id);
-  dg_error_set(&sim->err, DG_ERR_BLOCK, sim->g->file, path, "at t = %.6g s: block \"%s\" (%s): %s",
+  dgp_pointer_append(path, sizeof path, "/blocks", b->id);
+  dgp_error_set(&sim->err, DG_ERR_BLOCK, sim->g->file, path, "at t = %.6g s: block \"%s\" (%s): %s",
                ctx->t, b->id, b->klass->type, text);
   sim->failed = true;
 }
@@ -72,7 +72,7 @@ static int named_add(char ***names, double **values, int *n, int *cap, const cha
   return (*n)++;
 }
 
-int dg_sim_channel_add(dg_sim *sim, const char *name) {
+int dgp_sim_channel_add(dg_sim *sim, const char *name) {
   return named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs, name);
 }
 
@@ -101,11 +101,11 @@ double *dg_init_state(dg_init *init) { return init->sim->sv.s + init->block->sta
 
 void dg_init_error(dg_init *init, const char *fmt, ...) {
   char path[DG_ERROR_PATH_LEN];
-  dg_pointer_append(path, sizeof path, "/blocks", init->block->id);
+  dgp_pointer_append(path, sizeof path, "/blocks", init->block->id);
   va_list ap;
   va_start(ap, fmt);
   if (init->diag)
-    dg_diag_vadd(init->diag, DG_ERR_BLOCK, path, 0, 0, fmt, ap);
+    dgp_diag_vadd(init->diag, DG_ERR_BLOCK, path, 0, 0, fmt, ap);
   va_end(ap);
   init->failed = true;
 }
@@ -160,31 +160,31 @@ double dg_sim_get_input(const dg_sim *sim, int i) {
 static int input_arg_error(const dg_sim *sim, int i, dg_error *err) {
   if (i >= 0 && i < sim->n_inputs)
     return DG_OK;
-  dg_error_set(err, DG_ERR_USAGE, sim->g->file, "", "no input with index %d (the simulation has %d)",
+  dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "", "no input with index %d (the simulation has %d)",
                i, sim->n_inputs);
   return DG_ERR_USAGE;
 }
 
 int dg_sim_set_input_schedule(dg_sim *sim, int i, int n, const double *t, const double *v,
                               bool stepped, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (input_arg_error(sim, i, err) != DG_OK)
     return DG_ERR_USAGE;
   const char *name = sim->input_names[i];
   if (n < 1 || !t || !v) {
-    dg_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
                  "schedule of input \"%s\" needs at least one breakpoint", name);
     return DG_ERR_USAGE;
   }
   for (int k = 0; k < n; k++) {
     if (!isfinite(t[k]) || !isfinite(v[k])) {
-      dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+      dgp_error_set(err, DG_ERR_RANGE, sim->g->file, "",
                    "schedule of input \"%s\": breakpoint %d must be finite (got t = %g, v = %g)",
                    name, k, t[k], v[k]);
       return DG_ERR_RANGE;
     }
     if (k > 0 && t[k] < t[k - 1]) {
-      dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+      dgp_error_set(err, DG_ERR_RANGE, sim->g->file, "",
                    "schedule of input \"%s\": times must not decrease (breakpoint %d at %g s "
                    "after %g s)",
                    name, k, t[k], t[k - 1]);
@@ -195,7 +195,7 @@ int dg_sim_set_input_schedule(dg_sim *sim, int i, int n, const double *t, const 
   if (!tc || !vc) {
     free(tc);
     free(vc);
-    dg_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   memcpy(tc, t, sizeof(double) * (size_t)n);
@@ -208,7 +208,7 @@ int dg_sim_set_input_schedule(dg_sim *sim, int i, int n, const double *t, const 
 }
 
 int dg_sim_set_input_fn(dg_sim *sim, int i, dg_input_fn fn, void *user, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (input_arg_error(sim, i, err) != DG_OK)
     return DG_ERR_USAGE;
   timed_clear(sim, i);
@@ -219,7 +219,7 @@ int dg_sim_set_input_fn(dg_sim *sim, int i, dg_input_fn fn, void *user, dg_error
   return DG_OK;
 }
 
-void dg_sim_apply_inputs(dg_sim *sim, double t) { dg_solver_inputs_start(sim, t); }
+void dg_sim_apply_inputs(dg_sim *sim, double t) { dgp_solver_inputs_start(sim, t); }
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                 */
@@ -227,7 +227,7 @@ void dg_sim_apply_inputs(dg_sim *sim, double t) { dg_solver_inputs_start(sim, t)
 static int build_signals(dg_sim *sim) {
   int count = 0;
   for (int i = 0; i < sim->nb; i++)
-    count += dg_class_num_signals(sim->blocks[i].klass);
+    count += dgp_class_num_signals(sim->blocks[i].klass);
   sim->signals = calloc((size_t)(count ? count : 1), sizeof *sim->signals);
   if (!sim->signals)
     return -1;
@@ -334,13 +334,13 @@ static int build_hook_lists(dg_sim *sim) {
   return 0;
 }
 
-dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
+dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
   dg_sim *sim = calloc(1, sizeof *sim);
   if (!sim) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     return NULL;
   }
-  dg_graph_retain(g);
+  dgp_graph_retain(g);
   sim->g = g;
   sim->nb = g->num_blocks;
   sim->nn = g->num_nodes;
@@ -369,13 +369,13 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     b->data = calloc(1, gb->klass->data_size ? gb->klass->data_size : 1);
     ok = b->data != NULL;
   }
-  ok = ok && dg_bind_channels(sim) == 0;
+  ok = ok && dgp_bind_channels(sim) == 0;
   for (int i = 0; i < sim->nb; i++)
     sim->n_ports += g->blocks[i].num_ports;
   ok = ok && build_hook_lists(sim) == 0;
-  ok = ok && dg_solver_alloc(sim) == DG_OK;
+  ok = ok && dgp_solver_alloc(sim) == DG_OK;
   if (!ok) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
     return NULL;
   }
@@ -388,15 +388,15 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
     if (b->klass->init(b, &init) != 0 && !init.failed)
       dg_init_error(&init, "block %s failed to initialize", b->klass->type);
   }
-  if (diag->count > before || build_signals(sim) != 0 || build_port_signals(sim) != 0 || dg_bind_sim(sim) != 0) {
+  if (diag->count > before || build_signals(sim) != 0 || build_port_signals(sim) != 0 || dgp_bind_sim(sim) != 0) {
     if (diag->count == before)
-      dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+      dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
     return NULL;
   }
   sim->timed = calloc((size_t)sim->n_inputs, sizeof *sim->timed);
   if (!sim->timed) {
-    dg_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     dg_sim_free(sim);
     return NULL;
   }
@@ -411,40 +411,40 @@ dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag) {
 }
 
 /* Reports a failed topology build through diag (path at the block). */
-void dg_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag) {
+void dgp_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag) {
   char path[DG_ERROR_PATH_LEN] = "";
   if (sim->sv.ws.errblock >= 0)
-    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[sim->sv.ws.errblock].id);
+    dgp_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[sim->sv.ws.errblock].id);
   if (mode_desc && mode_desc[0])
-    dg_diag_add(diag, rc, path, "%s (in mode %s)", sim->sv.ws.errmsg, mode_desc);
+    dgp_diag_add(diag, rc, path, "%s (in mode %s)", sim->sv.ws.errmsg, mode_desc);
   else
-    dg_diag_add(diag, rc, path, "%s", sim->sv.ws.errmsg);
+    dgp_diag_add(diag, rc, path, "%s", sim->sv.ws.errmsg);
 }
 
 dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
   dg_diag d;
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!graph) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no graph given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no graph given");
     return NULL;
   }
-  dg_diag_init(&d, graph->file, NULL, NULL);
-  dg_sim *sim = dg_sim_create(graph, &d);
+  dgp_diag_init(&d, graph->file, NULL, NULL);
+  dg_sim *sim = dgp_sim_create(graph, &d);
   if (sim) {
-    int rc = dg_solver_build(sim);
+    int rc = dgp_solver_build(sim);
     if (rc != DG_OK) {
-      dg_sim_report_build(sim, rc, "", &d);
+      dgp_sim_report_build(sim, rc, "", &d);
       dg_sim_free(sim);
       sim = NULL;
     } else {
-      dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
-      dg_solver_settle_motion(sim);
+      dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
+      dgp_solver_settle_motion(sim);
       sim->sv.audit.ke_start = dg_sim_kinetic_energy(sim);
-      dg_bind_eval(sim);
+      dgp_bind_eval(sim);
     }
   }
   if (!sim)
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
   return sim;
 }
 
@@ -494,8 +494,8 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->state_blocks);
   free(sim->var_blocks);
   free(sim->blocks);
-  dg_solver_free(sim);
-  dg_graph_release(sim->g);
+  dgp_solver_free(sim);
+  dgp_graph_release(sim->g);
   free(sim);
 }
 
@@ -508,18 +508,18 @@ int dg_sim_step(dg_sim *sim, double dt) {
   if (sim->failed)
     return sim->err.code;
   if (sim->bad_input >= 0) {
-    dg_error_set(&sim->err, DG_ERR_RANGE, sim->g->file, "",
+    dgp_error_set(&sim->err, DG_ERR_RANGE, sim->g->file, "",
                  "at t = %.6g s: input \"%s\" was set to %g; inputs must be finite", sim->t,
                  sim->input_names[sim->bad_input], sim->bad_value);
     sim->failed = true;
     return DG_ERR_RANGE;
   }
   if (!(dt > 0.0) || !isfinite(dt)) {
-    dg_error_set(&sim->err, DG_ERR_USAGE, sim->g->file, "", "step size must be > 0 (got %g)",
+    dgp_error_set(&sim->err, DG_ERR_USAGE, sim->g->file, "", "step size must be > 0 (got %g)",
                  dt);
     return DG_ERR_USAGE;
   }
-  return dg_solver_step(sim, dt);
+  return dgp_solver_step(sim, dt);
 }
 
 const dg_error *dg_sim_last_error(const dg_sim *sim) { return &sim->err; }
@@ -557,7 +557,7 @@ double dg_sim_signal(const dg_sim *sim, int id) {
     if (e->port_kind == DG_PORT_SIGNAL_ANGLE)
       return sim->sv.mot.theta[e->node];
     /* the torque's cache is the solver's, not the simulation's state */
-    return dg_solver_port_torque((dg_sim *)sim, e->block, e->index);
+    return dgp_solver_port_torque((dg_sim *)sim, e->block, e->index);
   }
   if (id < 0 || id >= sim->n_signals)
     return NAN;
@@ -582,10 +582,10 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
       names[i] = sim->signals[i].name;
     const char *s = dg_suggest(name ? name : "", names, n);
     if (s)
-      dg_error_set(err, DG_ERR_UNKNOWN, "", "", "unknown signal \"%s\"; did you mean \"%s\"?",
+      dgp_error_set(err, DG_ERR_UNKNOWN, "", "", "unknown signal \"%s\"; did you mean \"%s\"?",
                    name ? name : "", s);
     else
-      dg_error_set(err, DG_ERR_UNKNOWN, "", "", "unknown signal \"%s\"", name ? name : "");
+      dgp_error_set(err, DG_ERR_UNKNOWN, "", "", "unknown signal \"%s\"", name ? name : "");
     return DG_ERR_UNKNOWN;
   }
   if (value)
@@ -613,30 +613,30 @@ static void remember_given(dg_sim *sim, int node, double v) {
 }
 
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   sim->input_epoch++;
   int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
   double *speeds = calloc((size_t)(n > 0 ? n : 1), sizeof *speeds);
   int ns = 0, rc = DG_OK;
   if (!nodes || !speeds) {
     rc = DG_ERR_NOMEM;
-    dg_error_set(err, rc, sim->g->file, "", "out of memory");
+    dgp_error_set(err, rc, sim->g->file, "", "out of memory");
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
     if (ids[i] >= sim->n_signals && ids[i] < sim->n_signals + sim->n_port_signals &&
         sim->port_signals[ids[i] - sim->n_signals].port_kind == DG_PORT_SIGNAL_ANGLE &&
         isfinite(values[i])) { /* a port's angle: its shaft's */
-      sim->sv.mot.theta[sim->port_signals[ids[i] - sim->n_signals].node] = values[i];
+      dgp_solver_set_angle(sim, sim->port_signals[ids[i] - sim->n_signals].node, values[i]);
       continue;
     }
     if (ids[i] < 0 || ids[i] >= sim->n_signals) {
       rc = DG_ERR_UNKNOWN;
-      dg_error_set(err, rc, sim->g->file, "", "unknown signal id %d", ids[i]);
+      dgp_error_set(err, rc, sim->g->file, "", "unknown signal id %d", ids[i]);
       break;
     }
     if (!isfinite(values[i])) {
       rc = DG_ERR_RANGE;
-      dg_error_set(err, rc, sim->g->file, "", "initial value of %s must be finite",
+      dgp_error_set(err, rc, sim->g->file, "", "initial value of %s must be finite",
                    sim->signals[ids[i]].name);
       break;
     }
@@ -654,15 +654,15 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
     ctx.state_rate = NULL;
     if (!b->klass->set_signal || b->klass->set_signal(b, &ctx, e->index, values[i]) != 0) {
       rc = DG_ERR_RANGE;
-      dg_error_set(err, rc, sim->g->file, "", "signal %s cannot be set as an initial value",
+      dgp_error_set(err, rc, sim->g->file, "", "signal %s cannot be set as an initial value",
                    e->name);
     }
   }
   if (rc == DG_OK) {
     char why[DG_ERROR_TEXT_LEN];
-    rc = dg_solver_set_speeds(sim, ns, nodes, speeds, why, sizeof why);
+    rc = dgp_solver_set_speeds(sim, ns, nodes, speeds, why, sizeof why);
     if (rc != DG_OK) {
-      dg_error_set(err, rc, sim->g->file, "", "%s", why);
+      dgp_error_set(err, rc, sim->g->file, "", "%s", why);
     } else {
       reset_audit(sim);
       for (int i = 0; i < ns; i++) /* kept exactly by dg_sim_start */
@@ -671,7 +671,7 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
   }
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   free(nodes);
   free(speeds);
   return rc;
@@ -703,13 +703,13 @@ static bool is_given(const dg_sim *sim, int node) {
  * (the projection meets them all exactly, else it is dropped), then the
  * checks. The given speeds are remembered as taken for the next call. */
 int dg_sim_start(dg_sim *sim, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (sim->failed) {
     if (err)
       *err = sim->err;
     return sim->err.code;
   }
-  dg_solver_inputs_start(sim, sim->t);
+  dgp_solver_inputs_start(sim, sim->t);
   dg_ctx *ctx = &sim->ctx;
   ctx->t = sim->t;
   ctx->dt = 0.0;
@@ -726,13 +726,13 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
       continue;
     sim->n_prop = 0;
     sim->topo_request = false;
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
     b->klass->start(b, ctx, DG_START_PROPOSE);
     if (!sim->failed && sim->topo_request) {
-      if (dg_solver_change_topology(sim) == DG_OK &&
-          dg_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
+      if (dgp_solver_change_topology(sim) == DG_OK &&
+          dgp_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
               DG_OK)
-        dg_sim_fail(sim, DG_ERR_RANGE, "the start mode of block \"%s\" contradicts the initial "
+        dgp_sim_fail(sim, DG_ERR_RANGE, "the start mode of block \"%s\" contradicts the initial "
                     "values: %s", b->id, why);
     }
     for (int i = 0; i < sim->n_prop && !sim->failed; i++) {
@@ -743,7 +743,7 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
       sim->given_val[n_taken] = sim->prop_val[i];
       /* the shaft is free to turn so when the projection can meet it with
        * everything taken before; q stays as it was when it cannot */
-      if (dg_solver_set_speeds(sim, n_taken + 1, sim->given_node, sim->given_val, why,
+      if (dgp_solver_set_speeds(sim, n_taken + 1, sim->given_node, sim->given_val, why,
                                sizeof why) == DG_OK)
         sim->n_given = ++n_taken;
     }
@@ -752,7 +752,7 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
   sim->n_given = n_taken;
   ctx->speed = sim->sv.x;
   ctx->state = ctx->state_commit = sim->sv.s;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   /* The checks. A check may change its block's mode where the speeds allow
    * it (a spring_damper turns rigid to read the torque a rigid line would
    * carry, then back with its static twist): the mode is built keeping
@@ -771,17 +771,17 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
       break;
     const char *id = sim->blocks[asked].id;
     if (round == START_CHECK_ROUNDS - 1) {
-      dg_sim_fail(sim, DG_ERR_BLOCK, "the start checks of block \"%s\" did not settle", id);
+      dgp_sim_fail(sim, DG_ERR_BLOCK, "the start checks of block \"%s\" did not settle", id);
       break;
     }
-    if (dg_solver_change_topology(sim) == DG_OK &&
-        dg_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
+    if (dgp_solver_change_topology(sim) == DG_OK &&
+        dgp_solver_set_speeds(sim, n_taken, sim->given_node, sim->given_val, why, sizeof why) !=
             DG_OK)
-      dg_sim_fail(sim, DG_ERR_RANGE, "the mode block \"%s\" took in its start check "
+      dgp_sim_fail(sim, DG_ERR_RANGE, "the mode block \"%s\" took in its start check "
                   "contradicts the initial values: %s", id, why);
     ctx->speed = sim->sv.x;
     ctx->state = ctx->state_commit = sim->sv.s;
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
   }
   sim->topo_request = false;
   ctx->state_commit = NULL;
@@ -860,7 +860,7 @@ double dg_sim_port_speed(const dg_sim *sim, const char *block_port) {
     if (strlen(b->id) != (size_t)(dot - block_port) ||
         strncmp(b->id, block_port, (size_t)(dot - block_port)) != 0)
       continue;
-    int p = dg_class_port_find(b->klass, dot + 1);
+    int p = dgp_class_port_find(b->klass, dot + 1);
     return p >= 0 ? sim->sv.x[b->node[p]] : NAN;
   }
   return NAN;
@@ -888,28 +888,28 @@ static size_t cold_bytes(const dg_sim *sim) {
 }
 
 dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || sim->failed) {
-    dg_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "",
+    dgp_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "",
                  "cannot take a snapshot of a simulation that has failed");
     return NULL;
   }
-  size_t hot = dg_solver_state_bytes(sim), size = hot + cold_bytes(sim);
+  size_t hot = dgp_solver_state_bytes(sim), size = hot + cold_bytes(sim);
   dg_snapshot *snap = calloc(1, sizeof *snap);
   unsigned char *bytes = snap ? malloc(size ? size : 1) : NULL;
   if (!bytes) {
     free(snap);
-    dg_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
     return NULL;
   }
-  dg_graph_retain(sim->g);
+  dgp_graph_retain(sim->g);
   *snap = (dg_snapshot){.g = sim->g, .sv = sim->sv, .t = sim->t, .ctx_t = sim->ctx.t,
                         .ctx_dt = sim->ctx.dt, .last_event = sim->last_event,
                         .steps = sim->steps, .topo_changes = sim->topo_changes,
                         .events = sim->events, .segments = sim->segments, .size = size,
                         .bytes = bytes};
   unsigned char *p = bytes;
-  dg_solver_save(sim, p);
+  dgp_solver_save(sim, p);
   p += hot;
   for (int i = 0; i < sim->nb; i++) {
     size_t ds = sim->blocks[i].klass->data_size;
@@ -930,19 +930,19 @@ dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
 }
 
 int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || !snap) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation or snapshot given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation or snapshot given");
     return DG_ERR_USAGE;
   }
   if (snap->g != sim->g) {
-    dg_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
                  "the snapshot is of a simulation of another graph (%s)", snap->g->file);
     return DG_ERR_USAGE;
   }
   const unsigned char *p = snap->bytes;
-  dg_solver_load(sim, &snap->sv, p);
-  p += dg_solver_state_bytes(sim);
+  dgp_solver_load(sim, &snap->sv, p);
+  p += dgp_solver_state_bytes(sim);
   for (int i = 0; i < sim->nb; i++) {
     size_t ds = sim->blocks[i].klass->data_size;
     memcpy(sim->blocks[i].data, p, ds);
@@ -975,16 +975,16 @@ int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
   sim->ctx.state_rate = sim->ctx.state_commit = NULL;
   sim->topo_request = false;
   sim->failed = false;
-  dg_error_clear(&sim->err);
+  dgp_error_clear(&sim->err);
   sim->sv.ports.valid = false; /* the restored solver's cache may be of another state */
-  dg_bind_eval(sim); /* signal-bound inputs at the restored state */
+  dgp_bind_eval(sim); /* signal-bound inputs at the restored state */
   return DG_OK;
 }
 
 void dg_snapshot_free(dg_snapshot *snap) {
   if (!snap)
     return;
-  dg_graph_release(snap->g);
+  dgp_graph_release(snap->g);
   free(snap->bytes);
   free(snap);
 }
@@ -994,72 +994,72 @@ void dg_snapshot_free(dg_snapshot *snap) {
 
 int dg_sim_boundary_motion(dg_sim *sim, int n, const char *const *ids, double *inertia,
                            double *dforce_dspeed, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || n < 0 || (n > 0 && !ids)) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation or block ids given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation or block ids given");
     return DG_ERR_USAGE;
   }
   int *blocks = calloc((size_t)(n > 0 ? n : 1), sizeof *blocks);
   if (!blocks) {
-    dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
     return DG_ERR_NOMEM;
   }
   int rc = DG_OK;
   for (int i = 0; i < n && rc == DG_OK; i++) {
-    blocks[i] = ids[i] ? dg_graph_block_find_n(sim->g, ids[i], strlen(ids[i])) : -1;
+    blocks[i] = ids[i] ? dgp_graph_block_find_n(sim->g, ids[i], strlen(ids[i])) : -1;
     if (blocks[i] < 0) {
       rc = DG_ERR_UNKNOWN;
-      dg_error_set(err, rc, sim->g->file, "", "no block \"%s\" in the graph",
+      dgp_error_set(err, rc, sim->g->file, "", "no block \"%s\" in the graph",
                    ids[i] ? ids[i] : "");
     }
   }
   char why[DG_ERROR_TEXT_LEN];
   if (rc == DG_OK &&
-      (rc = dg_solver_motion_boundary(sim, n, blocks, inertia, dforce_dspeed, why, sizeof why)) !=
+      (rc = dgp_solver_motion_boundary(sim, n, blocks, inertia, dforce_dspeed, why, sizeof why)) !=
           DG_OK)
-    dg_error_set(err, rc, sim->g->file, "", "%s", why);
+    dgp_error_set(err, rc, sim->g->file, "", "%s", why);
   free(blocks);
   return rc;
 }
 
 int dg_sim_boundary_ports(dg_sim *sim, int n, const char *const *ports, double *mobility,
                           dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim || n < 0 || (n > 0 && (!ports || !mobility))) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation, ports or output given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation, ports or output given");
     return DG_ERR_USAGE;
   }
   int *nodes = calloc((size_t)(n > 0 ? n : 1), sizeof *nodes);
   if (!nodes) {
-    dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
     return DG_ERR_NOMEM;
   }
   int rc = DG_OK;
   for (int i = 0; i < n && rc == DG_OK; i++) {
     const char *dot = ports[i] ? strchr(ports[i], '.') : NULL;
-    int b = dot ? dg_graph_block_find_n(sim->g, ports[i], (size_t)(dot - ports[i])) : -1;
-    int p = b >= 0 ? dg_class_port_find(sim->blocks[b].klass, dot + 1) : -1;
+    int b = dot ? dgp_graph_block_find_n(sim->g, ports[i], (size_t)(dot - ports[i])) : -1;
+    int p = b >= 0 ? dgp_class_port_find(sim->blocks[b].klass, dot + 1) : -1;
     if (p < 0 || p >= sim->g->blocks[b].num_ports) {
       rc = DG_ERR_UNKNOWN;
-      dg_error_set(err, rc, sim->g->file, "", "no port \"%s\" in the graph (\"block.port\")",
+      dgp_error_set(err, rc, sim->g->file, "", "no port \"%s\" in the graph (\"block.port\")",
                    ports[i] ? ports[i] : "");
     } else {
       nodes[i] = sim->blocks[b].node[p];
     }
   }
   if (rc == DG_OK)
-    rc = dg_solver_port_mobility(sim, n, nodes, mobility);
+    rc = dgp_solver_port_mobility(sim, n, nodes, mobility);
   if (rc == DG_ERR_NOMEM)
-    dg_error_set(err, rc, "", "", "out of memory");
+    dgp_error_set(err, rc, "", "", "out of memory");
   free(nodes);
   return rc;
 }
 
 int dg_sim_check_coupling(dg_sim *sim, const char *port, double dtorque_dspeed, double dt,
                           dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!(dt > 0.0) || !isfinite(dtorque_dspeed) || !isfinite(dt)) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "the slope must be finite and the step > 0");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "the slope must be finite and the step > 0");
     return DG_ERR_USAGE;
   }
   double y;
@@ -1068,14 +1068,14 @@ int dg_sim_check_coupling(dg_sim *sim, const char *port, double dtorque_dspeed, 
   if (rc != DG_OK)
     return rc;
   if (!(y > 0.0)) {
-    dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+    dgp_error_set(err, DG_ERR_RANGE, sim->g->file, "",
                  "the shaft at %s does not move in the current mode: nothing to couple", port);
     return DG_ERR_RANGE;
   }
   double j = 1.0 / y, ratio = dtorque_dspeed * dt * y;
   if (ratio >= 0.0 && ratio < 2.0)
     return DG_OK;
-  dg_error_set(err, DG_ERR_RANGE, sim->g->file, "",
+  dgp_error_set(err, DG_ERR_RANGE, sim->g->file, "",
                "an explicit coupling at %s cannot be stable at dt = %g s: inertia J = %g kg*m^2 "
                "there, slope c = %g N*m*s/rad, error x %g per step (1 - c*dt/J); evaluate the "
                "force inside the step (a hub block) or take dt below 2J/c = %g s",

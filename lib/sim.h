@@ -212,7 +212,7 @@ typedef struct dg_audit_ws {
 
 /* The hot part of a simulation: everything a step reads or writes, laid
  * out for the solver's stages, one workspace per room of lib/solver/. The
- * current mode's *plan* (built between steps by dg_solver_build: the
+ * current mode's *plan* (built between steps by dgp_solver_build: the
  * SPEEDS rows, single-term apart from multi-term, the factor or inverse of
  * M and the ACCEL map B), the state y = [q; s] the solver owns (block
  * states included), and the rooms' workspaces. Every array is allocated at
@@ -343,66 +343,69 @@ struct dg_sim {
 };
 
 /* solver.c */
-int dg_solver_alloc(dg_sim *sim);
-void dg_solver_free(dg_sim *sim);
+int dgp_solver_alloc(dg_sim *sim);
+void dgp_solver_free(dg_sim *sim);
 /* Rebuilds G, M and the tie map for the blocks' current modes. Returns
  * DG_OK or an error code with ws.errmsg / ws.errblock describing it. */
-int dg_solver_build(dg_sim *sim);
+int dgp_solver_build(dg_sim *sim);
 /* Rebuild and project the committed speeds onto the new mode. */
-int dg_solver_change_topology(dg_sim *sim);
+int dgp_solver_change_topology(dg_sim *sim);
 /* One RK4 step with events; the body of dg_sim_step. */
-int dg_solver_step(dg_sim *sim, double dt);
+int dgp_solver_step(dg_sim *sim, double dt);
 /* ẏ at (t, y) with y = [q; s], as one RK4 substep computes it (ndof + ns
  * values; the hooks' powers go to a scratch row, not into dy). Uses the
  * solver's scratch arrays and sets ctx; sim->failed tells a failure. */
-void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
+void dgp_solver_rhs(dg_sim *sim, double t, const double *y, double *dy);
 /* Sets the timed inputs to their values at the start of a segment at t
  * (right-continuous at breakpoints) and picks the piece each one follows
  * through the segment. */
-void dg_solver_inputs_start(dg_sim *sim, double t);
+void dgp_solver_inputs_start(dg_sim *sim, double t);
 /* Node speeds x = G q. */
-void dg_solver_speeds(const dg_sim *sim, const double *q, double *x);
+void dgp_solver_speeds(const dg_sim *sim, const double *q, double *x);
 /* At creation: the prescribed speeds (speed_source, ...) of the current time
  * and inputs put into the committed speeds, with no work booked. */
-void dg_solver_settle_motion(dg_sim *sim);
+void dgp_solver_settle_motion(dg_sim *sim);
 /* The boundary (lib/solver/boundary.c): at the prescriptions of blocks
  * `blocks`, the effective inertia (n × n, or NULL) and ∂force/∂speed
  * (n × n, or NULL); at free nodes, the mobility G_P M⁻¹ G_Pᵀ (n × n). */
-int dg_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
+int dgp_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
                               double *dforce, char *why, size_t why_size);
-int dg_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y);
+int dgp_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y);
+/* Sets the angle of `node` and of every node on one shaft with it (the same
+ * row of G) as an initial value. */
+void dgp_solver_set_angle(dg_sim *sim, int node, double angle);
 /* The torque block `block` applies to its shaft at `port` at the committed
  * state (lib/solver/ports.c); NaN when it cannot be computed. */
-double dg_solver_port_torque(dg_sim *sim, int block, int port);
+double dgp_solver_port_torque(dg_sim *sim, int block, int port);
 /* Sets given node speeds exactly and projects the rest (dg_sim_set_initial). */
-int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
+int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value,
                          char *why, size_t why_size);
 
 /* Snapshots: the bytes of every solver array, and their copy out and in
  * (into a simulation of the same graph; `saved` is the struct the arrays
  * were saved with). */
-size_t dg_solver_state_bytes(dg_sim *sim);
-void dg_solver_save(dg_sim *sim, unsigned char *out);
-void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
+size_t dgp_solver_state_bytes(dg_sim *sim);
+void dgp_solver_save(dg_sim *sim, unsigned char *out);
+void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
 
 /* bind.c: channels named by bindings (before the blocks' init), then the
  * blocks' input pointers and slots (after it), and the slots' values at the
  * context's point. */
-int dg_bind_channels(dg_sim *sim);
-int dg_bind_sim(dg_sim *sim);
-void dg_bind_eval_slots(dg_sim *sim);
-static inline void dg_bind_eval(dg_sim *sim) {
+int dgp_bind_channels(dg_sim *sim);
+int dgp_bind_sim(dg_sim *sim);
+void dgp_bind_eval_slots(dg_sim *sim);
+static inline void dgp_bind_eval(dg_sim *sim) {
   if (sim->n_slots > 0)
-    dg_bind_eval_slots(sim);
+    dgp_bind_eval_slots(sim);
 }
 
 /* sim.c */
 /* Finds or adds a sim-wide input channel; its index, or -1 (no memory). */
-int dg_sim_channel_add(dg_sim *sim, const char *name);
-void dg_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
-dg_sim *dg_sim_create(const dg_graph *g, dg_diag *diag);
+int dgp_sim_channel_add(dg_sim *sim, const char *name);
+void dgp_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
+dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag);
 /* Reports a failed topology build (ws.errmsg) through diag, at the block
  * it names, with the mode when given. */
-void dg_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag);
+void dgp_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag);
 
 #endif

@@ -29,7 +29,7 @@
  * dt_max binds; its eigenvector (inverse iteration) names the DOF speeds and
  * internal states that move most in it, and so the blocks to look at.
  *
- * The right-hand side is the solver's own (dg_solver_rhs), so the
+ * The right-hand side is the solver's own (dgp_solver_rhs), so the
  * linearization cannot drift from what RK4 integrates. Nothing of the simulation changes:
  * the substep states are set back to the committed ones at the end (which is
  * what the next step starts from anyway), and the context and error are
@@ -102,10 +102,10 @@ static bool lin_alloc(lin_ws *ws, const dg_sim *sim) {
 /* The right-hand side                                                      */
 
 /* ẏ at y = [q; s] and the committed time: the solver's own right-hand side
- * (dg_solver_rhs).
+ * (dgp_solver_rhs).
  * Returns false if a block failed or a variable-kinematics rebuild did. */
 static bool rhs(dg_sim *sim, lin_ws *ws, const double *y, double *dy) {
-  dg_solver_rhs(sim, sim->t, y, ws->full);
+  dgp_solver_rhs(sim, sim->t, y, ws->full);
   memcpy(dy, ws->full, sizeof(double) * (size_t)ws->n);
   return !sim->failed;
 }
@@ -615,18 +615,18 @@ int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *
   out->dt = dt;
   out->block = -1;
   out->dt_limit = out->recommended_dt = INFINITY;
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!sim) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no simulation given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation given");
     return DG_ERR_USAGE;
   }
   const char *file = sim->g->file;
   if (!(dt > 0.0) || !isfinite(dt)) {
-    dg_error_set(err, DG_ERR_USAGE, file, "", "step size must be > 0 (got %g)", dt);
+    dgp_error_set(err, DG_ERR_USAGE, file, "", "step size must be > 0 (got %g)", dt);
     return DG_ERR_USAGE;
   }
   if (sim->failed) {
-    dg_error_set(err, DG_ERR_USAGE, file, "", "the simulation has failed: %s", sim->err.text);
+    dgp_error_set(err, DG_ERR_USAGE, file, "", "the simulation has failed: %s", sim->err.text);
     return DG_ERR_USAGE;
   }
   if (sim->sv.ndof + sim->ns > MAX_STATES) {
@@ -645,17 +645,17 @@ int dg_sim_check_stiffness(dg_sim *sim, double dt, dg_stiffness *out, dg_error *
     snprintf(where, sizeof where, "%.150s", out->where);
   char path[DG_ERROR_PATH_LEN] = "";
   if (out->block >= 0)
-    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[out->block].id);
+    dgp_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[out->block].id);
   dg_sim_free(copy);
   if (rc != DG_OK) {
-    dg_error_set(err, rc, file, "", "cannot check the step size: %s", why);
+    dgp_error_set(err, rc, file, "", "cannot check the step size: %s", why);
     return rc;
   }
   if (!out->stiff)
     return DG_OK;
   char lam[64];
   fmt_lambda(lam, sizeof lam, out);
-  dg_error_set(err, DG_ERR_NUMERIC, file, path,
+  dgp_error_set(err, DG_ERR_NUMERIC, file, path,
                "step size %g s is too large for RK4: a mode with eigenvalue %s 1/s "
                "(|eigenvalue|*dt = %.3g, stable below %.3g) moves mostly %s; "
                "use dt <= %g s",

@@ -58,7 +58,7 @@ ninja -C "$build" $(printf 'tests/fuzz/%s ' "$@") >/dev/null
 # Read-only seed directories of a target (as in tests/fuzz/meson.build).
 seeds() {
   case $1 in
-  fuzz_graph) echo "graphs tests/data/invalid" ;;
+  fuzz_graph | fuzz_bind) echo "graphs tests/data/invalid" ;;
   fuzz_scenario) echo "graphs/scenarios" ;;
   fuzz_yaml) echo "tests/data/yaml" ;;
   fuzz_chrono) echo "tests/data/chrono" ;;
@@ -83,7 +83,7 @@ run_one() {
   for s in $(seeds "$t"); do dirs+=("$s"); done
   local dict=()
   case $t in
-  fuzz_graph|fuzz_scenario) dict=(-dict=tests/fuzz/json.dict) ;;
+  fuzz_graph|fuzz_scenario|fuzz_fmu) dict=(-dict=tests/fuzz/json.dict) ;;
   fuzz_yaml) dict=(-dict=tests/fuzz/yaml.dict) ;;
   fuzz_chrono) dict=(-dict=tests/fuzz/chrono.dict) ;;
   esac

@@ -144,7 +144,7 @@ START_TEST(test_batch_equals_single_runs) {
   double finals[4 * 3];
   dg_error err;
   dg_batch_stats st;
-  ck_assert_int_eq(dg_batch_run_stats(&o, 4, v, res, finals, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, 4, v, res, finals, &st, &err), DG_OK);
   /* final.ratio may change which modes are valid; each ratio is shared by
    * two variants, but they change the inertia to either side of the base
    * value: sharing the ratio's check would cost as many checks as it saves,
@@ -498,7 +498,7 @@ START_TEST(test_reuse_equals_single_runs) {
   double finals[N * 3];
   dg_error err;
   dg_batch_stats st;
-  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
   /* the base graph's check and the probes at 0.15 and 0.31 */
   ck_assert_int_eq(st.mode_checks, 3);
   ck_assert_int_eq(st.reused, N);
@@ -539,7 +539,7 @@ START_TEST(test_reuse_two_inertias) {
   double finals[N * 3];
   dg_error err;
   dg_batch_stats st;
-  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, N, v, res, finals, &st, &err), DG_OK);
   /* engine 0.1..0.3 around 0.2, wheel 1..2 around 1.3: the points of
    * {base, lo, hi}² the variants' boxes touch, here all but the base */
   ck_assert_int_eq(st.mode_checks, 1 + 8);
@@ -579,7 +579,7 @@ static void assert_batch_equals_full_loads(const char *base, int n, const dg_bat
   dg_batch_result *res = calloc((size_t)n, sizeof *res);
   double *finals = calloc((size_t)n * 3, sizeof *finals);
   dg_error err;
-  ck_assert_int_eq(dg_batch_run_stats(&o, n, v, res, finals, st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, n, v, res, finals, st, &err), DG_OK);
   for (int i = 0; i < n; i++) {
     char *text = overridden(base, v[i].n_overrides, v[i].overrides);
     dg_graph *g = dg_test_graph(text);
@@ -668,7 +668,7 @@ static void clutch_batch(int n, const char *const *values, dg_batch_result *res,
   o.graph_name = "rig.json";
   o.duration = 0.05;
   dg_error err;
-  ck_assert_int_eq(dg_batch_run_stats(&o, n, v, res, NULL, st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, n, v, res, NULL, st, &err), DG_OK);
 }
 
 /* A variant refused with exactly the error of loading it in full. */
@@ -777,14 +777,14 @@ START_TEST(test_check_count_and_structural_refusal) {
   dg_batch_stats st;
   dg_error err;
   /* the first five: dynamics only */
-  ck_assert_int_eq(dg_batch_run_stats(&o, 5, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, 5, v, res, NULL, &st, &err), DG_OK);
   ck_assert_int_eq(st.mode_checks, 1);
   ck_assert_int_eq(st.reused, 5);
   ck_assert_int_eq(st.full, 0);
   for (int i = 0; i < 5; i++)
     ck_assert_int_eq(res[i].code, DG_OK);
   /* all seven: the kind and the radius are checked in full */
-  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
   ck_assert_int_eq(st.mode_checks, 1);
   ck_assert_int_eq(st.reused, 5);
   ck_assert_int_eq(st.full, 2);
@@ -800,7 +800,7 @@ START_TEST(test_check_count_and_structural_refusal) {
     locked[i][1] = (dg_override){"src.torque", torques[i]};
     v[i] = (dg_batch_variant){2, locked[i]};
   }
-  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
   ck_assert_int_eq(st.mode_checks, 2);
   ck_assert_int_eq(st.full, 3);
   for (int i = 0; i < 3; i++) {
@@ -839,7 +839,7 @@ START_TEST(test_unflagged_and_unknown_keys_full) {
   dg_batch_result res[N];
   dg_batch_stats st;
   dg_error err;
-  ck_assert_int_eq(dg_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, N, v, res, NULL, &st, &err), DG_OK);
   /* and one inertia variant alone: a probe would cost what its check does */
   ck_assert_int_eq(st.full, 4);
   ck_assert_int_eq(st.reused, 0);
@@ -853,14 +853,14 @@ START_TEST(test_unflagged_and_unknown_keys_full) {
   dg_override masses[3] = {{"m.mass", "600"}, {"m.mass", "700"}, {"m.mass", "800"}};
   for (int i = 0; i < 3; i++)
     v[i] = (dg_batch_variant){1, &masses[i]};
-  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
   ck_assert_int_eq(st.full, 3);
   /* the built-in source's inertia, three times: one probe at 0.4 */
   dg_override inertias[3] = {
       {"src.inertia", "0.3"}, {"src.inertia", "0.4"}, {"src.inertia", "0.25"}};
   for (int i = 0; i < 3; i++)
     v[i] = (dg_batch_variant){1, &inertias[i]};
-  ck_assert_int_eq(dg_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_run_stats(&o, 3, v, res, NULL, &st, &err), DG_OK);
   ck_assert_int_eq(st.mode_checks, 2);
   ck_assert_int_eq(st.reused, 3);
   dg_registry_free(reg);
@@ -887,7 +887,7 @@ START_TEST(test_validate) {
   dg_batch_result res[N];
   dg_batch_stats st;
   dg_error err;
-  ck_assert_int_eq(dg_batch_validate_stats(&o, N, v, res, &st, &err), DG_OK);
+  ck_assert_int_eq(dgp_batch_validate_stats(&o, N, v, res, &st, &err), DG_OK);
   ck_assert_int_eq(res[0].code, DG_ERR_RANGE);
   ck_assert_str_eq(res[0].error.text, "must be > 0 (got -1) (override engine.inertia=-1)");
   for (int i = 1; i < N; i++) {

@@ -140,10 +140,10 @@ static const struct {
     {"{\"command\":\"\"}", "/blocks/b/inputs/command",
      "\"\": a channel name uses only letters, digits, '_' and '-' (or give \"block.signal\" or a "
      "number)"},
-    {"{\"command\":\"b.torque\"}", "/blocks/b/inputs",
-     "algebraic loop: b.torque -> b.command (each signal depends on its block's inputs at the "
-     "same instant; break the loop through a signal that does not, such as a speed or a "
-     "controller's state)"},
+    {"{\"command\":\"b.torque\"}", "/blocks/b/inputs/command",
+     "\"b.torque\": input \"command\" follows the block's own signal \"torque\", which its "
+     "inputs make at the same instant: a loop through the block's own output, the input defined "
+     "by itself; bind another block's signal, a channel or a number"},
 };
 
 START_TEST(test_bad_binding) {

@@ -191,34 +191,49 @@ if [[ -f $sedan ]]; then
 fi
 
 # ---------------------------------------------------------------------------
-# dot: ids that need escaping
+# dot: text that needs escaping. Ids are identifiers (letters of any
+# script, digits, '_', '-'), so quotes, backslashes and markup can only
+# come in the graph's name; ids in other scripts must still be shown.
 
 cat >"$TMP/weird.json" <<'EOF'
-{ "drivegraph": 1, "name": "Quotes \"and\" <tags> & Ünïcødé",
-  "blocks": { "mo\"tor": { "type": "torque_source", "inertia": 0.1, "torque": 10 },
-              "gëar→π": { "type": "gear", "ratio": 2 },
-              "back\\slash\\": { "type": "gear", "ratio": 1.5 },
-              "<b>&amp;:x y": { "type": "load", "inertia": 1.0 } },
-  "connections": [["mo\"tor.out", "gëar→π.in"], ["gëar→π.out", "back\\slash\\.in"],
-                  ["<b>&amp;:x y.in", "back\\slash\\.out"]] }
+{ "drivegraph": 1, "name": "Quotes \"and\" <tags> & back\\slash\\ Ünïcødé",
+  "blocks": { "motör": { "type": "torque_source", "inertia": 0.1, "torque": 10 },
+              "gëar_π": { "type": "gear", "ratio": 2 },
+              "変速機-2": { "type": "gear", "ratio": 1.5 },
+              "x_y": { "type": "load", "inertia": 1.0 } },
+  "connections": [["motör.out", "gëar_π.in"], ["gëar_π.out", "変速機-2.in"],
+                  ["x_y.in", "変速機-2.out"]] }
 EOF
 run "$DG" validate "$TMP/weird.json"
-check "escaping: the odd ids are a valid graph" rc_is 0
+check "escaping: the ids in other scripts are a valid graph" rc_is 0
 run "$DG" dot "$TMP/weird.json"
 check "escaping: dot exit 0" rc_is 0
 printf '%s\n' "$OUT" >"$TMP/weird.dot"
 run dot -Tsvg "$TMP/weird.dot" -o "$TMP/weird.svg"
 check "escaping: Graphviz parses it (exit 0)" rc_is 0
-check "escaping: a quote in an id is shown" svg_shows "$TMP/weird.svg" 'mo"tor'
-check "escaping: unicode in an id is shown" svg_shows "$TMP/weird.svg" 'gëar→π'
-check "escaping: backslashes in an id are shown" svg_shows "$TMP/weird.svg" 'back\slash\'
-check "escaping: markup in an id is shown as text" svg_shows "$TMP/weird.svg" '<b>&amp;:x y'
+check "escaping: an accented id is shown" svg_shows "$TMP/weird.svg" 'motör'
+check "escaping: a Greek letter in an id is shown" svg_shows "$TMP/weird.svg" 'gëar_π'
+check "escaping: a CJK id is shown" svg_shows "$TMP/weird.svg" '変速機-2'
 check "escaping: the title is shown as text" \
-  svg_shows "$TMP/weird.svg" 'Quotes "and" <tags> & Ünïcødé'
+  svg_shows "$TMP/weird.svg" 'Quotes "and" <tags> & back\slash\ Ünïcødé'
 check "escaping: 3 edges in the picture" \
   test "$(grep -c 'class="edge"' "$TMP/weird.svg")" -eq 3
 run dot -Tplain "$TMP/weird.dot"
 check "escaping: Graphviz sees 4 nodes" test "$(grep -c '^node ' <<<"$OUT")" -eq 4
+
+# Ids that are not identifiers are refused, each named with its character.
+cat >"$TMP/odd_ids.json" <<'EOF'
+{ "drivegraph": 1,
+  "blocks": { "mo\"tor": { "type": "torque_source", "inertia": 0.1, "torque": 10 },
+              "<b>&amp;:x y": { "type": "load", "inertia": 1.0 } },
+  "connections": [["mo\"tor.out", "<b>&amp;:x y.in"]] }
+EOF
+run "$DG" validate "$TMP/odd_ids.json"
+check "odd ids: exit 1" rc_is 1
+check "odd ids: a quote is named" has_fixed "$OUT" \
+  "/blocks/mo\"tor: block id has '\"' at character 3: an id is letters of any script"
+check "odd ids: markup is named" has_fixed "$OUT" \
+  "/blocks/<b>&amp;:x y: block id has '<' at character 1"
 
 # ---------------------------------------------------------------------------
 # dot: bad input

@@ -113,11 +113,15 @@ for p in launch coast brake; do
   check "pickup in high, $p: energy audit closes to 1e-6 of the work in" \
     py "abs(d['energy']['balance_error_relative']) <= 1e-6"
 done
+# Low range (2.72 more reduction) caps the speed: its sixth gear reaches the
+# limiter at 5800 rpm near 120 km/h, below the 400 m speed in high (148
+# km/h). (Not the 0-100 km/h time: through friction, without the rigid
+# shifts' interrupts, low range's closer steps get there first.)
 run "$DG" sim "$PICKUP" --preset launch --input range=1 --json
-high=$(python3 -c "import json, sys; print(json.loads(sys.stdin.read())['t_0_100_kmh_s'])" <<<"$OUT")
+high=$(python3 -c "import json, sys; print(json.loads(sys.stdin.read())['top_speed_kmh'])" <<<"$OUT")
 run "$DG" sim "$PICKUP" --preset launch --input range=2 --json
-check "pickup in low, launch: slower to 100 km/h than in high ($high s), or not at all" \
-  py "d['t_0_100_kmh_s'] is None or d['t_0_100_kmh_s'] > $high"
+check "pickup in low, launch: a lower top speed than in high ($high km/h)" \
+  py "d['top_speed_kmh'] < $high - 10"
 
 # ---- compliant half-shafts: started at their static twist ----
 # graphs/compliant_driveline.json: a 300 N·m motor, 9.0 final drive, open

@@ -42,6 +42,9 @@ wait_for() {
 bg_run() {
   local dir=$1
   shift
+  rm -f "$dir/out" "$dir/err" # a wait_for must not see the last run's lines
+  : >"$dir/out"
+  : >"$dir/err"
   "$@" >"$dir/out" 2>"$dir/err" &
   PID=$!
 }
@@ -176,6 +179,17 @@ for json in "" --json; do
   check "summary${json:+ $json} to /dev/full: exit 1" rc_is 1
   check "summary${json:+ $json} to /dev/full: message" has_fixed "$ERR" \
     "drivegraph sim: cannot write to stdout: No space left on device"
+done
+# what a command prints without writing a file itself: help texts
+for args in "help" "bench --help"; do
+  set +e
+  "$DG" $args >/dev/full 2>"$TMP/stderr"
+  RC=$?
+  set -e
+  ERR=$(cat "$TMP/stderr")
+  check "$args to /dev/full: exit 1" rc_is 1
+  check "$args to /dev/full: message" has_fixed "$ERR" \
+    "drivegraph ${args%% *}: cannot write to stdout: No space left on device"
 done
 set +e
 "$DG" sweep "$GT" --set motor.inertia=0.05,0.06 --duration 0.2 >/dev/full 2>"$TMP/stderr"
@@ -330,10 +344,16 @@ else
   skip "SIGINT" "no python3"
 fi
 
-# a sweep stopped while its threads run
+# a sweep stopped while its threads run (once its output's temporary file
+# exists: the sweep has started and catches signals; a loaded machine may
+# take more than a second to get there)
 bg_run "$TMP/sigout" "$DG" sweep "$GT" --set motor.inertia=0.05,0.06 --duration 900 --dt 1e-5 \
   -o "$TMP/sig/sweep.jsonl"
-sleep 1.5
+for ((i = 0; i < 600; i++)); do
+  [[ -n $(find "$TMP/sig" -name 'sweep.jsonl.*.tmp' 2>/dev/null) ]] && break
+  sleep 0.1
+done
+sleep 0.5
 kill -TERM "$PID" 2>/dev/null || true
 bg_wait "$TMP/sigout"
 check "sweep SIGTERM: exit 143" rc_is 143

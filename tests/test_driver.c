@@ -97,11 +97,17 @@ START_TEST(test_pedal_limits) {
 END_TEST
 
 /* The example: the sedan with an automatic gearbox following
- * 0 → 50 → 80 → 30 km/h. After 3 s within 1 km/h of the trace: before,
+ * 0 → 50 → 80 → 30 km/h. After 3 s within 1.25 km/h of the trace: before,
  * the converter's creep at idle moves the car while the trace still says 0
- * (to 2 s) and the launch lags the trace's first ramp by up to 1.4 km/h. */
+ * (to 2 s) and the launch lags the trace's first ramp by up to 1.4 km/h.
+ * The worst after 3 s is the 1 → 2 upshift at 6.6 s: at a light throttle
+ * (0.26) the oncoming clutch still slips at its full capacity (1.5 × the
+ * engine's 330 N·m), so the engine's fall from 2310 to 1430 rpm in 0.1 s
+ * pushes the car 1.20 km/h ahead of the trace before the driver's PI
+ * controller takes it back (with the rigid shift, whose interrupt let the
+ * car fall behind instead, the worst was 0.88 km/h). */
 START_TEST(test_example_follows_trace) {
-  const double settle = 3.0, tol_kmh = 1.0;
+  const double settle = 3.0, tol_kmh = 1.25;
   char path[1024];
   dg_error err;
   dg_graph *g = dg_test_graph_file("graphs/driver_follow.json");

@@ -1,7 +1,9 @@
-/* gearbox: neutral, ratios, reverse, efficiency, timed shifts with torque
- * interrupt and throttle cut, lock-out, momentum-conserving re-engagement,
- * auto_rpm / shift_map / auto_reverse policies, the C callback, modes for
- * validate, and every parameter error.
+/* gearbox: neutral, ratios, reverse, efficiency, shifts through friction
+ * (a powershift clutch's torque and inertia phases, a synchronizer, the
+ * throttle cut, the capacity from the engine's peak torque), rigid shifts
+ * with torque interrupt and throttle cut, lock-out, momentum-conserving
+ * re-engagement, auto_rpm / shift_map / auto_reverse policies, the C
+ * callback, modes for validate, and every parameter error.
  *
  * Rig: source → gearbox → load. With constant torques (the load's Coulomb
  * term c0 at a speed that keeps its sign) every acceleration is constant,
@@ -193,7 +195,8 @@ END_TEST
  * (the load starts at 5 rad/s so the Coulomb term is on from the start). */
 #define SHIFT_SRC "\"type\":\"test_engine\",\"inertia\":0.2,\"torque\":40"
 #define SHIFT_GB                                                                               \
-  "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0.2,\"start_gear\":1"
+  "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0.2,\"start_gear\":1,"             \
+  "\"shift\":{\"engagement\":\"rigid\"}"
 #define SHIFT_LD "\"inertia\":2,\"c0\":3"
 static const double IE = 0.25, IL = 2.0, C0 = 3.0, TQ = 40.0;
 
@@ -299,7 +302,8 @@ END_TEST
 START_TEST(test_instant_shift) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, SHIFT_SRC,
-                    "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0,\"start_gear\":1",
+                    "\"ratios\":[3,2,1.4],\"inertia\":0.05,\"shift_time\":0,\"start_gear\":1,"
+                    "\"shift\":{\"engagement\":\"rigid\"}",
                     SHIFT_LD);
   dg_sim *sim = dg_test_sim(g);
   double wl0, we0;
@@ -329,7 +333,8 @@ END_TEST
 START_TEST(test_reengagement_conserves_momentum) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.5",
-                    "\"ratios\":[4,2],\"inertia\":0.1,\"shift_time\":0.05,\"start_gear\":1",
+                    "\"ratios\":[4,2],\"inertia\":0.1,\"shift_time\":0.05,\"start_gear\":1,"
+                    "\"shift\":{\"engagement\":\"rigid\"}",
                     "\"inertia\":3");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
@@ -419,7 +424,8 @@ static void run_logged(dg_sim *sim, int steps, shift_log *log) {
 START_TEST(test_auto_rpm_upshift_sequence) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, AUTO_SRC,
-                    AUTO_GB "\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5500,"
+                    AUTO_GB "\"shift\":{\"engagement\":\"rigid\",\"mode\":\"auto_rpm\","
+                            "\"upshift_rpm\":5500,"
                             "\"downshift_rpm\":2500}",
                     AUTO_LD);
   dg_sim *sim = dg_test_sim(g);
@@ -450,7 +456,7 @@ START_TEST(test_shift_map_per_gear) {
   static const double up[] = {4000, 4500, 5000, 5500};
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, AUTO_SRC,
-                    AUTO_GB "\"shift\":{\"mode\":\"shift_map\","
+                    AUTO_GB "\"shift\":{\"engagement\":\"rigid\",\"mode\":\"shift_map\","
                             "\"upshift_map\":[4000,4500,5000,5500,0],"
                             "\"downshift_map\":[0,1500,1800,2000,2200]}",
                     AUTO_LD);
@@ -477,7 +483,8 @@ START_TEST(test_shift_map_by_throttle) {
   static const double up[] = {3000, 3300, 3600, 3900};
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, AUTO_SRC,
-                    AUTO_GB "\"shift\":{\"mode\":\"shift_map\",\"upshift_table\":{"
+                    AUTO_GB "\"shift\":{\"engagement\":\"rigid\",\"mode\":\"shift_map\","
+                            "\"upshift_table\":{"
                             "\"gear\":[1,2,3,4,5],\"throttle\":[0,1],"
                             "\"rpm\":[[2000,2200,2400,2600,0],[4000,4400,4800,5200,0]]},"
                             "\"downshift_map\":[0,1000,1100,1200,1300]}",
@@ -504,7 +511,8 @@ END_TEST
 START_TEST(test_auto_rpm_downshifts) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
-                    AUTO_GB "\"start_gear\":5,\"shift\":{\"mode\":\"auto_rpm\","
+                    AUTO_GB "\"start_gear\":5,\"shift\":{\"engagement\":\"rigid\","
+                            "\"mode\":\"auto_rpm\","
                             "\"upshift_rpm\":5500,\"downshift_rpm\":2500}",
                     "\"inertia\":10,\"c0\":300");
   dg_sim *sim = dg_test_sim(g);
@@ -547,7 +555,8 @@ static dg_graph *rig_speedo(const dg_registry *reg, const char *src, const char 
 START_TEST(test_auto_selector_reverse) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
-                    AUTO_GB "\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5500,"
+                    AUTO_GB "\"shift\":{\"engagement\":\"rigid\",\"mode\":\"auto_rpm\","
+                            "\"upshift_rpm\":5500,"
                             "\"downshift_rpm\":2500}",
                     AUTO_LD);
   dg_sim *sim = dg_test_sim(g);
@@ -570,8 +579,8 @@ END_TEST
  * throttle at standstill selects first again. Rolling at 3 m/s the brake
  * selects nothing. */
 #define AREV_GB                                                                                \
-  "\"ratios\":[3,2],\"reverse\":3,\"shift_time\":0.1,\"shift\":{\"mode\":\"auto_rpm\","      \
-  "\"upshift_rpm\":5000,\"downshift_rpm\":2000,\"auto_reverse\":true,"                        \
+  "\"ratios\":[3,2],\"reverse\":3,\"shift_time\":0.1,\"shift\":{\"engagement\":\"rigid\","     \
+  "\"mode\":\"auto_rpm\",\"upshift_rpm\":5000,\"downshift_rpm\":2000,\"auto_reverse\":true,"   \
   "\"auto_reverse_delay\":0.3}"
 
 START_TEST(test_auto_reverse) {
@@ -634,7 +643,8 @@ START_TEST(test_callback_overrides_mode) {
   dg_registry *reg = registry();
   dg_graph *g = rig_speedo(reg, "\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":50",
                            "\"ratios\":[3.5,2.3,1.6,1.2,0.95],\"reverse\":3.2,"
-                           "\"shift_time\":0.05,\"shift\":{\"mode\":\"auto_rpm\","
+                           "\"shift_time\":0.05,\"shift\":{\"engagement\":\"rigid\","
+                           "\"mode\":\"auto_rpm\","
                            "\"upshift_rpm\":5500,\"downshift_rpm\":2500}",
                            "\"inertia\":10");
   dg_sim *sim = dg_test_sim(g);
@@ -720,6 +730,477 @@ START_TEST(test_set_policy_errors) {
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* Shifts through friction                                                  */
+
+/* The rig of the friction shifts: test_engine T = 40 N·m (cut by the
+ * gearbox's throttle_cut) on J_E = 0.2, the gearbox's input shaft 0.05
+ * (J_in = 0.25), ratios 3 and 1.5, η = 0.95, load J_L = 2 with Coulomb drag
+ * c0 = 3 (the output turns forward throughout, so the drag is constant).
+ * Every torque is constant or linear in time within a phase, so each phase
+ * has polynomial speeds that RK4 integrates exactly, and the switching
+ * times are roots the solver locates to ~1e-13 s: the closed forms below
+ * hold to round-off (TOL_EXACT), times to 1e-9 s. */
+#define FR_SRC "\"type\":\"test_engine\",\"inertia\":0.2,\"torque\":40"
+#define FR_LD "\"inertia\":2,\"c0\":3"
+#define FR_GB "\"ratios\":[3,1.5],\"inertia\":0.05,\"efficiency\":0.95,\"shift_time\":0.2,"
+static const double FJ = 0.25, FJL = 2.0, FT = 40.0, FC0 = 3.0, FR1 = 3.0, FR2 = 1.5, FETA = 0.95;
+#define TOL_TIME 1e-9
+
+/* Gear g (ratio r) engaged, the engine driving: M = J_L + η r² J_in (the
+ * input's inertial torque crosses the mesh with η as well),
+ * ω̇_out = (η r T − c0)/M. */
+static double fr_accel(double r, double torque) {
+  return (FETA * r * torque - FC0) / (FJL + FETA * r * r * FJ);
+}
+
+/* Runs `seconds` in the start gear from ω_out = w0 and checks the closed
+ * form; returns ω_out. */
+static double fr_engaged(dg_sim *sim, int gear, double r, double w0, double seconds) {
+  dg_sim_set_input(sim, DG_INPUT_GEAR, gear);
+  dg_test_set_initial1(sim, "ld.omega", w0);
+  dg_test_step(sim, (int)lround(seconds / DT), DT);
+  double w = w0 + fr_accel(r, FT) * seconds;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), r * w, TOL_EXACT * w);
+  return w;
+}
+
+/* Steps until shift_phase is `phase` (at most `max` steps); returns the
+ * steps taken and checks the located event's time when `t_event` > 0. */
+static int fr_until_phase(dg_sim *sim, int phase, int max, double t_event) {
+  for (int k = 1; k <= max; k++) {
+    dg_test_step(sim, 1, DT);
+    if (sig(sim, "gb.shift_phase") == phase) {
+      if (t_event > 0)
+        ck_assert_double_eq_tol(dg_sim_last_event_time(sim), t_event, TOL_TIME);
+      return k;
+    }
+  }
+  ck_abort_msg("shift_phase %d not reached in %d steps", phase, max);
+  return -1;
+}
+
+/* A power-on upshift 1 → 2 through the oncoming clutch: capacity
+ * C = 120 N·m, reached linearly over t_tp = 0.05 s from the request t0.
+ *
+ * Torque phase (τ = t − t0): the offgoing first gear stays engaged (a
+ * lossy tie, multiplier λ at `in`) while the oncoming clutch, slipping at
+ * Δ = (r1 − r2) ω_out > 0, takes −C(τ) at `in` and η r2 C(τ) at `out`:
+ *   J_in ω̇_in = T − C + λ,  J_L ω̇_out = −η r1 λ + η r2 C − c0,  ω_in = r1 ω_out
+ *   ⇒ ω̇_out = (η r1 T − c0 − η (r1 − r2) C(τ)) / M1,  M1 = J_L + η r1² J_in,
+ *      λ = J_in r1 ω̇_out − T + C.
+ * The offgoing element lets go where λ reaches 0, where the clutch carries
+ *   C_h = (T J_L + r1 J_in c0) / (J_L + η r1 r2 J_in) = 82.25 / 3.06875 = 26.80 N·m,
+ * at τ_h = t_tp C_h / C = 0.011168 s.
+ * Inertia phase: ω̇_in = (T − C(τ))/J_in, ω̇_out = (η r2 C(τ) − c0)/J_L; once
+ * the ramp is over the engine's speed falls at the constant
+ *   (T − C)/J_in = (40 − 120)/0.25 = −320 rad/s²
+ * while the output gains (0.95·1.5·120 − 3)/2 = 84 rad/s², so the slip
+ * closes at −320 − 1.5·84 = −446 rad/s², from 39.97 rad/s at t_tp: sync at
+ * τ_s = 0.05 + 39.97/446 = 0.13961 s (engine 95.5 → 62.4 rad/s), where the
+ * second gear engages with nothing to project. The box then holds the
+ * lock-out to shift_time = 0.2 s and drives on in second. The gearbox's
+ * booked work is the element's heat, −∫ C(τ) (ω_in − η r2 ω_out) dτ (slip
+ * and its mesh's loss), a piecewise cubic integrated exactly by Simpson's
+ * rule per phase. */
+typedef struct fr_upshift {
+  double t_tp, th, ts;            /* s after t0 */
+  double wo0, wo_h, wi_h, wo_t, wi_t;
+} fr_upshift;
+
+static double fr_wo_a(const fr_upshift *u, double tau) {
+  double M1 = FJL + FETA * FR1 * FR1 * FJ, k = FETA * (FR1 - FR2) * 120.0 / (u->t_tp * M1);
+  return u->wo0 + fr_accel(FR1, FT) * tau - 0.5 * k * tau * tau;
+}
+static double fr_wi_b(const fr_upshift *u, double tau) {
+  return u->wi_h + (FT * (tau - u->th) - 120.0 * (tau * tau - u->th * u->th) / (2 * u->t_tp)) / FJ;
+}
+static double fr_wo_b(const fr_upshift *u, double tau) {
+  return u->wo_h + (FETA * FR2 * 120.0 * (tau * tau - u->th * u->th) / (2 * u->t_tp) -
+                    FC0 * (tau - u->th)) / FJL;
+}
+static double fr_wi_c(const fr_upshift *u, double tau) {
+  return u->wi_t + (FT - 120.0) / FJ * (tau - u->t_tp);
+}
+static double fr_wo_c(const fr_upshift *u, double tau) {
+  return u->wo_t + (FETA * FR2 * 120.0 - FC0) / FJL * (tau - u->t_tp);
+}
+/* The element's heat rate C(τ)·(ω_in − η r2 ω_out) in each phase. */
+static double fr_heat(const fr_upshift *u, double tau) {
+  double c = 120.0 * fmin(tau / u->t_tp, 1.0), wi, wo;
+  if (tau <= u->th) {
+    wo = fr_wo_a(u, tau);
+    wi = FR1 * wo;
+  } else if (tau <= u->t_tp) {
+    wi = fr_wi_b(u, tau);
+    wo = fr_wo_b(u, tau);
+  } else {
+    wi = fr_wi_c(u, tau);
+    wo = fr_wo_c(u, tau);
+  }
+  return c * (wi - FETA * FR2 * wo);
+}
+static double simpson(const fr_upshift *u, double a, double b) {
+  return (b - a) / 6.0 * (fr_heat(u, a) + 4.0 * fr_heat(u, 0.5 * (a + b)) + fr_heat(u, b));
+}
+
+START_TEST(test_friction_upshift_power_on) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, FR_SRC,
+                    FR_GB "\"start_gear\":1,\"shift\":{\"element\":\"clutch\",\"capacity\":120,"
+                          "\"torque_phase_time\":0.05}",
+                    FR_LD);
+  dg_sim *sim = dg_test_sim(g);
+  fr_upshift u = {.t_tp = 0.05};
+  u.wo0 = fr_engaged(sim, 1, FR1, 5.0, 1.0);
+  double t0 = dg_sim_time(sim);
+  u.th = 0.05 * (FT * FJL + FR1 * FJ * FC0) / (FJL + FETA * FR1 * FR2 * FJ) / 120.0;
+  u.wo_h = fr_wo_a(&u, u.th);
+  u.wi_h = FR1 * u.wo_h;
+  u.wi_t = fr_wi_b(&u, u.t_tp);
+  u.wo_t = fr_wo_b(&u, u.t_tp);
+  double rate = (FT - 120.0) / FJ - FR2 * (FETA * FR2 * 120.0 - FC0) / FJL; /* of the slip */
+  u.ts = u.t_tp + (u.wi_t - FR2 * u.wo_t) / -rate;
+  ck_assert_double_eq_tol(u.th, 0.011167684996605568, 1e-15);
+  ck_assert_double_eq_tol(u.ts, 0.1396113602391629, 1e-13);
+
+  /* torque phase: first gear still engaged, no cut */
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 1.0);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 2.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), FR1);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  ck_assert_double_eq_tol(sig(sim, "gb.element_torque"), 120.0 * DT / 0.05, 1e-9);
+  double wo = fr_wo_a(&u, DT);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), wo, TOL_EXACT * wo);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), FR1 * wo, TOL_EXACT * wo);
+  /* the offgoing gear lets go where the clutch carries C_h */
+  int k = 1 + fr_until_phase(sim, 2, 20, t0 + u.th);
+  ck_assert_int_eq(k, 12);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 2);
+  double tau = k * DT;
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), fr_wi_b(&u, tau), TOL_EXACT * u.wi_h);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), fr_wo_b(&u, tau), TOL_EXACT * u.wi_h);
+  /* inertia phase after the ramp: the engine's slope (T − C)/J_in */
+  dg_test_step(sim, 60 - k, DT); /* τ = 0.06 */
+  double wa = sig(sim, "src.omega");
+  ck_assert_double_eq_tol(wa, fr_wi_c(&u, 0.06), TOL_EXACT * u.wi_h);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), fr_wo_c(&u, 0.06), TOL_EXACT * u.wi_h);
+  ck_assert_double_eq_tol(sig(sim, "gb.element_torque"), 120.0, 1e-12);
+  ck_assert_double_eq_tol(sig(sim, "gb.slip_rpm"),
+                          (fr_wi_c(&u, 0.06) - FR2 * fr_wo_c(&u, 0.06)) * RPM, 1e-8);
+  dg_test_step(sim, 50, DT); /* τ = 0.11 */
+  ck_assert_double_eq_tol((sig(sim, "src.omega") - wa) / 0.05, (FT - 120.0) / FJ, 1e-8);
+  /* sync: second gear engages at τ_s with nothing to project */
+  k = 110 + fr_until_phase(sim, 4, 40, t0 + u.ts);
+  ck_assert_int_eq(k, 140);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), FR2);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0); /* the lock-out to 0.2 s */
+  ck_assert_double_eq(sig(sim, "gb.element_torque"), 0.0);
+  ck_assert_int_eq(dg_sim_dof_count(sim), 1);
+  double ws = fr_wo_c(&u, u.ts), w = ws + fr_accel(FR2, FT) * (k * DT - u.ts);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), FR2 * w, TOL_EXACT * w);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-12 * e.kinetic);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.work_in);
+  double heat = simpson(&u, 0.0, u.th) + simpson(&u, u.th, u.t_tp) + simpson(&u, u.t_tp, u.ts);
+  double work = dg_sim_block_work(sim, dg_test_block_index(g, "gb"));
+  ck_assert_double_eq_tol(work, -heat, 1e-9 * heat);
+  dg_test_step(sim, 59, DT); /* to t0 + 0.199 */
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 1.0);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 0.0);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 3); /* tie, decouple, engage */
+  printf("friction upshift: offgoing lets go at +%.6f s, sync at +%.6f s, engine %.2f -> %.2f "
+         "rad/s, slope %.1f rad/s^2, heat %.3f J, impact %.2g J\n",
+         u.th, u.ts, u.wi_h, FR2 * ws, (FT - 120.0) / FJ, heat, e.impact_loss);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* A power-on downshift 2 → 1 through the clutch (C = 120 N·m over
+ * t_tp = 0.05 s): the input must speed up (Δ = ω_in − r1 ω_out < 0, s = −1)
+ * while the offgoing second gear holds the engine back (λ < 0), so it lets
+ * go where λ is first read, 1e-6 of the step (1e-9 s) after the request
+ * (the engine flares on its own torque, helped by the clutch). Then
+ *   ω̇_in = (T + C(τ))/J_in,  ω̇_out = (−(r1/η) C(τ) − c0)/J_L
+ * (the clutch takes r1 C/η from the output: the output drives its mesh),
+ * and after the ramp the engine climbs at (T + C)/J_in = 640 rad/s² until
+ * the slip closes: from −45.98 rad/s at the request (second gear ran 0.5 s
+ * from ω_out = 20 rad/s first), −11.54 rad/s at the ramp's end, 0 at
+ * τ_s = 0.05 + 11.54/1212.9 = 0.059518 s, where first gear engages. */
+START_TEST(test_friction_downshift_power_on) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, FR_SRC,
+                    FR_GB "\"start_gear\":2,\"shift\":{\"element\":\"clutch\",\"capacity\":120,"
+                          "\"torque_phase_time\":0.05}",
+                    FR_LD);
+  dg_sim *sim = dg_test_sim(g);
+  double wo0 = fr_engaged(sim, 2, FR2, 20.0, 0.5), t0 = dg_sim_time(sim), eps = 1e-6 * DT;
+  /* the probe: second gear's motion for 1e-9 s (the clutch's 2.4e-6 N·m
+   * then is below round-off), then free */
+  double wo_e = wo0 + fr_accel(FR2, FT) * eps, wi_e = FR2 * wo_e, t_tp = 0.05, c = 120.0;
+  /* closed forms from τ = ε on, C(τ) = c τ / t_tp */
+#define WI_B(tau) (wi_e + (FT * ((tau) - eps) + c * ((tau) * (tau) - eps * eps) / (2 * t_tp)) / FJ)
+#define WO_B(tau)                                                                            \
+  (wo_e - (FR1 / FETA * c * ((tau) * (tau) - eps * eps) / (2 * t_tp) + FC0 * ((tau) - eps)) / FJL)
+  double wi_t = WI_B(t_tp), wo_t = WO_B(t_tp);
+  double rate = (FT + c) / FJ + FR1 * (FR1 / FETA * c + FC0) / FJL;
+  double ts = t_tp + (FR1 * wo_t - wi_t) / rate;
+  ck_assert_double_eq_tol(ts, 0.0595181340, 1e-10);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 2.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  ck_assert_double_lt(sig(sim, "gb.element_torque"), 0.0); /* from out toward in */
+  ck_assert_int_ge(dg_sim_event_count(sim), 1);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), WI_B(DT), TOL_EXACT * wi_e);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), WO_B(DT), TOL_EXACT * wi_e);
+  dg_test_step(sim, 54, DT); /* τ = 0.055: the ramp is over */
+  double wa = sig(sim, "src.omega");
+  ck_assert_double_eq_tol(wa, wi_t + (FT + c) / FJ * 0.005, TOL_EXACT * wi_e);
+  int k = 55 + fr_until_phase(sim, 4, 20, t0 + ts);
+  ck_assert_int_eq(k, 60);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), FR1);
+  double ws = wo_t - (FR1 / FETA * c + FC0) / FJL * (ts - t_tp);
+  double w = ws + fr_accel(FR1, FT) * (k * DT - ts);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * w);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), FR1 * w, TOL_EXACT * w);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-12 * e.kinetic);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.work_in);
+  ck_assert_int_eq(dg_sim_topology_changes(sim), 3); /* tie, let go, engage */
+#undef WI_B
+#undef WO_B
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* A manual box's upshift 1 → 2 through its synchronizer (the default
+ * element of mode "manual"), C = 60 N·m: the old gear comes out at once,
+ * the engine's throttle is cut for the whole shift, and the synchronizer
+ * alone brings the input to second gear's speed:
+ *   ω̇_in = −C/J_in = −240 rad/s²,  ω̇_out = (η r2 C − c0)/J_L = 41.25 rad/s²,
+ * the slip 47.74 rad/s closing at 301.875 rad/s²: sync at τ_s = 0.158151 s.
+ * Second gear then engages; the shift (cut, lock-out) lasts to shift_time
+ * = 0.2 s, the engine coasting with the car, (J_L + η r2² J_in) ω̇_out = −c0,
+ * and drives on at fr_accel(r2, T) from the step after. */
+START_TEST(test_synchronizer_upshift) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, FR_SRC, FR_GB "\"start_gear\":1,\"shift\":{\"capacity\":60}", FR_LD);
+  dg_sim *sim = dg_test_sim(g);
+  double wo0 = fr_engaged(sim, 1, FR1, 5.0, 1.0), t0 = dg_sim_time(sim), c = 60.0;
+  double ai = -c / FJ, ao = (FETA * FR2 * c - FC0) / FJL;
+  double ts = (FR1 - FR2) * wo0 / (-ai + FR2 * ao);
+  ck_assert_double_eq_tol(ts, 0.1581505320, 1e-10);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  for (int k = 1; k <= 158; k++) {
+    dg_test_step(sim, 1, DT);
+    ck_assert_double_eq(sig(sim, "gb.shift_phase"), 2.0);
+    ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+    ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+    ck_assert_double_eq_tol(sig(sim, "src.omega"), FR1 * wo0 + ai * k * DT, TOL_EXACT * wo0);
+    ck_assert_double_eq_tol(sig(sim, "ld.omega"), wo0 + ao * k * DT, TOL_EXACT * wo0);
+  }
+  dg_test_step(sim, 1, DT); /* sync inside step 159 */
+  ck_assert_double_eq_tol(dg_sim_last_event_time(sim), t0 + ts, TOL_TIME);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 4.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), FR2);
+  ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+  double ah = -FC0 / (FJL + FETA * FR2 * FR2 * FJ), ws = wo0 + ao * ts;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), ws + ah * (0.159 - ts), TOL_EXACT * wo0);
+  dg_test_step(sim, 41, DT); /* to 0.2 s: the shift is over */
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  double w = ws + ah * (0.2 - ts);
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * wo0);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  w += fr_accel(FR2, FT) * DT;
+  ck_assert_double_eq_tol(sig(sim, "ld.omega"), w, TOL_EXACT * wo0);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), FR2 * w, TOL_EXACT * wo0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-12 * e.kinetic);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* A lever moved while the synchronizer still slips is followed at once:
+ * back to neutral the box decouples (shift_phase 3) until shift_time, then
+ * rests in neutral. */
+START_TEST(test_synchronizer_lever_back) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, FR_SRC, FR_GB "\"start_gear\":1,\"shift\":{\"capacity\":60}", FR_LD);
+  dg_sim *sim = dg_test_sim(g);
+  fr_engaged(sim, 1, FR1, 5.0, 1.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  dg_test_step(sim, 50, DT);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 2.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 0);
+  double wi = sig(sim, "src.omega");
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.gear"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 3.0);
+  ck_assert_double_eq(sig(sim, "gb.element_torque"), 0.0);
+  ck_assert_double_eq_tol(sig(sim, "src.omega"), wi, 1e-12 * wi); /* cut, free */
+  dg_test_step(sim, 149, DT);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* "cut_throttle": the engine is cut in the inertia phase of an upshift
+ * only: the torque phase and the lock-out after the sync keep its torque,
+ * and the engine's slope in the inertia phase is −C/J_in. */
+START_TEST(test_friction_cut_throttle) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, FR_SRC,
+                    FR_GB "\"start_gear\":1,\"shift\":{\"element\":\"clutch\",\"capacity\":120,"
+                          "\"torque_phase_time\":0.01,\"cut_throttle\":true}",
+                    FR_LD);
+  dg_sim *sim = dg_test_sim(g);
+  fr_engaged(sim, 1, FR1, 5.0, 1.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 1.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  fr_until_phase(sim, 2, 20, 0.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 1.0);
+  dg_test_step(sim, 20, DT); /* past the ramp */
+  double wa = sig(sim, "src.omega");
+  dg_test_step(sim, 10, DT);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 2.0);
+  ck_assert_double_eq_tol((sig(sim, "src.omega") - wa) / 0.01, -120.0 / FJ, 1e-8);
+  fr_until_phase(sim, 4, 200, 0.0);
+  ck_assert_double_eq(sig(sim, "src.cut"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* A shift whose slip is already zero (at rest) engages at once: no
+ * capacity is needed, the lock-out still lasts shift_time. */
+START_TEST(test_friction_shift_at_rest) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
+                    "\"ratios\":[3,2],\"shift_time\":0.1,\"start_gear\":1", "\"inertia\":1");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  dg_test_step(sim, 10, DT);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  dg_test_step(sim, 1, DT);
+  ck_assert_double_eq(sig(sim, "gb.ratio"), 2.0);
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 4.0);
+  dg_test_step(sim, 99, DT);
+  ck_assert_double_eq(sig(sim, "gb.shifting"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* Without an engine (a torque source drives) and without "capacity", a
+ * friction shift under way cannot size its element: the step fails and
+ * says what to give. */
+START_TEST(test_friction_needs_capacity) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2,\"torque\":5",
+                    "\"ratios\":[3,2],\"start_gear\":1", "\"inertia\":1");
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  dg_test_step(sim, 100, DT);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  ck_assert_int_ne(dg_sim_step(sim, DT), DG_OK);
+  const dg_error *err = dg_sim_last_error(sim);
+  ck_assert_str_eq(err->path, "/blocks/gb");
+  ck_assert_msg(strstr(err->text, "the shift from 1 to 2 through friction needs the element's "
+                                  "capacity: give \"shift\": { \"capacity\": N*m }"),
+                "%s", err->text);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* By default the capacity scales the peak torque of the graph's engine:
+ * full load 150/200/170 N·m at 1000/3000/6000 rpm less friction 0..60 N·m
+ * over 0..6000 rpm peaks at 3000 rpm, 200 − 30 = 170 N·m (engine.max_torque),
+ * and a clutch's default capacity_factor 1.5 makes C = 255 N·m, reached at
+ * the end of the torque phase's ramp. */
+START_TEST(test_friction_capacity_from_engine) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg,
+                    "\"type\":\"engine\",\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6500,"
+                    "\"full_load\":{\"rpm\":[1000,3000,6000],\"torque\":[150,200,170]},"
+                    "\"friction\":{\"rpm\":[0,6000],\"torque\":[0,60]}",
+                    "\"ratios\":[3,1.5],\"start_gear\":1,\"shift\":{\"element\":\"clutch\"}",
+                    "\"inertia\":2,\"c0\":3");
+  dg_sim *sim = dg_test_sim(g);
+  ck_assert_double_eq_tol(sig(sim, "src.max_torque"), 170.0, 1e-12);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1);
+  dg_test_set_initial1(sim, "ld.omega", 30.0);
+  dg_test_step(sim, 10, DT);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 2);
+  dg_test_step(sim, 120, DT); /* past the default 0.1 s ramp */
+  ck_assert_double_eq(sig(sim, "gb.shift_phase"), 2.0);
+  ck_assert_double_eq_tol(sig(sim, "gb.element_torque"), 1.5 * 170.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* The automatic policy through friction: the same climb 1 → 5 as the
+ * rigid test_auto_rpm_upshift_sequence, each upshift requested within one
+ * step of 5500 rpm, and the audit closes with no impact loss. */
+START_TEST(test_auto_rpm_friction_sequence) {
+  dg_registry *reg = registry();
+  dg_graph *g = rig(reg, AUTO_SRC,
+                    AUTO_GB "\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":5500,"
+                            "\"downshift_rpm\":2500,\"capacity\":300}",
+                    AUTO_LD);
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  shift_log log;
+  run_logged(sim, 30000, &log);
+  ck_assert_int_eq(log.n, 4);
+  for (int i = 0; i < log.n; i++) {
+    ck_assert_int_eq(log.to[i], i + 2);
+    ck_assert_double_ge(log.rpm[i], 5500.0);
+    ck_assert_double_lt(log.rpm[i], 5500.0 + RPM_PER_STEP);
+  }
+  ck_assert_double_gt(log.min_rpm, 2500.0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_eq_tol(e.impact_loss, 0.0, 1e-12 * e.kinetic);
+  ck_assert_double_eq_tol(e.balance_error, 0.0, 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* Manual clamping, modes                                                   */
 
 /* Out-of-range gear inputs are clamped: 7 → 3 (top), −1 → neutral without
@@ -727,7 +1208,8 @@ END_TEST
 START_TEST(test_manual_clamps) {
   dg_registry *reg = registry();
   dg_graph *g = rig(reg, "\"type\":\"torque_source\",\"inertia\":0.2",
-                    "\"ratios\":[3,2,1.4],\"shift_time\":0.01", "\"inertia\":1");
+                    "\"ratios\":[3,2,1.4],\"shift_time\":0.01,\"shift\":{\"engagement\":\"rigid\"}",
+                    "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
   dg_sim_set_input(sim, DG_INPUT_GEAR, 7);
   dg_test_step(sim, 1, DT); /* taken at the first step without a shift */
@@ -950,6 +1432,31 @@ static const dg_test_bad_param bad[] = {
     {"\"ratio\":[3,2]",
      "/blocks/gb/ratio",
      "unknown parameter; did you mean \"ratios\"?"},
+    {"\"ratios\":[3,2],\"shift\":{\"engagement\":\"rigid\",\"capacity\":100}",
+     "/blocks/gb/shift/capacity",
+     "only used with engagement \"friction\" (engagement is \"rigid\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"engagement\":\"rigid\",\"element\":\"clutch\"}",
+     "/blocks/gb/shift/element",
+     "only used with engagement \"friction\" (engagement is \"rigid\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"capacity\":100,\"capacity_factor\":2}",
+     "/blocks/gb/shift/capacity_factor",
+     "give only one of capacity, capacity_factor"},
+    {"\"ratios\":[3,2],\"shift\":{\"torque_phase_time\":0.1}",
+     "/blocks/gb/shift/torque_phase_time",
+     "only used with element \"clutch\" (element is \"synchronizer\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"mode\":\"auto_rpm\",\"upshift_rpm\":6000,"
+     "\"downshift_rpm\":2000,\"element\":\"synchronizer\",\"cut_throttle\":true}",
+     "/blocks/gb/shift/cut_throttle",
+     "only used with element \"clutch\" (element is \"synchronizer\")"},
+    {"\"ratios\":[3,2],\"shift\":{\"capacity\":0}",
+     "/blocks/gb/shift/capacity",
+     "must be > 0 (got 0)"},
+    {"\"ratios\":[3,2],\"shift\":{\"element\":\"clutch\",\"torque_phase_time\":-1}",
+     "/blocks/gb/shift/torque_phase_time",
+     "must be >= 0 (got -1)"},
+    {"\"ratios\":[3,2],\"shift\":{\"engagement\":\"hard\"}",
+     "/blocks/gb/shift/engagement",
+     "must be one of \"friction\", \"rigid\" (got \"hard\")"},
 };
 
 START_TEST(test_bad_params) {
@@ -974,6 +1481,17 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lockout_defers_request);
   tcase_add_test(tc, test_instant_shift);
   tcase_add_test(tc, test_reengagement_conserves_momentum);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("friction");
+  tcase_add_test(tc, test_friction_upshift_power_on);
+  tcase_add_test(tc, test_friction_downshift_power_on);
+  tcase_add_test(tc, test_synchronizer_upshift);
+  tcase_add_test(tc, test_synchronizer_lever_back);
+  tcase_add_test(tc, test_friction_cut_throttle);
+  tcase_add_test(tc, test_friction_shift_at_rest);
+  tcase_add_test(tc, test_friction_needs_capacity);
+  tcase_add_test(tc, test_friction_capacity_from_engine);
+  tcase_add_test(tc, test_auto_rpm_friction_sequence);
   suite_add_tcase(s, tc);
   tc = tcase_create("policies");
   tcase_add_test(tc, test_auto_rpm_upshift_sequence);

@@ -477,8 +477,10 @@ START_TEST(test_launch_sawtooth) {
   ck_assert_int_ge(shifts, 3);
   ck_assert(after_lo >= 2000.0);
   ck_assert(after_hi <= 6500.0);
-  /* 1500 kg, 330 N·m: a plausible sedan, 7..10 s */
-  ck_assert_msg(t100 > 7.0 && t100 < 10.0, "0-100 km/h in %g s", t100);
+  /* 1500 kg, 330 N·m: a plausible sedan, 6..10 s (6.67 s with the shifts
+   * through friction, which keep the torque on where the rigid shifts
+   * interrupted it for 0.25 s each: 7.18 s) */
+  ck_assert_msg(t100 > 6.0 && t100 < 10.0, "0-100 km/h in %g s", t100);
   dg_sim_free(sim);
   dg_graph_free(g);
 }

@@ -77,6 +77,8 @@ START_TEST(initial_angle) {
   dg_test_step(sim, 100, 0.001);
   /* ω_L = 2 + d/2 with d = −2·2·(−2)/4 = 2: 3 rad/s for 0.1 s */
   ck_assert_double_eq_tol(dg_test_signal(sim, "l.in.angle"), 1.25 + 0.3, TOL_EXACT);
+  /* the inertia's other port is the same shaft: it starts at the same angle */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "l.out.angle"), 1.25 + 0.3, TOL_EXACT);
   dg_sim_free(sim);
   dg_graph_free(g);
 }

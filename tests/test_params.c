@@ -172,10 +172,10 @@ static void parse_with(run *r, const dg_param_def *table, const char *json, cons
   json_t *root = json_loads(json, JSON_DECODE_ANY, &je);
   ck_assert_msg(root != NULL, "test JSON does not parse: %s", je.text);
   memset(r, 0, sizeof *r);
-  r->arena = dg_arena_new();
+  r->arena = dgp_arena_new();
   ck_assert_ptr_nonnull(r->arena);
-  dg_diag_init(&r->diag, "engine.json", collect, &r->seen);
-  r->problems = dg_params_parse(table, root, &r->p, r->arena, path, skip_type, &r->diag);
+  dgp_diag_init(&r->diag, "engine.json", collect, &r->seen);
+  r->problems = dgp_params_parse(table, root, &r->p, r->arena, path, skip_type, &r->diag);
   json_decref(root);
   ck_assert_int_eq(r->problems, r->seen.n);
   ck_assert_int_eq(r->problems, r->diag.count);
@@ -183,7 +183,7 @@ static void parse_with(run *r, const dg_param_def *table, const char *json, cons
 
 static void parse(run *r, const char *json) { parse_with(r, defs, json, "/blocks/engine"); }
 
-static void done(run *r) { dg_arena_free(r->arena); }
+static void done(run *r) { dgp_arena_free(r->arena); }
 
 static void assert_problem(const run *r, int i, const char *path, int code, const char *text) {
   ck_assert_msg(i < r->seen.n, "expected problem %d (%s: %s), got only %d", i, path, text,
@@ -231,7 +231,7 @@ END_TEST
 START_TEST(defaults_without_json) {
   tparams p;
   memset(&p, 0xA5, sizeof p); /* garbage everywhere, presence flags included */
-  dg_params_defaults(defs, &p);
+  dgp_params_defaults(defs, &p);
   assert_defaults(&p);
 }
 END_TEST
@@ -239,15 +239,15 @@ END_TEST
 START_TEST(null_object_is_empty) {
   seen s = {0};
   dg_diag d;
-  dg_diag_init(&d, "engine.json", collect, &s);
+  dgp_diag_init(&d, "engine.json", collect, &s);
   tparams p;
-  dg_arena *a = dg_arena_new();
-  ck_assert_int_eq(dg_params_parse(defs, NULL, &p, a, "/blocks/engine", NULL, &d), 1);
+  dg_arena *a = dgp_arena_new();
+  ck_assert_int_eq(dgp_params_parse(defs, NULL, &p, a, "/blocks/engine", NULL, &d), 1);
   ck_assert_str_eq(s.e[0].path, "/blocks/engine/inertia");
   assert_defaults(&p);
   /* Without a collector the count is still returned. */
-  ck_assert_int_eq(dg_params_parse(defs, NULL, &p, a, "/blocks/engine", NULL, NULL), 1);
-  dg_arena_free(a);
+  ck_assert_int_eq(dgp_params_parse(defs, NULL, &p, a, "/blocks/engine", NULL, NULL), 1);
+  dgp_arena_free(a);
 }
 END_TEST
 
@@ -527,7 +527,7 @@ START_TEST(count_is_relative_to_collector) {
   run r;
   parse(&r, "{\"inertia\": -1}");
   tparams p;
-  int n = dg_params_parse(defs, NULL, &p, r.arena, "/blocks/other", NULL, &r.diag);
+  int n = dgp_params_parse(defs, NULL, &p, r.arena, "/blocks/other", NULL, &r.diag);
   ck_assert_int_eq(n, 1);
   ck_assert_int_eq(r.diag.count, 2);
   ck_assert_str_eq(r.seen.e[1].path, "/blocks/other/inertia");
@@ -619,10 +619,10 @@ START_TEST(missing_required_of_every_kind) {
   treq q;
   seen s = {0};
   dg_diag d;
-  dg_diag_init(&d, "engine.json", collect, &s);
+  dgp_diag_init(&d, "engine.json", collect, &s);
   json_t *empty = json_object();
-  r.arena = dg_arena_new();
-  ck_assert_int_eq(dg_params_parse(req_defs, empty, &q, r.arena, "", NULL, &d), 8);
+  r.arena = dgp_arena_new();
+  ck_assert_int_eq(dgp_params_parse(req_defs, empty, &q, r.arena, "", NULL, &d), 8);
   json_decref(empty);
   r.seen = s;
   assert_problem(&r, 0, "/inertia", DG_ERR_SCHEMA, "missing required number (kg*m^2)");
@@ -637,7 +637,7 @@ START_TEST(missing_required_of_every_kind) {
                  "missing required table {\"rpm\": [...], \"throttle\": [...], "
                  "\"torque\": [[...], ...]} (N*m)");
   assert_problem(&r, 7, "/shift", DG_ERR_SCHEMA, "missing required object");
-  dg_arena_free(r.arena);
+  dgp_arena_free(r.arena);
 }
 END_TEST
 
@@ -657,10 +657,10 @@ END_TEST
 
 START_TEST(check_defs_accepts_good_tables) {
   char why[256] = "unchanged";
-  ck_assert_int_eq(dg_params_check_defs(defs, sizeof(tparams), why, sizeof why), 0);
-  ck_assert_int_eq(dg_params_check_defs(req_defs, sizeof(treq), why, sizeof why), 0);
-  ck_assert_int_eq(dg_params_check_defs(NULL, 0, why, sizeof why), 0);
-  ck_assert_int_eq(dg_params_check_defs((const dg_param_def[]){{0}}, 0, NULL, 0), 0);
+  ck_assert_int_eq(dgp_params_check_defs(defs, sizeof(tparams), why, sizeof why), 0);
+  ck_assert_int_eq(dgp_params_check_defs(req_defs, sizeof(treq), why, sizeof why), 0);
+  ck_assert_int_eq(dgp_params_check_defs(NULL, 0, why, sizeof why), 0);
+  ck_assert_int_eq(dgp_params_check_defs((const dg_param_def[]){{0}}, 0, NULL, 0), 0);
 }
 END_TEST
 
@@ -752,14 +752,14 @@ static const struct {
 
 START_TEST(check_defs_rejects_bad_tables) {
   char why[256] = "";
-  ck_assert_int_eq(dg_params_check_defs(bad_tables[_i].defs, bad_tables[_i].size, why, sizeof why),
+  ck_assert_int_eq(dgp_params_check_defs(bad_tables[_i].defs, bad_tables[_i].size, why, sizeof why),
                    -1);
   if (bad_tables[_i].why)
     ck_assert_str_eq(why, bad_tables[_i].why);
   else
     ck_assert_msg(strstr(why, "exceeds params_size") != NULL, "why: %s", why);
   /* A NULL buffer is allowed. */
-  ck_assert_int_eq(dg_params_check_defs(bad_tables[_i].defs, bad_tables[_i].size, NULL, 0), -1);
+  ck_assert_int_eq(dgp_params_check_defs(bad_tables[_i].defs, bad_tables[_i].size, NULL, 0), -1);
 }
 END_TEST
 
@@ -781,22 +781,22 @@ static const dg_param_def flagged[] = {
 
 START_TEST(structure_flags) {
   char why[256] = "";
-  ck_assert_msg(dg_params_check_defs(flagged, sizeof(tparams), why, sizeof why) == 0, "%s", why);
+  ck_assert_msg(dgp_params_check_defs(flagged, sizeof(tparams), why, sizeof why) == 0, "%s", why);
   json_t *obj = json_loads("{\"full_load\": {\"rpm\": [0, 1000], \"torque\": [-50, 300]}}", 0,
                            NULL);
   tparams p;
-  dg_arena *arena = dg_arena_new();
-  ck_assert_int_eq(dg_params_parse(flagged, obj, &p, arena, "/blocks/x", NULL, NULL), 0);
+  dg_arena *arena = dgp_arena_new();
+  ck_assert_int_eq(dgp_params_parse(flagged, obj, &p, arena, "/blocks/x", NULL, NULL), 0);
   ck_assert_double_eq(p.full_load.y[0], -50);
   json_decref(obj);
-  dg_arena_free(arena);
-  /* dg_param_value_ok: what parsing accepts for a number */
-  ck_assert(dg_param_value_ok(&flagged[0], 0.0));
-  ck_assert(!dg_param_value_ok(&flagged[0], -1e-300));
-  ck_assert(!dg_param_value_ok(&flagged[0], INFINITY));
-  ck_assert(dg_param_value_ok(&flagged[1], 1.0));
-  ck_assert(!dg_param_value_ok(&flagged[1], 1.0000001));
-  ck_assert(!dg_param_value_ok(&defs[0], 0.0)); /* inertia > 0 */
+  dgp_arena_free(arena);
+  /* dgp_param_value_ok: what parsing accepts for a number */
+  ck_assert(dgp_param_value_ok(&flagged[0], 0.0));
+  ck_assert(!dgp_param_value_ok(&flagged[0], -1e-300));
+  ck_assert(!dgp_param_value_ok(&flagged[0], INFINITY));
+  ck_assert(dgp_param_value_ok(&flagged[1], 1.0));
+  ck_assert(!dgp_param_value_ok(&flagged[1], 1.0000001));
+  ck_assert(!dgp_param_value_ok(&defs[0], 0.0)); /* inertia > 0 */
 }
 END_TEST
 
@@ -804,7 +804,7 @@ START_TEST(check_defs_params_size_too_small) {
   /* The struct ends before the last parameter's field. */
   char why[256], expected[256];
   size_t limit = offsetof(tparams, shift);
-  ck_assert_int_eq(dg_params_check_defs(defs, limit, why, sizeof why), -1);
+  ck_assert_int_eq(dgp_params_check_defs(defs, limit, why, sizeof why), -1);
   snprintf(expected, sizeof expected,
            "parameter \"shift\": offset %zu + 1 bytes exceeds params_size %zu", limit, limit);
   ck_assert_str_eq(why, expected);

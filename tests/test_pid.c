@@ -315,8 +315,10 @@ static const struct {
     {"{}", "/blocks/c/inputs",
      "input \"measurement\" (measured value y) must be bound: \"inputs\": { \"measurement\": "
      "\"<channel>\" | \"<block>.<signal>\" | number }"},
-    {"{\"measurement\":\"c.output\"}", "/blocks/c/inputs",
-     "algebraic loop: c.output -> c.measurement" LOOP_HINT},
+    {"{\"measurement\":\"c.output\"}", "/blocks/c/inputs/measurement",
+     "\"c.output\": input \"measurement\" follows the block's own signal \"output\", which its "
+     "inputs make at the same instant: a loop through the block's own output, the input defined "
+     "by itself; bind another block's signal, a channel or a number"},
     {"{\"measurement\":\"src.torque\"}", "/blocks/c/inputs",
      "algebraic loop: c.output -> src.command, src.torque -> c.measurement" LOOP_HINT},
     {"{\"measurement\":\"ld.omega\",\"reset\":2}", "/blocks/c/inputs/reset",

@@ -10,6 +10,8 @@
 # - the drivegraph tool exports exactly the DG_API functions among its
 #   dg_* symbols: plugins resolve the library from the tool, so every public
 #   function must be there and nothing internal may leak;
+# - every dg_* function the library defines is a DG_API one: internal
+#   functions are named dgp_*;
 # - the core library (lib/*.c, blocks/) needs no libyaml and calls no dg_*
 #   function it does not define (not the importers, not lib/run/), while
 #   the client library does use libyaml (so the check can see it).
@@ -87,5 +89,16 @@ check "the core library calls no dg_* function outside itself" core_self_contain
 
 uses_yaml() { undefined_in "$CLIENTS" | grep -qE '^yaml_'; }
 check "the client library uses libyaml (control)" uses_yaml
+
+# Private functions have a prefix of their own (dgp_), so a call site tells
+# the API from internals: every dg_* function the core and client archives
+# define is a DG_API one.
+private_prefixed() {
+  { nm --defined-only "$CORE"; nm --defined-only "$CLIENTS"; } | awk '$2 == "T" { print $3 }' \
+    | grep -E '^dg_' | sort -u >"$TMP/lib_dg"
+  comm -23 "$TMP/lib_dg" "$TMP/declared" >"$TMP/unprefixed"
+  [[ ! -s $TMP/unprefixed ]] || { echo "  dg_ but not DG_API (name them dgp_):"; sed 's/^/    /' "$TMP/unprefixed"; return 1; }
+}
+check "every library function named dg_* is public (internal ones are dgp_*)" private_prefixed
 
 finish

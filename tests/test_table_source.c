@@ -117,7 +117,10 @@ END_TEST
 
 static const dg_test_bad_param bad[] = {
     {"\"table\":{\"time\":[],\"value\":[]}", "/blocks/tab/table/time",
-     "must have at least 1 element (got 0)"},
+     "must have at least 2 elements (got 0)"},
+    /* one breakpoint is no table: a constant is a number bound to the input */
+    {"\"table\":{\"time\":[0],\"value\":[3]}", "/blocks/tab/table/time",
+     "must have at least 2 elements (got 1)"},
     {"\"period\":1", "/blocks/tab/table",
      "missing required table {\"time\": [...], \"value\": [...]}"},
     {"\"table\":{\"time\":[0,1],\"value\":[0,1]},\"period\":0.5", "/blocks/tab/period",
@@ -127,10 +130,10 @@ static const dg_test_bad_param bad[] = {
     {"\"table\":{\"time\":[0,1],\"value\":[0]}", "/blocks/tab/table/value",
      "must have 2 elements like \"time\" (got 1)"},
     {"\"table\":{\"time\":[0,1],\"value\":[0,1]},\"inputs\":{\"scale\":\"tab.value\"}",
-     "/blocks/tab/inputs",
-     "algebraic loop: tab.value -> tab.scale (each signal depends on its block's inputs at the "
-     "same instant; break the loop through a signal that does not, such as a speed or a "
-     "controller's state)"},
+     "/blocks/tab/inputs/scale",
+     "\"tab.value\": input \"scale\" follows the block's own signal \"value\", which its "
+     "inputs make at the same instant: a loop through the block's own output, the input defined "
+     "by itself; bind another block's signal, a channel or a number"},
 };
 
 START_TEST(test_bad_params) {

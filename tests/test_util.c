@@ -30,7 +30,7 @@ END_TEST
 static dg_error make_error(const char *file, const char *path, int line, int column,
                            const char *text) {
   dg_error e;
-  dg_error_clear(&e);
+  dgp_error_clear(&e);
   e.code = line ? DG_ERR_SYNTAX : DG_ERR_RANGE;
   snprintf(e.file, sizeof e.file, "%s", file);
   snprintf(e.path, sizeof e.path, "%s", path);
@@ -73,7 +73,7 @@ START_TEST(error_format_truncates_like_snprintf) {
   ck_assert_int_eq(dg_error_format(&e, NULL, 0), 16);
   /* An error without text still says something. */
   dg_error bare;
-  dg_error_clear(&bare);
+  dgp_error_clear(&bare);
   bare.code = DG_ERR_NOMEM;
   char buf[64];
   dg_error_format(&bare, buf, sizeof buf);
@@ -83,27 +83,27 @@ END_TEST
 
 START_TEST(error_set_and_clear) {
   dg_error e;
-  dg_error_set(&e, DG_ERR_USAGE, "f.json", "/x", "bad %s %d", "thing", 3);
+  dgp_error_set(&e, DG_ERR_USAGE, "f.json", "/x", "bad %s %d", "thing", 3);
   ck_assert_int_eq(e.code, DG_ERR_USAGE);
   ck_assert_str_eq(e.file, "f.json");
   ck_assert_str_eq(e.path, "/x");
   ck_assert_str_eq(e.text, "bad thing 3");
   ck_assert_int_eq(e.line, 0);
   /* The latest call wins: callers clear once and stop at the first failure. */
-  dg_error_set(&e, DG_ERR_IO, NULL, NULL, "second");
+  dgp_error_set(&e, DG_ERR_IO, NULL, NULL, "second");
   ck_assert_int_eq(e.code, DG_ERR_IO);
   ck_assert_str_eq(e.file, "");
   ck_assert_str_eq(e.path, "");
-  dg_error_clear(&e);
+  dgp_error_clear(&e);
   ck_assert_int_eq(e.code, DG_OK);
   ck_assert_str_eq(e.text, "");
-  dg_error_set(NULL, DG_ERR_IO, "", "", "ignored");
-  dg_error_clear(NULL);
+  dgp_error_set(NULL, DG_ERR_IO, "", "", "ignored");
+  dgp_error_clear(NULL);
   /* Long texts are cut, never overflow. */
   char long_text[1000];
   memset(long_text, 'x', sizeof long_text - 1);
   long_text[sizeof long_text - 1] = '\0';
-  dg_error_set(&e, DG_ERR_IO, long_text, long_text, "%s", long_text);
+  dgp_error_set(&e, DG_ERR_IO, long_text, long_text, "%s", long_text);
   ck_assert_uint_eq(strlen(e.text), DG_ERROR_TEXT_LEN - 1);
   ck_assert_uint_eq(strlen(e.file), DG_ERROR_FILE_LEN - 1);
   ck_assert_uint_eq(strlen(e.path), DG_ERROR_PATH_LEN - 1);
@@ -126,11 +126,11 @@ static void collect(const dg_error *err, void *user) {
 START_TEST(diag_collects_every_problem) {
   seen s = {0};
   dg_diag d;
-  dg_diag_init(&d, "sedan.json", collect, &s);
+  dgp_diag_init(&d, "sedan.json", collect, &s);
   ck_assert_int_eq(d.count, 0);
-  dg_diag_add(&d, DG_ERR_RANGE, "/blocks/gear/ratio", "must be > %d (got %g)", 0, -1.0);
-  dg_diag_add(&d, DG_ERR_UNKNOWN, "", "second");
-  dg_diag_add(&d, DG_ERR_PORT, NULL, "third");
+  dgp_diag_add(&d, DG_ERR_RANGE, "/blocks/gear/ratio", "must be > %d (got %g)", 0, -1.0);
+  dgp_diag_add(&d, DG_ERR_UNKNOWN, "", "second");
+  dgp_diag_add(&d, DG_ERR_PORT, NULL, "third");
   ck_assert_int_eq(d.count, 3);
   ck_assert_int_eq(s.n, 3);
   ck_assert_str_eq(d.first.path, "/blocks/gear/ratio");
@@ -142,34 +142,34 @@ START_TEST(diag_collects_every_problem) {
   ck_assert_str_eq(s.e[2].path, "");
 
   dg_error err;
-  dg_error_clear(&err);
-  dg_diag_to_error(&d, &err);
+  dgp_error_clear(&err);
+  dgp_diag_to_error(&d, &err);
   ck_assert_str_eq(err.text, "must be > 0 (got -1)");
-  dg_diag_to_error(&d, NULL);
+  dgp_diag_to_error(&d, NULL);
 }
 END_TEST
 
 START_TEST(diag_without_callback_or_problems) {
   dg_diag d;
-  dg_diag_init(&d, NULL, NULL, NULL);
+  dgp_diag_init(&d, NULL, NULL, NULL);
   dg_error err = make_error("keep", "", 0, 0, "unchanged");
-  dg_diag_to_error(&d, &err);
+  dgp_diag_to_error(&d, &err);
   ck_assert_str_eq(err.text, "unchanged");
-  dg_diag_add(&d, DG_ERR_IO, "", "x");
+  dgp_diag_add(&d, DG_ERR_IO, "", "x");
   ck_assert_int_eq(d.count, 1);
   ck_assert_str_eq(d.first.file, "");
-  dg_diag_add(NULL, DG_ERR_IO, "", "no collector: ignored");
+  dgp_diag_add(NULL, DG_ERR_IO, "", "no collector: ignored");
 }
 END_TEST
 
 /* ---- arena ---------------------------------------------------------------- */
 
 START_TEST(arena_aligned_zeroed_and_large) {
-  dg_arena *a = dg_arena_new();
+  dg_arena *a = dgp_arena_new();
   ck_assert_ptr_nonnull(a);
   unsigned char *prev = NULL;
   for (size_t size = 0; size < 3000; size += 7) {
-    unsigned char *p = dg_arena_alloc(a, size);
+    unsigned char *p = dgp_arena_alloc(a, size);
     ck_assert_ptr_nonnull(p);
     ck_assert_uint_eq((uintptr_t)p % 16, 0);
     ck_assert_ptr_ne(p, prev);
@@ -180,20 +180,20 @@ START_TEST(arena_aligned_zeroed_and_large) {
   }
   /* A large block gets its own chunk; small ones continue around it. */
   size_t big = 1u << 20;
-  unsigned char *b = dg_arena_alloc(a, big);
+  unsigned char *b = dgp_arena_alloc(a, big);
   ck_assert_ptr_nonnull(b);
   ck_assert_uint_eq((uintptr_t)b % 16, 0);
   ck_assert_uint_eq(b[0], 0);
   ck_assert_uint_eq(b[big - 1], 0);
-  double *d = dg_arena_alloc(a, 3 * sizeof(double));
+  double *d = dgp_arena_alloc(a, 3 * sizeof(double));
   ck_assert_ptr_nonnull(d);
   ck_assert(d[0] == 0.0 && d[2] == 0.0);
-  char *s = dg_arena_strdup(a, "gearbox");
+  char *s = dgp_arena_strdup(a, "gearbox");
   ck_assert_str_eq(s, "gearbox");
-  ck_assert_ptr_null(dg_arena_strdup(a, NULL));
-  ck_assert_ptr_null(dg_arena_alloc(a, SIZE_MAX));
-  dg_arena_free(a);
-  dg_arena_free(NULL);
+  ck_assert_ptr_null(dgp_arena_strdup(a, NULL));
+  ck_assert_ptr_null(dgp_arena_alloc(a, SIZE_MAX));
+  dgp_arena_free(a);
+  dgp_arena_free(NULL);
 }
 END_TEST
 
@@ -201,27 +201,27 @@ END_TEST
 
 START_TEST(pointer_escapes) {
   char buf[DG_ERROR_PATH_LEN];
-  dg_pointer_append(buf, sizeof buf, "", "blocks");
+  dgp_pointer_append(buf, sizeof buf, "", "blocks");
   ck_assert_str_eq(buf, "/blocks");
-  dg_pointer_append(buf, sizeof buf, buf, "a/b~c"); /* in place */
+  dgp_pointer_append(buf, sizeof buf, buf, "a/b~c"); /* in place */
   ck_assert_str_eq(buf, "/blocks/a~1b~0c");
-  dg_pointer_append(buf, sizeof buf, "/blocks", "");
+  dgp_pointer_append(buf, sizeof buf, "/blocks", "");
   ck_assert_str_eq(buf, "/blocks/");
-  dg_pointer_index(buf, sizeof buf, "/connections", 3);
+  dgp_pointer_index(buf, sizeof buf, "/connections", 3);
   ck_assert_str_eq(buf, "/connections/3");
-  dg_pointer_index(buf, sizeof buf, buf, 0);
+  dgp_pointer_index(buf, sizeof buf, buf, 0);
   ck_assert_str_eq(buf, "/connections/3/0");
 }
 END_TEST
 
 START_TEST(pointer_truncates_whole_escapes) {
   char buf[8];
-  dg_pointer_append(buf, sizeof buf, "/abc", "de/f");
+  dgp_pointer_append(buf, sizeof buf, "/abc", "de/f");
   ck_assert_str_eq(buf, "/abc/de"); /* "~1" would not fit whole */
-  dg_pointer_append(buf, sizeof buf, "/abcdefghijk", "x");
+  dgp_pointer_append(buf, sizeof buf, "/abcdefghijk", "x");
   ck_assert_str_eq(buf, "/abcdef");
   char one[1];
-  dg_pointer_append(one, sizeof one, "/a", "b");
+  dgp_pointer_append(one, sizeof one, "/a", "b");
   ck_assert_str_eq(one, "");
 }
 END_TEST
@@ -264,7 +264,7 @@ static const struct {
 START_TEST(range_text) {
   char buf[64];
   memset(buf, 'x', sizeof buf);
-  ck_assert_ptr_eq(dg_range_text(buf, sizeof buf, ranges[_i].flags, ranges[_i].min,
+  ck_assert_ptr_eq(dgp_range_text(buf, sizeof buf, ranges[_i].flags, ranges[_i].min,
                                  ranges[_i].max, ranges[_i].style),
                    buf);
   ck_assert_str_eq(buf, ranges[_i].text);
@@ -274,20 +274,20 @@ END_TEST
 /* Truncated like snprintf, always terminated; nothing written to no room. */
 START_TEST(range_text_truncates) {
   char buf[6];
-  dg_range_text(buf, sizeof buf, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  dgp_range_text(buf, sizeof buf, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
   ck_assert_str_eq(buf, ">= 0 ");
-  dg_range_text(buf, 3, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
+  dgp_range_text(buf, 3, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_BOUNDS);
   ck_assert_str_eq(buf, ">=");
-  dg_range_text(buf, 5, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL);
+  dgp_range_text(buf, 5, DG_P_MIN | DG_P_MAX, 0, 1, DG_RANGE_INTERVAL);
   ck_assert_str_eq(buf, "in [");
-  dg_range_text(buf, 3, 0, 0, 0, DG_RANGE_INTERVAL);
+  dgp_range_text(buf, 3, 0, 0, 0, DG_RANGE_INTERVAL);
   ck_assert_str_eq(buf, "fi");
-  dg_range_text(buf, 1, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS);
+  dgp_range_text(buf, 1, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS);
   ck_assert_str_eq(buf, "");
   buf[0] = 'x';
-  ck_assert_ptr_eq(dg_range_text(buf, 0, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS), buf);
+  ck_assert_ptr_eq(dgp_range_text(buf, 0, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS), buf);
   ck_assert_int_eq(buf[0], 'x');
-  ck_assert_ptr_null(dg_range_text(NULL, 8, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS));
+  ck_assert_ptr_null(dgp_range_text(NULL, 8, DG_P_MIN, 0, 0, DG_RANGE_BOUNDS));
 }
 END_TEST
 
@@ -346,7 +346,7 @@ static const struct {
 };
 
 START_TEST(edit_distance) {
-  ck_assert_int_eq(dg_edit_distance(distances[_i].a, distances[_i].b), distances[_i].d);
+  ck_assert_int_eq(dgp_edit_distance(distances[_i].a, distances[_i].b), distances[_i].d);
 }
 END_TEST
 
@@ -356,9 +356,9 @@ START_TEST(edit_distance_long_words) {
   a[200] = '\0';
   memcpy(b, a, sizeof b);
   b[100] = 'b';
-  ck_assert_int_eq(dg_edit_distance(a, b), 1);
+  ck_assert_int_eq(dgp_edit_distance(a, b), 1);
   b[199] = '\0';
-  ck_assert_int_eq(dg_edit_distance(a, b), 2);
+  ck_assert_int_eq(dgp_edit_distance(a, b), 2);
 }
 END_TEST
 
@@ -423,7 +423,8 @@ START_TEST(read_file) {
   static const char data[] = "{\"a\": 1}\n\0tail";
   temp_file(path, sizeof path, data, sizeof data - 1);
   size_t len = 0;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(len, sizeof data - 1); /* an embedded NUL is kept and counted */
   ck_assert_int_eq(memcmp(text, data, len), 0);
@@ -432,7 +433,7 @@ START_TEST(read_file) {
   unlink(path);
 
   temp_file(path, sizeof path, "", 0);
-  text = dg_read_file(path, NULL);
+  text = dgp_read_input(path, NULL, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_str_eq(text, "");
   free(text);
@@ -450,7 +451,8 @@ START_TEST(read_file_large) {
   char path[64];
   temp_file(path, sizeof path, big, n);
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(len, n);
   ck_assert_int_eq(memcmp(text, big, n), 0);
@@ -461,13 +463,130 @@ START_TEST(read_file_large) {
 END_TEST
 
 START_TEST(read_file_errors) {
-  errno = 0;
-  ck_assert_ptr_null(dg_read_file("/nonexistent/dir/graph.json", NULL));
-  ck_assert_int_eq(errno, ENOENT);
-  errno = 0;
-  ck_assert_ptr_null(dg_read_file("/tmp", NULL));
-  ck_assert_int_eq(errno, EISDIR);
-  ck_assert_ptr_null(dg_read_file(NULL, NULL));
+  char why[DG_ERROR_TEXT_LEN];
+  ck_assert_ptr_null(dgp_read_input("/nonexistent/dir/graph.json", NULL, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read file: No such file or directory");
+  ck_assert_ptr_null(dgp_read_input("/tmp", NULL, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read file: Is a directory");
+  ck_assert_ptr_null(dgp_read_input(NULL, NULL, why, sizeof why));
+}
+END_TEST
+
+/* The size limit: a file over it is refused from its size before it is
+ * read, a pipe when it passes it; DRIVEGRAPH_MAX_INPUT_SIZE sets it, and a
+ * value that is not a size is named. */
+START_TEST(read_file_limit) {
+  char path[64], why[DG_ERROR_TEXT_LEN];
+  temp_file(path, sizeof path, "0123456789", 10);
+  ck_assert_uint_eq(dg_input_size_limit(), DG_INPUT_LIMIT_DEFAULT);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "9", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 9);
+  ck_assert_ptr_null(dgp_read_input(path, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "the file is 10 bytes, over the limit of 9 bytes for graph and scenario "
+                        "texts (DRIVEGRAPH_MAX_INPUT_SIZE raises it)");
+  ck_assert_int_eq(dgp_input_size_check(10, why, sizeof why), -1);
+  ck_assert_int_eq(dgp_input_size_check(9, why, sizeof why), 0);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "10", 1);
+  char *text = dgp_read_input(path, NULL, why, sizeof why);
+  ck_assert_pstr_eq(text, "0123456789");
+  free(text);
+  /* a pipe has no size: it is cut off at the limit */
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "4", 1);
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  ck_assert_int_eq((int)write(fd[1], "0123456789", 10), 10);
+  close(fd[1]);
+  char dev[64];
+  snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+  ck_assert_ptr_null(dgp_read_input(dev, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "the file is over 4 bytes, over the limit of 4 bytes for graph and "
+                        "scenario texts (DRIVEGRAPH_MAX_INPUT_SIZE raises it)");
+  close(fd[0]);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "2k", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 2048);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "1M", 1);
+  ck_assert_uint_eq(dg_input_size_limit(), 1u << 20);
+  setenv("DRIVEGRAPH_MAX_INPUT_SIZE", "lots\x1b", 1);
+  ck_assert_ptr_null(dgp_read_input(path, NULL, why, sizeof why));
+  ck_assert_str_eq(why, "DRIVEGRAPH_MAX_INPUT_SIZE=\"lots\\u001B\" is not a size: expected "
+                        "bytes > 0 as 1048576, 64k, 16M or 1G");
+  unsetenv("DRIVEGRAPH_MAX_INPUT_SIZE");
+  unlink(path);
+}
+END_TEST
+
+/* ---- untrusted text -------------------------------------------------------- */
+
+START_TEST(text_escape) {
+  char out[128];
+  dg_text_escape(out, sizeof out, "plain caf\xc3\xa9 \xe5\xa4\x89");
+  ck_assert_str_eq(out, "plain caf\xc3\xa9 \xe5\xa4\x89"); /* letters of any script stay */
+  dg_text_escape(out, sizeof out, "a\x1b[2Jb\nc\td\x7f");
+  ck_assert_str_eq(out, "a\\u001B[2Jb\\u000Ac\\u0009d\\u007F");
+  dg_text_escape(out, sizeof out, "x\xe2\x80\xaey"); /* RLO */
+  ck_assert_str_eq(out, "x\\u202Ey");
+  dg_text_escape(out, sizeof out, "\xe2\x81\xa6\xe2\x80\x8b\xef\xbb\xbf\xc2\x85"); /* LRI ZWSP BOM NEL */
+  ck_assert_str_eq(out, "\\u2066\\u200B\\uFEFF\\u0085");
+  dg_text_escape(out, sizeof out, "\xf3\xa0\x80\x81"); /* a tag, above the BMP */
+  ck_assert_str_eq(out, "\\U000E0001");
+  dg_text_escape(out, sizeof out, "bad\xff\xc3(");
+  ck_assert_str_eq(out, "bad\\xFF\\xC3(");
+  /* never an escape or a character cut in two */
+  ck_assert_uint_eq(dg_text_escape(out, 8, "ab\x1b"), 2);
+  ck_assert_str_eq(out, "ab");
+  ck_assert_uint_eq(dg_text_escape(out, 4, "ab\xc3\xa9"), 2);
+  ck_assert_uint_eq(dg_text_escape(out, 5, "ab\xc3\xa9"), 4);
+  ck_assert_uint_eq(dg_text_escape(out, sizeof out, NULL), 0);
+  /* errors are escaped wherever they come from */
+  dg_error err;
+  dgp_error_set(&err, DG_ERR_USAGE, "f\x1b.json", "/blocks/a\nb", "id \"%s\"", "\xe2\x80\xae");
+  ck_assert_str_eq(err.file, "f\\u001B.json");
+  ck_assert_str_eq(err.path, "/blocks/a\\u000Ab");
+  ck_assert_str_eq(err.text, "id \"\\u202E\"");
+}
+END_TEST
+
+START_TEST(identifiers) {
+  char why[64];
+  ck_assert_int_eq(dgp_ident_check("gearbox_2-rear", why, sizeof why), 0);
+  ck_assert_int_eq(dgp_ident_check("caf\xc3\xa9", why, sizeof why), 0);  /* NFC */
+  ck_assert_int_eq(dgp_ident_check("cafe\xcc\x81", why, sizeof why), 0); /* NFD */
+  ck_assert_int_eq(dgp_ident_check("\xe5\xa4\x89\xe9\x80\x9f", why, sizeof why), 0); /* CJK */
+  ck_assert_int_eq(dgp_ident_check("\xd9\xa3x", why, sizeof why), 0); /* Arabic-Indic 3 */
+  ck_assert_int_eq(dgp_ident_check("", why, sizeof why), -1);
+  ck_assert_str_eq(why, "is empty");
+  ck_assert_int_eq(dgp_ident_check("my.load", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has '.' at character 3");
+  ck_assert_int_eq(dgp_ident_check("a b", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has ' ' at character 2");
+  ck_assert_int_eq(dgp_ident_check("a\x1b[2J", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has U+001B at character 2");
+  ck_assert_int_eq(dgp_ident_check("a\xe2\x80\xae" "b", why, sizeof why), -1);
+  ck_assert_str_eq(why, "has U+202E at character 2");
+  ck_assert_int_eq(dgp_ident_check("\xcc\x81" "a", why, sizeof why), -1); /* a mark first */
+  ck_assert_str_eq(why, "has U+0301 at character 1");
+  ck_assert_int_eq(dgp_ident_check("a\xff", why, sizeof why), -1);
+  ck_assert_str_eq(why, "is not valid UTF-8 (byte 2)");
+  char *nfc = dgp_text_nfc("cafe\xcc\x81");
+  ck_assert_pstr_eq(nfc, "caf\xc3\xa9");
+  free(nfc);
+  ck_assert_ptr_null(dgp_text_nfc("a\xff"));
+}
+END_TEST
+
+START_TEST(lookalikes) {
+  ck_assert(dgp_text_lookalike("caf\xc3\xa9", "cafe\xcc\x81")); /* NFC, NFD */
+  ck_assert(dgp_text_lookalike("box", "b\xd0\xbex"));          /* Cyrillic o */
+  ck_assert(dgp_text_lookalike("Gear", "gear"));
+  ck_assert(dgp_text_lookalike("boite", "bo\xc3\xaete"));
+  ck_assert(dgp_text_lookalike("\xef\xbd\x87" "ear", "gear")); /* fullwidth g */
+  ck_assert(!dgp_text_lookalike("gear", "gear"));
+  ck_assert(!dgp_text_lookalike("gear", "bear"));
+  static const char *const ids[] = {"engine", "b\xd0\xbex", "clutch"};
+  ck_assert_pstr_eq(dg_suggest("box", ids, 3), "b\xd0\xbex");
+  char buf[128];
+  dgp_text_difference("box", "b\xd0\xbex", buf, sizeof buf);
+  ck_assert_str_eq(buf, "differs at character 2: U+006F where the id has U+043E");
 }
 END_TEST
 
@@ -479,22 +598,22 @@ START_TEST(json_type_names) {
   static const char *const names[] = {"object", "array",   "string",  "number",
                                       "number", "boolean", "boolean", "null"};
   for (int i = 0; i < 8; i++) {
-    ck_assert_str_eq(dg_json_type_name(v[i]), names[i]);
+    ck_assert_str_eq(dgp_json_type_name(v[i]), names[i]);
     json_decref(v[i]);
   }
-  ck_assert_str_eq(dg_json_type_name(NULL), "nothing");
+  ck_assert_str_eq(dgp_json_type_name(NULL), "nothing");
 }
 END_TEST
 
 START_TEST(json_parse_ok) {
   dg_diag d;
-  dg_diag_init(&d, "g.json", NULL, NULL);
-  json_t *j = dg_json_parse("{\"a\": [1, 2.5], \"b\": {}}", "g.json", &d);
+  dgp_diag_init(&d, "g.json", NULL, NULL);
+  json_t *j = dgp_json_parse("{\"a\": [1, 2.5], \"b\": {}}", "g.json", &d);
   ck_assert_ptr_nonnull(j);
   ck_assert_int_eq(d.count, 0);
   json_decref(j);
   /* A byte order mark is skipped. */
-  j = dg_json_parse("\xEF\xBB\xBF{\"a\": 1}", "g.json", &d);
+  j = dgp_json_parse("\xEF\xBB\xBF{\"a\": 1}", "g.json", &d);
   ck_assert_ptr_nonnull(j);
   ck_assert_int_eq(d.count, 0);
   json_decref(j);
@@ -526,8 +645,8 @@ static const struct {
 START_TEST(json_syntax_errors) {
   seen s = {0};
   dg_diag d;
-  dg_diag_init(&d, "g.json", collect, &s);
-  ck_assert_ptr_null(dg_json_parse(syntax[_i].json, "g.json", &d));
+  dgp_diag_init(&d, "g.json", collect, &s);
+  ck_assert_ptr_null(dgp_json_parse(syntax[_i].json, "g.json", &d));
   ck_assert_int_eq(d.count, 1);
   ck_assert_str_eq(d.first.text, syntax[_i].text);
   ck_assert_int_eq(d.first.code, DG_ERR_SYNTAX);
@@ -568,6 +687,10 @@ static Suite *suite(void) {
   tcase_add_test(j, read_file);
   tcase_add_test(j, read_file_large);
   tcase_add_test(j, read_file_errors);
+  tcase_add_test(j, read_file_limit);
+  tcase_add_test(j, text_escape);
+  tcase_add_test(j, identifiers);
+  tcase_add_test(j, lookalikes);
   tcase_add_test(j, json_type_names);
   tcase_add_test(j, json_parse_ok);
   tcase_add_loop_test(j, json_syntax_errors, 0, (int)(sizeof syntax / sizeof syntax[0]));

@@ -38,7 +38,7 @@ static int print_one(const dg_registry *reg, const char *type, bool markdown) {
   for (int i = 0; names && i < n; i++)
     names[i] = dg_registry_at(reg, i)->type;
   const char *close = names ? dg_suggest(type, names, n) : NULL;
-  fprintf(stderr, "drivegraph blocks: unknown block type '%s'%s%s%s\n", type,
+  fprintf(stderr, "drivegraph blocks: unknown block type '%s'%s%s%s\n", esc(type),
           close ? "; did you mean '" : "", close ? close : "", close ? "'?" : "");
   free(names);
   return EXIT_INVALID;

@@ -685,7 +685,7 @@ static int cmd_dot(const command *cmd, int argc, char **argv) {
     if (!read)
       print_error(stderr, &err, path);
     else
-      fprintf(stderr, "%s: cannot read again: %s\n", path, jerr.text);
+      fprintf(stderr, "%s: cannot read again: %s\n", esc(path), esc(jerr.text));
     json_decref(root);
     dg_graph_free(g);
     dg_registry_free(reg);

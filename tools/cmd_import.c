@@ -96,7 +96,7 @@ static int cmd_import(const command *cmd, int argc, char **argv) {
   if (out_write_file(cmd->name, o.out ? o.out : "-", json, strlen(json)) != 0)
     rc = EXIT_INVALID;
   else if (o.out && o.verbose)
-    fprintf(stderr, "drivegraph import: wrote %s\n", o.out);
+    fprintf(stderr, "drivegraph import: wrote %s\n", esc(o.out));
   free(json);
   return rc;
 }

@@ -183,6 +183,7 @@ typedef struct sim_run {
 
   long steps;
   bool stopped; /* by the scenario's stop condition or the preset's goal */
+  bool locked_throughout; /* no degree of freedom after any step so far */
   char stop_reason[160];
   double wall, step_seconds;
 
@@ -271,6 +272,7 @@ static int sim_load(sim_run *r) {
     print_error(stderr, &err, r->o->graph);
     return EXIT_INVALID;
   }
+  print_warnings(stderr, r->graph, r->o->graph);
   if (r->o->scenario) {
     r->scn = dg_scenario_load_file(r->o->scenario, &err);
     if (!r->scn) { /* every problem of the file, not only the first */
@@ -338,18 +340,19 @@ static int apply_fixed_inputs(sim_run *r) {
         names[k] = dg_sim_input_name(r->sim, k);
       const char *close = dg_suggest(name, names, n < 256 ? n : 256);
       fprintf(stderr, "drivegraph sim: --input: the graph reads no channel \"%s\"%s%s%s\n",
-              name, close ? "; did you mean \"" : "", close ? close : "", close ? "\"?" : "");
+              esc(name), close ? "; did you mean \"" : "", close ? esc(close) : "",
+              close ? "\"?" : "");
       rc = EXIT_INVALID;
       continue;
     }
     if (r->o->preset && ch < DG_NUM_STD_INPUTS) {
-      fprintf(stderr, "drivegraph sim: --input %s: the preset drives that channel\n", name);
+      fprintf(stderr, "drivegraph sim: --input %s: the preset drives that channel\n", esc(name));
       rc = EXIT_INVALID;
       continue;
     }
     if (dg_sim_input_is_integer(r->sim, ch) && v != floor(v)) {
-      fprintf(stderr, "drivegraph sim: --input %s: must be an integer (a gear), got %g\n", name,
-              v);
+      fprintf(stderr, "drivegraph sim: --input %s: must be an integer (a gear), got %g\n",
+              esc(name), v);
       rc = EXIT_INVALID;
       continue;
     }
@@ -399,6 +402,12 @@ static int sim_start(sim_run *r) {
    * RK4 cannot take in the start mode (a stiff shaft or tyre) is refused
    * before it starts, naming the blocks and a step size that works; with
    * --force (the user knows the mode is left at once) it is a warning. */
+  /* a source faster than the step can sample (a sine above 1/(2 dt)) */
+  if (rc == EXIT_OK && dg_graph_check_step(dg_sim_graph(r->sim), r->dt, print_problem_stderr,
+                                           (void *)r->o->graph) > 0) {
+    fprintf(stderr, "drivegraph sim: not run\n");
+    return EXIT_INVALID;
+  }
   dg_error serr;
   if (rc == EXIT_OK && dg_sim_check_stiffness(r->sim, r->dt, NULL, &serr) == DG_ERR_NUMERIC) {
     fprintf(stderr, r->o->force ? "drivegraph sim: warning: " : "drivegraph sim: ");
@@ -426,9 +435,9 @@ static void report_unknown_signal(const dg_sim *sim, const char *name) {
   }
   if (close)
     fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"; did you mean \"%s\"?\n",
-            name, close);
+            esc(name), esc(close));
   else
-    fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"\n", name);
+    fprintf(stderr, "drivegraph sim: --signals: unknown signal \"%s\"\n", esc(name));
   free(names);
 }
 
@@ -453,7 +462,7 @@ static int select_listed(sim_run *r, const char *list) {
       id = ch >= 0 ? -(ch + 1) : -1;
       if (ch < 0) {
         fprintf(stderr, "drivegraph sim: --signals: unknown channel \"%s\" (signals are "
-                        "\"block.signal\")\n", name);
+                        "\"block.signal\")\n", esc(name));
         rc = EXIT_INVALID;
         break;
       }
@@ -466,7 +475,7 @@ static int select_listed(sim_run *r, const char *list) {
   }
   free(copy);
   if (rc == EXIT_OK && r->ncols == 0) {
-    fprintf(stderr, "drivegraph sim: --signals: no signal names in '%s'\n", list);
+    fprintf(stderr, "drivegraph sim: --signals: no signal names in '%s'\n", esc(list));
     rc = EXIT_INVALID;
   }
   return rc;
@@ -503,7 +512,7 @@ static int csv_open(sim_run *r) {
   r->csv_on_stdout = out_kind_of(r->csv_out) == OUT_STDOUT; /* "-", /dev/stdout */
   if (r->csv_on_stdout && r->o->json) {
     fprintf(stderr, "drivegraph sim: --csv %s and --json would both write to stdout: give "
-                    "--csv a file\n", r->o->csv);
+                    "--csv a file\n", esc(r->o->csv));
     return EXIT_USAGE;
   }
   r->csv = out_stream(r->csv_out);
@@ -525,7 +534,7 @@ static int plot_open(sim_run *r) {
     if (r->o->plot_signals)
       fprintf(stderr, "drivegraph sim: --plot-signals: %s\n", why);
     else
-      fprintf(stderr, "drivegraph sim: --plot %s: %s\n", r->o->plot, why);
+      fprintf(stderr, "drivegraph sim: --plot %s: %s\n", esc(r->o->plot), esc(why));
     return EXIT_INVALID;
   }
   r->plot_out = out_open("sim", r->o->plot);
@@ -595,7 +604,7 @@ static int outputs_finish(sim_run *r) {
     char *img = NULL;
     size_t len = 0;
     if (plot_trace_render(r->trace, &lab, r->o->plot_fmt, &img, &len, why, sizeof why) != 0) {
-      fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", r->o->plot, why);
+      fprintf(stderr, "drivegraph sim: cannot draw %s: %s\n", esc(r->o->plot), esc(why));
       rc = EXIT_INVALID;
     } else {
       out_write(r->plot_out, img, len);
@@ -743,6 +752,7 @@ static int output_lost(sim_run *r) {
  * read after every step. */
 static int sim_loop(sim_run *r) {
   double start = now_seconds();
+  r->locked_throughout = true;
   r->clock_stride = 64; /* until the per-step time is known */
   r->next_clock = r->clock_stride;
   output_row(r, 0);
@@ -766,6 +776,10 @@ static int sim_loop(sim_run *r) {
       return step_failed(r);
     }
     summary_sample(&r->sum, (double)r->steps * r->dt);
+    /* a drivetrain the blocks' decisions lock from the first step to the
+     * end (a planetary with two members held) is named after the run */
+    if (r->locked_throughout && dg_sim_dof_count(r->sim) > 0)
+      r->locked_throughout = false;
     r->stopped = should_stop(r);
     if (out_signal_caught())
       interrupted(r, out_signal_caught());
@@ -783,6 +797,12 @@ static int sim_loop(sim_run *r) {
       clock_check(r, start);
   }
   out_poll_signals(false);
+  char by[DG_ERROR_TEXT_LEN];
+  if (r->steps > 0 && r->locked_throughout && dg_sim_locked_by(r->sim, by, sizeof by))
+    fprintf(stderr,
+            "drivegraph sim: warning: from t = %g s to the end the drivetrain was locked by %s: "
+            "no shaft could turn (0 degrees of freedom)\n",
+            r->dt, by);
   if (r->steps % r->steps_per_row != 0)
     r->step_seconds += now_seconds() - seg;
   r->wall = now_seconds() - start;

@@ -347,12 +347,12 @@ static int parse_line(sweep *s, const char *text, int lineno) {
   json_error_t je;
   json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &je);
   if (!obj) {
-    fprintf(stderr, "%s:%d:%d: %s\n", s->o.variants_file, lineno, je.column, je.text);
+    fprintf(stderr, "%s:%d:%d: %s\n", esc(s->o.variants_file), lineno, je.column, esc(je.text));
     return EXIT_INVALID;
   }
   if (!json_is_object(obj)) {
     fprintf(stderr, "%s:%d: expected an object of overrides {\"block.param\": value, ...}\n",
-            s->o.variants_file, lineno);
+            esc(s->o.variants_file), lineno);
     json_decref(obj);
     return EXIT_INVALID;
   }
@@ -380,7 +380,7 @@ static int parse_line(sweep *s, const char *text, int lineno) {
 static int read_variants(sweep *s) {
   char *text = read_text(s->o.variants_file);
   if (!text) {
-    fprintf(stderr, "%s: cannot read file: %s\n", s->o.variants_file, strerror(errno));
+    fprintf(stderr, "%s: cannot read file: %s\n", esc(s->o.variants_file), strerror(errno));
     return EXIT_INVALID;
   }
   int count = 1;
@@ -405,7 +405,8 @@ static int read_variants(sweep *s) {
   }
   free(text);
   if (rc == EXIT_OK && s->nlines == 0) {
-    fprintf(stderr, "%s: no variants (expected one JSON object per line)\n", s->o.variants_file);
+    fprintf(stderr, "%s: no variants (expected one JSON object per line)\n",
+            esc(s->o.variants_file));
     rc = EXIT_INVALID;
   }
   return rc;
@@ -445,7 +446,7 @@ static int check_grid(sweep *s) {
   for (int i = 0; rc == EXIT_OK && i < n; i++) {
     if (res[i].code == DG_OK)
       continue;
-    fprintf(stderr, "drivegraph sweep: --set %s=%s: ", ov[i].key, ov[i].value);
+    fprintf(stderr, "drivegraph sweep: --set %s=%s: ", esc(ov[i].key), esc(ov[i].value));
     print_error(stderr, &res[i].error, s->o.graph);
     rc = EXIT_INVALID;
   }
@@ -516,6 +517,7 @@ static int sweep_prepare(sweep *s) {
     print_error(stderr, &err, s->o.graph);
     return EXIT_INVALID;
   }
+  print_warnings(stderr, g, s->o.graph);
   int rc = EXIT_OK;
   if (s->o.scenario) {
     s->scn = dg_scenario_load_file(s->o.scenario, &err);

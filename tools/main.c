@@ -8,6 +8,7 @@
  * input (with messages), 2 usage error. Unlike the library, the tool prints: problems found in the
  * user's files go to stdout for `validate` (they are its output) and to
  * stderr otherwise. */
+#include "output.h"
 #include "tool.h"
 
 #include <drivegraph/drivegraph.h>
@@ -69,6 +70,11 @@ static int main_help(int argc, char **argv) {
   return EXIT_OK;
 }
 
+/* rc, or EXIT_INVALID when stdout could not take what was printed. */
+static int stdout_written(const char *cmd, int rc) {
+  return out_flush_stdout(cmd) != 0 && rc == EXIT_OK ? EXIT_INVALID : rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     print_main_usage(stderr);
@@ -76,13 +82,15 @@ int main(int argc, char **argv) {
   }
   const char *name = argv[1];
   if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-    return main_help(argc, argv);
+    return stdout_written("help", main_help(argc, argv));
   if (strcmp(name, "--version") == 0) {
     printf("drivegraph %s\n", DG_VERSION_STRING);
-    return EXIT_OK;
+    return stdout_written("--version", EXIT_OK);
   }
   const command *cmd = find_command(name);
   if (!cmd)
     return unknown_command(name);
-  return cmd->run(cmd, argc - 1, argv + 1);
+  /* what a command printed and did not flush itself (bench, --help) is
+   * checked here: a full stdout is a failure, never a silent exit 0 */
+  return stdout_written(cmd->name, cmd->run(cmd, argc - 1, argv + 1));
 }

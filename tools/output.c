@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* fopencookie: every write of a stream seen with its errno */
 #include "output.h"
 
+#include <drivegraph/drivegraph.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -89,10 +91,13 @@ int out_error(const out_file *o) { return o->err; }
 FILE *out_stream(out_file *o) { return o->f; }
 
 static void report(const char *cmd, const char *path, int why) {
-  if (strcmp(path, "-") == 0)
+  if (strcmp(path, "-") == 0) {
     fprintf(stderr, "drivegraph %s: cannot write to stdout: %s\n", cmd, strerror(why));
-  else
-    fprintf(stderr, "drivegraph %s: cannot write %s: %s\n", cmd, path, strerror(why));
+  } else {
+    char shown[1024]; /* a path from the command line, escaped (docs/errors.md) */
+    dg_text_escape(shown, sizeof shown, path);
+    fprintf(stderr, "drivegraph %s: cannot write %s: %s\n", cmd, shown, strerror(why));
+  }
 }
 
 static void fail(out_file *o, int why) {

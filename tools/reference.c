@@ -142,6 +142,11 @@ void dg_reference_print(FILE *out, const dg_block_class *k, bool md) {
     if (in->flags & DG_INPUT_INTEGER)
       snprintf(range + strlen(range), sizeof range - strlen(range), "%sinteger",
                range[0] ? ", " : "");
+    if (in->flags & DG_INPUT_BOOL)
+      snprintf(range, sizeof range, "0 or 1");
+    if (k->input_range)
+      snprintf(range + strlen(range), sizeof range - strlen(range), "%sby the parameters",
+               range[0] ? ", " : "");
     const char *unit = in->unit ? in->unit : "";
     if (md)
       fprintf(out, "| `%s` | %s | %s | %s | %s |\n", in->name, unit, src, range,
@@ -155,7 +160,10 @@ void dg_reference_print(FILE *out, const dg_block_class *k, bool md) {
   else
     fprintf(out, "\nSignals:\n");
   for (const dg_signal_def *s = k->signals; s && s->name; s++) {
-    const char *ft = (s->flags & DG_SIGNAL_FEEDTHROUGH) ? " (follows the inputs at once)" : "";
+    const char *ft = (s->flags & DG_SIGNAL_FEEDTHROUGH) ? " (follows the inputs at once)"
+                      : (s->flags & DG_SIGNAL_BOOL)      ? " (0 or 1)"
+                      : (s->flags & DG_SIGNAL_INTEGER)   ? " (an integer)"
+                                                         : "";
     if (md)
       fprintf(out, "| `%s` | %s | %s%s |\n", s->name, s->unit ? s->unit : "", s->doc ? s->doc : "",
               ft);

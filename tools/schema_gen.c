@@ -298,7 +298,11 @@ static json_t *class_schema(builder *b, const dg_block_class *k) {
     put(b, one, "description", json_string(desc));
     json_t *any = put(b, one, "oneOf", json_array());
     json_t *num = json_object();
-    json_object_set_new(num, "type", json_string("number"));
+    json_object_set_new(num, "type", json_string(in->flags & (DG_INPUT_INTEGER | DG_INPUT_BOOL)
+                                                     ? "integer"
+                                                     : "number"));
+    if (in->flags & DG_INPUT_BOOL)
+      json_object_set_new(num, "enum", json_pack("[i, i]", 0, 1));
     if (in->flags & DG_P_MIN)
       json_object_set_new(num, "minimum", json_real(in->min));
     if (in->flags & DG_P_MAX)

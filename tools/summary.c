@@ -31,6 +31,20 @@ static const char *gear_name(int g, char *buf, size_t n) {
   return buf;
 }
 
+/* Mode-change impacts (speeds projected onto a new mode: a gearbox with
+ * "engagement": "rigid", a gear engaged at speed, a lock decided past its
+ * slip's zero) that took more than this share of the work in are a visible
+ * part of it, and the text summary warns; below, they are round-off or a
+ * detail. */
+#define IMPACT_WARN_SHARE 1e-3
+
+/* The impact loss as a share of the work in (of the start's kinetic energy
+ * when nothing did work). */
+static double impact_share(const dg_energy *e) {
+  double scale = e->work_in > 0.0 ? e->work_in : fmax(fabs(e->kinetic_start), 1.0);
+  return fabs(e->impact_loss) / scale;
+}
+
 static void print_energy(const dg_sim *sim, FILE *out) {
   const dg_graph *g = dg_sim_graph(sim);
   dg_energy e;
@@ -45,6 +59,12 @@ static void print_energy(const dg_sim *sim, FILE *out) {
     fprintf(out, "  %-24s %12.6g J\n", "(gear efficiency)", e.efficiency_loss);
   if (e.impact_loss != 0.0)
     fprintf(out, "  %-24s %12.6g J\n", "(mode-change impacts)", e.impact_loss);
+  if (impact_share(&e) > IMPACT_WARN_SHARE)
+    fprintf(out,
+            "  warning: mode-change impacts took %.2g %% of the work in: speeds jumped where "
+            "modes changed (a gearbox with \"engagement\": \"rigid\", a gear engaged at "
+            "speed, a lock past its slip's zero)\n",
+            100.0 * impact_share(&e));
   double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
   fprintf(out, "  balance error            %12.3g J (%.2g of the work in)\n", e.balance_error,
           fabs(e.balance_error) / scale);
@@ -280,6 +300,8 @@ static json_t *energy_json(const dg_sim *sim, bool *ok) {
   put(o, "work_out_J", num(e.work_out), ok);
   put(o, "efficiency_loss_J", num(e.efficiency_loss), ok);
   put(o, "impact_loss_J", num(e.impact_loss), ok);
+  put(o, "impact_loss_relative", num(impact_share(&e)), ok);
+  put(o, "impact_warning", json_boolean(impact_share(&e) > IMPACT_WARN_SHARE), ok);
   put(o, "balance_error_J", num(e.balance_error), ok);
   double scale = e.work_in > 0.0 ? e.work_in : fmax(fabs(e.kinetic_start), 1.0);
   put(o, "balance_error_relative", num(fabs(e.balance_error) / scale), ok);

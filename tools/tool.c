@@ -115,10 +115,11 @@ int usage_error(const command *cmd, const char *fmt, ...) {
   const char *title = command_title(cmd, buf, sizeof buf);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: ", title);
-  vfprintf(stderr, fmt, ap);
+  char raw[1024], shown[2048]; /* it quotes arguments: escaped (docs/errors.md) */
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  dg_text_escape(shown, sizeof shown, raw);
+  fprintf(stderr, "%s: %s\n", title, shown);
   print_usage(cmd, stderr);
   fprintf(stderr, "Try '%s --help' for more information.\n", title);
   return EXIT_USAGE;
@@ -380,10 +381,23 @@ void options_free(const command *cmd, void *opts) {
 void print_error(FILE *out, const dg_error *err, const char *fallback) {
   dg_error e = *err;
   if (!e.file[0] && fallback)
-    snprintf(e.file, sizeof e.file, "%s", fallback);
+    dg_text_escape(e.file, sizeof e.file, fallback);
   char line[DG_ERROR_FILE_LEN + DG_ERROR_PATH_LEN + DG_ERROR_TEXT_LEN + 32];
   dg_error_format(&e, line, sizeof line);
   fprintf(out, "%s\n", line);
+}
+
+void print_warnings(FILE *out, const dg_graph *g, const char *fallback) {
+  for (int i = 0; i < dg_graph_warning_count(g); i++)
+    print_error(out, dg_graph_warning(g, i), fallback);
+}
+
+const char *esc(const char *text) {
+  static char bufs[4][1024];
+  static int next;
+  char *b = bufs[next++ % 4];
+  dg_text_escape(b, sizeof bufs[0], text);
+  return b;
 }
 
 /* A strictly positive, finite number of seconds from an option value. */

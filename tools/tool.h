@@ -135,8 +135,15 @@ int usage_error(const command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* A library error as `file: /path: text` or `file:line:column: text`. */
+/* A library error as `file: /path: text` or `file:line:column: text`
+ * (`fallback`, escaped, names the file when the error has none). */
 void print_error(FILE *out, const dg_error *err, const char *fallback);
+/* The graph's load warnings (dg_graph_warning), one print_error line each. */
+void print_warnings(FILE *out, const dg_graph *g, const char *fallback);
+/* `text` with control, format and bidi characters escaped (dg_text_escape)
+ * for printing: a path or name from the command line or a file. In one of
+ * four rotating buffers, so up to four may be used in one printf. */
+const char *esc(const char *text);
 /* A strictly positive, finite number of seconds from an option value. */
 bool parse_seconds(const char *text, double *out);
 double now_seconds(void);

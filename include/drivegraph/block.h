@@ -33,7 +33,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 4
+#define DG_BLOCK_ABI 5
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -188,6 +188,12 @@ enum {
   /// into a loop (a block's input depending on its own feedthrough output
   /// through any chain) is an algebraic loop, refused at load.
   DG_SIGNAL_FEEDTHROUGH = 1u << 0,
+  /// The signal's values are whole numbers (a gear): it may feed an
+  /// integer input (DG_INPUT_INTEGER), which a continuous signal may not.
+  DG_SIGNAL_INTEGER = 1u << 1,
+  /// The signal is 0 or 1 (locked, held, a cut): it may feed a boolean or
+  /// an integer input.
+  DG_SIGNAL_BOOL = 1u << 2,
   /// The energy ledger (docs/energy.md). A block that exchanges energy
   /// outside the shafts (fuel burnt, a battery's charge, electricity,
   /// heat) reports each kind as a signal in J, integrated since the start
@@ -195,30 +201,40 @@ enum {
   /// with its kind. For each such block its net shaft work W (the audit's,
   /// dg_sim_block_work) obeys W = fuel + stored + electric − heat, and the
   /// ledger (dg_sim_energy_ledger) closes the audit from the fuel and the
-  /// batteries to the road. A signal of these kinds that is NaN means the
-  /// block keeps no ledger in this graph (an engine without a fuel model).
+  /// batteries to the road.
   /// J: the chemical energy of the fuel the block has burnt (>= 0).
-  DG_SIGNAL_ENERGY_FUEL = 1u << 1,
+  DG_SIGNAL_ENERGY_FUEL = 1u << 3,
   /// J: the energy the block's store has given up (a battery's chemical
   /// energy, ∫ V_oc I dt; negative while it has taken in more than given).
-  DG_SIGNAL_ENERGY_STORED = 1u << 2,
+  DG_SIGNAL_ENERGY_STORED = 1u << 4,
   /// J: the electrical energy the block has taken from its bus (negative:
   /// delivered to it, as a generator or a battery does).
-  DG_SIGNAL_ENERGY_ELECTRIC = 1u << 3,
+  DG_SIGNAL_ENERGY_ELECTRIC = 1u << 5,
   /// J: the energy the block has turned into heat outside the shafts (an
   /// engine's, a machine's or a battery's losses, an auxiliary load).
-  DG_SIGNAL_ENERGY_HEAT = 1u << 4,
+  DG_SIGNAL_ENERGY_HEAT = 1u << 6,
   /// W: the electrical power the block takes from its bus now (negative:
   /// delivers), at every RK4 stage. A graph binds it to exactly one input
   /// flagged DG_INPUT_ELECTRIC (a bus's or a battery's), so the bus
   /// balances at every stage; binding it to two is refused at load.
-  DG_SIGNAL_ELECTRIC_POWER = 1u << 5,
+  DG_SIGNAL_ELECTRIC_POWER = 1u << 7,
   /// 1 when the block keeps an energy ledger in this graph, 0 when it does
   /// not (an engine without a fuel model: its energy signals read 0 and
   /// its work counts as work from outside). A block with energy signals
   /// and no such signal always keeps one.
-  DG_SIGNAL_LEDGER = 1u << 6
+  DG_SIGNAL_LEDGER = 1u << 8
 };
+
+/// A range of values, for the binding checks made at load (lib/bind.c):
+/// what an input accepts, or what a signal can take (dg_block_class's
+/// input_range and signal_range).
+typedef struct dg_range {
+  double min, max;  ///< the values (-INFINITY / INFINITY: unbounded on that side)
+  /// Signals: the highest frequency (Hz) of a signal that oscillates (a
+  /// sine's), 0 for one that does not. A step dt samples it only when
+  /// frequency <= 1 / (2 dt): dg_graph_check_step refuses a faster one.
+  double frequency;
+} dg_range;
 
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                   */
@@ -253,7 +269,9 @@ enum {
   /// The graph must bind the input (a controller's measurement).
   DG_INPUT_REQUIRED = 1u << 8,
   /// An integer value (a gear): a scenario's channel feeding it steps from
-  /// breakpoint to breakpoint instead of interpolating.
+  /// breakpoint to breakpoint instead of interpolating. A constant, a
+  /// schedule's value or a signal that is not a whole number is refused
+  /// (signals must be DG_SIGNAL_INTEGER or DG_SIGNAL_BOOL).
   DG_INPUT_INTEGER = 1u << 9,
   /// The block reads the input's time derivative (dg_block_input_derivative: a
   /// prescribed speed's acceleration). The binding must have one: a
@@ -261,13 +279,21 @@ enum {
   /// for a value held by dg_sim_set_input) or a signal of a time source
   /// (DG_CLASS_TIME_SOURCE); any other binding is refused at load.
   DG_INPUT_RATE = 1u << 10,
+  /// A boolean (a command that is on or off: a lock-up, a throttle cut):
+  /// 0 or 1, fed by constants 0 and 1, schedules of them (which step) and
+  /// signals flagged DG_SIGNAL_BOOL.
+  DG_INPUT_BOOL = 1u << 11,
+  /// The block controls what the input measures (a driver's vehicle
+  /// speed): left to a default source the graph does not have ("@vehicle"
+  /// without a vehicle) it would read a constant, and loading warns.
+  DG_INPUT_MEASURED = 1u << 12,
   /// The input is electrical power drawn through it (W; a bus's member, a
   /// battery's load): bound to a block's signal, that signal must be a
   /// DG_SIGNAL_ELECTRIC_POWER one, and no such signal may feed two of these
   /// inputs (it would be drawn twice). Numbers and channels are accepted (a
   /// load imposed from outside; the ledger then shows the electricity from
   /// outside the model).
-  DG_INPUT_ELECTRIC = 1u << 11
+  DG_INPUT_ELECTRIC = 1u << 13
 };
 
 #define DG_RPM_PER_RAD_S 9.549296585513720 /* 30/pi */
@@ -283,7 +309,12 @@ enum {
   /// The class's hook signals are functions of time and parameters only
   /// (a sine or a table over time), so their time derivative can be taken
   /// by evaluating them at nearby times (DG_INPUT_RATE bindings).
-  DG_CLASS_TIME_SOURCE = 1u << 1
+  DG_CLASS_TIME_SOURCE = 1u << 1,
+  /// The block acts only through the relative motion of its first two
+  /// ports (a spring, a damper between `in` and `out`). Loading warns when
+  /// in every mode the two turn as one shaft (other blocks tie them
+  /// rigidly), for then the block can never act.
+  DG_CLASS_COMPLIANCE = 1u << 2
 };
 
 struct dg_block_class {
@@ -390,6 +421,18 @@ struct dg_block_class {
   /// speeds). The shaft then follows it exactly; the torque it takes is
   /// dg_ctx_motion_torque.
   void (*motion)(const dg_block *self, const dg_ctx *ctx, double *speed, double *accel);
+
+  /// Ranges that depend on the parameters (ABI 5), for the binding checks
+  /// made at load. input_range narrows what input `input` accepts (a
+  /// gearbox's gear: -1 .. its number of gears); signal_range what hook
+  /// signal `signal` can take and how fast it oscillates (a sine: offset ±
+  /// amplitude, at its frequency). The framework fills *r first from the
+  /// tables (an input's DG_P_MIN / DG_P_MAX bounds, else unbounded; a
+  /// signal unbounded, frequency 0). A constant or a scenario's schedule
+  /// outside an input's range, and a signal whose range is not within it,
+  /// are refused with both places named. NULL: the tables say all.
+  void (*input_range)(const void *params, int input, dg_range *r);
+  void (*signal_range)(const void *params, int signal, dg_range *r);
 };
 
 /// Phases of dg_block_class.start.

@@ -89,6 +89,26 @@ typedef void (*dg_diag_fn)(const dg_error *err, void *user);
 /// (also for a NULL word or list). Thread-safe.
 DG_API const char *dg_suggest(const char *word, const char *const *candidates, int n);
 
+/// Copies `text` into `out` (`size` bytes, always terminated when size > 0)
+/// with every character a terminal or a log could act on shown as an
+/// escape: control characters (C0, DEL, C1: ESC as \u001B, a newline as
+/// \u000A), format characters (the bidi embeddings, overrides and
+/// isolates such as RLO \u202E, zero-width spaces and joiners, the BOM,
+/// tags; above U+FFFF as \U000E0001), line and paragraph separators, and
+/// every byte that is not valid UTF-8 (\xFF). Everything else is copied;
+/// an escape or a character is never cut in two. Every dg_error the
+/// library fills has its file, path and text passed through it (they echo
+/// ids, keys, strings and paths from files). Returns the length written.
+DG_API size_t dg_text_escape(char *out, size_t size, const char *text);
+
+/// The size limit of graph and scenario texts, in bytes: files (graph
+/// JSON, YAML configs, Chrono files, scenarios) and strings given to the
+/// loaders above it are refused before they are parsed (a file of known
+/// size before it is read). DRIVEGRAPH_MAX_INPUT_SIZE in the environment
+/// sets it (bytes, or with k, M or G: "64M"), read at each load; the
+/// default is 16 MiB (docs/errors.md, "Bounded input").
+DG_API size_t dg_input_size_limit(void);
+
 typedef struct dg_block_class dg_block_class; ///< see block.h
 typedef struct dg_registry dg_registry;       ///< type name → block class
 typedef struct dg_graph dg_graph;             ///< a loaded, checked graph (read-only)
@@ -149,6 +169,18 @@ DG_API int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_d
 DG_API int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info);
 
+/// Warnings of a loaded graph: things it loads with but probably does not
+/// mean (an element that can never act, such as a spring whose two ends
+/// turn together; a start in which nothing can move; an input following a
+/// block the graph does not have). Each is a dg_error with code DG_OK, the
+/// block's JSON pointer as its path and a text starting "warning: ".
+/// dg_graph_validate_file and _string pass them to `fn` as they are found
+/// (without counting them as problems); a graph keeps them for tools that
+/// load it (`drivegraph sim` prints them on stderr).
+DG_API int dg_graph_warning_count(const dg_graph *graph);
+/// Warning `index`, or NULL (owned by the graph).
+DG_API const dg_error *dg_graph_warning(const dg_graph *graph, int index);
+
 /// Frees a graph. Simulations created from it keep it alive until they are
 /// freed too (reference counted, thread-safe).
 DG_API void dg_graph_free(dg_graph *graph);
@@ -195,6 +227,14 @@ typedef struct dg_input_source {
 } dg_input_source;
 /// Fills src; 0, or -1 for a bad index.
 DG_API int dg_graph_input_source(const dg_graph *graph, int block, int input, dg_input_source *src);
+/// Checks that steps of `dt` seconds can sample the graph's signals: a
+/// source oscillating faster than 1 / (2 dt), half the step rate (a
+/// sine_source at 600 Hz with dt 1 ms), is a problem, reported through
+/// `fn` (may be NULL) at its block ("/blocks/<id>") with the dt it needs.
+/// Returns the number of problems (0: dt will do). `drivegraph sim`,
+/// `validate --dt`, `sweep` and the Python package make this check before
+/// a run.
+DG_API int dg_graph_check_step(const dg_graph *graph, double dt, dg_diag_fn fn, void *user);
 /// The channel block `block`'s input `input` follows (bound by name or by
 /// its class's default), or NULL when it follows a signal or a constant,
 /// or there is no such input.
@@ -341,6 +381,11 @@ DG_API int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *
 /// values calls it before stepping. DG_OK, or an error naming the block.
 DG_API int dg_sim_start(dg_sim *sim, dg_error *err);
 DG_API int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
+/// 1 when no shaft can turn in the current mode (0 degrees of freedom and
+/// no prescribed motion: a planetary with two members held), filling `buf`
+/// with the blocks that hold it ("brake \"b1\", brake \"b2\""); else 0.
+/// `drivegraph sim` warns when a run is locked after its first step.
+DG_API int dg_sim_locked_by(const dg_sim *sim, char *buf, size_t size);
 DG_API int dg_sim_node_count(const dg_sim *sim);       ///< shaft nodes
 DG_API long dg_sim_topology_changes(const dg_sim *sim);  ///< mode changes so far
 DG_API long dg_sim_step_count(const dg_sim *sim);

@@ -16,10 +16,10 @@ static bool is_yaml_path(const char *path) {
 
 dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err) {
   if (path && is_yaml_path(path)) {
-    dg_error_clear(err);
+    dgp_error_clear(err);
     return dg_graph_import_yaml(reg, path, err);
   }
-  return dg_graph_load_json_file(reg, path, err);
+  return dgp_graph_load_json_file(reg, path, err);
 }
 
 int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
@@ -38,5 +38,5 @@ int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn 
     free(json);
     return problems;
   }
-  return dg_graph_validate_json_file(reg, path, fn, user, info);
+  return dgp_graph_validate_json_file(reg, path, fn, user, info);
 }

@@ -4,7 +4,7 @@
  * (Chrono::Vehicle engine and transmission templates). Not installed.
  *
  * Both importers build a graph document with jansson, following the
- * drivegraph graph format, and print it with dg_import_dump. Every value
+ * drivegraph graph format, and print it with dgp_import_dump. Every value
  * they put in it has been checked against the block's parameter ranges
  * first, so that problems are reported at the place in the user's file
  * (YAML marks, or line and column in the Chrono JSON) rather than as a
@@ -45,7 +45,7 @@ typedef struct dg_import_vehicle {
 
 /* The documented default sedan (docs/import.md, "YAML vehicle
  * configs"). */
-void dg_import_vehicle_default(dg_import_vehicle *v);
+void dgp_import_vehicle_default(dg_import_vehicle *v);
 
 /* Reads the vehicle parameters of a YAML config for the Chrono importer's
  * `--vehicle`: `v` starts from the default sedan; `*final_drive` is set
@@ -53,14 +53,14 @@ void dg_import_vehicle_default(dg_import_vehicle *v);
  * final_drive_ratio when the config gives one. The rest of its powertrain
  * block is ignored with a note. Returns DG_OK or an error code (err
  * filled). */
-int dg_import_yaml_vehicle(const char *path, dg_import_vehicle *v, double *final_drive,
+int dgp_import_yaml_vehicle(const char *path, dg_import_vehicle *v, double *final_drive,
                            bool *has_final_drive, dg_diag_fn notes, void *user, dg_error *err);
 
 /* ---- notes and warnings ------------------------------------------------- */
 
 /* Passes a note ("note: ...") or warning ("warning: ...") to `fn` as a
  * dg_error with code DG_OK; line 0 when it concerns no place in a file. */
-void dg_import_notify(dg_diag_fn fn, void *user, const char *file, int line, int column,
+void dgp_import_notify(dg_diag_fn fn, void *user, const char *file, int line, int column,
                       bool warning, const char *fmt, ...) DG_PRINTF(7, 8);
 
 /* ---- building the graph document ---------------------------------------- */
@@ -73,49 +73,49 @@ typedef struct dg_import_graph {
 } dg_import_graph;
 
 /* Starts a document; false when out of memory. */
-bool dg_import_graph_init(dg_import_graph *g, const char *name, const char *description);
-void dg_import_graph_free(dg_import_graph *g);
+bool dgp_import_graph_init(dg_import_graph *g, const char *name, const char *description);
+void dgp_import_graph_free(dg_import_graph *g);
 /* Adds block `id` of `type` (with a "doc" string when doc is not NULL) and
  * returns it (borrowed), or NULL when out of memory. */
-json_t *dg_import_block(dg_import_graph *g, const char *id, const char *type, const char *doc);
+json_t *dgp_import_block(dg_import_graph *g, const char *id, const char *type, const char *doc);
 /* Parameter setters; a NULL object is ignored (out of memory was noted). */
-void dg_import_set_num(dg_import_graph *g, json_t *obj, const char *key, double value);
-void dg_import_set_int(dg_import_graph *g, json_t *obj, const char *key, long value);
-void dg_import_set_str(dg_import_graph *g, json_t *obj, const char *key, const char *value);
-void dg_import_set_bool(dg_import_graph *g, json_t *obj, const char *key, bool value);
-void dg_import_set(dg_import_graph *g, json_t *obj, const char *key, json_t *value);
-json_t *dg_import_numbers(const double *v, int n);
+void dgp_import_set_num(dg_import_graph *g, json_t *obj, const char *key, double value);
+void dgp_import_set_int(dg_import_graph *g, json_t *obj, const char *key, long value);
+void dgp_import_set_str(dg_import_graph *g, json_t *obj, const char *key, const char *value);
+void dgp_import_set_bool(dg_import_graph *g, json_t *obj, const char *key, bool value);
+void dgp_import_set(dg_import_graph *g, json_t *obj, const char *key, json_t *value);
+json_t *dgp_import_numbers(const double *v, int n);
 /* { xname: x, yname: y } */
-json_t *dg_import_table1d(const char *xname, const double *x, const char *yname, const double *y,
+json_t *dgp_import_table1d(const char *xname, const double *x, const char *yname, const double *y,
                           int n);
-void dg_import_connect(dg_import_graph *g, const char *from, const char *to);
+void dgp_import_connect(dg_import_graph *g, const char *from, const char *to);
 
 /* The driveline behind a powertrain whose output shaft is `from`
  * ("gearbox.out"): the final drive (block "final"), the differentials
  * (FWD/RWD "diff"; AWD a "centre" differential splitting split_front to the
  * front, then "diff_f" and "diff_r"), wheels "wheel_fl" .. "wheel_rr" with
  * brakes and magic-formula tyres, and the body "body". */
-void dg_import_driveline(dg_import_graph *g, const dg_import_vehicle *v, const char *from,
+void dgp_import_driveline(dg_import_graph *g, const dg_import_vehicle *v, const char *from,
                          double final_drive, double final_inertia);
 
 /* The document as pretty JSON (objects indented, number arrays on one
  * line, numbers in their shortest round-trip form); malloc'ed, NULL when
  * out of memory. */
-char *dg_import_dump(const json_t *root);
+char *dgp_import_dump(const json_t *root);
 
 /* Loads the document text as a graph, naming `file` in errors. */
-dg_graph *dg_import_load(const dg_registry *reg, const char *json, const char *file, dg_error *err);
+dg_graph *dgp_import_load(const dg_registry *reg, const char *json, const char *file, dg_error *err);
 
 /* Block "clutch": an automatic launch clutch (mode auto) between an engine
  * and its gearbox, open at idle_rpm. max_torque and launch_rpm <= 0 take the
  * defaults: 1.25 × the peak full-load torque, and the speed of that peak
  * kept between idle + 10 % and halfway up the engine's range. */
-void dg_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rpm,
+void dgp_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rpm,
                              double redline_rpm, double peak_torque, double peak_rpm,
                              double max_torque, double launch_rpm);
 
 /* Peak of a curve: its largest y and the x where it is reached (the first
  * such x). */
-double dg_import_peak(const double *x, const double *y, int n, double *at);
+double dgp_import_peak(const double *x, const double *y, int n, double *at);
 
 #endif

@@ -35,7 +35,9 @@
  *
  * Transmissions. Chrono states a gear ratio as output/input speed (0.2: the
  * output turns at 0.2 × the input, reverse negative); drivegraph's are
- * input/output, so ratio = 1/|r|.
+ * input/output, so ratio = 1/|r|. Chrono changes a ratio instantaneously,
+ * so every gearbox gets "shift": { "engagement": "rigid" } (drivegraph's
+ * default shifts through friction, which Chrono does not model).
  *   AutomaticTransmissionSimpleMap  gearbox, shift mode shift_map from
  *       "Shift Points Map RPM" ([downshift, upshift] per gear), shifts
  *       instantaneous (shift_time 0) like Chrono's; an automatic launch
@@ -148,9 +150,9 @@ static void path_pointer(const cpath *p, char *out, size_t size) {
   for (int i = 0; i < p->n; i++) {
     snprintf(tmp, sizeof tmp, "%s", out);
     if (p->el[i].key)
-      dg_pointer_append(out, size, tmp, p->el[i].key);
+      dgp_pointer_append(out, size, tmp, p->el[i].key);
     else
-      dg_pointer_index(out, size, tmp, (size_t)p->el[i].index);
+      dgp_pointer_index(out, size, tmp, (size_t)p->el[i].index);
   }
 }
 
@@ -302,7 +304,7 @@ static void cfail(cctx *c, const cfile *f, const cpath *p, int code, const char 
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dg_error_set(c->err, code, f->path, ptr, "%s%s%s", shown, shown[0] ? ": " : "", msg);
+  dgp_error_set(c->err, code, f->path, ptr, "%s%s%s", shown, shown[0] ? ": " : "", msg);
   line_col(f->text, locate(f->text, p), &c->err->line, &c->err->column);
 }
 
@@ -330,7 +332,7 @@ static void cnote(cctx *c, const cfile *f, const cpath *p, bool warning, const c
   int line = 0, col = 0;
   if (p)
     line_col(f->text, locate(f->text, p), &line, &col);
-  dg_import_notify(c->notes, c->user, f->path, line, col, warning, "%s%s%s", shown,
+  dgp_import_notify(c->notes, c->user, f->path, line, col, warning, "%s%s%s", shown,
                    shown[0] ? ": " : "", msg);
 }
 
@@ -369,21 +371,22 @@ static bool cload(cctx *c, cfile *f, const char *path) {
   memset(f, 0, sizeof *f);
   f->path = path;
   size_t len;
-  f->text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  f->text = dgp_read_input(path, &len, why, sizeof why);
   if (!f->text) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_IO, path, "", "cannot read file: %s", strerror(errno));
+    dgp_error_set(c->err, DG_ERR_IO, path, "", "%s", why);
     return false;
   }
   if (strlen(f->text) != len) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected JSON text");
+    dgp_error_set(c->err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected JSON text");
     return false;
   }
   size_t open = strip_comments(f->text);
   if (open) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_SYNTAX, path, "", "unterminated /* comment");
+    dgp_error_set(c->err, DG_ERR_SYNTAX, path, "", "unterminated /* comment");
     if (c->err)
       line_col(f->text, open - 1, &c->err->line, &c->err->column);
     return false;
@@ -396,7 +399,7 @@ static bool cload(cctx *c, cfile *f, const char *path) {
   f->root = json_loads(f->text, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
   if (!f->root) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_SYNTAX, path, "", "syntax error: %s", je.text);
+    dgp_error_set(c->err, DG_ERR_SYNTAX, path, "", "syntax error: %s", je.text);
     if (c->err) {
       c->err->line = je.line > 0 ? je.line : 1;
       c->err->column = je.column > 0 ? je.column : 1;
@@ -407,7 +410,7 @@ static bool cload(cctx *c, cfile *f, const char *path) {
   if (f->text[end]) {
     int line, col;
     line_col(f->text, end, &line, &col);
-    dg_import_notify(c->notes, c->user, path, line, col, true,
+    dgp_import_notify(c->notes, c->user, path, line, col, true,
                      "text after the end of the JSON document ignored");
   }
   if (!json_is_object(f->root)) {
@@ -453,7 +456,7 @@ static bool cvalue_num(cctx *c, const cfile *f, const cpath *p, const json_t *v,
   double x = json_number_value(v);
   if (!in_range(x, r)) {
     cfail(c, f, p, DG_ERR_RANGE, "must be %s (got %g)",
-          dg_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
+          dgp_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
     return false;
   }
   *out = x;
@@ -514,7 +517,7 @@ static bool cnumbers(cctx *c, const cfile *f, cpath p, const crange *r, int min_
           min_len == 1 ? "value" : "values", len);
     return false;
   }
-  double *a = dg_arena_alloc(c->arena, sizeof *a * (size_t)(len ? len : 1));
+  double *a = dgp_arena_alloc(c->arena, sizeof *a * (size_t)(len ? len : 1));
   if (!a) {
     cfail(c, f, &p, DG_ERR_NOMEM, "out of memory");
     return false;
@@ -553,8 +556,8 @@ static bool cread_map(cctx *c, const cfile *f, cpath p, const char *xname, cmap 
     cfail(c, f, &p, DG_ERR_SCHEMA, "must have at least 2 points (got %d)", len);
     return false;
   }
-  m->x = dg_arena_alloc(c->arena, sizeof *m->x * (size_t)len);
-  m->y = dg_arena_alloc(c->arena, sizeof *m->y * (size_t)len);
+  m->x = dgp_arena_alloc(c->arena, sizeof *m->x * (size_t)len);
+  m->y = dgp_arena_alloc(c->arena, sizeof *m->y * (size_t)len);
   if (!m->x || !m->y) {
     cfail(c, f, &p, DG_ERR_NOMEM, "out of memory");
     return false;
@@ -610,8 +613,8 @@ static bool map_from_zero(cctx *c, const cfile *f, const cpath *p, const cmap *m
   while (m->x[first] <= 0.0)
     first++; /* first point strictly above 0 */
   int n = m->n - first + 1;
-  out->x = dg_arena_alloc(c->arena, sizeof *out->x * (size_t)n);
-  out->y = dg_arena_alloc(c->arena, sizeof *out->y * (size_t)n);
+  out->x = dgp_arena_alloc(c->arena, sizeof *out->x * (size_t)n);
+  out->y = dgp_arena_alloc(c->arena, sizeof *out->y * (size_t)n);
   if (!out->x || !out->y) {
     cfail(c, f, p, DG_ERR_NOMEM, "out of memory");
     return false;
@@ -725,7 +728,7 @@ static void note_unused(cctx *c, const cfile *f, const char *key, const char *wh
  * or its last speed. */
 static double governed_speed(const cmap *full) {
   double at;
-  dg_import_peak(full->x, full->y, full->n, &at);
+  dgp_import_peak(full->x, full->y, full->n, &at);
   for (int i = 1; i < full->n; i++) {
     if (full->x[i] <= at || full->y[i] > 0.0 || full->y[i - 1] <= 0.0)
       continue;
@@ -782,8 +785,8 @@ static void read_engine(cctx *c, const cfile *f, cengine *e) {
       return;
     /* full = T + L on the union of the breakpoints (both are >= 0 now) */
     int n = 0;
-    double *x = dg_arena_alloc(c->arena, sizeof *x * (size_t)(t.n + l.n));
-    double *y = dg_arena_alloc(c->arena, sizeof *y * (size_t)(t.n + l.n));
+    double *x = dgp_arena_alloc(c->arena, sizeof *x * (size_t)(t.n + l.n));
+    double *y = dgp_arena_alloc(c->arena, sizeof *y * (size_t)(t.n + l.n));
     if (!x || !y) {
       cfail(c, f, &pt, DG_ERR_NOMEM, "out of memory");
       return;
@@ -817,7 +820,7 @@ static void read_engine(cctx *c, const cfile *f, cengine *e) {
           e->redline_rpm);
     return;
   }
-  double at, peak = dg_import_peak(e->full.x, e->full.y, e->full.n, &at);
+  double at, peak = dgp_import_peak(e->full.x, e->full.y, e->full.n, &at);
   if (!(peak > 0.0)) {
     cpath p = Pk(root, e->kind == ENGINE_SIMPLE_MAP ? "Map Full Throttle" : "Torque Map");
     cfail(c, f, &p, DG_ERR_RANGE, "the full-load torque is nowhere positive");
@@ -1102,35 +1105,35 @@ static double engine_max_rpm(const cengine *e) {
 
 static void build_engine(dg_import_graph *g, const cengine *e) {
   if (e->kind == ENGINE_SIMPLE) {
-    json_t *m = dg_import_block(g, "engine", "motor",
+    json_t *m = dgp_import_block(g, "engine", "motor",
                                 "Chrono EngineSimple: throttle x max torque, power limited");
-    dg_import_set_num(g, m, "inertia", e->inertia);
-    dg_import_set_num(g, m, "max_torque", e->max_torque);
-    dg_import_set_num(g, m, "max_power", e->max_power);
-    dg_import_set_num(g, m, "max_rpm", e->max_speed * RPM_PER_RAD_S);
-    dg_import_set_bool(g, m, "reverse", false);
+    dgp_import_set_num(g, m, "inertia", e->inertia);
+    dgp_import_set_num(g, m, "max_torque", e->max_torque);
+    dgp_import_set_num(g, m, "max_power", e->max_power);
+    dgp_import_set_num(g, m, "max_rpm", e->max_speed * RPM_PER_RAD_S);
+    dgp_import_set_bool(g, m, "reverse", false);
     return;
   }
-  json_t *b = dg_import_block(g, "engine", "engine",
+  json_t *b = dgp_import_block(g, "engine", "engine",
                               e->kind == ENGINE_SHAFTS
                                   ? "Chrono EngineShafts: full_load = Torque Map + Losses Map, "
                                     "closed_throttle = Losses Map"
                                   : "Chrono EngineSimpleMap");
-  dg_import_set_num(g, b, "inertia", e->inertia);
-  dg_import_set_num(g, b, "idle_rpm", e->idle_rpm);
-  dg_import_set_num(g, b, "redline_rpm", e->redline_rpm);
-  dg_import_set(g, b, "full_load", dg_import_table1d("rpm", e->full.x, "torque", e->full.y,
+  dgp_import_set_num(g, b, "inertia", e->inertia);
+  dgp_import_set_num(g, b, "idle_rpm", e->idle_rpm);
+  dgp_import_set_num(g, b, "redline_rpm", e->redline_rpm);
+  dgp_import_set(g, b, "full_load", dgp_import_table1d("rpm", e->full.x, "torque", e->full.y,
                                                      e->full.n));
-  dg_import_set(g, b, "closed_throttle", dg_import_table1d("rpm", e->closed.x, "torque",
+  dgp_import_set(g, b, "closed_throttle", dgp_import_table1d("rpm", e->closed.x, "torque",
                                                            e->closed.y, e->closed.n));
 }
 
 /* The gearbox block common to the stepped transmissions. */
 static json_t *build_gearbox(dg_import_graph *g, const ctrans *t, const char *doc) {
-  json_t *gb = dg_import_block(g, "gearbox", "gearbox", doc);
-  dg_import_set(g, gb, "ratios", dg_import_numbers(t->ratios, t->n));
+  json_t *gb = dgp_import_block(g, "gearbox", "gearbox", doc);
+  dgp_import_set(g, gb, "ratios", dgp_import_numbers(t->ratios, t->n));
   if (t->has_reverse)
-    dg_import_set_num(g, gb, "reverse", t->reverse);
+    dgp_import_set_num(g, gb, "reverse", t->reverse);
   return gb;
 }
 
@@ -1139,84 +1142,87 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
   bool motor = e->kind == ENGINE_SIMPLE;
   double peak_rpm = 0.0, peak = 0.0;
   if (!motor)
-    peak = dg_import_peak(e->full.x, e->full.y, e->full.n, &peak_rpm);
+    peak = dgp_import_peak(e->full.x, e->full.y, e->full.n, &peak_rpm);
   switch (t->kind) {
   case TRANS_SHAFTS: {
-    json_t *tc = dg_import_block(g, "converter", "torque_converter",
+    json_t *tc = dgp_import_block(g, "converter", "torque_converter",
                                  "Chrono AutomaticTransmissionShafts torque converter");
-    dg_import_set(g, tc, "capacity_factor",
-                  dg_import_table1d("speed_ratio", t->capacity.x, "k", t->capacity.y,
+    dgp_import_set(g, tc, "capacity_factor",
+                  dgp_import_table1d("speed_ratio", t->capacity.x, "k", t->capacity.y,
                                     t->capacity.n));
-    dg_import_set(g, tc, "torque_ratio",
-                  dg_import_table1d("speed_ratio", t->torque_ratio.x, "ratio", t->torque_ratio.y,
+    dgp_import_set(g, tc, "torque_ratio",
+                  dgp_import_table1d("speed_ratio", t->torque_ratio.x, "ratio", t->torque_ratio.y,
                                     t->torque_ratio.n));
-    dg_import_set_num(g, tc, "pump_inertia", t->motorshaft_inertia);
-    dg_import_set_num(g, tc, "turbine_inertia", t->input_inertia);
-    dg_import_connect(g, "engine.out", "converter.in");
+    dgp_import_set_num(g, tc, "pump_inertia", t->motorshaft_inertia);
+    dgp_import_set_num(g, tc, "turbine_inertia", t->input_inertia);
+    dgp_import_connect(g, "engine.out", "converter.in");
     json_t *gb = build_gearbox(g, t, "Chrono ratios output/input, inverted");
-    dg_import_set_num(g, gb, "inertia", 0.0); /* the turbine carries the input shaft */
-    dg_import_set_num(g, gb, "shift_time", t->latency < MAX_SHIFT_TIME ? t->latency
+    dgp_import_set_num(g, gb, "inertia", 0.0); /* the turbine carries the input shaft */
+    dgp_import_set_num(g, gb, "shift_time", t->latency < MAX_SHIFT_TIME ? t->latency
                                                                        : MAX_SHIFT_TIME);
     json_t *sh = json_object();
-    dg_import_set_str(g, sh, "mode", "auto_rpm");
-    dg_import_set_num(g, sh, "upshift_rpm", t->upshift_rpm);
-    dg_import_set_num(g, sh, "downshift_rpm", t->downshift_rpm);
-    dg_import_set(g, gb, "shift", sh);
-    dg_import_connect(g, "converter.out", "gearbox.in");
+    dgp_import_set_str(g, sh, "engagement", "rigid");
+    dgp_import_set_str(g, sh, "mode", "auto_rpm");
+    dgp_import_set_num(g, sh, "upshift_rpm", t->upshift_rpm);
+    dgp_import_set_num(g, sh, "downshift_rpm", t->downshift_rpm);
+    dgp_import_set(g, gb, "shift", sh);
+    dgp_import_connect(g, "converter.out", "gearbox.in");
     return "gearbox.out";
   }
   case TRANS_MANUAL: {
-    json_t *ms = dg_import_block(g, "motorshaft", "inertia",
+    json_t *ms = dgp_import_block(g, "motorshaft", "inertia",
                                  "Chrono ManualTransmissionShafts Motorshaft Inertia");
-    dg_import_set_num(g, ms, "inertia", t->motorshaft_inertia > 0.0 ? t->motorshaft_inertia
+    dgp_import_set_num(g, ms, "inertia", t->motorshaft_inertia > 0.0 ? t->motorshaft_inertia
                                                                    : 1e-3);
-    dg_import_connect(g, "engine.out", "motorshaft.in");
-    json_t *cl = dg_import_block(g, "clutch", "clutch",
+    dgp_import_connect(g, "engine.out", "motorshaft.in");
+    json_t *cl = dgp_import_block(g, "clutch", "clutch",
                                  motor ? "Chrono clutch (pedal)"
                                        : "Chrono clutch: automatic for launches, the pedal "
                                          "still opens it");
     if (!motor) {
-      dg_import_set_str(g, cl, "mode", "auto");
-      dg_import_set_num(g, cl, "idle_rpm", e->idle_rpm);
+      dgp_import_set_str(g, cl, "mode", "auto");
+      dgp_import_set_num(g, cl, "idle_rpm", e->idle_rpm);
       double lo = e->idle_rpm + 0.1 * (e->redline_rpm - e->idle_rpm);
       double hi = 0.5 * (e->idle_rpm + e->redline_rpm);
-      dg_import_set_num(g, cl, "launch_rpm", peak_rpm < lo ? lo : peak_rpm > hi ? hi : peak_rpm);
+      dgp_import_set_num(g, cl, "launch_rpm", peak_rpm < lo ? lo : peak_rpm > hi ? hi : peak_rpm);
     }
-    dg_import_set_num(g, cl, "max_torque", t->clutch_torque);
-    dg_import_set_num(g, cl, "inertia", t->input_inertia);
-    dg_import_connect(g, "motorshaft.out", "clutch.in");
+    dgp_import_set_num(g, cl, "max_torque", t->clutch_torque);
+    dgp_import_set_num(g, cl, "inertia", t->input_inertia);
+    dgp_import_connect(g, "motorshaft.out", "clutch.in");
     json_t *gb = build_gearbox(g, t, "Chrono ratios output/input, inverted; the gear input "
                                      "selects the gear");
-    dg_import_set_num(g, gb, "inertia", 0.0); /* the clutch plate carries the input shaft */
-    dg_import_set_num(g, gb, "shift_time", 0.0);
+    dgp_import_set_num(g, gb, "inertia", 0.0); /* the clutch plate carries the input shaft */
+    dgp_import_set_num(g, gb, "shift_time", 0.0);
     json_t *sh = json_object();
-    dg_import_set_str(g, sh, "mode", "manual");
-    dg_import_set(g, gb, "shift", sh);
-    dg_import_connect(g, "clutch.out", "gearbox.in");
+    dgp_import_set_str(g, sh, "engagement", "rigid");
+    dgp_import_set_str(g, sh, "mode", "manual");
+    dgp_import_set(g, gb, "shift", sh);
+    dgp_import_connect(g, "clutch.out", "gearbox.in");
     return "gearbox.out";
   }
   case TRANS_SIMPLE_MAP: {
     const char *into = "gearbox.in";
     if (!motor) {
-      dg_import_launch_clutch(g, "automatic launch clutch (Chrono's simple map has none)",
+      dgp_import_launch_clutch(g, "automatic launch clutch (Chrono's simple map has none)",
                               e->idle_rpm, e->redline_rpm, peak, peak_rpm, 0.0, 0.0);
-      dg_import_connect(g, "engine.out", "clutch.in");
-      dg_import_connect(g, "clutch.out", "gearbox.in");
+      dgp_import_connect(g, "engine.out", "clutch.in");
+      dgp_import_connect(g, "clutch.out", "gearbox.in");
     } else {
-      dg_import_connect(g, "engine.out", into);
+      dgp_import_connect(g, "engine.out", into);
     }
     json_t *gb = build_gearbox(g, t, "Chrono ratios output/input, inverted; instantaneous "
                                      "shifts on Chrono's shift points");
-    dg_import_set_num(g, gb, "shift_time", 0.0);
+    dgp_import_set_num(g, gb, "shift_time", 0.0);
     json_t *sh = json_object();
-    dg_import_set_str(g, sh, "mode", "shift_map");
-    dg_import_set(g, sh, "upshift_map", dg_import_numbers(t->up, t->n));
-    dg_import_set(g, sh, "downshift_map", dg_import_numbers(t->down, t->n));
-    dg_import_set(g, gb, "shift", sh);
+    dgp_import_set_str(g, sh, "engagement", "rigid");
+    dgp_import_set_str(g, sh, "mode", "shift_map");
+    dgp_import_set(g, sh, "upshift_map", dgp_import_numbers(t->up, t->n));
+    dgp_import_set(g, sh, "downshift_map", dgp_import_numbers(t->down, t->n));
+    dgp_import_set(g, gb, "shift", sh);
     return "gearbox.out";
   }
   case TRANS_CVT: {
-    dg_import_connect(g, "engine.out", "cvt.in");
+    dgp_import_connect(g, "engine.out", "cvt.in");
     /* in/out = 1/r(ω), r rising linearly in ω from min to max ratio */
     double w[CVT_POINTS], ratio[CVT_POINTS];
     for (int i = 0; i < CVT_POINTS; i++) {
@@ -1226,11 +1232,11 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
       ratio[i] = 1.0 / r;
     }
     w[CVT_POINTS - 1] = t->speed_end; /* exactly, despite round-off */
-    json_t *cvt = dg_import_block(g, "cvt", "cvt",
+    json_t *cvt = dgp_import_block(g, "cvt", "cvt",
                                   "Chrono AutomaticTransmissionSimpleCVT: 1/ratio over the "
                                   "driveshaft speed");
-    dg_import_set(g, cvt, "ratio", dg_import_table1d("omega_out", w, "ratio", ratio, CVT_POINTS));
-    dg_import_set_num(g, cvt, "efficiency", t->efficiency);
+    dgp_import_set(g, cvt, "ratio", dgp_import_table1d("omega_out", w, "ratio", ratio, CVT_POINTS));
+    dgp_import_set_num(g, cvt, "efficiency", t->efficiency);
     if (motor)
       return "cvt.out";
     /* The launch clutch goes after the CVT (a centrifugal clutch, as on
@@ -1242,14 +1248,14 @@ static const char *build_transmission(dg_import_graph *g, const cengine *e, cons
     double lo = e->idle_rpm + 0.1 * (e->redline_rpm - e->idle_rpm);
     double hi = 0.5 * (e->idle_rpm + e->redline_rpm);
     double launch = peak_rpm < lo ? lo : peak_rpm > hi ? hi : peak_rpm;
-    json_t *cl = dg_import_block(g, "clutch", "clutch",
+    json_t *cl = dgp_import_block(g, "clutch", "clutch",
                                  "centrifugal launch clutch after the CVT (Chrono's CVT has "
                                  "none): engine idle and launch speeds over the launch ratio");
-    dg_import_set_str(g, cl, "mode", "auto");
-    dg_import_set_num(g, cl, "max_torque", 1.25 * peak * r0);
-    dg_import_set_num(g, cl, "idle_rpm", e->idle_rpm / r0);
-    dg_import_set_num(g, cl, "launch_rpm", launch / r0);
-    dg_import_connect(g, "cvt.out", "clutch.in");
+    dgp_import_set_str(g, cl, "mode", "auto");
+    dgp_import_set_num(g, cl, "max_torque", 1.25 * peak * r0);
+    dgp_import_set_num(g, cl, "idle_rpm", e->idle_rpm / r0);
+    dgp_import_set_num(g, cl, "launch_rpm", launch / r0);
+    dgp_import_connect(g, "cvt.out", "clutch.in");
     return "clutch.out";
   }
   default:
@@ -1278,27 +1284,27 @@ static const char *base_name(const char *path) {
 
 char *dg_import_chrono_to_json(const char *engine, const char *transmission, const char *vehicle,
                                dg_diag_fn notes, void *user, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!engine || !transmission) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "an engine file and a transmission file are needed");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "an engine file and a transmission file are needed");
     return NULL;
   }
-  cctx c = {.err = err, .notes = notes, .user = user, .arena = dg_arena_new()};
+  cctx c = {.err = err, .notes = notes, .user = user, .arena = dgp_arena_new()};
   if (!c.arena) {
-    dg_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
     return NULL;
   }
   dg_import_vehicle v;
   double final_drive = DEFAULT_FINAL_DRIVE;
   bool has_fd = false;
   if (vehicle) {
-    if (dg_import_yaml_vehicle(vehicle, &v, &final_drive, &has_fd, notes, user, err) != DG_OK)
+    if (dgp_import_yaml_vehicle(vehicle, &v, &final_drive, &has_fd, notes, user, err) != DG_OK)
       c.failed = true;
   } else {
-    dg_import_vehicle_default(&v);
+    dgp_import_vehicle_default(&v);
   }
   if (!has_fd && !c.failed)
-    dg_import_notify(notes, user, vehicle ? vehicle : engine, 0, 0, false,
+    dgp_import_notify(notes, user, vehicle ? vehicle : engine, 0, 0, false,
                      "final drive not given (Chrono keeps it in the driveline): the default "
                      "sedan's %g",
                      final_drive);
@@ -1309,7 +1315,7 @@ char *dg_import_chrono_to_json(const char *engine, const char *transmission, con
     cfile tmp = ef;
     ef = tf;
     tf = tmp;
-    dg_import_notify(notes, user, transmission, 0, 0, false,
+    dgp_import_notify(notes, user, transmission, 0, 0, false,
                      "%s is the engine and %s the transmission: taken the other way round",
                      base_name(ef.path), base_name(tf.path));
   }
@@ -1339,22 +1345,22 @@ char *dg_import_chrono_to_json(const char *engine, const char *transmission, con
              engine_templates[e.kind], base_name(ef.path), trans_templates[t.kind],
              base_name(tf.path), vehicle ? base_name(vehicle) : "the default sedan",
              final_drive);
-    if (!dg_import_graph_init(&g, title, about)) {
+    if (!dgp_import_graph_init(&g, title, about)) {
       c.failed = true;
-      dg_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
+      dgp_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
     } else {
       build_engine(&g, &e);
       const char *out = build_transmission(&g, &e, &t);
-      dg_import_driveline(&g, &v, out, final_drive, t.driveshaft_inertia);
-      json = g.nomem ? NULL : dg_import_dump(g.root);
+      dgp_import_driveline(&g, &v, out, final_drive, t.driveshaft_inertia);
+      json = g.nomem ? NULL : dgp_import_dump(g.root);
       if (!json)
-        dg_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
+        dgp_error_set(err, DG_ERR_NOMEM, engine, "", "out of memory");
     }
   }
-  dg_import_graph_free(&g);
+  dgp_import_graph_free(&g);
   cfree(&ef);
   cfree(&tf);
-  dg_arena_free(c.arena);
+  dgp_arena_free(c.arena);
   return json;
 }
 
@@ -1363,7 +1369,7 @@ dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engine,
   char *json = dg_import_chrono_to_json(engine, transmission, vehicle, NULL, NULL, err);
   if (!json)
     return NULL;
-  dg_graph *g = dg_import_load(reg, json, engine, err);
+  dg_graph *g = dgp_import_load(reg, json, engine, err);
   free(json);
   return g;
 }

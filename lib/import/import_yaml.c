@@ -35,7 +35,7 @@
  * engine_rotational_inertia) behind a `gear` of final_drive_ratio.
  *
  * What the config leaves out comes from the default sedan
- * (dg_import_vehicle_default and the POWERTRAIN_* defaults below, listed in
+ * (dgp_import_vehicle_default and the POWERTRAIN_* defaults below, listed in
  * docs/import.md, "YAML vehicle configs"). Keys the simulation does not
  * use are ignored with a note; an unknown key close to a known one gets a
  * "did you mean" warning. Every error names file:line:column (libyaml's
@@ -62,7 +62,7 @@
 /* ------------------------------------------------------------------------ */
 /* The default sedan                                                        */
 
-void dg_import_vehicle_default(dg_import_vehicle *v) {
+void dgp_import_vehicle_default(dg_import_vehicle *v) {
   *v = (dg_import_vehicle){
       .mass = 1500.0,
       .wheelbase = 2.7,
@@ -94,7 +94,7 @@ void dg_import_vehicle_default(dg_import_vehicle *v) {
 /* ------------------------------------------------------------------------ */
 /* Notes                                                                    */
 
-void dg_import_notify(dg_diag_fn fn, void *user, const char *file, int line, int column,
+void dgp_import_notify(dg_diag_fn fn, void *user, const char *file, int line, int column,
                       bool warning, const char *fmt, ...) {
   if (!fn)
     return;
@@ -115,7 +115,7 @@ void dg_import_notify(dg_diag_fn fn, void *user, const char *file, int line, int
 /* ------------------------------------------------------------------------ */
 /* The graph document                                                       */
 
-bool dg_import_graph_init(dg_import_graph *g, const char *name, const char *description) {
+bool dgp_import_graph_init(dg_import_graph *g, const char *name, const char *description) {
   memset(g, 0, sizeof *g);
   g->root = json_object();
   g->blocks = json_object();
@@ -127,10 +127,10 @@ bool dg_import_graph_init(dg_import_graph *g, const char *name, const char *desc
     memset(g, 0, sizeof *g);
     return false;
   }
-  dg_import_set_int(g, g->root, "drivegraph", 1);
-  dg_import_set_str(g, g->root, "name", name);
+  dgp_import_set_int(g, g->root, "drivegraph", 1);
+  dgp_import_set_str(g, g->root, "name", name);
   if (description)
-    dg_import_set_str(g, g->root, "description", description);
+    dgp_import_set_str(g, g->root, "description", description);
   /* the root takes the references; the borrowed pointers stay valid */
   if (json_object_set_new(g->root, "blocks", g->blocks) != 0 ||
       json_object_set_new(g->root, "connections", g->conns) != 0) {
@@ -141,47 +141,47 @@ bool dg_import_graph_init(dg_import_graph *g, const char *name, const char *desc
   return !g->nomem;
 }
 
-void dg_import_graph_free(dg_import_graph *g) {
+void dgp_import_graph_free(dg_import_graph *g) {
   if (g) {
     json_decref(g->root);
     memset(g, 0, sizeof *g);
   }
 }
 
-void dg_import_set(dg_import_graph *g, json_t *obj, const char *key, json_t *value) {
+void dgp_import_set(dg_import_graph *g, json_t *obj, const char *key, json_t *value) {
   if (!obj || !value || json_object_set_new(obj, key, value) != 0)
     g->nomem = true;
 }
 
-void dg_import_set_num(dg_import_graph *g, json_t *obj, const char *key, double value) {
-  dg_import_set(g, obj, key, json_real(value));
+void dgp_import_set_num(dg_import_graph *g, json_t *obj, const char *key, double value) {
+  dgp_import_set(g, obj, key, json_real(value));
 }
 
-void dg_import_set_int(dg_import_graph *g, json_t *obj, const char *key, long value) {
-  dg_import_set(g, obj, key, json_integer(value));
+void dgp_import_set_int(dg_import_graph *g, json_t *obj, const char *key, long value) {
+  dgp_import_set(g, obj, key, json_integer(value));
 }
 
-void dg_import_set_str(dg_import_graph *g, json_t *obj, const char *key, const char *value) {
-  dg_import_set(g, obj, key, json_string(value ? value : ""));
+void dgp_import_set_str(dg_import_graph *g, json_t *obj, const char *key, const char *value) {
+  dgp_import_set(g, obj, key, json_string(value ? value : ""));
 }
 
-void dg_import_set_bool(dg_import_graph *g, json_t *obj, const char *key, bool value) {
-  dg_import_set(g, obj, key, json_boolean(value));
+void dgp_import_set_bool(dg_import_graph *g, json_t *obj, const char *key, bool value) {
+  dgp_import_set(g, obj, key, json_boolean(value));
 }
 
-json_t *dg_import_block(dg_import_graph *g, const char *id, const char *type, const char *doc) {
+json_t *dgp_import_block(dg_import_graph *g, const char *id, const char *type, const char *doc) {
   json_t *b = json_object();
   if (!b || json_object_set_new(g->blocks, id, b) != 0) {
     g->nomem = true;
     return NULL;
   }
-  dg_import_set_str(g, b, "type", type);
+  dgp_import_set_str(g, b, "type", type);
   if (doc)
-    dg_import_set_str(g, b, "doc", doc);
+    dgp_import_set_str(g, b, "doc", doc);
   return b;
 }
 
-json_t *dg_import_numbers(const double *v, int n) {
+json_t *dgp_import_numbers(const double *v, int n) {
   json_t *a = json_array();
   for (int i = 0; a && i < n; i++)
     if (json_array_append_new(a, json_real(v[i])) != 0) {
@@ -191,10 +191,10 @@ json_t *dg_import_numbers(const double *v, int n) {
   return a;
 }
 
-json_t *dg_import_table1d(const char *xname, const double *x, const char *yname, const double *y,
+json_t *dgp_import_table1d(const char *xname, const double *x, const char *yname, const double *y,
                           int n) {
   json_t *t = json_object();
-  json_t *xs = dg_import_numbers(x, n), *ys = dg_import_numbers(y, n);
+  json_t *xs = dgp_import_numbers(x, n), *ys = dgp_import_numbers(y, n);
   if (!t || !xs || !ys || json_object_set_new(t, xname, xs) != 0) {
     json_decref(t);
     json_decref(xs);
@@ -208,13 +208,13 @@ json_t *dg_import_table1d(const char *xname, const double *x, const char *yname,
   return t;
 }
 
-void dg_import_connect(dg_import_graph *g, const char *from, const char *to) {
+void dgp_import_connect(dg_import_graph *g, const char *from, const char *to) {
   json_t *pair = json_pack("[ss]", from, to);
   if (!pair || json_array_append_new(g->conns, pair) != 0)
     g->nomem = true;
 }
 
-double dg_import_peak(const double *x, const double *y, int n, double *at) {
+double dgp_import_peak(const double *x, const double *y, int n, double *at) {
   double best = -INFINITY;
   *at = n > 0 ? x[0] : 0.0;
   for (int i = 0; i < n; i++)
@@ -230,19 +230,19 @@ double dg_import_peak(const double *x, const double *y, int n, double *at) {
  * front axle gets brake_bias_front of the total. */
 static void add_wheel(dg_import_graph *g, const dg_import_vehicle *v, const char *id, int index) {
   bool front = index < 2;
-  json_t *w = dg_import_block(g, id, "wheel", NULL);
-  dg_import_set_num(g, w, "radius", v->wheel_radius);
-  dg_import_set_num(g, w, "inertia", v->wheel_inertia[index]);
-  dg_import_set_num(g, w, "brake_torque", v->max_brake_torque / 2.0);
-  dg_import_set_num(g, w, "brake_share", front ? v->brake_bias_front : 1.0 - v->brake_bias_front);
+  json_t *w = dgp_import_block(g, id, "wheel", NULL);
+  dgp_import_set_num(g, w, "radius", v->wheel_radius);
+  dgp_import_set_num(g, w, "inertia", v->wheel_inertia[index]);
+  dgp_import_set_num(g, w, "brake_torque", v->max_brake_torque / 2.0);
+  dgp_import_set_num(g, w, "brake_share", front ? v->brake_bias_front : 1.0 - v->brake_bias_front);
   json_t *tyre = json_object();
-  dg_import_set_str(g, tyre, "model", "magic_formula");
-  dg_import_set_num(g, tyre, "B", v->tyre_b);
-  dg_import_set_num(g, tyre, "C", v->tyre_c);
-  dg_import_set_num(g, tyre, "D", v->tyre_d);
-  dg_import_set_num(g, tyre, "E", v->tyre_e);
-  dg_import_set_num(g, tyre, "relaxation_length", v->relaxation_length);
-  dg_import_set(g, w, "tyre", tyre);
+  dgp_import_set_str(g, tyre, "model", "magic_formula");
+  dgp_import_set_num(g, tyre, "B", v->tyre_b);
+  dgp_import_set_num(g, tyre, "C", v->tyre_c);
+  dgp_import_set_num(g, tyre, "D", v->tyre_d);
+  dgp_import_set_num(g, tyre, "E", v->tyre_e);
+  dgp_import_set_num(g, tyre, "relaxation_length", v->relaxation_length);
+  dgp_import_set(g, w, "tyre", tyre);
 }
 
 /* An axle differential of the configured kind. vdsim-style LSD bias b
@@ -250,65 +250,65 @@ static void add_wheel(dg_import_graph *g, const dg_import_vehicle *v, const char
  * pack with power and coast ramps b: capacity b·|T_in|. */
 static void add_axle_diff(dg_import_graph *g, const dg_import_vehicle *v, const char *id) {
   static const char *const kinds[] = {"open", "locked", "clutch_lsd"};
-  json_t *d = dg_import_block(g, id, "differential", NULL);
-  dg_import_set_str(g, d, "kind", kinds[v->diff]);
+  json_t *d = dgp_import_block(g, id, "differential", NULL);
+  dgp_import_set_str(g, d, "kind", kinds[v->diff]);
   if (v->diff == DG_DIFF_LSD) {
-    dg_import_set_num(g, d, "preload", 0.0);
-    dg_import_set_num(g, d, "power_ramp", v->lsd_bias);
-    dg_import_set_num(g, d, "coast_ramp", v->lsd_bias);
+    dgp_import_set_num(g, d, "preload", 0.0);
+    dgp_import_set_num(g, d, "power_ramp", v->lsd_bias);
+    dgp_import_set_num(g, d, "coast_ramp", v->lsd_bias);
   }
 }
 
-void dg_import_driveline(dg_import_graph *g, const dg_import_vehicle *v, const char *from,
+void dgp_import_driveline(dg_import_graph *g, const dg_import_vehicle *v, const char *from,
                          double final_drive, double final_inertia) {
-  json_t *fin = dg_import_block(g, "final", "gear", NULL);
-  dg_import_set_num(g, fin, "ratio", final_drive);
+  json_t *fin = dgp_import_block(g, "final", "gear", NULL);
+  dgp_import_set_num(g, fin, "ratio", final_drive);
   if (final_inertia > 0.0)
-    dg_import_set_num(g, fin, "inertia", final_inertia);
-  dg_import_connect(g, from, "final.in");
+    dgp_import_set_num(g, fin, "inertia", final_inertia);
+  dgp_import_connect(g, from, "final.in");
   static const char *const wheels[4] = {"wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"};
   static const char *const body_ports[4] = {"body.front_left", "body.front_right",
                                             "body.rear_left", "body.rear_right"};
   if (v->drive == DG_DRIVE_AWD) {
-    json_t *c = dg_import_block(g, "centre", "differential",
+    json_t *c = dgp_import_block(g, "centre", "differential",
                                 "centre differential: left output to the front axle");
-    dg_import_set_str(g, c, "kind", "open");
-    dg_import_set_num(g, c, "split", v->split_front);
-    dg_import_connect(g, "final.out", "centre.in");
+    dgp_import_set_str(g, c, "kind", "open");
+    dgp_import_set_num(g, c, "split", v->split_front);
+    dgp_import_connect(g, "final.out", "centre.in");
     add_axle_diff(g, v, "diff_f");
     add_axle_diff(g, v, "diff_r");
-    dg_import_connect(g, "centre.left", "diff_f.in");
-    dg_import_connect(g, "centre.right", "diff_r.in");
-    dg_import_connect(g, "diff_f.left", "wheel_fl.hub");
-    dg_import_connect(g, "diff_f.right", "wheel_fr.hub");
-    dg_import_connect(g, "diff_r.left", "wheel_rl.hub");
-    dg_import_connect(g, "diff_r.right", "wheel_rr.hub");
+    dgp_import_connect(g, "centre.left", "diff_f.in");
+    dgp_import_connect(g, "centre.right", "diff_r.in");
+    dgp_import_connect(g, "diff_f.left", "wheel_fl.hub");
+    dgp_import_connect(g, "diff_f.right", "wheel_fr.hub");
+    dgp_import_connect(g, "diff_r.left", "wheel_rl.hub");
+    dgp_import_connect(g, "diff_r.right", "wheel_rr.hub");
   } else {
     int first = v->drive == DG_DRIVE_FWD ? 0 : 2;
     add_axle_diff(g, v, "diff");
-    dg_import_connect(g, "final.out", "diff.in");
+    dgp_import_connect(g, "final.out", "diff.in");
     char hub[32];
     snprintf(hub, sizeof hub, "%s.hub", wheels[first]);
-    dg_import_connect(g, "diff.left", hub);
+    dgp_import_connect(g, "diff.left", hub);
     snprintf(hub, sizeof hub, "%s.hub", wheels[first + 1]);
-    dg_import_connect(g, "diff.right", hub);
+    dgp_import_connect(g, "diff.right", hub);
   }
   for (int i = 0; i < 4; i++)
     add_wheel(g, v, wheels[i], i);
-  json_t *body = dg_import_block(g, "body", "vehicle", NULL);
-  dg_import_set_num(g, body, "mass", v->mass);
-  dg_import_set_num(g, body, "wheelbase", v->wheelbase);
-  dg_import_set_num(g, body, "cg_to_front", v->cg_to_front);
-  dg_import_set_num(g, body, "cg_height", v->cg_height);
-  dg_import_set_num(g, body, "track_front", v->track_front);
-  dg_import_set_num(g, body, "track_rear", v->track_rear);
-  dg_import_set_num(g, body, "cda", v->cda);
-  dg_import_set_num(g, body, "air_density", v->air_density);
-  dg_import_set_num(g, body, "rolling_resistance", v->rolling_resistance);
+  json_t *body = dgp_import_block(g, "body", "vehicle", NULL);
+  dgp_import_set_num(g, body, "mass", v->mass);
+  dgp_import_set_num(g, body, "wheelbase", v->wheelbase);
+  dgp_import_set_num(g, body, "cg_to_front", v->cg_to_front);
+  dgp_import_set_num(g, body, "cg_height", v->cg_height);
+  dgp_import_set_num(g, body, "track_front", v->track_front);
+  dgp_import_set_num(g, body, "track_rear", v->track_rear);
+  dgp_import_set_num(g, body, "cda", v->cda);
+  dgp_import_set_num(g, body, "air_density", v->air_density);
+  dgp_import_set_num(g, body, "rolling_resistance", v->rolling_resistance);
   for (int i = 0; i < 4; i++) {
     char ground[32];
     snprintf(ground, sizeof ground, "%s.ground", wheels[i]);
-    dg_import_connect(g, ground, body_ports[i]);
+    dgp_import_connect(g, ground, body_ports[i]);
   }
 }
 
@@ -437,7 +437,7 @@ static void dump_value(sbuf *b, const json_t *v, int depth) {
   }
 }
 
-char *dg_import_dump(const json_t *root) {
+char *dgp_import_dump(const json_t *root) {
   sbuf b = {0};
   dump_value(&b, root, 0);
   sb_puts(&b, "\n");
@@ -448,7 +448,7 @@ char *dg_import_dump(const json_t *root) {
   return b.s;
 }
 
-dg_graph *dg_import_load(const dg_registry *reg, const char *json, const char *file,
+dg_graph *dgp_import_load(const dg_registry *reg, const char *json, const char *file,
                          dg_error *err) {
   return dg_graph_load_string(reg, json, file, err);
 }
@@ -550,7 +550,7 @@ static void yfail(yctx *c, const yaml_node_t *at, int code, const char *ptr, con
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dg_error_set(c->err, code, c->file, ptr, "%s%s%s", shown, shown[0] ? ": " : "", msg);
+  dgp_error_set(c->err, code, c->file, ptr, "%s%s%s", shown, shown[0] ? ": " : "", msg);
   c->err->line = at ? mark_line(at) : 1;
   c->err->column = at ? mark_column(at) : 1;
 }
@@ -565,7 +565,7 @@ static void ynote(yctx *c, const yaml_node_t *at, bool warning, const char *fmt,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  dg_import_notify(c->notes, c->user, c->file, mark_line(at), mark_column(at), warning, "%s",
+  dgp_import_notify(c->notes, c->user, c->file, mark_line(at), mark_column(at), warning, "%s",
                    msg);
 }
 
@@ -654,11 +654,11 @@ static const char *describe(const yaml_node_t *n, char *buf, size_t size) {
 }
 
 static void child_ptr(char *out, size_t size, const char *base, const char *key) {
-  dg_pointer_append(out, size, base, key);
+  dgp_pointer_append(out, size, base, key);
 }
 
 static void index_ptr(char *out, size_t size, const char *base, size_t i) {
-  dg_pointer_index(out, size, base, i);
+  dgp_pointer_index(out, size, base, i);
 }
 
 /* Mapping pairs with their key and value nodes. */
@@ -764,7 +764,7 @@ static bool ynumber_node(yctx *c, const yaml_node_t *n, const char *ptr, const y
   }
   if (!in_range(x, r)) {
     yfail(c, n, DG_ERR_RANGE, ptr, "must be %s (got %g)",
-          dg_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
+          dgp_range_text(buf, sizeof buf, r->flags, r->min, r->max, DG_RANGE_BOUNDS), x);
     return false;
   }
   *out = x;
@@ -797,7 +797,7 @@ static bool ynumbers_node(yctx *c, const yaml_node_t *n, const char *ptr, const 
           min_len == 1 ? "value" : "values", len);
     return false;
   }
-  double *v = dg_arena_alloc(c->arena, sizeof *v * (size_t)(len ? len : 1));
+  double *v = dgp_arena_alloc(c->arena, sizeof *v * (size_t)(len ? len : 1));
   if (!v) {
     yfail(c, n, DG_ERR_NOMEM, ptr, "out of memory");
     return false;
@@ -954,7 +954,7 @@ static bool yper_wheel(yctx *c, const yaml_node_t *map, const char *key, const y
 static void ydefault(yctx *c, const yaml_node_t *map, const char *key, const char *what,
                      double value, const char *unit) {
   if (!yget(c, map, key))
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "%s not given: default sedan's %s %g%s%s", key, what, value,
                      unit[0] ? " " : "", unit);
 }
@@ -1015,7 +1015,7 @@ static void read_vehicle(yctx *c, const yaml_node_t *root, dg_import_vehicle *v)
   } else {
     /* the default sedan's weight distribution, 1.2 m of 2.7 m */
     v->cg_to_front = v->wheelbase * 1.2 / 2.7;
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "cg_to_front not given: %g m (the default sedan's 1.2/2.7 of the wheelbase)",
                      v->cg_to_front);
   }
@@ -1049,7 +1049,7 @@ static void read_vehicle(yctx *c, const yaml_node_t *root, dg_import_vehicle *v)
     v->wheel_inertia[i] =
         inertia[i] > 0.0 ? inertia[i] : 0.5 * unsprung[i] * v->wheel_radius * v->wheel_radius;
   if (!yget(c, r, "wheel_inertia"))
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "wheel_inertia not given: 0.5 x unsprung mass x wheel radius^2 = %g kg*m^2",
                      v->wheel_inertia[0]);
   static const char *const drives[] = {"FWD", "RWD", "AWD"};
@@ -1057,7 +1057,7 @@ static void read_vehicle(yctx *c, const yaml_node_t *root, dg_import_vehicle *v)
   if (yenum(c, r, "", "drive_type", drives, 3, &drive))
     v->drive = (dg_import_drive)drive;
   else if (!c->failed)
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "drive_type not given: default sedan's RWD");
   const yrange split = {DG_P_MIN_EXCL | DG_P_MAX_EXCL, 0, 1};
   if (ynum(c, r, "", "drive_split_front", &split, &v->split_front) && v->drive != DG_DRIVE_AWD)
@@ -1078,7 +1078,7 @@ static void read_vehicle(yctx *c, const yaml_node_t *root, dg_import_vehicle *v)
   bool has_area = ynum(c, r, "", "frontal_area", &NON_NEGATIVE, &area);
   v->cda = cd * area;
   if (!has_cd || !has_area)
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "drag: aero_drag_coeff %g x frontal_area %g m^2 (%s from the default sedan)",
                      cd, area, !has_cd && !has_area ? "both" : !has_cd ? "Cd" : "area");
   ynum(c, r, "", "air_density", &POSITIVE, &v->air_density);
@@ -1172,7 +1172,7 @@ static void read_engine(yctx *c, const yaml_node_t *eng, ypowertrain *p) {
           p->n_throttle, p->n_throttle, rows);
     return;
   }
-  p->torque = dg_arena_alloc(c->arena, sizeof *p->torque * (size_t)(rows * p->n_rpm));
+  p->torque = dgp_arena_alloc(c->arena, sizeof *p->torque * (size_t)(rows * p->n_rpm));
   if (!p->torque) {
     yfail(c, map, DG_ERR_NOMEM, mp, "out of memory");
     return;
@@ -1303,13 +1303,13 @@ static void read_powertrain(yctx *c, const yaml_node_t *pt, ypowertrain *p) {
   if (gb && !c->failed)
     read_gearbox(c, gb, p);
   else if (!c->failed)
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "powertrain.gearbox not given: the default sedan's 5-speed gearbox");
   yaml_node_t *sh = yget(c, pt, "shift");
   if (sh && !c->failed)
     read_shift(c, sh, gb, p);
   else if (!c->failed)
-    dg_import_notify(c->notes, c->user, c->file, 0, 0, false,
+    dgp_import_notify(c->notes, c->user, c->file, 0, 0, false,
                      "powertrain.shift not given: mode manual (the gear input selects the gear)");
   yaml_node_t *cl = yget(c, pt, "clutch");
   if (cl && !c->failed && ymapping(c, cl, "/powertrain/clutch")) {
@@ -1332,7 +1332,7 @@ static void read_powertrain(yctx *c, const yaml_node_t *pt, ypowertrain *p) {
  * any throttle; fully engaged at the speed of peak torque, kept between
  * idle + 10 % and halfway to the redline of the engine's range, so a
  * full-throttle launch slips with the engine near its best torque. */
-void dg_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rpm,
+void dgp_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rpm,
                              double redline_rpm, double peak_torque, double peak_rpm,
                              double max_torque, double launch_rpm) {
   if (!(max_torque > 0.0))
@@ -1341,51 +1341,51 @@ void dg_import_launch_clutch(dg_import_graph *g, const char *doc, double idle_rp
     double lo = idle_rpm + 0.1 * (redline_rpm - idle_rpm), hi = 0.5 * (idle_rpm + redline_rpm);
     launch_rpm = peak_rpm < lo ? lo : peak_rpm > hi ? hi : peak_rpm;
   }
-  json_t *cl = dg_import_block(g, "clutch", "clutch", doc);
-  dg_import_set_str(g, cl, "mode", "auto");
-  dg_import_set_num(g, cl, "max_torque", max_torque);
-  dg_import_set_num(g, cl, "idle_rpm", idle_rpm);
-  dg_import_set_num(g, cl, "launch_rpm", launch_rpm);
+  json_t *cl = dgp_import_block(g, "clutch", "clutch", doc);
+  dgp_import_set_str(g, cl, "mode", "auto");
+  dgp_import_set_num(g, cl, "max_torque", max_torque);
+  dgp_import_set_num(g, cl, "idle_rpm", idle_rpm);
+  dgp_import_set_num(g, cl, "launch_rpm", launch_rpm);
 }
 
 static void build_powertrain(dg_import_graph *g, const ypowertrain *p) {
-  json_t *e = dg_import_block(g, "engine", "engine", NULL);
-  dg_import_set_num(g, e, "inertia", p->inertia);
-  dg_import_set_num(g, e, "idle_rpm", p->idle_rpm);
-  dg_import_set_num(g, e, "redline_rpm", p->redline_rpm);
+  json_t *e = dgp_import_block(g, "engine", "engine", NULL);
+  dgp_import_set_num(g, e, "inertia", p->inertia);
+  dgp_import_set_num(g, e, "idle_rpm", p->idle_rpm);
+  dgp_import_set_num(g, e, "redline_rpm", p->redline_rpm);
   json_t *map = json_object(), *rows = json_array();
-  dg_import_set(g, map, "rpm", dg_import_numbers(p->rpm, p->n_rpm));
-  dg_import_set(g, map, "throttle", dg_import_numbers(p->throttle, p->n_throttle));
+  dgp_import_set(g, map, "rpm", dgp_import_numbers(p->rpm, p->n_rpm));
+  dgp_import_set(g, map, "throttle", dgp_import_numbers(p->throttle, p->n_throttle));
   for (int i = 0; rows && i < p->n_throttle; i++)
-    if (json_array_append_new(rows, dg_import_numbers(p->torque + i * p->n_rpm, p->n_rpm)) != 0)
+    if (json_array_append_new(rows, dgp_import_numbers(p->torque + i * p->n_rpm, p->n_rpm)) != 0)
       g->nomem = true;
-  dg_import_set(g, map, "torque", rows);
-  dg_import_set(g, e, "torque_map", map);
+  dgp_import_set(g, map, "torque", rows);
+  dgp_import_set(g, e, "torque_map", map);
 
   double peak_rpm;
   const double *full = p->torque + (p->n_throttle - 1) * p->n_rpm;
-  double peak = dg_import_peak(p->rpm, full, p->n_rpm, &peak_rpm);
-  dg_import_launch_clutch(g, "automatic launch clutch: open at idle, closed at launch_rpm",
+  double peak = dgp_import_peak(p->rpm, full, p->n_rpm, &peak_rpm);
+  dgp_import_launch_clutch(g, "automatic launch clutch: open at idle, closed at launch_rpm",
                           p->idle_rpm, p->redline_rpm, peak, peak_rpm,
                           p->has_clutch_torque ? p->clutch_torque : 0.0,
                           p->has_launch_rpm ? p->launch_rpm : 0.0);
-  dg_import_connect(g, "engine.out", "clutch.in");
+  dgp_import_connect(g, "engine.out", "clutch.in");
 
-  json_t *gb = dg_import_block(g, "gearbox", "gearbox", NULL);
-  dg_import_set(g, gb, "ratios", dg_import_numbers(p->ratios, p->n_gears));
-  dg_import_set_num(g, gb, "reverse", p->reverse);
-  dg_import_set_num(g, gb, "efficiency", p->efficiency);
-  dg_import_set_num(g, gb, "shift_time", p->shift_time);
+  json_t *gb = dgp_import_block(g, "gearbox", "gearbox", NULL);
+  dgp_import_set(g, gb, "ratios", dgp_import_numbers(p->ratios, p->n_gears));
+  dgp_import_set_num(g, gb, "reverse", p->reverse);
+  dgp_import_set_num(g, gb, "efficiency", p->efficiency);
+  dgp_import_set_num(g, gb, "shift_time", p->shift_time);
   if (p->has_start_gear)
-    dg_import_set_int(g, gb, "start_gear", p->start_gear);
+    dgp_import_set_int(g, gb, "start_gear", p->start_gear);
   json_t *shift = json_object();
-  dg_import_set_str(g, shift, "mode", p->automatic ? "auto_rpm" : "manual");
+  dgp_import_set_str(g, shift, "mode", p->automatic ? "auto_rpm" : "manual");
   if (p->automatic) {
-    dg_import_set_num(g, shift, "upshift_rpm", p->upshift_rpm);
-    dg_import_set_num(g, shift, "downshift_rpm", p->downshift_rpm);
+    dgp_import_set_num(g, shift, "upshift_rpm", p->upshift_rpm);
+    dgp_import_set_num(g, shift, "downshift_rpm", p->downshift_rpm);
   }
-  dg_import_set(g, gb, "shift", shift);
-  dg_import_connect(g, "clutch.out", "gearbox.in");
+  dgp_import_set(g, gb, "shift", shift);
+  dgp_import_connect(g, "clutch.out", "gearbox.in");
 }
 
 /* The older flat torque: throttle × max_motor_torque × final_drive_ratio. */
@@ -1404,12 +1404,12 @@ static void build_flat(yctx *c, dg_import_graph *g, const yaml_node_t *root, dou
           "engine_rotational_inertia 0: using %g kg*m^2 (a motor block needs some inertia)",
           inertia);
   }
-  json_t *m = dg_import_block(g, "motor", "motor",
+  json_t *m = dgp_import_block(g, "motor", "motor",
                               "flat drive torque: throttle x max_torque, no power limit");
-  dg_import_set_num(g, m, "inertia", inertia);
-  dg_import_set_num(g, m, "max_torque", torque);
-  dg_import_set_num(g, m, "max_rpm", FLAT_MAX_RPM);
-  dg_import_set_bool(g, m, "reverse", true);
+  dgp_import_set_num(g, m, "inertia", inertia);
+  dgp_import_set_num(g, m, "max_torque", torque);
+  dgp_import_set_num(g, m, "max_rpm", FLAT_MAX_RPM);
+  dgp_import_set_bool(g, m, "reverse", true);
 }
 
 /* Loads the first YAML document of `path`; its root, or NULL with the
@@ -1417,15 +1417,16 @@ static void build_flat(yctx *c, dg_import_graph *g, const yaml_node_t *root, dou
 static yaml_node_t *load_yaml(yctx *c, const char *path, yaml_document_t *doc, bool *loaded) {
   *loaded = false;
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   if (!text) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_IO, path, "", "cannot read file: %s", strerror(errno));
+    dgp_error_set(c->err, DG_ERR_IO, path, "", "%s", why);
     return NULL;
   }
   if (strlen(text) != len) {
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected YAML text");
+    dgp_error_set(c->err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected YAML text");
     free(text);
     return NULL;
   }
@@ -1433,14 +1434,14 @@ static yaml_node_t *load_yaml(yctx *c, const char *path, yaml_document_t *doc, b
   if (!yaml_parser_initialize(&parser)) {
     free(text);
     c->failed = true;
-    dg_error_set(c->err, DG_ERR_NOMEM, path, "", "out of memory");
+    dgp_error_set(c->err, DG_ERR_NOMEM, path, "", "out of memory");
     return NULL;
   }
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   yaml_node_t *root = NULL;
   if (!yaml_parser_load(&parser, doc)) {
     c->failed = true;
-    dg_error_set(c->err, parser.error == YAML_MEMORY_ERROR ? DG_ERR_NOMEM : DG_ERR_SYNTAX, path,
+    dgp_error_set(c->err, parser.error == YAML_MEMORY_ERROR ? DG_ERR_NOMEM : DG_ERR_SYNTAX, path,
                  "", "syntax error: %s%s%s", parser.problem ? parser.problem : "invalid YAML",
                  parser.context ? " " : "", parser.context ? parser.context : "");
     if (c->err) {
@@ -1453,7 +1454,7 @@ static yaml_node_t *load_yaml(yctx *c, const char *path, yaml_document_t *doc, b
     root = yaml_document_get_root_node(doc);
     if (!root) {
       c->failed = true;
-      dg_error_set(c->err, DG_ERR_SYNTAX, path, "",
+      dgp_error_set(c->err, DG_ERR_SYNTAX, path, "",
                    "empty file, expected a mapping of vehicle parameters");
       if (c->err)
         c->err->line = c->err->column = 1;
@@ -1512,14 +1513,14 @@ static const char *base_name(const char *path) {
 }
 
 char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (!path) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no file name given");
     return NULL;
   }
-  yctx c = {.file = path, .err = err, .notes = notes, .user = user, .arena = dg_arena_new()};
+  yctx c = {.file = path, .err = err, .notes = notes, .user = user, .arena = dgp_arena_new()};
   if (!c.arena) {
-    dg_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
     return NULL;
   }
   yaml_document_t doc;
@@ -1531,7 +1532,7 @@ char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_
     ycheck_keys(&c, root, "", vehicle_keys, NUM_VEHICLE_KEYS, vehicle_ignored,
                 NUM_VEHICLE_IGNORED);
     dg_import_vehicle v;
-    dg_import_vehicle_default(&v);
+    dgp_import_vehicle_default(&v);
     read_vehicle(&c, root, &v);
     yaml_node_t *pt = yget(&c, root, "powertrain");
     if (pt && !c.failed && !ymapping(&c, pt, "/powertrain"))
@@ -1560,27 +1561,27 @@ char *dg_import_yaml_to_json(const char *path, dg_diag_fn notes, void *user, dg_
                               : v.drive == DG_DRIVE_RWD ? "rear-wheel" : "all-wheel",
              v.diff == DG_DIFF_OPEN ? "open" : v.diff == DG_DIFF_LOCKED ? "locked" : "limited-slip",
              v.drive == DG_DRIVE_AWD ? " axles, open centre differential" : "");
-    if (!c.failed && !dg_import_graph_init(&g, title, about))
+    if (!c.failed && !dgp_import_graph_init(&g, title, about))
       yfail(&c, NULL, DG_ERR_NOMEM, "", "out of memory");
     if (!c.failed) {
       if (with_powertrain) {
         build_powertrain(&g, &p);
-        dg_import_driveline(&g, &v, "gearbox.out", p.final_drive, 0.0);
+        dgp_import_driveline(&g, &v, "gearbox.out", p.final_drive, 0.0);
       } else {
         double fd = FLAT_FINAL_DRIVE;
         build_flat(&c, &g, root, &fd);
-        dg_import_driveline(&g, &v, "motor.out", fd, 0.0);
+        dgp_import_driveline(&g, &v, "motor.out", fd, 0.0);
       }
     }
     if (!c.failed && !g.nomem)
-      json = dg_import_dump(g.root);
+      json = dgp_import_dump(g.root);
     if (!c.failed && !json)
-      dg_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
+      dgp_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
   }
-  dg_import_graph_free(&g);
+  dgp_import_graph_free(&g);
   if (loaded)
     yaml_document_delete(&doc);
-  dg_arena_free(c.arena);
+  dgp_arena_free(c.arena);
   return json;
 }
 
@@ -1588,20 +1589,20 @@ dg_graph *dg_graph_import_yaml(const dg_registry *reg, const char *path, dg_erro
   char *json = dg_import_yaml_to_json(path, NULL, NULL, err);
   if (!json)
     return NULL;
-  dg_graph *g = dg_import_load(reg, json, path, err);
+  dg_graph *g = dgp_import_load(reg, json, path, err);
   free(json);
   return g;
 }
 
 /* Ignored keys of a --vehicle config's powertrain block. */
-int dg_import_yaml_vehicle(const char *path, dg_import_vehicle *v, double *final_drive,
+int dgp_import_yaml_vehicle(const char *path, dg_import_vehicle *v, double *final_drive,
                            bool *has_final_drive, dg_diag_fn notes, void *user, dg_error *err) {
-  dg_error_clear(err);
-  dg_import_vehicle_default(v);
+  dgp_error_clear(err);
+  dgp_import_vehicle_default(v);
   *has_final_drive = false;
-  yctx c = {.file = path, .err = err, .notes = notes, .user = user, .arena = dg_arena_new()};
+  yctx c = {.file = path, .err = err, .notes = notes, .user = user, .arena = dgp_arena_new()};
   if (!c.arena) {
-    dg_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   yaml_document_t doc;
@@ -1630,6 +1631,6 @@ int dg_import_yaml_vehicle(const char *path, dg_import_vehicle *v, double *final
   }
   if (loaded)
     yaml_document_delete(&doc);
-  dg_arena_free(c.arena);
+  dgp_arena_free(c.arena);
   return c.failed ? (err && err->code ? err->code : DG_ERR_SCHEMA) : DG_OK;
 }

@@ -97,7 +97,7 @@ static int override_error(dg_error *err, int code, const char *name, const char 
   va_end(ap);
   override_label(o, label, sizeof label);
   snprintf(text, sizeof text, "override %s: %s", label, what);
-  dg_error_set(err, code, name, path, "%s", text);
+  dgp_error_set(err, code, name, path, "%s", text);
   return code;
 }
 
@@ -124,7 +124,7 @@ static int apply_one(json_t *root, const char *name, const dg_override *o, dg_er
   }
   memcpy(id, o->key, idlen);
   id[idlen] = '\0';
-  dg_pointer_append(path, sizeof path, "/blocks", id);
+  dgp_pointer_append(path, sizeof path, "/blocks", id);
   json_t *obj = json_object_get(blocks, id);
   if (!json_is_object(obj)) {
     size_t nb = json_object_size(blocks), k = 0;
@@ -151,7 +151,7 @@ static int apply_one(json_t *root, const char *name, const dg_override *o, dg_er
   char *tok = strtok_r(rest, ".", &save);
   while (tok) {
     char *next = strtok_r(NULL, ".", &save);
-    dg_pointer_append(path, sizeof path, path, tok);
+    dgp_pointer_append(path, sizeof path, path, tok);
     if (!next) {
       if (json_object_set(obj, tok, value) != 0)
         rc = override_error(err, DG_ERR_NOMEM, name, path, o, "out of memory");
@@ -167,7 +167,7 @@ static int apply_one(json_t *root, const char *name, const dg_override *o, dg_er
     } else if (!json_is_object(child)) {
       rc = override_error(err, DG_ERR_SCHEMA, name, path, o,
                           "\"%s\" is not an object (got %s), so it has no field \"%s\"", tok,
-                          dg_json_type_name(child), next);
+                          dgp_json_type_name(child), next);
       break;
     }
     obj = child;
@@ -186,18 +186,18 @@ char *dg_override_apply(const char *json, const char *name, int n, const dg_over
                         dg_error *err) {
   if (!name)
     name = "<string>";
-  dg_error_clear(err);
+  dgp_error_clear(err);
   dg_diag d;
-  dg_diag_init(&d, name, NULL, NULL);
-  json_t *root = dg_json_parse(json, name, &d);
+  dgp_diag_init(&d, name, NULL, NULL);
+  json_t *root = dgp_json_parse(json, name, &d);
   if (!root) {
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   char *out = NULL;
   if (!json_is_object(root)) {
-    dg_error_set(err, DG_ERR_SCHEMA, name, "", "expected a graph object, got %s",
-                 dg_json_type_name(root));
+    dgp_error_set(err, DG_ERR_SCHEMA, name, "", "expected a graph object, got %s",
+                 dgp_json_type_name(root));
     goto done;
   }
   for (int i = 0; i < n; i++)
@@ -206,7 +206,7 @@ char *dg_override_apply(const char *json, const char *name, int n, const dg_over
   /* jansson keeps insertion order and prints reals with 17 digits */
   out = json_dumps(root, JSON_COMPACT);
   if (!out)
-    dg_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
 done:
   json_decref(root);
   return out;
@@ -227,7 +227,7 @@ static void override_pointer(const dg_override *o, char *buf, size_t size) {
     size_t len = dot ? (size_t)(dot - k) : strlen(k);
     char tok[DG_ERROR_PATH_LEN];
     snprintf(tok, sizeof tok, "%.*s", (int)len, k);
-    dg_pointer_append(buf, size, buf, tok);
+    dgp_pointer_append(buf, size, buf, tok);
     k += len + (dot ? 1 : 0);
   }
 }
@@ -242,15 +242,15 @@ static void error_suffix(dg_error *err, const char *suffix) {
 static dg_graph *load_overrides(const dg_registry *reg, const char *json, const char *name, int n,
                                 const dg_override *ov, unsigned opts, dg_error *err) {
   if (n <= 0)
-    return dg_graph_load_string_opts(reg, json, name, opts, err);
+    return dgp_graph_load_string_opts(reg, json, name, opts, err);
   char *text = dg_override_apply(json, name, n, ov, err);
   if (!text)
     return NULL;
   dg_error local;
-  dg_graph *g = dg_graph_load_string_opts(reg, text, name, opts, &local);
+  dg_graph *g = dgp_graph_load_string_opts(reg, text, name, opts, &local);
   free(text);
   if (g) {
-    dg_error_clear(err);
+    dgp_error_clear(err);
     return g;
   }
   char ptr[DG_ERROR_PATH_LEN], label[DG_ERROR_TEXT_LEN / 2], suffix[DG_ERROR_TEXT_LEN / 2 + 16];
@@ -325,6 +325,20 @@ static void result_fail(dg_batch_result *r, const dg_error *e) {
   r->error = *e;
 }
 
+/* The first problem a dg_diag_fn reports, into *err. */
+typedef struct first_of {
+  dg_error *err;
+  bool have;
+} first_of;
+
+static void keep_first_of(const dg_error *e, void *user) {
+  first_of *f = user;
+  if (!f->have) {
+    *f->err = *e;
+    f->have = true;
+  }
+}
+
 /* One variant, start to end (see dg_batch_run), or only its loading
  * (`load_only`, dg_batch_validate); `opts` are its load options
  * (DG_LOAD_NO_MODE_CHECK when it reuses the base graph's check). */
@@ -360,7 +374,7 @@ static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, un
   } else if (dg_graph_channel_count(g) > 0) {
     /* the launch pattern gives the standard channels only: a channel the
      * graph binds by name would stay at 0 — a plausible wrong answer */
-    dg_error_set(&err, DG_ERR_USAGE, dg_graph_file(g), dg_graph_channel_path(g, 0),
+    dgp_error_set(&err, DG_ERR_USAGE, dg_graph_file(g), dg_graph_channel_path(g, 0),
                  "the launch pattern gives throttle, brake, clutch and gear only, but the graph "
                  "binds the channel \"%s\": give a scenario that gives it",
                  dg_graph_channel_name(g, 0));
@@ -376,6 +390,13 @@ static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, un
   double dt = pick(o->dt, dg_scenario_dt(scn), 0.001);
   double duration = pick(o->duration, dg_scenario_duration(scn), 10.0);
   long total = (long)ceil(duration / dt - 1e-9);
+  {
+    first_of fo = {.err = &err};
+    if (dg_graph_check_step(g, dt, keep_first_of, &fo) > 0) {
+      result_fail(r, &err);
+      goto done;
+    }
+  }
   int sp = speed_signal(sim, o->speed_signal);
   double v_prev = sp >= 0 ? dg_sim_signal(sim, sp) : NAN, t_prev = dg_sim_time(sim);
   if (sp >= 0) {
@@ -572,7 +593,7 @@ static int classify(const plan *p, const dg_graph *graph, group *g, int v,
     const dg_override *o = override_at(p, v, k);
     const dg_param_def *def = NULL;
     const double *param = NULL;
-    unsigned effect = dg_graph_override_effect(graph, o->key, &def, &param);
+    unsigned effect = dgp_graph_override_effect(graph, o->key, &def, &param);
     if (effect == DG_P_DYNAMICS)
       continue;
     if (effect != DG_P_INERTIA || !o->value)
@@ -582,7 +603,7 @@ static int classify(const plan *p, const dg_graph *graph, group *g, int v,
     double x = number ? json_number_value(j) : 0.0;
     json_decref(j);
     /* a value parsing refuses never reaches the check: load it in full */
-    if (!number || !dg_param_value_ok(def, x))
+    if (!number || !dgp_param_value_ok(def, x))
       return VARIANT_FULL;
     int at = 0;
     while (at < m && iv[at].param != param)
@@ -779,7 +800,7 @@ static int plan_variants(plan *p, int n) {
     for (int k = 0; k < v->n_overrides; k++) {
       const dg_param_def *def;
       const double *param;
-      unsigned effect = dg_graph_override_effect(p->base, v->overrides[k].key, &def, &param);
+      unsigned effect = dgp_graph_override_effect(p->base, v->overrides[k].key, &def, &param);
       p->structural[at++] = effect == 0;
     }
     /* a structural override and another that overlap do not commute: the
@@ -918,12 +939,12 @@ static int batch_check(const dg_batch_options *opt, dg_graph **base, dg_error *e
 static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                      dg_batch_result *results, double *final_values, bool load_only,
                      dg_batch_stats *stats, dg_error *err) {
-  dg_error_clear(err);
+  dgp_error_clear(err);
   if (stats)
     memset(stats, 0, sizeof *stats);
   if (!opt || !opt->graph_json || n < 0 || (n > 0 && (!variants || !results)) ||
       (opt->n_signals > 0 && (!opt->signals || (n > 0 && !final_values)))) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "%s: missing options, graph or output",
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "%s: missing options, graph or output",
                  load_only ? "dg_batch_validate" : "dg_batch_run");
     return DG_ERR_USAGE;
   }
@@ -942,7 +963,7 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
   if (rc != DG_OK || n == 0) {
     free(reuse);
     if (rc != DG_OK)
-      dg_error_set(err, rc, "", "", "out of memory");
+      dgp_error_set(err, rc, "", "", "out of memory");
     return rc;
   }
   if (threads > n)
@@ -957,7 +978,7 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
     free(tids);
     free(started);
     free(reuse);
-    dg_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, "", "", "out of memory");
     return DG_ERR_NOMEM;
   }
   for (int k = 0; k < threads; k++)
@@ -980,7 +1001,7 @@ static int batch_run(const dg_batch_options *opt, int n, const dg_batch_variant 
   return DG_OK;
 }
 
-int dg_batch_run_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+int dgp_batch_run_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                        dg_batch_result *results, double *final_values, dg_batch_stats *stats,
                        dg_error *err) {
   return batch_run(opt, n, variants, results, final_values, false, stats, err);
@@ -991,7 +1012,7 @@ int dg_batch_run(const dg_batch_options *opt, int n, const dg_batch_variant *var
   return batch_run(opt, n, variants, results, final_values, false, NULL, err);
 }
 
-int dg_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+int dgp_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                             dg_batch_result *results, dg_batch_stats *stats, dg_error *err) {
   if (!opt)
     return batch_run(opt, n, variants, results, NULL, true, stats, err);
@@ -1005,5 +1026,5 @@ int dg_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_v
 
 int dg_batch_validate(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                       dg_batch_result *results, dg_error *err) {
-  return dg_batch_validate_stats(opt, n, variants, results, NULL, err);
+  return dgp_batch_validate_stats(opt, n, variants, results, NULL, err);
 }

@@ -13,11 +13,11 @@ typedef struct dg_batch_stats {
 } dg_batch_stats;
 
 /* dg_batch_run, filling *stats when stats is not NULL. */
-int dg_batch_run_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+int dgp_batch_run_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                        dg_batch_result *results, double *final_values, dg_batch_stats *stats,
                        dg_error *err);
 /* dg_batch_validate, filling *stats when stats is not NULL. */
-int dg_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
+int dgp_batch_validate_stats(const dg_batch_options *opt, int n, const dg_batch_variant *variants,
                             dg_batch_result *results, dg_batch_stats *stats, dg_error *err);
 
 #endif

@@ -13,8 +13,10 @@
  *           already full, so the engine is at high rpm when the clutch bites
  *           (a slipping launch that cannot stall it). The driver then
  *           shifts a manual box up near the redline: throttle off and clutch
- *           in, next gear, clutch out with the throttle back on (a box
- *           without a pedal clutch just gets the next gear input).
+ *           in, next gear, clutch out with the throttle back on once the
+ *           box has engaged it (its synchronizer may need longer than
+ *           shift_time; a box without a pedal clutch just gets the next
+ *           gear input).
  *   coast   closed throttle from the start speed (default 100 km/h) until
  *           below 1 km/h (or the time limit). The car starts rolling in the
  *           highest gear that keeps the engine above its idle (automatics:
@@ -58,7 +60,9 @@ static const double preset_limit[NUM_PRESETS] = {0, 60, 300, 30};
 #define SHIFT_MARGIN_RPM 150 /* ... but at least this far below it */
 /* A driver's manual upshift, from its start: pedal in and throttle off over
  * SHIFT_IN_S, the lever at SHIFT_LEVER_S, pedal out and throttle on over
- * SHIFT_OUT_S once the box has finished (shift_time + SHIFT_WAIT_S). */
+ * SHIFT_OUT_S once the box has finished: shift_time + SHIFT_WAIT_S after the
+ * lever, or later where the box's shift (its signal `shifting`) lasts
+ * longer, as its synchronizer may. */
 #define SHIFT_IN_S 0.05
 #define SHIFT_LEVER_S 0.1
 #define SHIFT_WAIT_S 0.05
@@ -83,11 +87,13 @@ struct dg_preset {
   double idle_rpm, redline_rpm, shift_rpm, shift_time;
   double v0;              /* m/s: coast and brake start speed */
   int id_speed, id_x, id_rpm;
+  int id_shifting;        /* the gearbox's `shifting`, or -1 */
   /* the driver */
   int gear;               /* gear input (manual box) */
   int shift_phase;        /* 0 none, 1 an upshift in progress */
   double shift_start;
   bool lever_moved;       /* the upshift in progress has moved the lever */
+  double box_done;        /* since its start: the box's shift ended (s), or NAN */
   bool declutched;
   double declutch_start;
   double steady_t, steady_v; /* coast: last check of a steady speed */
@@ -226,11 +232,11 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
   /* motors need nothing of the preset but the throttle they all follow;
    * an engine's idle and redline set the start and the shift points */
   if (count_type(g, "engine") > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "%s has %d engines; a preset starts and shifts for one: use --scenario",
                 ps->file, count_type(g, "engine"));
   if (followers(g, "gearbox", "gear", "gear", list, sizeof list) > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "gearboxes %s all follow the channel \"gear\", which the preset works as the "
                 "lever of one (\"%s\", the one the engine drives); bind the others' gear input "
                 "to a channel of its own (\"inputs\": { \"gear\": \"range\" }) and give it with "
@@ -240,13 +246,13 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
     const char *ch = dg_graph_input_channel(g, block_index(g, ps->gearbox, strlen(ps->gearbox)),
                                             "gear");
     if (!ch || strcmp(ch, "gear") != 0)
-      dg_diag_add(d, DG_ERR_USAGE, "",
+      dgp_diag_add(d, DG_ERR_USAGE, "",
                   "the gearbox \"%s\" does not follow the channel \"gear\" the preset "
                   "works%s%s%s: use --scenario",
                   ps->gearbox, ch ? " (it follows \"" : "", ch ? ch : "", ch ? "\")" : "");
   }
   if (followers(g, "clutch", "pedal", "clutch", list, sizeof list) > 1)
-    dg_diag_add(d, DG_ERR_USAGE, "",
+    dgp_diag_add(d, DG_ERR_USAGE, "",
                 "clutches %s all follow the pedal channel \"clutch\"; the preset works one "
                 "pedal: bind the others' pedal (or engagement) to channels of their own, or "
                 "use --scenario",
@@ -257,7 +263,7 @@ static void check_graph(const dg_preset *ps, const dg_graph *g, int n_given,
     for (int i = 0; i < n_given && !is_given; i++)
       is_given = given[i] && strcmp(given[i], ch) == 0;
     if (!is_given)
-      dg_diag_add(d, DG_ERR_USAGE, "",
+      dgp_diag_add(d, DG_ERR_USAGE, "",
                   "the graph binds the channel \"%s\" (%s), which the preset does not drive: "
                   "give it with --input %s=VALUE, or use --scenario",
                   ch, dg_graph_channel_path(g, c), ch);
@@ -269,7 +275,7 @@ static int read_params(dg_preset *ps, const char *graph_json, double from_kmh, d
   json_error_t jerr;
   ps->json = json_loads(graph_json, JSON_REJECT_DUPLICATES, &jerr);
   if (!ps->json) {
-    dg_diag_add(d, DG_ERR_SYNTAX, "", "%d:%d: %s", jerr.line, jerr.column, jerr.text);
+    dgp_diag_add(d, DG_ERR_SYNTAX, "", "%d:%d: %s", jerr.line, jerr.column, jerr.text);
     return DG_ERR_SYNTAX;
   }
   if (ps->engine) {
@@ -327,7 +333,7 @@ static int set_rolling(const dg_preset *ps, dg_sim *sim, double v, bool engine_t
   if (!ids || !vals) {
     free(ids);
     free(vals);
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   int k = 0;
@@ -367,7 +373,7 @@ static int set_rolling(const dg_preset *ps, dg_sim *sim, double v, bool engine_t
     if (!e.file[0])
       snprintf(e.file, sizeof e.file, "%s", ps->file);
     dg_error_format(&e, cause, sizeof cause);
-    dg_error_set(err, rc, "", "", "cannot start at %g km/h: %s", 3.6 * v, cause);
+    dgp_error_set(err, rc, "", "", "cannot start at %g km/h: %s", 3.6 * v, cause);
   }
   return rc;
 }
@@ -421,12 +427,12 @@ static int start_gear(dg_preset *ps, dg_error *err) {
   ps->gear = gear;
   json_t *blk = json_object_get(json_object_get(ps->json, "blocks"), ps->gearbox);
   if (json_object_set_new(blk, "start_gear", json_integer(gear)) != 0) {
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   char *text = json_dumps(ps->json, JSON_REAL_PRECISION(17));
   if (!text) {
-    dg_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
   ps->graph = dg_graph_load_string(ps->reg, text, ps->file, err);
@@ -453,21 +459,21 @@ dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const ch
   /* the messages name the file where they need to; the tool prefixes them
    * with its option ("drivegraph sim: --preset launch: ...") */
   dg_diag d;
-  dg_diag_init(&d, "", fn, user);
+  dgp_diag_init(&d, "", fn, user);
   int kind = dg_preset_find(name);
   if (!graph || !graph_json || !kind) {
     if (!kind)
-      dg_diag_add(&d, DG_ERR_USAGE, "", "unknown preset \"%s\" (presets: launch, coast, brake)",
+      dgp_diag_add(&d, DG_ERR_USAGE, "", "unknown preset \"%s\" (presets: launch, coast, brake)",
                   name ? name : "(null)");
     else
-      dg_diag_add(&d, DG_ERR_USAGE, "", "a preset needs the graph and its JSON text");
-    dg_diag_to_error(&d, err);
+      dgp_diag_add(&d, DG_ERR_USAGE, "", "a preset needs the graph and its JSON text");
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   dg_preset *ps = calloc(1, sizeof *ps);
   if (!ps) {
-    dg_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
-    dg_diag_to_error(&d, err);
+    dgp_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_to_error(&d, err);
     return NULL;
   }
   ps->kind = kind;
@@ -478,20 +484,20 @@ dg_preset *dg_preset_new(const dg_registry *reg, const dg_graph *graph, const ch
     ps->own_reg = dg_registry_new();
     ps->reg = ps->own_reg;
   }
-  ps->id_speed = ps->id_x = ps->id_rpm = -1;
+  ps->id_speed = ps->id_x = ps->id_rpm = ps->id_shifting = -1;
   find_blocks(ps, graph);
   check_graph(ps, graph, n_given, given, &d);
   if (d.count == 0 && !ps->vehicle)
-    dg_diag_add(&d, DG_ERR_USAGE, "",
+    dgp_diag_add(&d, DG_ERR_USAGE, "",
                 "%s has no vehicle block (type \"vehicle\"); presets drive a vehicle: use "
                 "--scenario for a test rig",
                 ps->file);
   if (d.count == 0 && !ps->reg)
-    dg_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(&d, DG_ERR_NOMEM, "", "out of memory");
   if (d.count == 0)
     read_params(ps, graph_json, from_speed_kmh, &d);
   if (d.count > 0) {
-    dg_diag_to_error(&d, err);
+    dgp_diag_to_error(&d, err);
     dg_preset_free(ps);
     return NULL;
   }
@@ -538,10 +544,14 @@ int dg_preset_start(dg_preset *ps, dg_sim *sim, dg_error *err) {
   ps->id_speed = dg_sim_signal_find(sim, name);
   snprintf(name, sizeof name, "%s.x", ps->vehicle);
   ps->id_x = dg_sim_signal_find(sim, name);
-  ps->id_rpm = -1;
+  ps->id_rpm = ps->id_shifting = -1;
   if (ps->engine) {
     snprintf(name, sizeof name, "%s.rpm", ps->engine);
     ps->id_rpm = dg_sim_signal_find(sim, name);
+  }
+  if (ps->gearbox) {
+    snprintf(name, sizeof name, "%s.shifting", ps->gearbox);
+    ps->id_shifting = dg_sim_signal_find(sim, name);
   }
   if (ps->kind == PRESET_LAUNCH) {
     if (ps->id_rpm >= 0 && isfinite(ps->idle_rpm))
@@ -573,13 +583,23 @@ void dg_preset_apply(dg_preset *ps, dg_sim *sim, double t) {
         ps->shift_phase = 1;
         ps->shift_start = t;
         ps->lever_moved = false;
+        ps->box_done = NAN;
       } else {
         ps->gear++; /* the box cuts the throttle itself */
       }
     }
     if (ps->shift_phase == 1) {
       double s = t - ps->shift_start;
+      /* the box's shift started with the lever (applied at the step after
+       * it moved) and has ended where `shifting` reads 0 again */
+      if (ps->lever_moved && isnan(ps->box_done) && s > SHIFT_LEVER_S &&
+          (ps->id_shifting < 0 || dg_sim_signal(sim, ps->id_shifting) == 0.0))
+        ps->box_done = s;
       double out0 = SHIFT_LEVER_S + ps->shift_time + SHIFT_WAIT_S;
+      if (isnan(ps->box_done))
+        out0 = fmax(out0, s + SHIFT_WAIT_S); /* not yet: the pedal stays in */
+      else
+        out0 = fmax(out0, ps->box_done);
       if (s < out0) {
         pedal = ramp(s, 0.0, SHIFT_IN_S, 0.0, 1.0);
         throttle = ramp(s, 0.0, SHIFT_IN_S, 1.0, 0.0);

@@ -67,13 +67,24 @@ typedef struct scn_parse {
 /* Small JSON helpers                                                       */
 
 static void report_nomem(scn_parse *p, const char *path) {
-  dg_diag_add(p->diag, DG_ERR_NOMEM, path, "out of memory");
+  dgp_diag_add(p->diag, DG_ERR_NOMEM, path, "out of memory");
+}
+
+/* A name of the file ("engine.rpm", a channel) in the arena, in Unicode's
+ * composed form (NFC) as the graph keeps its ids, so that another spelling
+ * of an id finds it; as written when it is not UTF-8 (it matches nothing
+ * then, and is named escaped). */
+static const char *name_copy(scn_parse *p, const char *name) {
+  char *nfc = dgp_text_nfc(name);
+  const char *c = dgp_arena_strdup(p->scn->arena, nfc ? nfc : name);
+  free(nfc);
+  return c;
 }
 
 /* A JSON number (integer or real) into *out; reports anything else. */
 static bool get_number(scn_parse *p, const json_t *v, const char *path, double *out) {
   if (!json_is_number(v)) {
-    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a number, got %s", dg_json_type_name(v));
+    dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a number, got %s", dgp_json_type_name(v));
     return false;
   }
   *out = json_number_value(v);
@@ -83,7 +94,7 @@ static bool get_number(scn_parse *p, const json_t *v, const char *path, double *
 static bool expect_object(scn_parse *p, const json_t *v, const char *path) {
   if (json_is_object(v))
     return true;
-  dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected an object, got %s", dg_json_type_name(v));
+  dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected an object, got %s", dgp_json_type_name(v));
   return false;
 }
 
@@ -92,14 +103,14 @@ static void report_unknown_key(scn_parse *p, const char *path, const char *key,
                                const char *const *keys, int n) {
   const char *close = dg_suggest(key, keys, n);
   if (close) {
-    dg_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", close);
+    dgp_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key; did you mean \"%s\"?", close);
     return;
   }
   char list[DG_ERROR_TEXT_LEN] = "";
   size_t used = 0;
   for (int i = 0; i < n && used < sizeof list; i++)
     used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
-  dg_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key (expected %s)", list);
+  dgp_diag_add(p->diag, DG_ERR_UNKNOWN, path, "unknown key (expected %s)", list);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -111,7 +122,7 @@ static void parse_positive(scn_parse *p, const json_t *v, const char *path, doub
   if (!get_number(p, v, path, &x))
     return;
   if (!(x > 0) || !isfinite(x)) {
-    dg_diag_add(p->diag, DG_ERR_RANGE, path, "must be > 0 (got %g)", x);
+    dgp_diag_add(p->diag, DG_ERR_RANGE, path, "must be > 0 (got %g)", x);
     return;
   }
   *out = x;
@@ -130,29 +141,29 @@ static bool parse_breakpoint(scn_parse *p, const json_t *bp, const char *path, b
                              double prev_t, double *t, double *v) {
   if (!json_is_array(bp) || json_array_size(bp) != 2) {
     if (json_is_array(bp))
-      dg_diag_add(p->diag, DG_ERR_SCHEMA, path,
+      dgp_diag_add(p->diag, DG_ERR_SCHEMA, path,
                   "expected a [time, value] pair, got an array of %zu", json_array_size(bp));
     else
-      dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a [time, value] pair, got %s",
-                  dg_json_type_name(bp));
+      dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected a [time, value] pair, got %s",
+                  dgp_json_type_name(bp));
     return false;
   }
   char tpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
-  dg_pointer_index(tpath, sizeof tpath, path, 0);
-  dg_pointer_index(vpath, sizeof vpath, path, 1);
+  dgp_pointer_index(tpath, sizeof tpath, path, 0);
+  dgp_pointer_index(vpath, sizeof vpath, path, 1);
   bool ok_t = get_number(p, json_array_get(bp, 0), tpath, t);
   bool ok_v = get_number(p, json_array_get(bp, 1), vpath, v);
   if (ok_t && (!(*t >= 0) || !isfinite(*t))) {
-    dg_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be >= 0 (got %g)", *t);
+    dgp_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be >= 0 (got %g)", *t);
     ok_t = false;
   }
   if (ok_t && *t < prev_t) { /* false for the first breakpoint: prev_t is NaN */
-    dg_diag_add(p->diag, DG_ERR_RANGE, tpath,
+    dgp_diag_add(p->diag, DG_ERR_RANGE, tpath,
                 "breakpoint times must be non-decreasing (%g after %g)", *t, prev_t);
     ok_t = false;
   }
   if (ok_v && integer && *v != floor(*v)) {
-    dg_diag_add(p->diag, DG_ERR_RANGE, vpath, "must be an integer (got %g)", *v);
+    dgp_diag_add(p->diag, DG_ERR_RANGE, vpath, "must be an integer (got %g)", *v);
     ok_v = false;
   }
   return ok_t && ok_v;
@@ -161,19 +172,19 @@ static bool parse_breakpoint(scn_parse *p, const json_t *bp, const char *path, b
 static void parse_input(scn_parse *p, const char *name, const json_t *arr, const char *path,
                         scn_input *out) {
   if (!json_is_array(arr)) {
-    dg_diag_add(p->diag, DG_ERR_SCHEMA, path,
+    dgp_diag_add(p->diag, DG_ERR_SCHEMA, path,
                 "expected an array of [time, value] breakpoints, got %s",
-                dg_json_type_name(arr));
+                dgp_json_type_name(arr));
     return;
   }
   size_t n = json_array_size(arr);
   if (n == 0) {
-    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected at least one [time, value] breakpoint");
+    dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected at least one [time, value] breakpoint");
     return;
   }
-  double *t = dg_arena_alloc(p->scn->arena, n * sizeof *t);
-  double *v = dg_arena_alloc(p->scn->arena, n * sizeof *v);
-  out->name = dg_arena_strdup(p->scn->arena, name);
+  double *t = dgp_arena_alloc(p->scn->arena, n * sizeof *t);
+  double *v = dgp_arena_alloc(p->scn->arena, n * sizeof *v);
+  out->name = name_copy(p, name);
   if (!t || !v || !out->name) {
     report_nomem(p, path);
     return;
@@ -184,7 +195,7 @@ static void parse_input(scn_parse *p, const char *name, const json_t *arr, const
   double prev_t = NAN;
   for (size_t i = 0; i < n; i++) {
     char bpath[DG_ERROR_PATH_LEN];
-    dg_pointer_index(bpath, sizeof bpath, path, i);
+    dgp_pointer_index(bpath, sizeof bpath, path, i);
     if (parse_breakpoint(p, json_array_get(arr, i), bpath, out->steps, prev_t, &t[i], &v[i]))
       prev_t = t[i];
   }
@@ -197,7 +208,7 @@ static void parse_inputs(scn_parse *p, json_t *obj, const char *path) {
   if (!expect_object(p, obj, path))
     return;
   size_t n = json_object_size(obj);
-  scn_input *inputs = dg_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *inputs);
+  scn_input *inputs = dgp_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *inputs);
   if (!inputs) {
     report_nomem(p, path);
     return;
@@ -207,7 +218,7 @@ static void parse_inputs(scn_parse *p, json_t *obj, const char *path) {
   int i = 0;
   json_object_foreach(obj, name, arr) {
     char ipath[DG_ERROR_PATH_LEN];
-    dg_pointer_append(ipath, sizeof ipath, path, name);
+    dgp_pointer_append(ipath, sizeof ipath, path, name);
     parse_input(p, name, arr, ipath, &inputs[i++]);
   }
   p->scn->inputs = inputs;
@@ -221,7 +232,7 @@ static void parse_initial(scn_parse *p, json_t *obj, const char *path) {
   if (!expect_object(p, obj, path))
     return;
   size_t n = json_object_size(obj);
-  scn_initial *initial = dg_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *initial);
+  scn_initial *initial = dgp_arena_alloc(p->scn->arena, (n ? n : 1) * sizeof *initial);
   if (!initial) {
     report_nomem(p, path);
     return;
@@ -231,11 +242,11 @@ static void parse_initial(scn_parse *p, json_t *obj, const char *path) {
   int i = 0;
   json_object_foreach(obj, name, v) {
     char vpath[DG_ERROR_PATH_LEN];
-    dg_pointer_append(vpath, sizeof vpath, path, name);
+    dgp_pointer_append(vpath, sizeof vpath, path, name);
     double x;
     if (!get_number(p, v, vpath, &x))
       continue;
-    initial[i].name = dg_arena_strdup(p->scn->arena, name);
+    initial[i].name = name_copy(p, name);
     if (!initial[i].name) {
       report_nomem(p, vpath);
       return;
@@ -255,12 +266,12 @@ static void parse_stop(scn_parse *p, json_t *obj, const char *path) {
   json_t *v;
   json_object_foreach(obj, key, v) {
     char kpath[DG_ERROR_PATH_LEN];
-    dg_pointer_append(kpath, sizeof kpath, path, key);
+    dgp_pointer_append(kpath, sizeof kpath, path, key);
     if (strcmp(key, "signal") == 0) {
       if (!json_is_string(v))
-        dg_diag_add(p->diag, DG_ERR_SCHEMA, kpath, "expected a string, got %s",
-                    dg_json_type_name(v));
-      else if (!(p->scn->stop_signal = dg_arena_strdup(p->scn->arena, json_string_value(v))))
+        dgp_diag_add(p->diag, DG_ERR_SCHEMA, kpath, "expected a string, got %s",
+                    dgp_json_type_name(v));
+      else if (!(p->scn->stop_signal = name_copy(p, json_string_value(v))))
         report_nomem(p, kpath);
     } else if (strcmp(key, "above") != 0 && strcmp(key, "below") != 0) {
       report_unknown_key(p, kpath, key, stop_keys, 3);
@@ -269,18 +280,18 @@ static void parse_stop(scn_parse *p, json_t *obj, const char *path) {
   const json_t *above = json_object_get(obj, "above");
   const json_t *below = json_object_get(obj, "below");
   if (!json_object_get(obj, "signal"))
-    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "missing required key \"signal\"");
+    dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "missing required key \"signal\"");
   if (!above == !below) {
-    dg_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected exactly one of \"above\" or \"below\"");
+    dgp_diag_add(p->diag, DG_ERR_SCHEMA, path, "expected exactly one of \"above\" or \"below\"");
     return;
   }
   char tpath[DG_ERROR_PATH_LEN];
-  dg_pointer_append(tpath, sizeof tpath, path, above ? "above" : "below");
+  dgp_pointer_append(tpath, sizeof tpath, path, above ? "above" : "below");
   double x;
   if (!get_number(p, above ? above : below, tpath, &x))
     return;
   if (!isfinite(x)) {
-    dg_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be a finite number (got %g)", x);
+    dgp_diag_add(p->diag, DG_ERR_RANGE, tpath, "must be a finite number (got %g)", x);
     return;
   }
   /* Any error above fails the whole load, so a half-parsed condition is
@@ -298,7 +309,7 @@ enum { NUM_TOP_KEYS = sizeof top_keys / sizeof top_keys[0] };
 
 static void parse_key(scn_parse *p, const char *key, json_t *v) {
   char path[DG_ERROR_PATH_LEN];
-  dg_pointer_append(path, sizeof path, "", key);
+  dgp_pointer_append(path, sizeof path, "", key);
   dg_scenario *s = p->scn;
   if (strcmp(key, "duration") == 0)
     parse_positive(p, v, path, &s->duration);
@@ -330,10 +341,10 @@ static dg_scenario *scenario_new(const char *file) {
   dg_scenario *s = calloc(1, sizeof *s);
   if (!s)
     return NULL;
-  s->arena = dg_arena_new();
-  s->file = s->arena ? dg_arena_strdup(s->arena, file) : NULL;
+  s->arena = dgp_arena_new();
+  s->file = s->arena ? dgp_arena_strdup(s->arena, file) : NULL;
   if (!s->file) {
-    dg_arena_free(s->arena);
+    dgp_arena_free(s->arena);
     free(s);
     return NULL;
   }
@@ -345,32 +356,32 @@ static dg_scenario *scenario_new(const char *file) {
 dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_error *err) {
   const char *file = name ? name : "<string>";
   if (!json) {
-    dg_error_set(err, DG_ERR_USAGE, file, "", "no scenario text");
+    dgp_error_set(err, DG_ERR_USAGE, file, "", "no scenario text");
     return NULL;
   }
   dg_diag diag;
-  dg_diag_init(&diag, file, NULL, NULL);
-  json_t *root = dg_json_parse(json, file, &diag);
+  dgp_diag_init(&diag, file, NULL, NULL);
+  json_t *root = dgp_json_parse(json, file, &diag);
   if (!root) {
-    dg_diag_to_error(&diag, err);
+    dgp_diag_to_error(&diag, err);
     return NULL;
   }
   dg_scenario *scn = scenario_new(file);
   if (!scn) {
     json_decref(root);
-    dg_error_set(err, DG_ERR_NOMEM, file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, file, "", "out of memory");
     return NULL;
   }
   scn_parse p = {.scn = scn, .diag = &diag};
   parse_document(&p, root);
   json_decref(root);
   if (diag.count > 0) {
-    dg_diag_to_error(&diag, err);
+    dgp_diag_to_error(&diag, err);
     dg_scenario_free(scn);
     return NULL;
   }
   if (err)
-    dg_error_clear(err);
+    dgp_error_clear(err);
   return scn;
 }
 
@@ -379,18 +390,18 @@ dg_scenario *dg_scenario_load_string(const char *json, const char *name, dg_erro
 int dg_scenario_validate_string(const char *json, const char *name, dg_diag_fn fn, void *user) {
   const char *file = name ? name : "<string>";
   dg_diag diag;
-  dg_diag_init(&diag, file, fn, user);
+  dgp_diag_init(&diag, file, fn, user);
   if (!json) {
-    dg_diag_add(&diag, DG_ERR_USAGE, "", "no scenario text");
+    dgp_diag_add(&diag, DG_ERR_USAGE, "", "no scenario text");
     return diag.count;
   }
-  json_t *root = dg_json_parse(json, file, &diag);
+  json_t *root = dgp_json_parse(json, file, &diag);
   if (!root)
     return diag.count;
   dg_scenario *scn = scenario_new(file);
   if (!scn) {
     json_decref(root);
-    dg_diag_add(&diag, DG_ERR_NOMEM, "", "out of memory");
+    dgp_diag_add(&diag, DG_ERR_NOMEM, "", "out of memory");
     return diag.count;
   }
   scn_parse p = {.scn = scn, .diag = &diag};
@@ -414,7 +425,8 @@ int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user) {
     return 1;
   }
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   int n = text ? dg_scenario_validate_string(text, path, fn, user) : 1;
   free(text);
   return n;
@@ -422,24 +434,26 @@ int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user) {
 
 dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
   if (!path) {
-    dg_error_set(err, DG_ERR_USAGE, "", "", "no scenario file given");
+    dgp_error_set(err, DG_ERR_USAGE, "", "", "no scenario file given");
     return NULL;
   }
   size_t len;
-  char *text = dg_read_file(path, &len);
+  char why[DG_ERROR_TEXT_LEN];
+  char *text = dgp_read_input(path, &len, why, sizeof why);
   if (!text) {
     /* strerror is capitalised; our messages are not. */
-    char why[128];
-    snprintf(why, sizeof why, "%s", strerror(errno));
-    why[0] = (char)((why[0] >= 'A' && why[0] <= 'Z') ? why[0] - 'A' + 'a' : why[0]);
-    dg_error_set(err, DG_ERR_IO, path, "", "cannot read file: %s", why);
+    static const char lead[] = "cannot read file: ";
+    char *c = why + sizeof lead - 1;
+    if (strncmp(why, lead, sizeof lead - 1) == 0 && *c >= 'A' && *c <= 'Z')
+      *c = (char)(*c - 'A' + 'a');
+    dgp_error_set(err, DG_ERR_IO, path, "", "%s", why);
     return NULL;
   }
   /* The text ends at a NUL: whatever follows would be ignored silently (as
    * graph files, such a file is refused). */
   if (strlen(text) != len) {
     free(text);
-    dg_error_set(err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected JSON text");
+    dgp_error_set(err, DG_ERR_SYNTAX, path, "", "file contains a NUL byte; expected JSON text");
     return NULL;
   }
   dg_scenario *scn = dg_scenario_load_string(text, path, err);
@@ -450,7 +464,7 @@ dg_scenario *dg_scenario_load_file(const char *path, dg_error *err) {
 void dg_scenario_free(dg_scenario *scn) {
   if (!scn)
     return;
-  dg_arena_free(scn->arena);
+  dgp_arena_free(scn->arena);
   free(scn);
 }
 
@@ -519,37 +533,69 @@ static void unknown_name(dg_diag *d, const dg_sim *sim, const char *path, const 
     name_hint(hint, sizeof hint, name, kind, names, n);
   }
   free(names);
-  dg_diag_add(d, DG_ERR_UNKNOWN, path, "unknown %s; %s", kind, hint);
+  dgp_diag_add(d, DG_ERR_UNKNOWN, path, "unknown %s; %s", kind, hint);
+}
+
+/* Every block input the channel of `src` feeds (bound by name in the
+ * file, or following it by default) must take each of its values: its
+ * kind (integers for a gear, 0 or 1 for a boolean) and its range. The
+ * first value that does not fit is reported for each such input, at the
+ * scenario's breakpoint, naming the input's place in the graph. */
+static void check_channel_values(dg_diag *d, const scn_input *src, const char *path,
+                                 const dg_graph *g) {
+  for (int b = 0; b < g->num_blocks; b++) {
+    const dg_gblock *gb = &g->blocks[b];
+    for (int i = 0; i < gb->num_inputs; i++) {
+      const dg_gbind *bi = &gb->bind[i];
+      if (bi->kind != DG_BIND_CHANNEL || strcmp(bi->channel, src->name) != 0)
+        continue;
+      const dg_input_def *in = &gb->klass->inputs[i];
+      dg_range r;
+      dgp_input_limits(gb, i, &r);
+      int bad = -1, more = 0;
+      for (int k = 0; k < src->n; k++)
+        if (!dgp_input_accepts(in, &r, src->v[k]))
+          bad < 0 ? (void)(bad = k) : (void)more++;
+      if (bad < 0)
+        continue;
+      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN], want[96];
+      char bpath[DG_ERROR_PATH_LEN], ipath[DG_ERROR_PATH_LEN], place[DG_ERROR_PATH_LEN];
+      dgp_pointer_index(kpath, sizeof kpath, path, (size_t)bad);
+      dgp_pointer_index(vpath, sizeof vpath, kpath, 1);
+      dgp_pointer_append(bpath, sizeof bpath, "/blocks", gb->id);
+      dgp_pointer_append(ipath, sizeof ipath, bpath, "inputs");
+      dgp_pointer_append(place, sizeof place, ipath, in->name);
+      dgp_input_describe(in, &r, want, sizeof want);
+      char others[48] = "";
+      if (more)
+        snprintf(others, sizeof others, "; %d later value%s neither", more, more > 1 ? "s" : "");
+      dgp_diag_add(d, DG_ERR_RANGE, vpath,
+                  "must be %s (got %g): channel \"%s\" feeds input \"%s\" of %s \"%s\" (%s: "
+                  "%s%s)%s",
+                  want, src->v[bad], src->name, in->name, gb->klass->type, gb->id,
+                  dg_graph_file(g), bi->given ? place : bpath, bi->given ? "" : ", by default",
+                  others);
+    }
+  }
 }
 
 int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user) {
   dg_diag d;
-  dg_diag_init(&d, scn ? scn->file : "", fn, user);
+  dgp_diag_init(&d, scn ? scn->file : "", fn, user);
   if (!scn || !sim) {
-    dg_diag_add(&d, DG_ERR_USAGE, "", "no scenario or simulation");
+    dgp_diag_add(&d, DG_ERR_USAGE, "", "no scenario or simulation");
     return d.count;
   }
   for (int i = 0; i < scn->num_inputs; i++) {
     const scn_input *src = &scn->inputs[i];
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/inputs", src->name);
+    dgp_pointer_append(path, sizeof path, "/inputs", src->name);
     int index = dg_sim_input_find(sim, src->name);
     if (index < 0) {
       unknown_name(&d, sim, path, src->name, "input", dg_sim_input_count(sim), dg_sim_input_name);
       continue;
     }
-    if (src->steps || !dg_sim_input_is_integer(sim, index))
-      continue; /* "gear" was checked when parsed */
-    for (int k = 0; k < src->n; k++) {
-      if (src->v[k] == floor(src->v[k]))
-        continue;
-      char kpath[DG_ERROR_PATH_LEN], vpath[DG_ERROR_PATH_LEN];
-      dg_pointer_index(kpath, sizeof kpath, path, (size_t)k);
-      dg_pointer_index(vpath, sizeof vpath, kpath, 1);
-      dg_diag_add(&d, DG_ERR_RANGE, vpath,
-                  "must be an integer (got %g): channel \"%s\" feeds an integer input (a gear)",
-                  src->v[k], src->name);
-    }
+    check_channel_values(&d, src, path, dg_sim_graph(sim));
   }
   const dg_graph *g = dg_sim_graph(sim);
   for (int c = 0; c < dg_graph_channel_count(g); c++) {
@@ -558,7 +604,7 @@ int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, 
     for (int i = 0; i < scn->num_inputs && !given; i++)
       given = strcmp(scn->inputs[i].name, name) == 0;
     if (!given)
-      dg_diag_add(&d, DG_ERR_UNKNOWN, "/inputs",
+      dgp_diag_add(&d, DG_ERR_UNKNOWN, "/inputs",
                   "channel \"%s\" is not given, but the graph %s binds it (%s): add \"%s\": "
                   "[[t, value], ...]",
                   name, dg_graph_file(g), dg_graph_channel_path(g, c), name);
@@ -567,7 +613,7 @@ int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, 
     if (dg_sim_signal_find(sim, scn->initial[i].name) >= 0)
       continue;
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/initial", scn->initial[i].name);
+    dgp_pointer_append(path, sizeof path, "/initial", scn->initial[i].name);
     unknown_name(&d, sim, path, scn->initial[i].name, "signal", dg_sim_signal_count(sim),
                  dg_sim_signal_name);
   }
@@ -581,7 +627,7 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
   const dg_scenario *scn = drv->scn;
   drv->inputs = calloc((size_t)(scn->num_inputs ? scn->num_inputs : 1), sizeof *drv->inputs);
   if (!drv->inputs) {
-    dg_error_set(err, DG_ERR_NOMEM, scn->file, "/inputs", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, scn->file, "/inputs", "out of memory");
     return DG_ERR_NOMEM;
   }
   for (int i = 0; i < scn->num_inputs; i++) {
@@ -591,14 +637,14 @@ static int resolve_inputs(dg_driver *drv, dg_error *err) {
     drv->inputs[i] = (drv_input){.src = src, .index = index};
     /* the simulation evaluates the schedule inside its steps */
     char path[DG_ERROR_PATH_LEN];
-    dg_pointer_append(path, sizeof path, "/inputs", src->name);
+    dgp_pointer_append(path, sizeof path, "/inputs", src->name);
     /* a channel feeding an integer input (a gear, a range) steps (its
      * values are integers: dg_scenario_check) */
     bool steps = src->steps || dg_sim_input_is_integer(drv->sim, index);
     dg_error e;
     int rc = dg_sim_set_input_schedule(drv->sim, index, src->n, src->t, src->v, steps, &e);
     if (rc != DG_OK) {
-      dg_error_set(err, rc, scn->file, path, "%s", e.text);
+      dgp_error_set(err, rc, scn->file, path, "%s", e.text);
       return rc;
     }
   }
@@ -624,7 +670,7 @@ static int apply_initial(dg_driver *drv, dg_error *err) {
   double *values = malloc((size_t)n * sizeof *values);
   int rc = DG_OK;
   if (!ids || !values) {
-    dg_error_set(err, DG_ERR_NOMEM, scn->file, "/initial", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, scn->file, "/initial", "out of memory");
     rc = DG_ERR_NOMEM;
   }
   for (int i = 0; rc == DG_OK && i < n; i++) {
@@ -633,10 +679,10 @@ static int apply_initial(dg_driver *drv, dg_error *err) {
   }
   if (rc == DG_OK) {
     dg_error e;
-    dg_error_clear(&e);
+    dgp_error_clear(&e);
     rc = dg_sim_set_initial(drv->sim, n, ids, values, &e);
     if (rc != DG_OK)
-      dg_error_set(err, rc, scn->file, "/initial", "%s", e.text);
+      dgp_error_set(err, rc, scn->file, "/initial", "%s", e.text);
   }
   free(ids);
   free(values);
@@ -667,12 +713,12 @@ static void keep_first(const dg_error *e, void *user) {
 
 dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
   if (!scn || !sim) {
-    dg_error_set(err, DG_ERR_USAGE, scn ? scn->file : "", "", "no scenario or simulation");
+    dgp_error_set(err, DG_ERR_USAGE, scn ? scn->file : "", "", "no scenario or simulation");
     return NULL;
   }
   dg_driver *drv = calloc(1, sizeof *drv);
   if (!drv) {
-    dg_error_set(err, DG_ERR_NOMEM, scn->file, "", "out of memory");
+    dgp_error_set(err, DG_ERR_NOMEM, scn->file, "", "out of memory");
     return NULL;
   }
   drv->scn = scn;
@@ -700,14 +746,14 @@ dg_driver *dg_driver_new(const dg_scenario *scn, dg_sim *sim, dg_error *err) {
     dg_error e;
     rc = dg_sim_start(sim, &e);
     if (rc != DG_OK)
-      dg_error_set(err, rc, scn->file, "/initial", "%s", e.text);
+      dgp_error_set(err, rc, scn->file, "/initial", "%s", e.text);
   }
   if (rc != DG_OK) {
     dg_driver_free(drv);
     return NULL;
   }
   if (err)
-    dg_error_clear(err);
+    dgp_error_clear(err);
   return drv;
 }
 

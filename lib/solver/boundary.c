@@ -70,7 +70,7 @@ static void forces_at(dg_sim *sim, const double *v, double *f) {
   memcpy(f, m->force, sizeof(double) * (size_t)m->np);
 }
 
-int dg_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
+int dgp_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *inertia,
                               double *dforce, char *why, size_t why_size) {
   dg_motion_ws *m = &sim->sv.mot;
   int nd = sim->sv.ndof, np = m->np;
@@ -120,7 +120,7 @@ int dg_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *ine
     }
     memcpy(m->v, v0, sizeof(double) * (size_t)np);
     sim->ctx = saved;
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
   }
 done:
   free(col);
@@ -130,7 +130,7 @@ done:
   return rc;
 }
 
-int dg_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y) {
+int dgp_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y) {
   int nd = sim->sv.ndof;
   double *a = calloc((size_t)(nd > 0 ? nd : 1), sizeof *a);
   if (!a)

@@ -31,7 +31,7 @@ static int solver_buffers(dg_sim *sim, dgp_buf *out) {
   return l.n;
 }
 
-int dg_solver_alloc(dg_sim *sim) {
+int dgp_solver_alloc(dg_sim *sim) {
   sim->sv.audit.ne = sim->n_torque + 1 + sim->n_motion;
   dg_topo_ws *ws = &sim->sv.ws;
   ws->max_ties = 2 * sim->nn + 4 * sim->nb + 8;
@@ -55,7 +55,7 @@ int dg_solver_alloc(dg_sim *sim) {
   return rc;
 }
 
-void dg_solver_free(dg_sim *sim) {
+void dgp_solver_free(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
@@ -65,7 +65,7 @@ void dg_solver_free(dg_sim *sim) {
 }
 
 /* Snapshots: the solver's arrays, copied whole. */
-size_t dg_solver_state_bytes(dg_sim *sim) {
+size_t dgp_solver_state_bytes(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   size_t total = 0;
@@ -74,7 +74,7 @@ size_t dg_solver_state_bytes(dg_sim *sim) {
   return total;
 }
 
-void dg_solver_save(dg_sim *sim, unsigned char *out) {
+void dgp_solver_save(dg_sim *sim, unsigned char *out) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
@@ -83,7 +83,7 @@ void dg_solver_save(dg_sim *sim, unsigned char *out) {
   }
 }
 
-void dg_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in) {
+void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in) {
   dg_solver keep = sim->sv;
   sim->sv = *saved; /* the scalars; the pointers are put back below */
   dgp_buf spec[MAX_SOLVER_BUFFERS];

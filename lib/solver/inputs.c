@@ -19,13 +19,13 @@ static bool input_finite(dg_sim *sim, const dg_timed_input *ti, double v, double
   if (isfinite(v))
     return true;
   if (!sim->failed)
-    dg_sim_fail(sim, DG_ERR_NUMERIC, "at t = %.6g s: input \"%s\" became %g (its callback must "
+    dgp_sim_fail(sim, DG_ERR_NUMERIC, "at t = %.6g s: input \"%s\" became %g (its callback must "
                 "return finite values)", t, sim->input_names[ti->input], v);
   sim->input[ti->input] = 0.0;
   return false;
 }
 
-void dg_solver_inputs_start(dg_sim *sim, double t) {
+void dgp_solver_inputs_start(dg_sim *sim, double t) {
   double tol = dgp_time_tol(t, sim->ctx.dt > 0.0 ? sim->ctx.dt : 1e-3);
   for (int i = 0; i < sim->n_timed; i++) {
     dg_timed_input *ti = &sim->timed[i];

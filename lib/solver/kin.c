@@ -128,7 +128,7 @@ int dgp_kin_update(dg_sim *sim) {
     sim->refreshes++;
     return DG_OK;
   }
-  return dg_solver_build(sim);
+  return dgp_solver_build(sim);
 }
 
 /* Kane / d'Alembert with x = G(t) q: the nodes also accelerate by Ġ q,

@@ -64,8 +64,8 @@ void dgp_motion_eval(dg_sim *sim, double t) {
     b->klass->motion(b, ctx, &v, &vd);
     if (!(isfinite(v) && isfinite(vd)) && !sim->failed) {
       char path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(path, sizeof path, "/blocks", b->id);
-      dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+      dgp_pointer_append(path, sizeof path, "/blocks", b->id);
+      dgp_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
                    "at t = %.6g s: the prescribed speed of block \"%s\" became %g (rate %g)", t,
                    b->id, v, vd);
       sim->failed = true;
@@ -129,7 +129,7 @@ void dgp_motion_segment_start(dg_sim *sim, double t) {
   if (!jump)
     return;
   dgp_plan_project(sim, xold, sim->sv.q);
-  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   /* J_i = G_p,iᵀ I (x' − x), and its work ½ (v_i + v_i') J_i */
   for (int i = 0; i < m->np; i++)
     jimp[i] = 0.0;
@@ -171,12 +171,29 @@ double dg_ctx_motion_torque(dg_ctx *ctx, const dg_block *b) {
 
 /* At creation: the committed speeds made with the prescribed speeds of the
  * current time and inputs (no work booked: the simulation starts so). */
-void dg_solver_settle_motion(dg_sim *sim) {
+void dgp_solver_settle_motion(dg_sim *sim) {
   if (sim->sv.mot.np == 0)
     return;
   sim->ctx.state = sim->sv.s;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   dgp_motion_eval(sim, sim->t);
   dgp_plan_project(sim, sim->sv.x, sim->sv.q);
-  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
+}
+
+/* An initial angle: the node's, and every node that turns with it as one
+ * shaft in the current mode (the same row of G: an inertia's two ports, a
+ * source's), so a block's ports agree. */
+void dgp_solver_set_angle(dg_sim *sim, int node, double angle) {
+  size_t st = (size_t)sim->nn;
+  int nred = sim->sv.ndof + sim->sv.mot.np;
+  const double *r = sim->sv.G + (size_t)node * st;
+  for (int n = 0; n < sim->nn; n++) {
+    const double *rn = sim->sv.G + (size_t)n * st;
+    bool same = true;
+    for (int j = 0; j < nred && same; j++)
+      same = rn[j] == r[j];
+    if (same)
+      sim->sv.mot.theta[n] = angle;
+  }
 }

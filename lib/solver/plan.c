@@ -214,7 +214,7 @@ void dgp_g_transpose(const dg_sim *sim, const double *v, double *out) {
     out[sim->sv.gs_dof[a]] += sim->sv.gs_val[a] * v[sim->sv.gs_node[a]];
 }
 
-int dg_solver_build(dg_sim *sim) {
+int dgp_solver_build(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   ws->error = 0;
@@ -329,7 +329,7 @@ void dgp_plan_speed_rows(dg_sim *sim) {
   }
 }
 
-void dg_solver_speeds(const dg_sim *sim, const double *q, double *x) {
+void dgp_solver_speeds(const dg_sim *sim, const double *q, double *x) {
   const int *sn = sim->sv.single_node, *sd = sim->sv.single_dof;
   const double *sv = sim->sv.single_val;
   for (int k = 0; k < sim->sv.n_single; k++)
@@ -374,23 +374,23 @@ void dgp_fail_topology(dg_sim *sim, int rc) {
   const dg_topo_ws *ws = &sim->sv.ws;
   char path[DG_ERROR_PATH_LEN] = "";
   if (ws->errblock >= 0)
-    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[ws->errblock].id);
-  dg_error_set(&sim->err, rc, sim->g->file, path, "at t = %.6g s: %s", sim->t, ws->errmsg);
+    dgp_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[ws->errblock].id);
+  dgp_error_set(&sim->err, rc, sim->g->file, path, "at t = %.6g s: %s", sim->t, ws->errmsg);
   sim->failed = true;
 }
 
-int dg_solver_change_topology(dg_sim *sim) {
+int dgp_solver_change_topology(dg_sim *sim) {
   double ke_before = dg_sim_kinetic_energy(sim);
   /* The build leaves sim->sv.x (the committed speeds) alone, while it uses the
    * scratch arrays: project from x itself. */
-  int rc = dg_solver_build(sim);
+  int rc = dgp_solver_build(sim);
   if (rc != DG_OK) {
     dgp_fail_topology(sim, rc);
     return rc;
   }
   dgp_motion_eval(sim, sim->t);
   dgp_plan_project(sim, sim->sv.x, sim->sv.q);
-  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   sim->sv.audit.impact_loss += dg_sim_kinetic_energy(sim) - ke_before;
   sim->topo_changes++;
   dgp_lambda_at(sim, sim->t, NULL);

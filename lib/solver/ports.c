@@ -181,11 +181,11 @@ static int compute_port_torques(dg_sim *sim) {
     }
   }
   sim->ctx = saved;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   return DG_OK;
 }
 
-double dg_solver_port_torque(dg_sim *sim, int block, int port) {
+double dgp_solver_port_torque(dg_sim *sim, int block, int port) {
   dg_port_ws *pw = &sim->sv.ports;
   if (!(pw->valid && pw->t == sim->t && pw->segments == sim->segments &&
         pw->topo_changes == sim->topo_changes && pw->inputs == sim->input_epoch)) {

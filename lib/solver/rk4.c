@@ -29,12 +29,12 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   if (np > 0 && !sim->sv.mot.frozen) { /* MOTION: the prescribed speeds at t (motion.c) */
     ctx->state = s;
     ctx->t = t;
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
     dgp_motion_eval(sim, t);
   }
   /* SPEEDS */
   double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
-  dg_solver_speeds(sim, y, x);
+  dgp_solver_speeds(sim, y, x);
   /* FORCES */
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
   ctx->t = t;
@@ -43,7 +43,7 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   ctx->state = s;
   ctx->state_rate = dy + nd;
   ctx->state_commit = NULL;
-  dg_bind_eval(sim); /* inputs bound to signals, at this point */
+  dgp_bind_eval(sim); /* inputs bound to signals, at this point */
   if (sim->ns > 0)
     memset(dy + nd, 0, sizeof(double) * (size_t)sim->ns);
   double *de = sim->sv.audit.pcur; /* energy audit: each torque hook's power */
@@ -123,7 +123,7 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   }
 }
 
-void dg_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
+void dgp_solver_rhs(dg_sim *sim, double t, const double *y, double *dy) {
   bool want = sim->sv.lam.want;
   sim->sv.lam.want = false;
   dgp_rk4_derivative(sim, t, y, dy);
@@ -200,7 +200,7 @@ void dgp_rk4_compute_lambda(dg_sim *sim) {
   dgp_rk4_derivative(sim, sim->sv.lam.t, y, sim->sv.rk.ysave);
   sim->sv.lam.want = false;
   sim->ctx = saved;
-  dg_bind_eval(sim); /* back at the asking hook's point */
+  dgp_bind_eval(sim); /* back at the asking hook's point */
 }
 
 /* The active row of a tie with its forces computed at the asked point, or

@@ -8,7 +8,7 @@
 /* Meets x[node[i]] = value[i] exactly (Gaussian elimination of the affine
  * conditions, q = T z + c) and fills the remaining freedom z by minimizing
  * the kinetic-energy distance to the current speeds, (q − q0)ᵀ M (q − q0). */
-int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value, char *why,
+int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value, char *why,
                          size_t why_size) {
   int nd = sim->sv.ndof;
   size_t st = (size_t)sim->nn, snd = (size_t)(nd ? nd : 1);
@@ -113,7 +113,7 @@ int dg_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *valu
       v += T[(size_t)j * snd + (size_t)k] * rhs[k];
     sim->sv.q[j] = v;
   }
-  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   dgp_lambda_at(sim, sim->t, NULL);
 done:
   free(T);

@@ -27,8 +27,8 @@ static bool check_finite(dg_sim *sim, const double *y) {
     int node = sim->sv.ws.raw_node[raw], owner = sim->sv.ws.raw_owner[raw];
     char lab[128], path[DG_ERROR_PATH_LEN];
     dgp_node_label(sim, node, lab, sizeof lab);
-    dg_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[owner].id);
-    dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+    dgp_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[owner].id);
+    dgp_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
                  "simulation diverged at t = %.6g s: speed of %s became %g (block \"%s\"); "
                  "reduce dt or check the parameters",
                  sim->t, lab, y[j], sim->g->blocks[owner].id);
@@ -43,8 +43,8 @@ static bool check_finite(dg_sim *sim, const double *y) {
       if (isfinite(v))
         continue;
       char path[DG_ERROR_PATH_LEN];
-      dg_pointer_append(path, sizeof path, "/blocks", b->id);
-      dg_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
+      dgp_pointer_append(path, sizeof path, "/blocks", b->id);
+      dgp_error_set(&sim->err, DG_ERR_NUMERIC, sim->g->file, path,
                    "simulation diverged at t = %.6g s: internal state %d of block \"%s\" (%s) "
                    "became %g; reduce dt or check the parameters",
                    sim->t, k, b->id, b->klass->type, v);
@@ -60,7 +60,7 @@ static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
   sim->ctx.state = sim->sv.s;
   sim->ctx.state_commit = sim->sv.s;
   sim->ctx.state_rate = NULL;
-  dg_bind_eval(sim);
+  dgp_bind_eval(sim);
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
   sim->ctx.state_commit = NULL;
@@ -148,7 +148,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t;
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
-  dg_solver_inputs_start(sim, t);
+  dgp_solver_inputs_start(sim, t);
   double tol = dgp_time_tol(t, t_end - t);
   double tb = segs_left > 1 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
   double h = tb - t;
@@ -159,7 +159,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   sim->topo_request = false;
   run_hooks(sim, sim->pre, sim->n_pre);
   if (!sim->failed && sim->topo_request)
-    dg_solver_change_topology(sim);
+    dgp_solver_change_topology(sim);
   if (!sim->failed && sim->sv.mot.np > 0) { /* prescribed speeds at the start (motion.c) */
     ctx->state = sim->sv.s;
     dgp_motion_segment_start(sim, t);
@@ -193,12 +193,12 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
-    dg_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
+    dgp_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
     ctx->t = tb;
     ctx->speed = sim->sv.xw;
     ctx->state = sim->sv.rk.yt + nd;
     dgp_lambda_at(sim, tb, sim->sv.rk.yt);
-    dg_bind_eval(sim);
+    dgp_bind_eval(sim);
     event_values(sim, sim->sv.ev.g1, sim->sv.loss.p4);
     bool crossed = false;
     for (int i = 0; i < event_count(sim) && !crossed; i++)
@@ -250,7 +250,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     ctx->state = sim->sv.s;
     dgp_motion_eval(sim, tb);
   }
-  dg_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
     sim->sv.lam.y = NULL; /* the events asked for them at this very state */
   else
@@ -263,12 +263,12 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   sim->topo_request = false;
   run_hooks(sim, sim->post, sim->n_post);
   if (!sim->failed && sim->topo_request)
-    dg_solver_change_topology(sim);
+    dgp_solver_change_topology(sim);
   ctx->speed = sim->sv.x;
   return sim->failed ? sim->err.code : DG_OK;
 }
 
-int dg_solver_step(dg_sim *sim, double dt) {
+int dgp_solver_step(dg_sim *sim, double dt) {
   double t_end = sim->t + dt;
   for (int seg = 0; seg < MAX_SEGMENTS; seg++) {
     int rc = step_segment(sim, t_end, MAX_SEGMENTS - seg);
@@ -281,7 +281,7 @@ int dg_solver_step(dg_sim *sim, double dt) {
   sim->ctx.t = t_end;
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  dg_bind_eval(sim); /* what signal reads between steps see */
+  dgp_bind_eval(sim); /* what signal reads between steps see */
   sim->steps++;
   return DG_OK;
 }

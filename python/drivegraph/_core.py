@@ -16,6 +16,9 @@ __all__ = ["Error", "GraphError", "ScenarioError", "SimulationError", "UsageErro
            "TyreState", "validate"]
 
 RPM_PER_RAD_S = 30.0 / math.pi
+# Mode-change impacts above this share of the work in are a visible part of
+# it: the summary's "impact_warning" (tools/summary.c, IMPACT_WARN_SHARE).
+IMPACT_WARN_SHARE = 1e-3
 
 
 # --------------------------------------------------------------------------
@@ -139,8 +142,9 @@ def validate(source, name=None):
         lib.dg_graph_validate_string(ffi.NULL, source.encode(),
                                      (name or "<string>").encode(), lib.pydg_diag_cb, handle,
                                      ffi.NULL)
+    # warnings (code DG_OK, "warning: ...") are not problems: Graph.warnings
     return [GraphError(p.code_value, p.file, p.path, p.line, p.column, p.message)
-            for p in problems]
+            for p in problems if p.code_value != 0]
 
 
 # --------------------------------------------------------------------------
@@ -192,6 +196,18 @@ class Graph:
     @property
     def name(self):
         return ffi.string(lib.dg_graph_name(self._ptr)).decode()
+
+    @property
+    def warnings(self):
+        """What the graph loads with but probably does not mean (an element
+        that can never act, a start that is locked, a driver with no
+        vehicle): a list of "file: /path: warning: text" strings, as
+        `drivegraph validate` prints them."""
+        out = []
+        for i in range(lib.dg_graph_warning_count(self._ptr)):
+            e = Error.from_c(lib.dg_graph_warning(self._ptr, i), self.file)
+            out.append(str(e))
+        return out
 
     @property
     def blocks(self):
@@ -386,6 +402,7 @@ class _Callbacks:
         self.sim = None
         self.policy = None
         self.tyres = {}  # hub id -> f(TyreState) -> Fx
+        self.policy_gearbox = None
 
     def fail(self, exc):
         if self.exc is None:
@@ -439,8 +456,14 @@ def pydg_shift_cb(ctx, user):
         return ctx.current_gear
     try:
         gear = cb.policy(ShiftContext(ctx))
-        if isinstance(gear, bool) or int(gear) != gear:
-            raise TypeError(f"shift policy returned {gear!r}; expected an int gear")
+        if isinstance(gear, bool) or not isinstance(gear, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(gear) or int(gear) != gear:
+            raise TypeError(f"shift policy of gearbox {cb.policy_gearbox!r} returned {gear!r} "
+                            f"at t = {ctx.time:g} s; expected an int gear")
+        if not -1 <= int(gear) <= ctx.num_gears:
+            raise ValueError(f"shift policy of gearbox {cb.policy_gearbox!r} returned gear "
+                             f"{int(gear)} at t = {ctx.time:g} s; the gearbox has gears -1 (R), "
+                             f"0 (neutral) and 1..{ctx.num_gears}")
         return int(gear)
     except BaseException as e:  # noqa: BLE001
         cb.fail(e)
@@ -512,6 +535,12 @@ class Simulation:
         self._sim = ffi.gc(sim, lib.dg_sim_free)
         self._graph_keep = graph  # the sim keeps the graph alive in C too
         self._timing(dt, duration)
+        # a source faster than the step can sample (a sine above 1/(2 dt))
+        handle, problems = _collect()
+        if lib.dg_graph_check_step(graph._ptr, self.dt, lib.pydg_diag_cb, handle) > 0:
+            p = problems[0]
+            raise UsageError(p.code_value, p.file or graph.file, p.path, p.line, p.column,
+                             p.message, problems)
         self._start(inputs, shift_policy, gearbox)
         self._columns(signals)
         self._summary = ffi.new("dg_summary *")
@@ -626,6 +655,7 @@ class Simulation:
                 raise _usage("shift_policy: the graph has no gearbox")
             gearbox = boxes[0]
         self._cb.policy = policy
+        self._cb.policy_gearbox = gearbox
         h = ffi.new_handle(self._cb)
         self._handles.append(h)
         err = ffi.new("dg_error *")
@@ -863,6 +893,8 @@ class Simulation:
         return {"kinetic_J": e.kinetic, "kinetic_start_J": e.kinetic_start,
                 "work_in_J": e.work_in, "work_out_J": e.work_out,
                 "efficiency_loss_J": e.efficiency_loss, "impact_loss_J": e.impact_loss,
+                "impact_loss_relative": abs(e.impact_loss) / scale,
+                "impact_warning": abs(e.impact_loss) / scale > IMPACT_WARN_SHARE,
                 "balance_error_J": e.balance_error,
                 "balance_error_relative": abs(e.balance_error) / scale,
                 "block_work_J": blocks, "ledger": ledger, "block_ledger_J": block_ledger}

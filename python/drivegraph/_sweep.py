@@ -7,6 +7,8 @@ import json
 import math
 import os
 
+import numpy as np
+
 from ._core import Error, Graph, Scenario, UsageError, _usage, ffi, lib
 
 __all__ = ["sweep", "expand_variants"]
@@ -29,6 +31,33 @@ def _value_text(v):
     return json.dumps(v, allow_nan=False)
 
 
+def _check_value(v, where):
+    """An override value must become JSON: a number (finite), a string, a
+    bool, None, or a list or dict of them; anything else is a UsageError
+    naming `where` (the grid key, or the variant and its key)."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return
+    if isinstance(v, (int, np.integer)):
+        return
+    if isinstance(v, (float, np.floating)):
+        if not math.isfinite(v):
+            raise _usage(f"{where}: {v!r} is not a finite number (JSON has no NaN or Infinity)")
+        return
+    if isinstance(v, (list, tuple)):
+        for k, x in enumerate(v):
+            _check_value(x, f"{where}[{k}]")
+        return
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise _usage(f"{where}: key {k!r} is not a string")
+            _check_value(x, f"{where}.{k}")
+        return
+    what = "a callable" if callable(v) else f"of type {type(v).__name__}"
+    raise _usage(f"{where}: {v!r} is {what}, not a value (expected a number, a string, a "
+                 "bool or a list of them)")
+
+
 def expand_variants(grid=None, variants=None):
     """The overrides of every variant, as `drivegraph sweep` numbers them
     (tools/cmd_sweep.c): the grid {key: [values]} is the Cartesian product
@@ -41,10 +70,15 @@ def expand_variants(grid=None, variants=None):
     for k, vals in keys:
         if not vals:
             raise _usage(f"grid key {k}: no values")
+        for i, v in enumerate(vals):
+            _check_value(v, f"grid key {k}, value {i}")
     size = 1
     for _, vals in keys:
         size *= len(vals)
     lines = [list(dict(v).items()) for v in variants] if variants is not None else None
+    for n, line in enumerate(lines or []):
+        for k, v in line:
+            _check_value(v, f"variant {n}, key {k}")
     if lines is not None and not lines:
         raise _usage("variants: empty list")
     out = []

@@ -137,3 +137,40 @@ def test_missing_file():
     with pytest.raises(dg.GraphError) as info:
         dg.Graph.load("graphs/no_such_graph.json")
     assert info.value.file == "graphs/no_such_graph.json"
+
+
+def test_warnings_are_kept_not_problems():
+    """A spring whose ends turn together loads with a warning: validate()
+    lists no problem, Graph.warnings has it."""
+    g = {"drivegraph": 1, "blocks": {
+        "eng": {"type": "torque_source", "inertia": 0.2, "torque": 50},
+        "sd": {"type": "spring_damper", "stiffness": 1000},
+        "g": {"type": "gear", "ratio": 1},
+        "ld": {"type": "load", "inertia": 2.0}},
+        "connections": [["eng.out", "sd.in", "g.in"], ["sd.out", "g.out", "ld.in"]]}
+    assert dg.validate(g) == []
+    w = dg.Graph.from_dict(g).warnings
+    assert len(w) == 1
+    assert w[0].startswith("<dict>: /blocks/sd: warning: spring_damper \"sd\" can never act")
+
+
+def test_source_faster_than_the_step():
+    g = {"drivegraph": 1, "blocks": {
+        "s": {"type": "sine_source", "amplitude": 10, "frequency": 600},
+        "src": {"type": "torque_source", "inertia": 0.2, "inputs": {"command": "s.value"}},
+        "ld": {"type": "load", "inertia": 2.0}},
+        "connections": [["src.out", "ld.in"]]}
+    graph = dg.Graph.from_dict(g)
+    with pytest.raises(dg.UsageError) as info:
+        graph.simulate(duration=0.1, dt=0.001)
+    assert info.value.path == "/blocks/s"
+    assert "use dt <= 0.000833333 s" in info.value.message
+    assert len(graph.simulate(duration=0.01, dt=0.0005)["t"]) > 1
+
+
+def test_escaped_ids_in_errors():
+    """An id holding ESC[2J or a right-to-left override comes back escaped."""
+    problems = dg.validate('{"drivegraph": 1, "blocks": {"a\\u001b[2J\\u202eb": '
+                           '{"type": "load", "inertia": 1}}, "connections": []}')
+    assert problems[0].path == "/blocks/a\\u001B[2J\\u202Eb"
+    assert "\x1b" not in str(problems[0]) and "\u202e" not in str(problems[0])

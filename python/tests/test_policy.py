@@ -24,15 +24,17 @@ def test_policy_shifts_where_the_trace_crosses_the_threshold():
     g = dg.Graph.load(SEDAN)
     log = []
     sim = g.simulation(scenario=LAUNCH, shift_policy=early_upshift(log),
-                       signals=["gearbox.rpm", "gearbox.gear"])
+                       signals=["gearbox.rpm", "gearbox.gear", "gearbox.shifting"])
     # one row per step (the step API), to read the crossings off the trace
     t, rpm, gear = [0.0], [sim.signal("gearbox.rpm")], [sim.signal("gearbox.gear")]
+    shifting = [sim.signal("gearbox.shifting")]
     while not sim.stopped:
         sim.step()
         t.append(sim.time)
         rpm.append(sim.signal("gearbox.rpm"))
         gear.append(sim.signal("gearbox.gear"))
-    rpm, gear = np.array(rpm), np.array(gear)
+        shifting.append(sim.signal("gearbox.shifting"))
+    rpm, gear, shifting = np.array(rpm), np.array(gear), np.array(shifting)
     shifts = sim.summary()["shifts"]
     assert len(shifts) >= 3
     # the policy is called once per step (no events cut the launch's steps here)
@@ -42,8 +44,11 @@ def test_policy_shifts_where_the_trace_crosses_the_threshold():
         assert s["to"] == s["from"] + 1
         # the input speed was at or above the threshold when the gear was chosen ...
         assert rpm[k] >= UP_RPM
-        # ... and had just crossed it (still below one step earlier)
-        assert rpm[k - 1] < UP_RPM
+        # ... and had just crossed it (still below one step earlier), or the
+        # lock-out of the shift before had just ended: with the rear wheels
+        # spinning, an upshift through the clutch spins them up instead of
+        # slowing the engine, which stays above the threshold (1 -> 2 -> 3)
+        assert rpm[k - 1] < UP_RPM or shifting[k - 1] == 1
         # the trace shows the new gear from the end of that step
         assert gear[k] == s["from"] and gear[k + 1] == s["to"]
         assert s["rpm"] < UP_RPM + 150  # the engine is near it too (the converter slips little)
@@ -115,3 +120,20 @@ def test_exception_in_input_callable_is_raised():
 def test_policy_returning_a_non_integer():
     with pytest.raises(TypeError):
         dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: 1.5)
+
+
+@pytest.mark.parametrize("gear", [99, -5])
+def test_policy_returning_a_gear_the_box_does_not_have(gear):
+    """A gear outside -1 .. num_gears is refused, naming the gearbox, the
+    gear and the time (the first call, at t = 0)."""
+    with pytest.raises(ValueError) as info:
+        dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: gear)
+    text = str(info.value)
+    assert f"shift policy of gearbox 'gearbox' returned gear {gear} at t = 0 s" in text
+    assert "1..4" in text or "1..5" in text or "1..6" in text
+
+
+def test_policy_returning_nan():
+    with pytest.raises(TypeError) as info:
+        dg.Graph.load(SEDAN).simulate(scenario=LAUNCH, shift_policy=lambda c: float("nan"))
+    assert "returned nan at t = 0 s" in str(info.value)

@@ -93,3 +93,17 @@ def test_local_cluster_equals_threads():
         workers = client.run(lambda: __import__("os").getpid())
     assert len(set(workers.values())) == 4
     assert on_dask == threaded
+
+
+@pytest.mark.parametrize("value,what", [(lambda: 1, "a callable"), (float("nan"), "not a finite"),
+                                        (float("inf"), "not a finite"), (object(), "is of type object")])
+def test_grid_values_that_are_not_values(value, what):
+    """A grid value that cannot be JSON is a UsageError naming the key and
+    the value's place, before anything runs (not a bare TypeError)."""
+    with pytest.raises(dg.UsageError) as info:
+        dg.sweep(GRAPH, grid={"engine.inertia": [0.2, value]}, duration=1)
+    assert "grid key engine.inertia, value 1: " in info.value.message
+    assert what in info.value.message
+    with pytest.raises(dg.UsageError) as info:
+        dg.expand_variants(variants=[{"engine.inertia": 0.2}, {"final.ratio": value}])
+    assert "variant 1, key final.ratio: " in info.value.message

@@ -1,0 +1,299 @@
+/* lib/run/simstate.c: number parameters changed in place between steps
+ * (dgp_sim_tune) and a simulation's state as bytes (dgp_sim_state_write /
+ * _read). Every comparison is bit for bit (memcmp of the signals after
+ * each step), no tolerance. */
+#include "testutil.h"
+
+#include "run/simstate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DT 0.001
+
+/* Every signal's value after each of `steps` steps (malloc'ed, steps ×
+ * signal count). */
+static double *record(dg_sim *sim, long steps) {
+  int n = dg_sim_signal_count(sim);
+  double *v = malloc(sizeof *v * (size_t)(n * steps + 1));
+  ck_assert_ptr_nonnull(v);
+  for (long k = 0; k < steps; k++) {
+    int rc = dg_sim_step(sim, DT);
+    ck_assert_msg(rc == DG_OK, "step %ld: %s", k, dg_sim_last_error(sim)->text);
+    for (int i = 0; i < n; i++)
+      v[k * n + i] = dg_sim_signal(sim, i);
+  }
+  return v;
+}
+
+static void same_records(const double *a, const double *b, const dg_sim *sim, long steps) {
+  int n = dg_sim_signal_count(sim);
+  for (long k = 0; k < steps; k++)
+    for (int i = 0; i < n; i++)
+      ck_assert_msg(memcmp(&a[k * n + i], &b[k * n + i], sizeof(double)) == 0,
+                    "step %ld: %s differs (%.17g vs %.17g)", k, dg_sim_signal_name(sim, i),
+                    a[k * n + i], b[k * n + i]);
+}
+
+/* `text` with the first `from` replaced by `to` (malloc'ed). */
+static char *replace(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  ck_assert_msg(at != NULL, "'%s' not in the text", from);
+  size_t n = strlen(text) - strlen(from) + strlen(to);
+  char *out = malloc(n + 1);
+  ck_assert_ptr_nonnull(out);
+  size_t head = (size_t)(at - text);
+  memcpy(out, text, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  return out;
+}
+
+static void run_steps(dg_sim *sim, long steps) {
+  for (long k = 0; k < steps; k++)
+    ck_assert_msg(dg_sim_step(sim, DT) == DG_OK, "%s", dg_sim_last_error(sim)->text);
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+START_TEST(param_number_finds_numbers) {
+  dg_graph *g = dg_test_graph_file("graphs/ev_single_speed.json");
+  const dg_param_def *def = NULL;
+  int block = -1;
+  double *p = dgp_graph_param_number(g, "motor.max_power", &def, &block);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_double_eq(*p, 200000);
+  ck_assert_str_eq(def->key, "max_power");
+  ck_assert_str_eq(dg_graph_block_id(g, block), "motor");
+  /* a field of an object, with its default */
+  p = dgp_graph_param_number(g, "wheel_rl.tyre.B", &def, NULL);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_double_eq(*p, def->def);
+  /* not numbers, unknown, absent with a present flag */
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.reverse", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.nope", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "nobody.inertia", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor.base_rpm", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "wheel_rl.tyre", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, "motor", NULL, NULL));
+  ck_assert_ptr_null(dgp_graph_param_number(g, ".x", NULL, NULL));
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A tuned value from t = 0 runs as the graph loaded with it: what init
+ * derives (the motor's power limit) follows the new value. */
+START_TEST(tune_at_start_equals_load) {
+  char *json = dg_test_read_source("graphs/ev_single_speed.json");
+  dg_override ov[] = {{"motor.max_power", "90000"}, {"motor.max_torque", "300"}};
+  dg_error err;
+  dg_scenario *scn =
+      dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/ev_launch_brake.json", &err);
+  ck_assert_msg(scn != NULL, "%s", err.text);
+
+  dg_graph *g = dg_graph_load_string(NULL, json, "ev.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_sim *a = dg_test_sim(g);
+  ck_assert_msg(dgp_sim_tune(a, json, "ev.json", 2, ov, &err) == DG_OK, "%s", err.text);
+  dg_driver *da = dg_driver_new(scn, a, &err);
+  ck_assert_msg(da != NULL, "%s", err.text);
+
+  dg_graph *g2 = dg_graph_load_overrides(NULL, json, "ev.json", 2, ov, &err);
+  ck_assert_msg(g2 != NULL, "%s", err.text);
+  dg_sim *b = dg_test_sim(g2);
+  dg_driver *db = dg_driver_new(scn, b, &err);
+  ck_assert_msg(db != NULL, "%s", err.text);
+
+  double *ra = record(a, 4000), *rb = record(b, 4000);
+  same_records(ra, rb, a, 4000);
+  free(ra);
+  free(rb);
+  dg_driver_free(da);
+  dg_driver_free(db);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+  dg_graph_free(g2);
+  dg_scenario_free(scn);
+  free(json);
+}
+END_TEST
+
+/* Tuning away and back at one instant changes nothing; tuning the drag
+ * area up slows the car down from then on. */
+START_TEST(tune_mid_run) {
+  char *json = dg_test_read_source("graphs/sedan_rwd_automatic.json");
+  dg_test_drive ref =
+      dg_test_start("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json");
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_sim *sim = dg_test_sim(g);
+  dg_scenario *scn = dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/launch.json", &err);
+  ck_assert_msg(scn != NULL, "%s", err.text);
+  dg_driver *drv = dg_driver_new(scn, sim, &err);
+  ck_assert_msg(drv != NULL, "%s", err.text);
+  run_steps(ref.sim, 3000);
+  run_steps(sim, 3000);
+
+  const dg_override away[] = {{"body.cda", "1.5"}, {"engine.idle_rpm", "900"}};
+  ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 2, away, &err) == DG_OK, "%s", err.text);
+  ck_assert_int_eq(dgp_sim_tune(sim, json, "sedan.json", 0, NULL, &err), DG_OK);
+  double *ra = record(ref.sim, 3000), *rb = record(sim, 3000);
+  same_records(ra, rb, sim, 3000);
+  free(ra);
+  free(rb);
+
+  int v = dg_sim_signal_find(sim, "body.speed");
+  const dg_override more_drag[] = {{"body.cda", "3"}};
+  ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 1, more_drag, &err) == DG_OK, "%s", err.text);
+  run_steps(ref.sim, 3000);
+  run_steps(sim, 3000);
+  ck_assert_msg(dg_sim_signal(sim, v) < dg_sim_signal(ref.sim, v) - 0.05, "%g vs %g",
+                dg_sim_signal(sim, v), dg_sim_signal(ref.sim, v));
+
+  dg_driver_free(drv);
+  dg_scenario_free(scn);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_test_finish(&ref);
+  free(json);
+}
+END_TEST
+
+START_TEST(tune_refusals) {
+  char *json = dg_test_read_source("graphs/sedan_rwd_automatic.json");
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_sim *sim = dg_test_sim(g);
+  double *idle = dgp_graph_param_number(g, "engine.idle_rpm", NULL, NULL);
+  double before = *idle;
+  static const struct {
+    dg_override ov;
+    int code;
+    const char *text;
+  } bad[] = {
+      {{"final.ratio", "4.1"}, DG_ERR_USAGE, "cannot change while the simulation runs"},
+      {{"engine.inertia", "0.3"}, DG_ERR_USAGE, "cannot change while the simulation runs"},
+      {{"engine.nope", "1"}, DG_ERR_USAGE, "cannot change"},
+      {{"engine.idle_rpm", "abc"}, DG_ERR_RANGE, "expected a finite number"},
+      {{"engine.idle_rpm", "-5"}, DG_ERR_RANGE, "idle_rpm"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = dgp_sim_tune(sim, json, "sedan.json", 1, &bad[i].ov, &err);
+    ck_assert_msg(rc == bad[i].code, "%s=%s: code %d (%s)", bad[i].ov.key, bad[i].ov.value, rc,
+                  err.text);
+    ck_assert_msg(strstr(err.text, bad[i].text) != NULL || strstr(err.path, bad[i].text) != NULL,
+                  "%s: '%s' at %s", bad[i].ov.key, err.text, err.path);
+    ck_assert(*idle == before);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  free(json);
+}
+END_TEST
+
+/* ---- state as bytes ------------------------------------------------------ */
+
+/* Written mid-run and read into a simulation of another load of the same
+ * text (so its torque converter's tables are elsewhere: the keep mask),
+ * the run goes on bit for bit. */
+START_TEST(state_round_trip) {
+  char *sedan = dg_test_read_source("graphs/sedan_rwd_automatic.json");
+  char *json = replace(sedan, "\"type\": \"torque_converter\",",
+                       "\"type\": \"torque_converter\", \"capacity_factor\": { \"speed_ratio\": "
+                       "[0, 0.5, 0.9, 1], \"k\": [15, 15, 18, 35] },");
+  free(sedan);
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/launch.json", &err);
+  ck_assert_msg(scn != NULL, "%s", err.text);
+  dg_test_drive a = {0};
+  a.g = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  ck_assert_msg(a.g != NULL, "%s", err.text);
+  a.sim = dg_test_sim(a.g);
+  a.drv = dg_driver_new(scn, a.sim, &err);
+  ck_assert_msg(a.drv != NULL, "%s", err.text);
+  run_steps(a.sim, 2500);
+  size_t size = dgp_sim_state_size(a.sim);
+  unsigned char *buf = malloc(size);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(dgp_sim_state_write(a.sim, buf, size - 1), 0);
+  ck_assert_uint_eq(dgp_sim_state_write(a.sim, buf, size), size);
+
+  /* the keep mask: bytes two loads of the text disagree on */
+  dg_graph *g1 = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  dg_graph *g2 = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  ck_assert_ptr_nonnull(g1);
+  ck_assert_ptr_nonnull(g2);
+  dg_sim *s1 = dg_test_sim(g1), *s2 = dg_test_sim(g2);
+  size_t ds = dgp_sim_data_size(s1);
+  unsigned char *d1 = malloc(ds + 1), *d2 = malloc(ds + 1), *keep = malloc(ds + 1);
+  dgp_sim_data_copy(s1, d1);
+  dgp_sim_data_copy(s2, d2);
+  int kept = 0;
+  for (size_t i = 0; i < ds; i++) {
+    keep[i] = d1[i] != d2[i];
+    kept += keep[i];
+  }
+  ck_assert_msg(kept > 0, "the converter's tables are addresses");
+  dg_sim_free(s2);
+  dg_graph_free(g2);
+
+  /* another graph refuses; damaged bytes refuse */
+  dg_test_drive other =
+      dg_test_start("graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json");
+  ck_assert_int_eq(dgp_sim_state_read(other.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
+  ck_assert_ptr_nonnull(strstr(err.text, "another graph"));
+  dg_test_finish(&other);
+  buf[size / 2] ^= 1;
+  ck_assert_int_eq(dgp_sim_state_read(s1, buf, size, keep, NULL, &err), DG_ERR_USAGE);
+  ck_assert_ptr_nonnull(strstr(err.text, "checksum"));
+  buf[size / 2] ^= 1;
+  ck_assert_int_eq(dgp_sim_state_read(s1, buf, size - 1, keep, NULL, &err), DG_ERR_USAGE);
+
+  ck_assert_msg(dgp_sim_state_read(s1, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
+  /* the scenario's schedules go with the simulation, not its state */
+  dg_sim *fresh = dg_test_sim(g1);
+  dg_driver *drv = dg_driver_new(scn, fresh, &err);
+  ck_assert_msg(drv != NULL, "%s", err.text);
+  dg_sim_free(s1);
+  ck_assert_msg(dgp_sim_state_read(fresh, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
+  ck_assert(dg_sim_time(fresh) == dg_sim_time(a.sim));
+  double *ra = record(a.sim, 3000), *rb = record(fresh, 3000);
+  same_records(ra, rb, fresh, 3000);
+  free(ra);
+  free(rb);
+
+  dg_driver_free(drv);
+  dg_scenario_free(scn);
+  dg_sim_free(fresh);
+  dg_graph_free(g1);
+  free(d1);
+  free(d2);
+  free(keep);
+  free(buf);
+  dg_driver_free(a.drv);
+  dg_sim_free(a.sim);
+  dg_graph_free(a.g);
+  free(json);
+}
+END_TEST
+
+Suite *simstate_suite(void) {
+  Suite *s = suite_create("simstate");
+  TCase *tc = tcase_create("params");
+  tcase_add_test(tc, param_number_finds_numbers);
+  tcase_add_test(tc, tune_at_start_equals_load);
+  tcase_add_test(tc, tune_mid_run);
+  tcase_add_test(tc, tune_refusals);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bytes");
+  tcase_add_test(tc, state_round_trip);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(simstate_suite()); }
