@@ -7,7 +7,7 @@
  * P2 hybrid at 1 ms, because the driver's pedal limits switch inside RK4
  * steps (not located: docs/energy.md) and the brake's regeneration at the
  * motor takes them into the mechanics, which the shaft audit's own error
- * follows (1.3e-9 of the energy in over four ECE-15 cycles at 2 ms, 3.3e-10
+ * follows (1.2e-9 of the energy in over four ECE-15 cycles at 2 ms, 3.1e-10
  * over the UDDS at 1 ms). */
 #include "testutil.h"
 
