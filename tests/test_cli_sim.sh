@@ -316,6 +316,15 @@ check "sim stiff dt --force: warning names block and dt" has "$ERR" \
   'warning: .*awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
 run "$DG" sim "$G/awd_lsd.json" --preset launch --duration 1
 check "sim default dt: no stiffness warning" lacks "$ERR" 'too large for RK4'
+# validate --scenario checks the step the scenario runs at (sim's step),
+# unless --dt says otherwise
+printf '{ "duration": 1, "dt": 0.02 }\n' > "$TMP/coarse.json"
+run "$DG" validate "$G/awd_lsd.json" --scenario "$TMP/coarse.json"
+check "validate --scenario dt 0.02: exit 1" rc_is 1
+check "validate --scenario dt 0.02: the step checked is the scenario's" has "$OUT" \
+  'awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
+run "$DG" validate "$G/awd_lsd.json" --scenario "$TMP/coarse.json" --dt 0.001
+check "validate --scenario --dt 0.001: --dt wins" rc_is 0
 
 # The energy ledger (docs/energy.md): a series hybrid's audit from the fuel
 # and the battery to the road, as text and JSON; a motor on no battery
