@@ -324,7 +324,8 @@ static void spring_start(dg_block *self, dg_ctx *ctx, int phase) {
   spring_data *d = self->data;
   if (phase == DG_START_PROPOSE) {
     d->start_stage = START_NONE;
-    dg_ctx_start_speed(ctx, self, PORT_IN, dg_port_speed(ctx, self, PORT_OUT));
+    dg_ctx_start_speed_why(ctx, self, PORT_IN, dg_port_speed(ctx, self, PORT_OUT),
+                           "turning with its out end");
     return;
   }
   if (d->start_stage == START_NONE) {

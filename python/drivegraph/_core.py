@@ -922,6 +922,21 @@ class Simulation:
         totals["balance_error_relative"] = abs(l.balance_error) / max(l.energy_in, 1.0)
         return totals, blocks
 
+    def _start_choices(self):
+        """What the start chose for shafts no initial value fixed
+        (dg_sim_start_choice), as `sim --json`'s start_choices."""
+        c = ffi.new("dg_start_choice *")
+        out = []
+        for i in range(lib.dg_sim_start_choice(self._sim, 0, ffi.NULL)):
+            lib.dg_sim_start_choice(self._sim, i, c)
+            out.append({"shaft": ffi.string(c.shaft).decode(),
+                        "block": ffi.string(c.block).decode(),
+                        "why": ffi.string(c.why).decode(),
+                        "proposed": c.proposed if math.isfinite(c.proposed) else None,
+                        "speed": c.speed if math.isfinite(c.speed) else None,
+                        "unit": "m/s" if c.linear else "rad/s", "taken": bool(c.taken)})
+        return out
+
     def summary(self):
         """The figures of `drivegraph sim --json` (same keys and units; None
         where a figure does not apply), from the library's dg_summary."""
@@ -972,6 +987,7 @@ class Simulation:
             "start_gear": s.gear_start if s.id_gear >= 0 else None,
             "shift_rpm_signal": cstr(s.rpm_name),
             "shifts_total": s.shifts_total,
+            "start_choices": self._start_choices(),
             "shifts": [{"time_s": num(s.shifts[i].t), "from": getattr(s.shifts[i], "from"),
                         "to": s.shifts[i].to, "rpm": num(s.shifts[i].rpm)}
                        for i in range(s.nshifts)],
