@@ -314,8 +314,8 @@ struct dg_sim {
   int *motion_slot;
 
   /* hook lists, built once */
-  dg_hook_entry *pre, *torque, *post;
-  int n_pre, n_torque, n_post;
+  dg_hook_entry *pre, *torque, *post, *hold;
+  int n_pre, n_torque, n_post, n_hold;
   int *state_blocks, n_state_blocks;
   int *var_blocks, n_var_blocks;
   dg_hook_entry *evb;       /* blocks with event functions */

@@ -33,7 +33,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 5
+#define DG_BLOCK_ABI 6
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -433,6 +433,21 @@ struct dg_block_class {
   /// are refused with both places named. NULL: the tables say all.
   void (*input_range)(const void *params, int input, dg_range *r);
   void (*signal_range)(const void *params, int signal, dg_range *r);
+
+  /// Holds decided at a segment's start (ABI 6): after pre_step and the
+  /// mode change it asked for, with the tie forces of the mode now built
+  /// at the committed state and the segment's inputs (dg_ctx_tie_force),
+  /// let go of a hold that cannot be kept — its multiplier beyond its
+  /// capacity (a brake's, a clutch's static capacity; a freewheel's
+  /// reversed torque) — with dg_ctx_request_topology, as post_step would.
+  /// Run at every segment's start where the solver locates events and
+  /// some tie is active (t = 0, after a restore or set_initial, right
+  /// after a mode change, at an input's jump), and again in the new mode
+  /// after a release, until no block lets go. It must only release, never
+  /// engage: each round then drops at least one hold, so the rounds end
+  /// (the solver stops after one round per block with this hook). NULL:
+  /// the block keeps no hold of its own, or decides it in post_step only.
+  void (*hold_check)(dg_block *self, dg_ctx *ctx);
 };
 
 /// Phases of dg_block_class.start.
