@@ -614,6 +614,19 @@ DG_API void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, con
 /// In state_upstream of a DG_CLASS_VARIABLE_KINEMATICS class: the block's
 /// continuous states at the point the kinematics are built for.
 DG_API const double *dg_topo_state(const dg_topo *t, const dg_block *b);
+/// speed(dst) = ratio · speed(src) through a mesh whose efficiency depends
+/// on the side that drives (ABI 6): efficiency_dst while dst drives (power
+/// flows from dst to src: a gear's input driving its output),
+/// efficiency_src while src drives. Both in (0, 1].
+DG_API void dg_topo_ratio_directed(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                                   double efficiency_dst, double efficiency_src);
+/// After dg_topo_ratio_directed (or a lossy dg_topo_link) of the same
+/// block (ABI 6): the mesh's efficiencies over |speed(dst)| (rad/s), each
+/// table replacing its constant (NULL or an absent table: the constant);
+/// evaluated at every stage. The table must outlive the simulation (a
+/// parameter of the block).
+DG_API void dg_topo_mesh_tables(dg_topo *t, const dg_block *b, const dg_table1d *efficiency_dst,
+                                const dg_table1d *efficiency_src);
 /// speed(dst) = ratio · speed(src).
 DG_API void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency);
