@@ -310,6 +310,21 @@ static void brake_post_step(dg_block *self, dg_ctx *ctx) {
     brake_hold(d, ctx, -cap * d->dir);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * friction hold beyond T_s lets go there (see load.c); a lock holds any
+ * torque. */
+static void brake_hold_check(dg_block *self, dg_ctx *ctx) {
+  const brake_params *p = self->params;
+  brake_data *d = self->data;
+  if (d->mode != MODE_HELD || p->kind != KIND_FRICTION)
+    return;
+  d->lambda = dg_ctx_tie_force(ctx, d->tie);
+  d->have_lambda = true;
+  double cap = brake_capacity(self, ctx);
+  if (!(cap > 0.0) || fabs(d->lambda) > p->static_factor * cap)
+    brake_release(d, ctx, true);
+}
+
 /* Switching conditions, located inside the step (post_step then decides at
  * their time); see the file comment:
  *   friction, slipping with a direction: g0 = ω · s − tol (the shaft
@@ -385,6 +400,7 @@ const dg_block_class dg_block_brake = {
     .state_upstream = brake_state_upstream,
     .torque_downstream = brake_torque_downstream,
     .post_step = brake_post_step,
+    .hold_check = brake_hold_check,
     .signal = brake_signal,
     .num_events = 2,
     .event_values = brake_event_values,

@@ -298,6 +298,22 @@ static void clutch_post_step(dg_block *self, dg_ctx *ctx) {
     clutch_lock(d, ctx, cap * d->dir);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * lock beyond T_s (or with no capacity) lets go there, not at the
+ * segment's end — the slip closing where holding would take more than
+ * T_s, a start already overloaded, a parallel element letting go. */
+static void clutch_hold_check(dg_block *self, dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  clutch_data *d = self->data;
+  if (d->mode != MODE_LOCKED)
+    return;
+  d->lambda = dg_ctx_tie_force(ctx, d->tie);
+  d->have_lambda = true;
+  double cap = clutch_capacity(self, ctx);
+  if (!(cap > 0.0) || fabs(d->lambda) > p->static_factor * cap)
+    clutch_release(d, ctx, true);
+}
+
 /* Switching conditions, located inside the step by the solver (post_step
  * then decides at their time):
  *   g0 = Δω · s while slipping with a direction and some capacity: the
@@ -370,6 +386,7 @@ const dg_block_class dg_block_clutch = {
     .state_upstream = clutch_state_upstream,
     .torque_downstream = clutch_torque_downstream,
     .post_step = clutch_post_step,
+    .hold_check = clutch_hold_check,
     .signal = clutch_signal,
     .num_events = 2,
     .event_values = clutch_event_values,

@@ -271,6 +271,17 @@ static void lsd_post_step(dg_block *self, dg_ctx *ctx) {
   }
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * clutch pack's lock beyond the capacity its input torque gives lets go
+ * there (the start, a pack locked where the torque already exceeds it),
+ * not at the segment's end. */
+static void diff_hold_check(dg_block *self, dg_ctx *ctx) {
+  const diff_params *p = self->params;
+  diff_data *d = self->data;
+  if (p->kind == KIND_CLUTCH_LSD && d->mode == MODE_LOCKED)
+    lsd_post_step(self, ctx);
+}
+
 /* Clutch-pack LSD switching conditions, located inside the step: the
  * slipping speed difference reaching zero (g0 = s · Δω, s the direction
  * it slips in), and the lock's torque reaching the capacity its input
@@ -371,6 +382,7 @@ const dg_block_class dg_block_differential = {
     .state_upstream = diff_state_upstream,
     .torque_downstream = diff_torque_downstream,
     .post_step = diff_post_step,
+    .hold_check = diff_hold_check,
     .num_events = 2,
     .event_values = diff_event_values,
     .signal = diff_signal,

@@ -191,6 +191,20 @@ static void load_post_step(dg_block *self, dg_ctx *ctx) {
     load_set_mode(d, ctx, MODE_STUCK);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * hold beyond c0 lets go there (t = 0 overloaded, a stop located where the
+ * drive exceeds c0, another element's switch), as post_step would. */
+static void load_hold_check(dg_block *self, dg_ctx *ctx) {
+  const load_params *p = self->params;
+  load_data *d = self->data;
+  if (d->mode != MODE_STUCK)
+    return;
+  d->hold = dg_ctx_tie_force(ctx, d->tie);
+  d->have_hold = true;
+  if (fabs(d->hold) > p->c0)
+    load_release(d, ctx, true);
+}
+
 /* g0: a sliding shaft reaching rest; g1: the held torque reaching c0. */
 static int load_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const load_params *p = self->params;
@@ -235,6 +249,7 @@ const dg_block_class dg_block_load = {
     .state_upstream = load_state_upstream,
     .torque_downstream = load_torque_downstream,
     .post_step = load_post_step,
+    .hold_check = load_hold_check,
     .signal = load_signal,
     .num_events = 2,
     .event_values = load_event_values,

@@ -150,6 +150,18 @@ static void owc_post_step(dg_block *self, dg_ctx *ctx) {
     owc_set_mode(d, ctx, MODE_LOCKED, true);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * lock whose torque is reversed lets go there (a clutch in parallel that
+ * carried the pair let go at this time), not at the segment's end. */
+static void owc_hold_check(dg_block *self, dg_ctx *ctx) {
+  owc_data *d = self->data;
+  if (d->mode != MODE_LOCKED)
+    return;
+  double t = -dg_ctx_tie_force(ctx, d->tie);
+  if (t < -0.5 * d->torque_tol)
+    owc_set_mode(d, ctx, MODE_OVERRUNNING, true);
+}
+
 /* g0 = −Δω while overrunning (`in` catching up); g1 = T + tol_T while
  * locked (the transmitted torque reversing). */
 static int owc_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
@@ -194,6 +206,7 @@ const dg_block_class dg_block_one_way_clutch = {
     .pre_step = owc_pre_step,
     .state_upstream = owc_state_upstream,
     .post_step = owc_post_step,
+    .hold_check = owc_hold_check,
     .signal = owc_signal,
     .num_events = 2,
     .event_values = owc_event_values,

@@ -377,6 +377,21 @@ static void tc_post_step(dg_block *self, dg_ctx *ctx) {
     tc_lock(d, ctx, p->lockup.max_torque * d->dir);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * lock-up beyond its static capacity (or released) lets go there, not at
+ * the segment's end (as clutch.c). */
+static void tc_hold_check(dg_block *self, dg_ctx *ctx) {
+  const tc_params *p = self->params;
+  tc_data *d = self->data;
+  if (!p->has_lockup || d->mode != MODE_LOCKED)
+    return;
+  d->lambda = dg_ctx_tie_force(ctx, d->tie);
+  d->have_lambda = true;
+  if (!tc_lockup_applied(self, ctx) ||
+      fabs(d->lambda) > p->lockup.static_factor * p->lockup.max_torque)
+    tc_release(d, ctx, true);
+}
+
 /* Lock-up switching conditions, located inside the step: the slip of an
  * applied lock-up clutch reaching zero (g0 = slip · s), and a lock's torque
  * reaching the static capacity (g1 = T_s − |λ|). */
@@ -447,6 +462,7 @@ const dg_block_class dg_block_torque_converter = {
     .state_upstream = tc_state_upstream,
     .torque_downstream = tc_torque_downstream,
     .post_step = tc_post_step,
+    .hold_check = tc_hold_check,
     .num_events = 2,
     .event_values = tc_event_values,
     .signal = tc_signal,

@@ -387,6 +387,19 @@ static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
     vehicle_stop(d, ctx);
 }
 
+/* At a segment's start, with the tie forces of the mode just built: a
+ * hold beyond the road load's static friction lets go there (a body
+ * stopped where the drive already exceeds it), as post_step would. */
+static void vehicle_hold_check(dg_block *self, dg_ctx *ctx) {
+  vehicle_data *d = self->data;
+  if (d->mode != MODE_STOPPED)
+    return;
+  d->hold = dg_ctx_tie_force(ctx, d->stop_tie);
+  d->have_hold = true;
+  if (fabs(d->hold) > d->f_c)
+    vehicle_move_off(d, ctx, true);
+}
+
 /* Switching conditions, located inside the step: the moving body's speed
  * reaching rest (g0 = v · s − tol, s the direction it moves in; the
  * friction of the road load then holds it), and a held body's hold force
@@ -459,6 +472,7 @@ const dg_block_class dg_block_vehicle = {
     .state_upstream = vehicle_state_upstream,
     .torque_downstream = vehicle_torque_downstream,
     .post_step = vehicle_post_step,
+    .hold_check = vehicle_hold_check,
     .num_events = 2,
     .event_values = vehicle_event_values,
     .signal = vehicle_signal,

@@ -289,13 +289,14 @@ static int build_hook_lists(dg_sim *sim) {
   sim->pre = calloc((size_t)sim->nb + 1, sizeof *sim->pre);
   sim->torque = calloc((size_t)sim->nb + 1, sizeof *sim->torque);
   sim->post = calloc((size_t)sim->nb + 1, sizeof *sim->post);
+  sim->hold = calloc((size_t)sim->nb + 1, sizeof *sim->hold);
   sim->state_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->state_blocks);
   sim->var_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->var_blocks);
   sim->evb = calloc((size_t)sim->nb + 1, sizeof *sim->evb);
   sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
   sim->motion_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->motion_blocks);
   sim->motion_slot = calloc((size_t)sim->nb + 1, sizeof *sim->motion_slot);
-  if (!sim->pre || !sim->torque || !sim->post || !sim->state_blocks || !sim->var_blocks ||
+  if (!sim->pre || !sim->torque || !sim->post || !sim->hold || !sim->state_blocks || !sim->var_blocks ||
       !sim->evb || !sim->ev_off || !sim->motion_blocks || !sim->motion_slot)
     return -1;
   for (int i = 0; i < sim->nb; i++) { /* blocks that may prescribe a speed, in graph order */
@@ -317,6 +318,8 @@ static int build_hook_lists(dg_sim *sim) {
       sim->torque[sim->n_torque++] = (dg_hook_entry){c->torque_downstream, b};
     if (c->post_step)
       sim->post[sim->n_post++] = (dg_hook_entry){c->post_step, b};
+    if (c->hold_check)
+      sim->hold[sim->n_hold++] = (dg_hook_entry){c->hold_check, b};
     if (c->num_states > 0) {
       b->state = sim->ns;
       sim->ns += c->num_states;
@@ -496,6 +499,7 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->pre);
   free(sim->torque);
   free(sim->post);
+  free(sim->hold);
   free(sim->state_blocks);
   free(sim->var_blocks);
   free(sim->blocks);

@@ -89,7 +89,11 @@ typedef struct dg_topo_ws {
    * (mesh_tie >= 0), with its efficiency */
   int nmesh;
   int *mesh_link, *mesh_tie; /* nn each */
-  double *mesh_eta;          /* nn */
+  double *mesh_eta;          /* nn: while side a (dst) drives */
+  double *mesh_eta_b;        /* nn: while side b (the sources) drives */
+  /* nn each: efficiency over the speed of side a (|a·x|, rad/s) while side
+   * a / side b drives, or NULL (the constants above) */
+  const dg_table1d **mesh_tab_a, **mesh_tab_b;
   int *link_src;             /* max_terms: source nodes */
   double *link_coef, *link_rate; /* max_terms */
   unsigned char *row_dirty;  /* nn: the node's row depends on a variable link */
@@ -314,8 +318,8 @@ struct dg_sim {
   int *motion_slot;
 
   /* hook lists, built once */
-  dg_hook_entry *pre, *torque, *post;
-  int n_pre, n_torque, n_post;
+  dg_hook_entry *pre, *torque, *post, *hold;
+  int n_pre, n_torque, n_post, n_hold;
   int *state_blocks, n_state_blocks;
   int *var_blocks, n_var_blocks;
   dg_hook_entry *evb;       /* blocks with event functions */

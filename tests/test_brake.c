@@ -176,6 +176,32 @@ END_TEST
 
 /* validate enumerates slipping and held; a brake whose shaft has no
  * inertia at all is refused in the slipping mode. */
+/* A friction brake of 1 N·m (static_factor 1) on 1 kg·m² at 1 rad/s under
+ * −5 N·m: at rest at t = 1/6 s, and the hold it takes there is
+ * overloaded (5 > 1), so the shaft turns back at once: ω = −4 (t − 1/6)
+ * (formerly the known bug brake_reversal: held to the step's end). */
+START_TEST(test_reversal_at_once) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"drive\":{\"type\":\"torque_source\",\"torque\":-5},"
+      "\"shaft\":{\"type\":\"inertia\",\"inertia\":1},"
+      "\"friction\":{\"type\":\"brake\",\"max_torque\":1,\"static_factor\":1}},"
+      "\"connections\":[[\"drive.out\",\"shaft.in\"],[\"shaft.out\",\"friction.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_initial1(sim, "shaft.omega", 1.0);
+  double worst = 0.0;
+  for (int k = 1; k <= 4; k++) {
+    dg_test_step(sim, 1, 0.1);
+    double t = dg_sim_time(sim);
+    double exact = t < 1.0 / 6.0 ? 1.0 - 6.0 * t : -4.0 * (t - 1.0 / 6.0);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "shaft.omega") - exact));
+  }
+  ck_assert_double_le(worst, TOL_EXACT);
+  ck_assert_double_eq(dg_test_signal(sim, "friction.held"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_validate_modes) {
   const char *fmt = "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\","
                     "\"inertia\":%g},\"br\":{\"type\":\"brake\",\"max_torque\":10}},"
@@ -244,6 +270,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_hold_then_let_go);
   tcase_add_test(tc, test_engagement_ramp);
   tcase_add_test(tc, test_held_at_rest);
+  tcase_add_test(tc, test_reversal_at_once);
   suite_add_tcase(s, tc);
   tc = tcase_create("lock");
   tcase_add_loop_test(tc, test_parking_lock, 0, 2);

@@ -303,6 +303,40 @@ END_TEST
 /* A locked clutch opens in the very step the pedal is pressed (the
  * gearbox side then coasts), transmits the reduced capacity at half pedal
  * while the engine runs ahead, and does not lock again while it runs ahead. */
+/* a (1 kg·m², 1 rad/s, −5 N·m) → clutch of 1 N·m (static_factor 1) → b
+ * (1 kg·m², at rest): slipping, ω_a = 1 − 6 t and ω_b = t, so the slip
+ * closes at t = 1/7 s; holding the pair would take 2.5 N·m > 1, so the
+ * slip reverses at once: ω_a = 1/7 − 4 (t − 1/7), ω_b = 1/7 − (t − 1/7)
+ * (formerly the known bug clutch_reversal: the clutch held to 0.2 s). */
+START_TEST(test_reversal_at_once) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"drive\":{\"type\":\"torque_source\",\"torque\":-5},"
+      "\"a\":{\"type\":\"inertia\",\"inertia\":1},"
+      "\"c\":{\"type\":\"clutch\",\"max_torque\":1,\"static_factor\":1,\"inertia\":0},"
+      "\"b\":{\"type\":\"inertia\",\"inertia\":1}},"
+      "\"connections\":[[\"drive.out\",\"a.in\"],[\"a.out\",\"c.in\"],[\"c.out\",\"b.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  static const char *const names[] = {"a.omega", "b.omega"};
+  static const double w0[] = {1.0, 0.0};
+  dg_test_set_initial(sim, 2, names, w0);
+  const double tl = 1.0 / 7.0;
+  double worst = 0.0;
+  for (int k = 1; k <= 4; k++) {
+    dg_test_step(sim, 1, 0.1);
+    double t = dg_sim_time(sim);
+    double a = t < tl ? 1.0 - 6.0 * t : tl - 4.0 * (t - tl);
+    double b = t < tl ? t : tl - (t - tl);
+    worst = fmax(worst, fmax(fabs(dg_test_signal(sim, "a.omega") - a),
+                             fabs(dg_test_signal(sim, "b.omega") - b)));
+  }
+  ck_assert_double_le(worst, TOL_EXACT);
+  ck_assert_double_eq(dg_test_signal(sim, "c.locked"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "c.torque"), -1.0, 1e-15);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_pedal_opens) {
   const double h = 1e-3;
   dg_graph *g = rig("\"inertia\":0.25,\"torque\":30", "\"max_torque\":100,\"inertia\":0",
@@ -337,22 +371,24 @@ START_TEST(test_pedal_opens) {
 }
 END_TEST
 
-/* A lock that is asked for more than the static capacity lets go after one
- * step and then slips in the direction the lock was pushing, without
- * locking again (no chatter): 100 N·m on the engine side of a 20 N·m
- * clutch, from rest. */
+/* A lock that is asked for more than the static capacity lets go where it
+ * is found so — here at t = 0, the segment's start, not at the first
+ * step's end — and then slips in the direction the lock was pushing,
+ * without locking again (no chatter): 100 N·m on the engine side of a
+ * 20 N·m clutch, from rest. Holding would take 100 · 1/1.25 = 80 N·m > 22. */
 START_TEST(test_no_chatter) {
   dg_graph *g = rig("\"inertia\":0.25,\"torque\":100", "\"max_torque\":20,\"inertia\":0",
                     "\"inertia\":1");
   dg_sim *sim = dg_test_sim(g);
   long changes = dg_sim_topology_changes(sim);
-  dg_test_step(sim, 1, 1e-3); /* locked for this step, then over capacity */
+  dg_test_step(sim, 1, 1e-3); /* let go at t = 0 */
   ck_assert_double_eq(dg_test_signal(sim, "cl.locked"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 20.0 * 1e-3, TOL_EXACT);
   dg_test_step(sim, 999, 1e-3);
   ck_assert_int_eq(dg_sim_topology_changes(sim) - changes, 2); /* lock, unlock */
   ck_assert_double_eq_tol(dg_test_signal(sim, "cl.torque"), 20.0, 1e-12);
-  /* after the first (locked) step at 100/1.25 = 80 rad/s²: load + 20/J2 */
-  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 80e-3 + 20.0 * 0.999, TOL_EXACT);
+  /* slipping from t = 0: the load at 20/J2 rad/s² */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 20.0, TOL_EXACT);
   dg_sim_free(sim);
   dg_graph_free(g);
 }
@@ -448,6 +484,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_unlock_over_capacity);
   tcase_add_test(tc, test_pedal_opens);
   tcase_add_test(tc, test_no_chatter);
+  tcase_add_test(tc, test_reversal_at_once);
   suite_add_tcase(s, tc);
   tc = tcase_create("modes");
   tcase_add_test(tc, test_validate_modes);

@@ -115,6 +115,63 @@ START_TEST(test_modes) {
 }
 END_TEST
 
+/* Holds decided at the segment's start (issue 22, item 3; formerly the
+ * known bugs load_reversal and overloaded_start). A shaft of 1 kg·m² at
+ * 1 rad/s under −5 N·m against c0 = 1 N·m slides to rest at t = 1/6 s
+ * (ω = 1 − 6 t) and, the drive exceeding c0, back at once:
+ * ω = −4 (t − 1/6). The stop is located inside a step; the hold that
+ * post_step takes there is overloaded from its first instant and lets go
+ * at the segment's start (hold_check), not at the step's end. At dt = 0.1
+ * the old behaviour held the shaft to 0.2 s (ω(0.2) = 0 for −2/15). */
+static dg_graph *driven_load(double torque) {
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"drive\":{\"type\":\"torque_source\",\"torque\":%g},"
+      "\"shaft\":{\"type\":\"inertia\",\"inertia\":1},\"friction\":{\"type\":\"load\",\"c0\":1}},"
+      "\"connections\":[[\"drive.out\",\"shaft.in\"],[\"shaft.out\",\"friction.in\"]]}",
+      torque);
+}
+
+static const double reversal_dts[] = {0.1, 0.03, 1e-3};
+
+START_TEST(test_reversal_at_once) {
+  dg_graph *g = driven_load(-5.0);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_initial1(sim, "shaft.omega", 1.0);
+  double dt = reversal_dts[_i], worst = 0.0;
+  for (int k = 1; k * dt <= 0.4 + 1e-12; k++) {
+    dg_test_step(sim, 1, dt);
+    double t = dg_sim_time(sim);
+    double exact = t < 1.0 / 6.0 ? 1.0 - 6.0 * t : -4.0 * (t - 1.0 / 6.0);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "shaft.omega") - exact));
+  }
+  printf("load reversal, dt = %g: worst |w - closed form| %.2e rad/s\n", dt, worst);
+  /* linear speeds, exact for RK4; the stop located to 1e-10 of a step
+   * (4 rad/s² · 1e-11 s) */
+  ck_assert_double_le(worst, 1e-9);
+  ck_assert_double_eq(dg_test_signal(sim, "friction.torque"), 1.0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* 2 N·m on 1 kg·m² at rest against c0 = 1 N·m: the hold the start takes
+ * (the shaft is at rest) is overloaded at t = 0 and lets go there:
+ * ω = t from t = 0 (it used to be held through the whole first step). */
+START_TEST(test_overloaded_start) {
+  dg_graph *g = driven_load(2.0);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 1, 0.1);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "shaft.omega"), 0.1, 1e-15);
+  dg_test_step(sim, 2, 0.1);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "shaft.omega"), 0.3, 1e-15);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_bad_params) {
   dg_test_graph_error_at(
       "/blocks/ld/c1", "must be >= 0 (got -1)",
@@ -133,6 +190,9 @@ static Suite *suite(void) {
                       (int)(sizeof stop_dts / sizeof stop_dts[0]));
   tcase_add_test(tc, test_coulomb_holds_and_breaks_away);
   tcase_add_test(tc, test_modes);
+  tcase_add_loop_test(tc, test_reversal_at_once, 0,
+                      (int)(sizeof reversal_dts / sizeof reversal_dts[0]));
+  tcase_add_test(tc, test_overloaded_start);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");
   tcase_add_test(tc, test_bad_params);

@@ -97,6 +97,42 @@ START_TEST(test_start_ahead) {
 }
 END_TEST
 
+/* A freewheel and a clutch of 10 N·m in parallel between a and b
+ * (1 kg·m² each, at rest), 1 N·m pulling b ahead (the freewheel's overrun
+ * direction): the clutch holds the pair together (0.5 rad/s² each) until
+ * its engagement drops to 0 at 0.5 s; then b runs ahead at 1 rad/s² and a
+ * coasts: ω_a = 0.25, ω_b = 0.25 + (t − 0.5), ω_b − ω_a = t − 0.5. The
+ * freewheel, locked beside the clutch with no torque, would carry −0.5 N·m
+ * once the clutch lets go; it lets go in the same instant (hold_check at
+ * the segment's start), not one step later (formerly the known bug
+ * freewheel_release: ω_b − ω_a = t − 0.5 − dt). */
+START_TEST(test_parallel_clutch_lets_go) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"a\":{\"type\":\"inertia\",\"inertia\":1},"
+      "\"fw\":{\"type\":\"one_way_clutch\",\"inertia\":0},"
+      "\"c\":{\"type\":\"clutch\",\"max_torque\":10,\"static_factor\":1,\"inertia\":0,"
+      "\"inputs\":{\"engagement\":\"e\"}},"
+      "\"b\":{\"type\":\"inertia\",\"inertia\":1},\"pull\":{\"type\":\"torque_source\","
+      "\"torque\":1}},"
+      "\"connections\":[[\"a.out\",\"fw.in\",\"c.in\"],[\"fw.out\",\"c.out\",\"b.in\","
+      "\"pull.out\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  double worst = 0.0;
+  for (int k = 1; k <= 8; k++) {
+    dg_test_set_input(sim, "e", k <= 5 ? 1.0 : 0.0);
+    dg_test_step(sim, 1, 0.1);
+    double t = dg_sim_time(sim);
+    double a = t <= 0.5 + 1e-12 ? 0.5 * t : 0.25, b = t <= 0.5 + 1e-12 ? 0.5 * t : 0.25 + (t - 0.5);
+    worst = fmax(worst, fmax(fabs(dg_test_signal(sim, "a.omega") - a),
+                             fabs(dg_test_signal(sim, "b.omega") - b)));
+  }
+  ck_assert_double_le(worst, TOL_EXACT);
+  ck_assert_double_eq(dg_test_signal(sim, "fw.locked"), 0.0);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_validate_modes) {
   dg_graph_info info;
   int problems = 0;
@@ -134,6 +170,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_catch_and_overrun);
   tcase_add_test(tc, test_drives_from_rest);
   tcase_add_test(tc, test_start_ahead);
+  tcase_add_test(tc, test_parallel_clutch_lets_go);
   suite_add_tcase(s, tc);
   tc = tcase_create("modes");
   tcase_add_test(tc, test_validate_modes);

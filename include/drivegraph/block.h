@@ -33,7 +33,7 @@ extern "C" {
 
 /// Bump when dg_block_class changes incompatibly; classes state the ABI they
 /// were built for in their `abi` field.
-#define DG_BLOCK_ABI 5
+#define DG_BLOCK_ABI 6
 
 typedef struct dg_block dg_block;
 typedef struct dg_ctx dg_ctx;
@@ -433,6 +433,21 @@ struct dg_block_class {
   /// are refused with both places named. NULL: the tables say all.
   void (*input_range)(const void *params, int input, dg_range *r);
   void (*signal_range)(const void *params, int signal, dg_range *r);
+
+  /// Holds decided at a segment's start (ABI 6): after pre_step and the
+  /// mode change it asked for, with the tie forces of the mode now built
+  /// at the committed state and the segment's inputs (dg_ctx_tie_force),
+  /// let go of a hold that cannot be kept — its multiplier beyond its
+  /// capacity (a brake's, a clutch's static capacity; a freewheel's
+  /// reversed torque) — with dg_ctx_request_topology, as post_step would.
+  /// Run at every segment's start where the solver locates events and
+  /// some tie is active (t = 0, after a restore or set_initial, right
+  /// after a mode change, at an input's jump), and again in the new mode
+  /// after a release, until no block lets go. It must only release, never
+  /// engage: each round then drops at least one hold, so the rounds end
+  /// (the solver stops after one round per block with this hook). NULL:
+  /// the block keeps no hold of its own, or decides it in post_step only.
+  void (*hold_check)(dg_block *self, dg_ctx *ctx);
 };
 
 /// Phases of dg_block_class.start.
@@ -604,6 +619,19 @@ DG_API void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, con
 /// In state_upstream of a DG_CLASS_VARIABLE_KINEMATICS class: the block's
 /// continuous states at the point the kinematics are built for.
 DG_API const double *dg_topo_state(const dg_topo *t, const dg_block *b);
+/// speed(dst) = ratio · speed(src) through a mesh whose efficiency depends
+/// on the side that drives (ABI 6): efficiency_dst while dst drives (power
+/// flows from dst to src: a gear's input driving its output),
+/// efficiency_src while src drives. Both in (0, 1].
+DG_API void dg_topo_ratio_directed(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                                   double efficiency_dst, double efficiency_src);
+/// After dg_topo_ratio_directed (or a lossy dg_topo_link) of the same
+/// block (ABI 6): the mesh's efficiencies over |speed(dst)| (rad/s), each
+/// table replacing its constant (NULL or an absent table: the constant);
+/// evaluated at every stage. The table must outlive the simulation (a
+/// parameter of the block).
+DG_API void dg_topo_mesh_tables(dg_topo *t, const dg_block *b, const dg_table1d *efficiency_dst,
+                                const dg_table1d *efficiency_src);
 /// speed(dst) = ratio · speed(src).
 DG_API void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency);

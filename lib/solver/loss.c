@@ -186,8 +186,8 @@ int dgp_loss_build(dg_sim *sim) {
     }
     sv->loss.nu[j] = nu;
     sv->loss.nb[j] = nb;
-    sv->loss.kf[j] = 1.0 / ws->mesh_eta[j] - 1.0;
-    sv->loss.kb[j] = ws->mesh_eta[j] - 1.0;
+    sv->loss.kf[j] = 1.0 / ws->mesh_eta_b[j] - 1.0; /* side b drives */
+    sv->loss.kb[j] = ws->mesh_eta[j] - 1.0;          /* side a drives */
   }
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++) {
@@ -254,6 +254,19 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     for (int k = 0; k < sv->loss.nu[j]; k++)
       v -= uv[k] * w[un[k]];
     lam0[j] = v;
+  }
+  /* efficiencies over speed: κ at this stage's speed of side a */
+  for (int j = 0; j < m; j++) {
+    const dg_table1d *ta = sv->ws.mesh_tab_a[j], *tb = sv->ws.mesh_tab_b[j];
+    if (!ta && !tb)
+      continue;
+    double v = dgp_dot(sv->loss.ga + (size_t)j * st, q, nd);
+    if (np > 0)
+      v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
+    if (tb)
+      sv->loss.kf[j] = 1.0 / dg_table1d_eval(tb, fabs(v)) - 1.0;
+    if (ta)
+      sv->loss.kb[j] = dg_table1d_eval(ta, fabs(v)) - 1.0;
   }
   /* inside a segment the directions of its first stage hold (one solve);
    * a reversal is an event (event_values) */

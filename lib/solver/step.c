@@ -66,6 +66,28 @@ static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
   sim->ctx.state_commit = NULL;
 }
 
+/* HOLDS, at a segment's start after its first stage computed the tie
+ * forces at the committed state, in the mode pre_step left and with the
+ * segment's inputs: each hold_check hook lets go of a hold those forces
+ * overload. True when one did (the caller builds the new mode and asks
+ * again). The hooks only release, so each round drops at least one hold
+ * and the rounds end; the caller stops after one round per block with the
+ * hook (each keeps one hold). So a hold that cannot be kept at a segment's
+ * start — t = 0, after a restore, after another element switched, at an
+ * input's jump — lets go there, not at the segment's end: its event
+ * function (a capacity minus the held torque) is already below zero where
+ * the segment starts, and an event is located only where one crosses. */
+static bool hold_pass(dg_sim *sim, double t, double h) {
+  dg_ctx *ctx = &sim->ctx;
+  ctx->t = t;
+  ctx->dt = h;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  sim->topo_request = false;
+  run_hooks(sim, sim->hold, sim->n_hold);
+  return !sim->failed && sim->topo_request;
+}
+
 /* Event functions in all: the blocks', then one per lossy mesh. */
 static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nmesh; }
 
@@ -167,16 +189,27 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   if (sim->failed)
     return sim->err.code;
 
-  /* PREPARE, then the first stage (with tie forces when events need them) */
+  /* PREPARE, then the first stage (with tie forces when events need them);
+   * HOLDS: a hold those forces overload lets go here, and the first stage
+   * is made again in the new mode (hold_pass) */
   int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
   bool events = event_count(sim) > 0 && segs_left > 1;
-  dgp_rk4_gather(sim, sim->sv.rk.y0);
-  sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
-  sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
-  dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
-  memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn); /* for the angles */
-  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
-  sim->sv.lam.want = false;
+  for (int round = 0;; round++) {
+    dgp_rk4_gather(sim, sim->sv.rk.y0);
+    sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
+    sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
+    dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
+    memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn); /* for the angles */
+    sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+    bool checked = sim->sv.lam.want && round < sim->n_hold;
+    sim->sv.lam.want = false;
+    if (!checked || !hold_pass(sim, t, h))
+      break;
+    if (dgp_solver_change_topology(sim) != DG_OK)
+      return sim->err.code;
+    nd = sim->sv.ndof;
+    ny = sim->sv.ndof + sim->ns;
+  }
   sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
     sim->sv.loss.watch[j] = 0;

@@ -65,7 +65,8 @@ void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
 }
 
 /* A lossy mesh of this build: a link (link >= 0) or a tie (tie >= 0). */
-static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double eta) {
+static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double eta,
+                     double eta_b) {
   dg_topo_ws *ws = &sim->sv.ws;
   if (ws->nmesh >= sim->nn) { /* independent constraints are fewer than nodes */
     dgp_topo_error(sim, b->index, DG_ERR_OVERCONSTRAINED,
@@ -76,6 +77,8 @@ static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double e
   ws->mesh_link[j] = link;
   ws->mesh_tie[j] = tie;
   ws->mesh_eta[j] = eta;
+  ws->mesh_eta_b[j] = eta_b;
+  ws->mesh_tab_a[j] = ws->mesh_tab_b[j] = NULL;
   if (tie >= 0)
     ws->ties[tie].mesh = j;
 }
@@ -83,7 +86,7 @@ static void add_mesh(dg_sim *sim, const dg_block *b, int link, int tie, double e
 /* The tie Σ coef·x = 0 over nodes; with acoef (side a's coefficients) and
  * eta < 1 a lossy mesh. */
 static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const double *coef,
-                   const double *acoef, double eta) {
+                   const double *acoef, double eta, double eta_b) {
   dg_topo_ws *ws = &sim->sv.ws;
   if (ws->nties >= ws->max_ties || ws->nterms + n > ws->max_terms) {
     dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many ties in one mode (limit %d)", ws->max_ties);
@@ -106,8 +109,8 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
     for (int k = 0; k < ws->nraw; k++)
       c[k] += coef[i] * r[k];
   }
-  if (acoef && eta < 1.0)
-    add_mesh(sim, b, -1, id, eta);
+  if (acoef && (eta < 1.0 || eta_b < 1.0))
+    add_mesh(sim, b, -1, id, eta, eta_b);
   return id;
 }
 
@@ -151,8 +154,11 @@ static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const i
   return k;
 }
 
-void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
-                       const double *coef, const double *coef_rate, double efficiency) {
+/* dg_topo_link_rate with an efficiency per driving side: eta_b while the
+ * sources drive (power flows to dst), efficiency while dst drives. */
+static void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                      const double *coef, const double *coef_rate, double efficiency,
+                      double eta_b) {
   dg_sim *sim = t->sim;
   dg_topo_ws *ws = &sim->sv.ws;
   if (ws->refreshing) {
@@ -165,8 +171,9 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
     dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_link with %d sources (1..16)", n);
     return;
   }
-  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
-    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]", efficiency);
+  if (!(efficiency > 0.0 && efficiency <= 1.0) || !(eta_b > 0.0 && eta_b <= 1.0)) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]",
+                   efficiency > 0.0 && efficiency <= 1.0 ? eta_b : efficiency);
     return;
   }
   int nodes[17];
@@ -185,7 +192,7 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
     double acoef[17] = {1.0};
     nodes[0] = dnode;
     coefs[0] = 1.0;
-    add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency);
+    add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency, eta_b);
     return;
   }
   double *r = dgp_row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * (size_t)sim->nn;
@@ -202,13 +209,40 @@ void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int 
   }
   ws->has_row[dnode] = 1;
   int k = record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
-  if (efficiency < 1.0) {
+  if (efficiency < 1.0 || eta_b < 1.0) {
     if (k < 0)
       dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
                  ws->max_links);
     else
-      add_mesh(sim, b, k, -1, efficiency);
+      add_mesh(sim, b, k, -1, efficiency, eta_b);
   }
+}
+
+void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                       const double *coef, const double *coef_rate, double efficiency) {
+  link_rate(t, b, dst, n, src, coef, coef_rate, efficiency, efficiency);
+}
+
+void dg_topo_ratio_directed(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
+                            double efficiency_dst, double efficiency_src) {
+  link_rate(t, b, dst, 1, &src, &ratio, NULL, efficiency_dst, efficiency_src);
+}
+
+void dg_topo_mesh_tables(dg_topo *t, const dg_block *b, const dg_table1d *efficiency_dst,
+                         const dg_table1d *efficiency_src) {
+  dg_topo_ws *ws = &t->sim->sv.ws;
+  if (ws->refreshing)
+    return;
+  int j = ws->nmesh - 1;
+  bool mine = j >= 0 && (ws->mesh_link[j] >= 0 ? ws->link_block[ws->mesh_link[j]] == b->index
+                                               : ws->ties[ws->mesh_tie[j]].block == b->index);
+  if (!mine) {
+    dgp_topo_error(t->sim, b->index, DG_ERR_BLOCK,
+                   "dg_topo_mesh_tables without a lossy link of the block before it");
+    return;
+  }
+  ws->mesh_tab_a[j] = efficiency_dst && efficiency_dst->n > 0 ? efficiency_dst : NULL;
+  ws->mesh_tab_b[j] = efficiency_src && efficiency_src->n > 0 ? efficiency_src : NULL;
 }
 
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
@@ -235,7 +269,7 @@ static int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const
       return -1;
     nodes[i] = b->node[port[i]];
   }
-  return add_tie(sim, b, n, nodes, coef, coef_a, efficiency);
+  return add_tie(sim, b, n, nodes, coef, coef_a, efficiency, efficiency);
 }
 
 int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
@@ -301,7 +335,7 @@ void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port) {
   ws->raw_node[k] = node;
   ws->raw_presc[k] = 1;
   static const double one = 1.0;
-  int id = add_tie(sim, b, 1, &node, &one, NULL, 1.0);
+  int id = add_tie(sim, b, 1, &node, &one, NULL, 1.0, 1.0);
   if (id < 0)
     return;
   ws->ties[id].presc = k;
@@ -586,6 +620,9 @@ void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.ws.mesh_link, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.mesh_tie, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.mesh_eta, nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.mesh_eta_b, nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.mesh_tab_a, nn, sizeof(const dg_table1d *));
+  dgp_buf_add(l, &sim->sv.ws.mesh_tab_b, nn, sizeof(const dg_table1d *));
   dgp_buf_add(l, &sim->sv.ws.link_dst, ml, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.link_first, ml, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.link_n, ml, sizeof(int));
