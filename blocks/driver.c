@@ -37,7 +37,7 @@
 #define KMH_PER_MS 3.6
 
 enum { IN_SPEED };
-enum { SIG_THROTTLE, SIG_BRAKE, SIG_COMMAND, SIG_TARGET, SIG_ERROR, SIG_I };
+enum { SIG_THROTTLE, SIG_BRAKE, SIG_COMMAND, SIG_TARGET, SIG_ERROR, SIG_I, SIG_SPEED };
 
 typedef struct driver_params {
   dg_table1d trace;
@@ -81,6 +81,8 @@ static const dg_signal_def driver_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "i", .unit = "", .doc = "integral term (a state; settable as an initial value)",
      .port = DG_SIGNAL_HOOK},
+    {.name = "speed_kmh", .unit = "km/h", .doc = "the vehicle speed the driver sees (input speed)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {0},
 };
 
@@ -121,6 +123,8 @@ static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) 
     return dg_table1d_eval(&p->trace, ctx->t);
   if (index == SIG_I)
     return dg_block_state(ctx, self)[0];
+  if (index == SIG_SPEED)
+    return KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
   driver_point q = driver_eval(self, ctx);
   switch (index) {
   case SIG_THROTTLE:
