@@ -543,6 +543,9 @@ struct dg_cycle_run {
   char driver[DG_ERROR_PATH_LEN], vehicle[DG_ERROR_PATH_LEN];
   int vehicle_index;
   int sig_speed, sig_x, sig_drag, sig_rolling, sig_grade;
+  /* backward mode: the prescription */
+  int src_index, sig_force, in_effort;
+  double src_work, enf_in, enf_out, enf_peak;
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
   int n_soc, sig_soc[MAX_TRACKED];
@@ -654,6 +657,130 @@ static int dgp_cycle_blocks(dg_cycle_run *run, const dg_graph *g, const char *na
   return 0;
 }
 
+/* The id of the prescription's block: "cycle_speed_source", or with a
+ * number when the graph has a block of that name. */
+static void dgp_source_id(json_t *blocks, char *id, size_t size) {
+  snprintf(id, size, "cycle_speed_source");
+  for (int k = 2; json_object_get(blocks, id); k++)
+    snprintf(id, size, "cycle_speed_source_%d", k);
+}
+
+/* A ground port of the vehicle no connection uses, or NULL. */
+static const char *dgp_free_port(json_t *connections, const char *vehicle) {
+  static const char *const ports[] = {"front", "rear", "front_left", "front_right",
+                                      "rear_left", "rear_right"};
+  for (size_t k = 0; k < sizeof ports / sizeof ports[0]; k++) {
+    char name[DG_ERROR_PATH_LEN + 16];
+    snprintf(name, sizeof name, "%s.%s", vehicle, ports[k]);
+    bool used = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(connections, i, c) {
+      for (size_t e = 0; e < 2; e++) {
+        const char *end = json_string_value(json_array_get(c, e));
+        if (end && strcmp(end, name) == 0)
+          used = true;
+      }
+    }
+    if (!used)
+      return ports[k];
+  }
+  return NULL;
+}
+
+static int dgp_set(json_t *obj, const char *key, json_t *value) {
+  return json_object_set_new(obj, key, value);
+}
+
+/* The graph of a backward run, as JSON text (malloc'ed): the driver's trace
+ * the cycle's and its follow mode "effort" on the channel trace_effort; a
+ * linear_speed_source on a free ground port of the vehicle following the
+ * channel cycle_speed; the vehicle's static road load and the wheels'
+ * brake holds off (a prescribed body is neither held nor locked). */
+static char *dgp_backward_text(const dg_cycle_run *run, const char *json, const char *trace,
+                               const char *name, dg_error *err) {
+  json_t *root = json_loads(json, JSON_DECODE_ANY, NULL);
+  json_t *blocks = json_object_get(root, "blocks");
+  json_t *conns = json_object_get(root, "connections");
+  json_t *tr = json_loads(trace, 0, NULL);
+  json_t *drv = json_object_get(blocks, run->driver);
+  json_t *veh = json_object_get(blocks, run->vehicle);
+  char *text = NULL;
+  if (!json_is_object(drv) || !json_is_object(veh) || !json_is_array(conns) || !tr) {
+    dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
+    goto done;
+  }
+  const char *port = dgp_free_port(conns, run->vehicle);
+  if (!port) {
+    dgp_error_set(err, DG_ERR_USAGE, name, "",
+                  "backward mode puts a linear_speed_source on a free ground port of vehicle "
+                  "\"%s\", and every one is connected",
+                  run->vehicle);
+    goto done;
+  }
+  dgp_set(drv, "trace", json_incref(tr));
+  dgp_set(drv, "follow", json_string("effort"));
+  if (!json_object_get(drv, "effort_ki"))
+    dgp_set(drv, "effort_ki", json_real(0.5 / run->dt));
+  json_t *ag = json_object_get(drv, "accel_gain");
+  if (!(json_is_number(ag) && json_number_value(ag) > 0.0)) {
+    dgp_error_set(err, DG_ERR_USAGE, name, "",
+                  "backward mode: driver \"%s\" needs accel_gain > 0, its pedal per m/s^2 of "
+                  "acceleration, to work the pedals from the effort the trace needs",
+                  run->driver);
+    goto done;
+  }
+  json_t *in = json_object_get(drv, "inputs");
+  if (!json_is_object(in)) {
+    in = json_object();
+    dgp_set(drv, "inputs", in);
+  }
+  dgp_set(in, "effort", json_string("trace_effort"));
+  dgp_set(veh, "hold_at_rest", json_false());
+  const char *key;
+  json_t *b;
+  json_object_foreach(blocks, key, b) {
+    const char *type = json_string_value(json_object_get(b, "type"));
+    if (type && strcmp(type, "wheel") == 0)
+      dgp_set(b, "brake_hold", json_false());
+  }
+  char id[64], from[80], to[DG_ERROR_PATH_LEN + 16];
+  dgp_source_id(blocks, id, sizeof id);
+  json_t *src = json_pack("{s:s, s:{s:s}}", "type", "linear_speed_source", "inputs", "speed",
+                          "cycle_speed");
+  dgp_set(blocks, id, src);
+  snprintf(from, sizeof from, "%s.out", id);
+  snprintf(to, sizeof to, "%s.%s", run->vehicle, port);
+  json_array_append_new(conns, json_pack("[s, s]", from, to));
+  text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  if (!text)
+    dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
+done:
+  json_decref(tr);
+  json_decref(root);
+  return text;
+}
+
+/* Resolves the prescription of a backward run and sets its schedule. */
+static int dgp_backward_start(dg_cycle_run *run, dg_error *err) {
+  const dg_graph *g = run->graph;
+  run->src_index = -1;
+  for (int i = 0; i < dg_graph_block_count(g); i++)
+    if (strcmp(dg_graph_block_type(g, i), "linear_speed_source") == 0 &&
+        strncmp(dg_graph_block_id(g, i), "cycle_speed_source", 18) == 0)
+      run->src_index = i;
+  run->sig_force = dgp_signal_of(run->sim, dg_graph_block_id(g, run->src_index), "force");
+  run->in_effort = dg_sim_input_find(run->sim, "trace_effort");
+  int in_speed = dg_sim_input_find(run->sim, "cycle_speed");
+  if (run->sig_force < 0 || run->in_effort < 0 || in_speed < 0) {
+    dgp_error_set(err, DG_ERR_USAGE, dg_graph_file(g), "", "backward mode: the prescription is "
+                                                           "missing from the graph");
+    return DG_ERR_USAGE;
+  }
+  return dg_sim_set_input_schedule(run->sim, in_speed, run->cycle->n, run->cycle->t,
+                                   run->cycle->v, false, err);
+}
+
 dg_cycle_run *dg_cycle_run_new(const dg_cycle_options *opt, const dg_cycle *cycle, dg_error *err) {
   dgp_error_clear(err);
   const char *name = opt && opt->graph_name ? opt->graph_name : "<string>";
@@ -686,27 +813,35 @@ dg_cycle_run *dg_cycle_run_new(const dg_cycle_options *opt, const dg_cycle *cycl
   if (rc != 0)
     goto fail;
   run->mass = dgp_vehicle_mass(opt->graph_json, run->vehicle);
-  if (opt->backward) {
-    dgp_error_set(err, DG_ERR_USAGE, name, "", "backward mode is not built yet");
+  char *trace = dg_cycle_trace_json(cycle);
+  if (!trace) {
+    dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
     goto fail;
   }
-  char *trace = dg_cycle_trace_json(cycle);
-  char key[DG_ERROR_PATH_LEN + 8];
-  snprintf(key, sizeof key, "%s.trace", run->driver);
-  dg_override ov = {key, trace};
-  run->graph = trace ? dg_graph_load_overrides(opt->reg, opt->graph_json, name, 1, &ov, err) : NULL;
-  if (!trace)
-    dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
+  if (opt->backward) {
+    char *text = dgp_backward_text(run, opt->graph_json, trace, name, err);
+    run->graph = text ? dg_graph_load_string(opt->reg, text, name, err) : NULL;
+    free(text);
+  } else {
+    char key[DG_ERROR_PATH_LEN + 8];
+    snprintf(key, sizeof key, "%s.trace", run->driver);
+    dg_override ov = {key, trace};
+    run->graph = dg_graph_load_overrides(opt->reg, opt->graph_json, name, 1, &ov, err);
+  }
   free(trace);
   if (!run->graph)
     goto fail;
   run->sim = dg_sim_new(run->graph, err);
   if (!run->sim || dgp_cycle_grade(run, err) != DG_OK)
     goto fail;
+  if (opt->backward && dgp_backward_start(run, err) != DG_OK)
+    goto fail;
   dg_sim_apply_inputs(run->sim, 0.0);
   if (dg_sim_start(run->sim, err) != DG_OK)
     goto fail;
   dgp_cycle_run_resolve(run);
+  if (run->backward)
+    run->src_work = dg_sim_block_work(run->sim, run->src_index);
   return run;
 fail:
   dg_cycle_run_free(run);
@@ -741,6 +876,17 @@ int dg_cycle_run_step(dg_cycle_run *run) {
     double soc = dg_sim_signal(run->sim, run->sig_soc[0]);
     run->soc_min = fmin(run->soc_min, soc);
     run->soc_max = fmax(run->soc_max, soc);
+  }
+  if (run->backward) { /* the prescription: its work, and its force for the driver */
+    double w = dg_sim_block_work(run->sim, run->src_index), dw = w - run->src_work;
+    if (dw > 0.0)
+      run->enf_in += dw;
+    else
+      run->enf_out += dw;
+    run->src_work = w;
+    double f = dg_sim_signal(run->sim, run->sig_force);
+    run->enf_peak = fmax(run->enf_peak, fabs(f));
+    dg_sim_set_input(run->sim, run->in_effort, isfinite(f) && run->mass > 0.0 ? f / run->mass : 0.0);
   }
   /* the machines' regeneration: their work per step where negative (a
    * step of 1 ms seldom both drives and brakes) */
@@ -837,9 +983,9 @@ static void dgp_report_energy(const dg_cycle_run *run, dg_cycle_report *r) {
       r->road_J += w;
   }
   r->regen_J = -run->regen;
-  r->drag_J = -dgp_signal_or_nan(run->sim, run->sig_drag);
-  r->rolling_J = -dgp_signal_or_nan(run->sim, run->sig_rolling);
-  r->grade_J = -dgp_signal_or_nan(run->sim, run->sig_grade);
+  r->drag_J = dgp_signal_or_nan(run->sim, run->sig_drag);
+  r->rolling_J = dgp_signal_or_nan(run->sim, run->sig_rolling);
+  r->grade_J = dgp_signal_or_nan(run->sim, run->sig_grade);
 }
 
 void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r) {
@@ -864,5 +1010,7 @@ void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r) {
   dgp_report_energy(run, r);
   double v1 = dg_sim_signal(run->sim, run->sig_speed);
   r->kinetic_J = 0.5 * run->mass * (v1 * v1 - run->v0 * run->v0);
-  r->enforcement_peak_N = 0.0;
+  r->enforcement_in_J = run->enf_in;
+  r->enforcement_out_J = run->enf_out;
+  r->enforcement_peak_N = run->enf_peak;
 }
