@@ -168,12 +168,21 @@ static const dg_signal_def driver_signals[] = {
     {0},
 };
 
-/* The trace's slope at time t (km/h per s): its piece's, 0 outside. */
+/* The trace's slope at time t (km/h per s): its piece's, 0 outside. A
+ * binary search: a drive cycle's trace has thousands of points, and this
+ * runs at every stage. */
 static double driver_slope(const dg_table1d *tr, double t) {
-  for (int k = 0; k + 1 < tr->n; k++)
-    if (t >= tr->x[k] && t < tr->x[k + 1])
-      return (tr->y[k + 1] - tr->y[k]) / (tr->x[k + 1] - tr->x[k]);
-  return 0.0;
+  if (tr->n < 2 || !(t >= tr->x[0]) || !(t < tr->x[tr->n - 1]))
+    return 0.0;
+  int lo = 0, hi = tr->n - 1; /* x[lo] <= t < x[hi] */
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (t < tr->x[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return (tr->y[hi] - tr->y[lo]) / (tr->x[hi] - tr->x[lo]);
 }
 
 typedef struct driver_point {

@@ -183,6 +183,7 @@ typedef struct dg_cycle_report {
   double road_J;             ///< the vehicles' work (road load and grade; <= 0)
   double drag_J, rolling_J, grade_J; ///< the road load's parts (>= 0 resisting; the vehicle's signals)
   double kinetic_J;          ///< the body's kinetic energy change, ½ m (v₁² − v₀²)
+  double accel_J;            ///< Σ of its increases from step to step (the acceleration's energy)
   /* backward mode: the prescription's work */
   double enforcement_in_J;   ///< positive work of the prescription (it pushed)
   double enforcement_out_J;  ///< negative work (it held back), <= 0

@@ -548,6 +548,7 @@ struct dg_cycle_run {
   double src_work, enf_in, enf_out, enf_peak;
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
+  double ke, accel;       /* ½ m v² at the last step's end; Σ of its increases */
   int n_soc, sig_soc[MAX_TRACKED];
   int n_motor, motor[MAX_TRACKED];  /* block indices of the machines */
   double motor_work[MAX_TRACKED];   /* their work at the last step's end */
@@ -604,6 +605,7 @@ static void dgp_cycle_run_resolve(dg_cycle_run *run) {
   run->soc_start = run->n_soc ? dg_sim_signal(run->sim, run->sig_soc[0]) : NAN;
   run->soc_min = run->soc_max = run->soc_start;
   run->v0 = dg_sim_signal(run->sim, run->sig_speed);
+  run->ke = 0.5 * run->mass * run->v0 * run->v0;
 }
 
 /* The channel "grade", where the graph reads it, follows the cycle's grade
@@ -869,9 +871,12 @@ int dg_cycle_run_step(dg_cycle_run *run) {
   if (rc != DG_OK)
     return rc;
   run->k++;
-  double t = dg_sim_time(run->sim);
-  dg_trace_check_sample(&run->trace, run->cycle, t, dg_sim_signal(run->sim, run->sig_speed),
-                        run->dt);
+  double t = dg_sim_time(run->sim), v = dg_sim_signal(run->sim, run->sig_speed);
+  dg_trace_check_sample(&run->trace, run->cycle, t, v, run->dt);
+  double ke = 0.5 * run->mass * v * v;
+  if (ke > run->ke)
+    run->accel += ke - run->ke;
+  run->ke = ke;
   if (run->n_soc) {
     double soc = dg_sim_signal(run->sim, run->sig_soc[0]);
     run->soc_min = fmin(run->soc_min, soc);
@@ -1010,6 +1015,7 @@ void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r) {
   dgp_report_energy(run, r);
   double v1 = dg_sim_signal(run->sim, run->sig_speed);
   r->kinetic_J = 0.5 * run->mass * (v1 * v1 - run->v0 * run->v0);
+  r->accel_J = run->accel;
   r->enforcement_in_J = run->enf_in;
   r->enforcement_out_J = run->enf_out;
   r->enforcement_peak_N = run->enf_peak;
