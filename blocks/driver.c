@@ -50,7 +50,9 @@
  * fell short), and
  *   c      = accel_gain·(a(t) + effort_kp·effort) + i,
  *   di/dt  = accel_gain·effort_ki·effort
- * (the same anti-windup and standstill hold), with a(t) the trace's slope
+ * (the same anti-windup; at a stop both pedals are let go, since the
+ * prescription holds the body, and a brake sliding on a tyre's relaxation
+ * at rest would only chatter), with a(t) the trace's slope
  * now: a feed-forward from the trace's acceleration and a PI that drives
  * the prescription's force to 0, both scaled by accel_gain (the pedal per
  * m/s², which must be > 0): with the input held over a step of dt (the
@@ -215,7 +217,9 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   }
   q.holding = s_now <= 0.0 && s_ahead <= 0.0 && !(driver_slope(&p->trace, tp) > 0.0) &&
               fabs(V) <= p->hold_speed;
-  if (q.holding) { /* no throttle, the brake at least at hold_brake */
+  if (q.holding && p->follow == FOLLOW_EFFORT) {
+    q.c = 0.0; /* backward: the prescription holds the body; both pedals off */
+  } else if (q.holding) { /* no throttle, the brake at least at hold_brake */
     double hold = -p->hold_brake / p->brake_gain;
     q.c = q.c < hold ? q.c : hold;
   }

@@ -187,7 +187,7 @@ typedef struct dg_cycle_report {
   /* backward mode: the prescription's work */
   double enforcement_in_J;   ///< positive work of the prescription (it pushed)
   double enforcement_out_J;  ///< negative work (it held back), <= 0
-  double enforcement_peak_N; ///< the largest |force| it applied (at the steps' ends)
+  double enforcement_peak_N; ///< the largest |force| it applied (at the steps' ends, moving above 0.1 m/s)
 } dg_cycle_report;
 /// Fills `r` from the run so far.
 DG_API void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r);

@@ -26,6 +26,9 @@
 /* Speeds above this (m/s) are not a road vehicle's trace. */
 #define CYCLE_MAX_SPEED 150.0
 #define DEFAULT_DT 1e-3
+/* The trace enforcement's peak force counts above this speed (m/s): at
+ * rest the prescription holds the car against its creep without work. */
+#define PEAK_MIN_SPEED 0.1
 #define KMH_PER_MS 3.6
 #define M_PER_MILE 1609.344
 #define L_PER_GALLON 3.785411784
@@ -890,7 +893,8 @@ int dg_cycle_run_step(dg_cycle_run *run) {
       run->enf_out += dw;
     run->src_work = w;
     double f = dg_sim_signal(run->sim, run->sig_force);
-    run->enf_peak = fmax(run->enf_peak, fabs(f));
+    if (fabs(dg_sim_signal(run->sim, run->sig_speed)) > PEAK_MIN_SPEED)
+      run->enf_peak = fmax(run->enf_peak, fabs(f)); /* at rest it does no work */
     dg_sim_set_input(run->sim, run->in_effort, isfinite(f) && run->mass > 0.0 ? f / run->mass : 0.0);
   }
   /* the machines' regeneration: their work per step where negative (a
