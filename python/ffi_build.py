@@ -124,7 +124,7 @@ typedef struct dg_trace_check {
 } dg_trace_check;
 typedef struct dg_cycle_options {
   const dg_registry *reg; const char *graph_json; const char *graph_name; double dt;
-  bool backward; ...;
+  bool backward; bool iterate; ...;
 } dg_cycle_options;
 void dg_cycle_options_init(dg_cycle_options *o);
 typedef struct dg_cycle_run dg_cycle_run;

@@ -289,11 +289,12 @@ class Graph:
         return {ffi.string(lib.dg_graph_block_id(self._ptr, i)).decode():
                 ffi.string(lib.dg_graph_block_type(self._ptr, i)).decode() for i in range(n)}
 
-    def cycle(self, cycle, backward=False, dt=None):
+    def cycle(self, cycle, backward=False, dt=None, iterate=False):
         """Drives the graph over a drive cycle, as `drivegraph cycle` does
         (docs/energy.md, "Drive cycles"): `cycle` is a built-in name ("udds",
         "hwfet", "us06", "wltc3b") or a cycle CSV file; forward with the
-        graph's driver block, or `backward` with the body on the trace. The
+        graph's driver block, or `backward` with the body on the trace
+        (`iterate`: each step repeated to zero the prescription's work). The
         whole run is one C call made without the GIL. Returns a dict with the
         keys of `drivegraph cycle --json` that the run fills: distance_m,
         trace, fuel, electricity, energy, backward (None where they do not
@@ -314,6 +315,7 @@ class Graph:
         opt.graph_name = name
         opt.dt = float(dt) if dt is not None else math.nan
         opt.backward = bool(backward)
+        opt.iterate = bool(iterate) and bool(backward)
         run = lib.dg_cycle_run_new(opt, c, err)
         if run == ffi.NULL:
             raise Error.from_c(err, self.file)
