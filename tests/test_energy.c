@@ -76,8 +76,12 @@ START_TEST(test_power_split_city) {
 }
 END_TEST
 
+/* The EV blends its braking (regeneration first, blocks/motor.c): the
+ * switch from regeneration alone to regeneration plus friction falls inside
+ * steps, unlocated, as the P2's pedal limits do (docs/energy.md), so the
+ * audit's 1e-9 needs 1 ms (1.26e-9 at 2 ms). */
 START_TEST(test_ev_city) {
-  dg_test_drive r = run("graphs/ev_battery.json", "graphs/scenarios/ev_city.json", 195, 2e-3);
+  dg_test_drive r = run("graphs/ev_battery.json", "graphs/scenarios/ev_city.json", 195, 1e-3);
   dg_energy_ledger l;
   check_ledger(r.sim, 1e-9, &l);
   ck_assert_double_eq(l.fuel, 0.0);
@@ -118,7 +122,7 @@ END_TEST
 /* An engine without a fuel model keeps no ledger: its signals read 0,
  * fuel_model 0, its work is the other sources' work. */
 START_TEST(test_engine_without_fuel) {
-  dg_graph *g = dg_test_graph_file("graphs/sedan_rwd_automatic.json");
+  dg_graph *g = dg_test_graph_file("graphs/hatchback_fwd_manual.json");
   dg_sim *sim = dg_test_sim(g);
   dg_test_set_input(sim, "throttle", 1.0);
   dg_test_set_input(sim, "gear", 1.0);
