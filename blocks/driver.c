@@ -26,6 +26,39 @@
  * trace's acceleration needs (about m·a divided by the drive force at full
  * throttle: 0.1..0.3 per m/s² for a car in its low gears).
  *
+ * Standstill: while the trace is at rest now and ahead (S(t) <= 0,
+ * S(t + tp) <= 0 and not rising there) and the car is all but stopped (V <= hold_speed), the
+ * driver holds it: no throttle, the brake at hold_brake (or the
+ * command's, if firmer), and the integral decays to 0 (di/dt = −i / 0.5 s)
+ * so the next launch starts from the feed-forward; the wheel brakes' stick
+ * then hold the car at exactly 0 (no creep against an idling converter).
+ * The hold ends as soon as the trace ahead moves.
+ *
+ * Blended braking: with brake_force (N: the friction brakes' force at the
+ * road at full pedal) the signal brake_power = brake · brake_force · |v| is
+ * the braking power the pedal asks for; a motor's input brake_power bound
+ * to it regenerates first and passes what it cannot take to the friction
+ * brakes through its signal friction_brake (blocks/motor.c: series
+ * blending).
+ *
+ * Backward mode (follow "effort": `drivegraph cycle --backward`): the body
+ * follows the trace exactly (a linear_speed_source), so the speed error is
+ * 0 by construction; the driver still works the pedals so that the
+ * powertrain, not the prescription, supplies the tractive effort. Its
+ * input `effort` is the acceleration the prescription added over the last
+ * step (its force over the vehicle's mass, m/s²: positive, the powertrain
+ * fell short), and
+ *   c      = accel_gain·(a(t) + effort_kp·effort) + i,
+ *   di/dt  = accel_gain·effort_ki·effort
+ * (the same anti-windup and standstill hold), with a(t) the trace's slope
+ * now: a feed-forward from the trace's acceleration and a PI that drives
+ * the prescription's force to 0, both scaled by accel_gain (the pedal per
+ * m/s², which must be > 0): with the input held over a step of dt (the
+ * last step's force, so there is no algebraic loop) the integral removes
+ * effort_ki·dt of an effort per step, stable below 2 while accel_gain is
+ * the car's true pedal per m/s² within a factor 2 (the cycle command sets
+ * effort_ki = 0.5 / dt).
+ *
  * Time is the simulation's: the trace starts at t = 0. i starts at 0
  * (settable as the initial value "driver.i"). The anti-windup and the pedal
  * limits switch at each RK4 stage; their switches are not located (RK4 is
@@ -36,13 +69,32 @@
 
 #define KMH_PER_MS 3.6
 
-enum { IN_SPEED };
-enum { SIG_THROTTLE, SIG_BRAKE, SIG_COMMAND, SIG_TARGET, SIG_ERROR, SIG_I };
+enum { IN_SPEED, IN_EFFORT };
+enum { FOLLOW_SPEED, FOLLOW_EFFORT };
+enum {
+  SIG_THROTTLE,
+  SIG_BRAKE,
+  SIG_COMMAND,
+  SIG_TARGET,
+  SIG_ERROR,
+  SIG_I,
+  SIG_SPEED,
+  SIG_BRAKE_POWER,
+  SIG_HOLDING
+};
+
+/* The integral's decay time while holding the car at a stop (s). */
+#define HOLD_DECAY 0.5
 
 typedef struct driver_params {
   dg_table1d trace;
   double kp, ki, accel_gain, preview, brake_gain;
+  double hold_speed, hold_brake, brake_force;
+  int follow;
+  double effort_kp, effort_ki;
 } driver_params;
+
+static const char *const follow_names[] = {"speed", "effort", NULL};
 
 static const dg_param_def driver_params_table[] = {
     {.key = "trace", .kind = DG_PARAM_TABLE1D, .offset = offsetof(driver_params, trace),
@@ -60,12 +112,36 @@ static const dg_param_def driver_params_table[] = {
                  "how far ahead on the trace the proportional and feed-forward terms look"),
     DG_PARAM_NUM(driver_params, brake_gain, "brake_gain", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS,
                  0, 0, "brake pedal per unit of negative command"),
+    DG_PARAM_NUM(driver_params, hold_speed, "hold_speed", "km/h", 1.0, DG_P_MIN | DG_P_DYNAMICS,
+                 0, 0, "below this speed, with the trace at rest now and ahead, the driver holds "
+                       "the car on the brake"),
+    DG_PARAM_NUM(driver_params, hold_brake, "hold_brake", "", 0.6,
+                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
+                 "brake pedal while holding the car at a stop"),
+    DG_PARAM_NUM(driver_params, brake_force, "brake_force", "N", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0,
+                 0, "the friction brakes' force at the road at full pedal: the scale of "
+                    "brake_power (0: none)"),
+    {.key = "follow", .kind = DG_PARAM_ENUM, .offset = offsetof(driver_params, follow),
+     .unit = "",
+     .doc = "speed: a PI on the speed error (forward); effort: a PI on the input effort, the "
+            "prescription's acceleration of a backward run",
+     .choices = follow_names, .def = FOLLOW_SPEED, .flags = DG_P_DYNAMICS},
+    DG_PARAM_NUM(driver_params, effort_kp, "effort_kp", "", 0.3, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "follow effort: proportional gain on the prescription's acceleration (times "
+                 "accel_gain)"),
+    DG_PARAM_NUM(driver_params, effort_ki, "effort_ki", "1/s", 500.0, DG_P_MIN | DG_P_DYNAMICS, 0,
+                 0, "follow effort: integral gain on the prescription's acceleration (times "
+                    "accel_gain; about 0.5 / dt)"),
     {0},
 };
 
 static const dg_input_def driver_inputs[] = {
     {.name = "speed", .unit = "m/s", .doc = "vehicle speed: by default the graph's vehicle's",
      .source = "@vehicle.speed", .flags = DG_INPUT_MEASURED},
+    {.name = "effort", .unit = "m/s^2",
+     .doc = "follow effort: the acceleration the prescription of a backward run added over the "
+            "last step (force / mass)",
+     .source = "", .def = 0.0},
     {0},
 };
 
@@ -81,6 +157,14 @@ static const dg_signal_def driver_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {.name = "i", .unit = "", .doc = "integral term (a state; settable as an initial value)",
      .port = DG_SIGNAL_HOOK},
+    {.name = "speed_kmh", .unit = "km/h", .doc = "the vehicle speed the driver sees (input speed)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "brake_power", .unit = "W",
+     .doc = "braking power the pedal asks for at the road, brake * brake_force * |v| (a motor's "
+            "brake_power: series blending)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "holding", .unit = "", .doc = "1 while the driver holds the car at a stop, else 0",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH | DG_SIGNAL_BOOL},
     {0},
 };
 
@@ -94,6 +178,9 @@ static double driver_slope(const dg_table1d *tr, double t) {
 
 typedef struct driver_point {
   double e, c;
+  double ie; /* what the integral integrates: the speed error, or the effort */
+  double v;     /* vehicle speed (m/s) */
+  bool holding; /* at a stop, held on the brake */
 } driver_point;
 
 static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
@@ -101,18 +188,37 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   double V = KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
   double tp = ctx->t + p->preview;
   driver_point q;
-  q.e = dg_table1d_eval(&p->trace, ctx->t) - V;
-  double ep = dg_table1d_eval(&p->trace, tp) - V;
-  double a = driver_slope(&p->trace, tp) / KMH_PER_MS;
-  q.c = p->kp * ep + dg_block_state(ctx, self)[0] + p->accel_gain * a;
+  double s_now = dg_table1d_eval(&p->trace, ctx->t), s_ahead = dg_table1d_eval(&p->trace, tp);
+  q.v = V / KMH_PER_MS;
+  q.e = s_now - V;
+  double ep = s_ahead - V;
+  double i = dg_block_state(ctx, self)[0];
+  if (p->follow == FOLLOW_EFFORT) {
+    double effort = dg_block_input(ctx, self, IN_EFFORT);
+    effort = isfinite(effort) ? effort : 0.0;
+    double a = driver_slope(&p->trace, ctx->t) / KMH_PER_MS;
+    q.c = p->accel_gain * (a + p->effort_kp * effort) + i;
+    q.ie = p->accel_gain * p->effort_ki * effort;
+  } else {
+    double a = driver_slope(&p->trace, tp) / KMH_PER_MS;
+    q.c = p->kp * ep + i + p->accel_gain * a;
+    q.ie = p->ki * q.e;
+  }
+  q.holding = s_now <= 0.0 && s_ahead <= 0.0 && !(driver_slope(&p->trace, tp) > 0.0) &&
+              fabs(V) <= p->hold_speed;
+  if (q.holding) { /* no throttle, the brake at least at hold_brake */
+    double hold = -p->hold_brake / p->brake_gain;
+    q.c = q.c < hold ? q.c : hold;
+  }
   return q;
 }
 
 static void driver_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const driver_params *p = self->params;
   driver_point q = driver_eval(self, ctx);
-  bool frozen = (q.c >= 1.0 && q.e > 0.0) || (q.c <= -1.0 / p->brake_gain && q.e < 0.0);
-  dg_block_state_rate(ctx, self)[0] = frozen ? 0.0 : p->ki * q.e;
+  bool frozen = (q.c >= 1.0 && q.ie > 0.0) || (q.c <= -1.0 / p->brake_gain && q.ie < 0.0);
+  double i = dg_block_state(ctx, self)[0];
+  dg_block_state_rate(ctx, self)[0] = q.holding ? -i / HOLD_DECAY : frozen ? 0.0 : q.ie;
 }
 
 static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) {
@@ -121,6 +227,8 @@ static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) 
     return dg_table1d_eval(&p->trace, ctx->t);
   if (index == SIG_I)
     return dg_block_state(ctx, self)[0];
+  if (index == SIG_SPEED)
+    return KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
   driver_point q = driver_eval(self, ctx);
   switch (index) {
   case SIG_THROTTLE:
@@ -131,6 +239,10 @@ static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) 
     return q.c;
   case SIG_ERROR:
     return q.e;
+  case SIG_BRAKE_POWER:
+    return dg_clamp01(-p->brake_gain * q.c) * p->brake_force * fabs(q.v);
+  case SIG_HOLDING:
+    return q.holding ? 1.0 : 0.0;
   default:
     return NAN;
   }

@@ -26,6 +26,21 @@
  * max_torque, max_regen_power to the drive power limit. With the default
  * regen_fraction = 0 the brake pedal does not regenerate.
  *
+ * Series blending (the input brake_power bound, >= 0: a driver's
+ * brake_power, the braking power its pedal asks for at the road): the
+ * machine regenerates first, as much of that power as it can now,
+ *   P_avail = −T_env·ω,  T_env = the regen envelope above (torque, power,
+ *             fade) scaled down to the charge_limit like any torque,
+ *   T_regen = −min(brake_power, P_avail) / |ω| · sign(ω),
+ * in place of regen_fraction · brake, and the signal friction_brake is the
+ * pedal the friction brakes get for the rest:
+ *   friction_brake = brake · (1 − min(brake_power, P_avail) / brake_power)
+ * (brake itself when nothing is asked, at rest). Bind the wheels' brake
+ * inputs to it: the friction brakes take only what the machine cannot
+ * (docs/energy.md, "Blended braking"). The comparison is at the power the
+ * machine takes from its shaft; the driveline's mesh losses between it and
+ * the road brake a little more on top.
+ *
  * Net torque T = T_drive + T_regen.
  *
  * Torque command (command = "torque"): the pedals are ignored and the input
@@ -62,7 +77,7 @@
  * Signals: omega, rpm (settable initial speed), torque, power = T·ω
  * (mechanical shaft power; negative while regenerating), electric_power,
  * efficiency (P/P_e driving, P_e/P generating, 1 at no power),
- * electric_energy, heat. */
+ * electric_energy, heat, regen_available (P_avail), friction_brake. */
 #include <drivegraph/block.h>
 #include <float.h>
 #include <math.h>
@@ -76,7 +91,9 @@ enum {
   SIG_ELECTRIC_POWER,
   SIG_EFFICIENCY,
   SIG_ELECTRIC_ENERGY,
-  SIG_HEAT
+  SIG_HEAT,
+  SIG_REGEN_AVAILABLE,
+  SIG_FRICTION_BRAKE
 };
 enum { ST_ELECTRIC, ST_HEAT };
 enum { COMMAND_PEDALS, COMMAND_TORQUE };
@@ -210,10 +227,26 @@ static const dg_signal_def motor_signals[] = {
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_ELECTRIC},
     {.name = "heat", .unit = "J", .doc = "machine losses since the start (a state; ledger)",
      .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_ENERGY_HEAT},
+    {.name = "regen_available", .unit = "W",
+     .doc = "shaft power the machine could regenerate now (envelope, fade and charge_limit)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
+    {.name = "friction_brake", .unit = "",
+     .doc = "series blending: the brake pedal left for the friction brakes after the "
+            "regeneration (the brake input itself without brake_power)",
+     .port = DG_SIGNAL_HOOK, .flags = DG_SIGNAL_FEEDTHROUGH},
     {0},
 };
 
-enum { IN_THROTTLE, IN_BRAKE, IN_GEAR, IN_THROTTLE_CUT, IN_TORQUE, IN_DISCHARGE, IN_CHARGE };
+enum {
+  IN_THROTTLE,
+  IN_BRAKE,
+  IN_GEAR,
+  IN_THROTTLE_CUT,
+  IN_TORQUE,
+  IN_DISCHARGE,
+  IN_CHARGE,
+  IN_BRAKE_POWER
+};
 static const dg_input_def motor_inputs[] = {
     {.name = "throttle", .unit = "",
      .doc = "torque command -1..1: positive drives, negative regenerates", .source = "throttle",
@@ -235,6 +268,10 @@ static const dg_input_def motor_inputs[] = {
     {.name = "charge_limit", .unit = "W",
      .doc = "largest electrical power to deliver to the bus (a battery's charge_limit)",
      .source = "", .def = DBL_MAX, .flags = DG_P_MIN, .min = 0},
+    {.name = "brake_power", .unit = "W",
+     .doc = "series blending: the braking power asked for at the road (a driver's brake_power); "
+            "regenerated first in place of regen_fraction * brake (negative, the default: none)",
+     .source = "", .def = -1.0},
     {0},
 };
 
@@ -276,52 +313,13 @@ static double limit(double torque, double power, double w) {
 
 static double motor_electric(const dg_block *self, double w, double t);
 
-/* The torque the command asks for, within the mechanical envelope. */
-static double motor_command(const dg_block *self, const dg_ctx *ctx, double w) {
-  const motor_params *p = self->params;
-  const motor_data *d = self->data;
-  double aw = fabs(w);
-  if (p->command == COMMAND_TORQUE) {
-    double cmd = dg_block_input(ctx, self, IN_TORQUE);
-    if (!(cmd == cmd) || dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
-      cmd = 0.0; /* a gearbox's shift cuts the command as it cuts a throttle */
-    double r = dg_clamp01(p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE));
-    if (r > 0.0) /* the brake pedal's regeneration, as with the pedals */
-      cmd -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
-    double lim;
-    if (cmd * w < 0.0) /* braking the rotation: generating */
-      lim = limit(d->regen_torque, d->regen_power, aw);
-    else
-      lim = limit(p->max_torque, d->power, aw) *
-            clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
-    return clamp(cmd, -lim, lim);
-  }
-  double throttle = dg_block_input(ctx, self, IN_THROTTLE);
-  if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
-    throttle = 0.0;
-  double t = 0.0;
-  double th = clamp(throttle, 0.0, 1.0);
-  if (th > 0.0) {
-    double avail = limit(p->max_torque, d->power, aw) *
-                   clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
-    double dir = p->reverse && dg_block_input(ctx, self, IN_GEAR) < -0.5 ? -1.0 : 1.0;
-    t += dir * th * avail;
-  }
-  double r = p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE);
-  r = clamp(r > -throttle ? r : -throttle, 0.0, 1.0);
-  if (r > 0.0)
-    t -= r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
-  return t;
-}
-
-/* The torque at `out`: the command, scaled down where its electrical power
- * would pass the inputs discharge_limit / charge_limit (a battery's, read
- * from its state: no loop). P_e is monotone in T at a given speed, and
- * P_e/T nearly constant: a first step T ← T · limit / P_e(T) (exact for
- * a constant efficiency), then secant steps (an efficiency map's bilinear
- * pieces: to round-off in a few). */
-static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
-  double t = motor_command(self, ctx, w);
+/* t scaled down where its electrical power would pass the inputs
+ * discharge_limit / charge_limit (a battery's, read from its state: no
+ * loop). P_e is monotone in T at a given speed, and P_e/T nearly constant:
+ * a first step T ← T · limit / P_e(T) (exact for a constant efficiency),
+ * then secant steps (an efficiency map's bilinear pieces: to round-off in
+ * a few). */
+static double motor_clip(const dg_block *self, const dg_ctx *ctx, double w, double t) {
   double dl = dg_block_input(ctx, self, IN_DISCHARGE), cl = dg_block_input(ctx, self, IN_CHARGE);
   dl = dl > 0.0 ? dl : 0.0;
   cl = cl > 0.0 ? cl : 0.0;
@@ -347,6 +345,99 @@ static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
     pe = motor_electric(self, w, t);
   }
   return t;
+}
+
+/* The regen envelope's torque magnitude at speed w, with its fade. */
+static double motor_regen_envelope(const motor_data *d, double w) {
+  return limit(d->regen_torque, d->regen_power, fabs(w)) * clamp(fabs(w) / d->w_fade, 0.0, 1.0);
+}
+
+/* P_avail: the shaft power the machine can regenerate now (>= 0). */
+static double motor_regen_available(const dg_block *self, const dg_ctx *ctx, double w) {
+  const motor_data *d = self->data;
+  double t = -motor_regen_envelope(d, w) * (w < 0.0 ? -1.0 : 1.0);
+  double p = -motor_clip(self, ctx, w, t) * w;
+  return p > 0.0 ? p : 0.0;
+}
+
+/* Series blending: the power regenerated of brake_power (>= 0), or -1
+ * without series blending. */
+static double motor_series_regen(const dg_block *self, const dg_ctx *ctx, double w) {
+  double demand = dg_block_input(ctx, self, IN_BRAKE_POWER);
+  if (!(demand >= 0.0))
+    return -1.0;
+  double avail = motor_regen_available(self, ctx, w);
+  return demand < avail ? demand : avail;
+}
+
+/* The brake pedal's regenerative torque (opposing rotation): series
+ * (brake_power) or the share regen_fraction · brake of the envelope, with
+ * a negative throttle's share (`neg`, >= 0) in the pedals' mode. */
+static double motor_brake_torque(const dg_block *self, const dg_ctx *ctx, double w, double neg) {
+  const motor_params *p = self->params;
+  const motor_data *d = self->data;
+  double series = motor_series_regen(self, ctx, w);
+  double aw = fabs(w);
+  double t = 0.0;
+  if (series >= 0.0) {
+    if (series > 0.0 && aw > 0.0)
+      t = -series / aw * (w < 0.0 ? -1.0 : 1.0);
+    if (neg > 0.0)
+      t -= neg * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
+    return t;
+  }
+  double r = p->regen_fraction * dg_block_input(ctx, self, IN_BRAKE);
+  r = clamp(r > neg ? r : neg, 0.0, 1.0);
+  if (r > 0.0)
+    t = -r * limit(d->regen_torque, d->regen_power, aw) * clamp(w / d->w_fade, -1.0, 1.0);
+  return t;
+}
+
+/* The torque the command asks for, within the mechanical envelope. */
+static double motor_command(const dg_block *self, const dg_ctx *ctx, double w) {
+  const motor_params *p = self->params;
+  const motor_data *d = self->data;
+  double aw = fabs(w);
+  if (p->command == COMMAND_TORQUE) {
+    double cmd = dg_block_input(ctx, self, IN_TORQUE);
+    if (!(cmd == cmd) || dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
+      cmd = 0.0; /* a gearbox's shift cuts the command as it cuts a throttle */
+    cmd += motor_brake_torque(self, ctx, w, 0.0); /* the brake pedal's, as with the pedals */
+    double lim;
+    if (cmd * w < 0.0) /* braking the rotation: generating */
+      lim = limit(d->regen_torque, d->regen_power, aw);
+    else
+      lim = limit(p->max_torque, d->power, aw) *
+            clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
+    return clamp(cmd, -lim, lim);
+  }
+  double throttle = dg_block_input(ctx, self, IN_THROTTLE);
+  if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
+    throttle = 0.0;
+  double t = 0.0;
+  double th = clamp(throttle, 0.0, 1.0);
+  if (th > 0.0) {
+    double avail = limit(p->max_torque, d->power, aw) *
+                   clamp((d->w_max - aw) / (MAX_RPM_FADE * d->w_max), 0.0, 1.0);
+    double dir = p->reverse && dg_block_input(ctx, self, IN_GEAR) < -0.5 ? -1.0 : 1.0;
+    t += dir * th * avail;
+  }
+  return t + motor_brake_torque(self, ctx, w, clamp(-throttle, 0.0, 1.0));
+}
+
+/* The torque at `out`: the command within the electrical limits. */
+static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
+  return motor_clip(self, ctx, w, motor_command(self, ctx, w));
+}
+
+/* Series blending's friction pedal: the brake the machine leaves. */
+static double motor_friction_brake(const dg_block *self, const dg_ctx *ctx, double w) {
+  double brake = dg_clamp01(dg_block_input(ctx, self, IN_BRAKE));
+  double demand = dg_block_input(ctx, self, IN_BRAKE_POWER);
+  if (!(demand > 0.0))
+    return brake;
+  double regen = motor_series_regen(self, ctx, w);
+  return dg_clamp01(brake * (1.0 - regen / demand));
 }
 
 static void motor_state_upstream(dg_block *self, dg_topo *topo) {
@@ -391,6 +482,10 @@ static double motor_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     return st[ST_ELECTRIC];
   if (index == SIG_HEAT)
     return st[ST_HEAT];
+  if (index == SIG_REGEN_AVAILABLE)
+    return motor_regen_available(self, ctx, w);
+  if (index == SIG_FRICTION_BRAKE)
+    return motor_friction_brake(self, ctx, w);
   double t = motor_torque(self, ctx, w);
   switch (index) {
   case SIG_TORQUE:

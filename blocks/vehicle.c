@@ -51,7 +51,13 @@
  *
  * Also: the signal "speed" (m/s) is what a gearbox's input vehicle_speed
  * follows by default; the position x (m) is a continuous
- * state integrated with the speeds, dx/dt = v.
+ * state integrated with the speeds, dx/dt = v; so are the road load's
+ * energies, the work each part of it took from the body (J, for the
+ * energy reports of drive cycles, docs/energy.md):
+ *   drag_energy'    = f2·v·|v|·v        (aerodynamic drag; physical: ½ρ·cda)
+ *   rolling_energy' = (F_c·s + f1·v)·v  (rolling resistance, the Coulomb part)
+ *   grade_energy'   = m·g·sin θ·v       (into height: negative downhill)
+ * whose sum is minus the vehicle's own work in the energy audit.
  *
  * Modes (index 0 is the start mode): 0 moving, 1 stopped. */
 #include <drivegraph/block.h>
@@ -59,7 +65,19 @@
 
 enum { PORT_FL, PORT_FR, PORT_RL, PORT_RR, PORT_FRONT, PORT_REAR, PORT_MASS, NUM_GROUND = 6 };
 enum { MODE_MOVING, MODE_STOPPED, NUM_MODES };
-enum { SIG_SPEED, SIG_ACCEL, SIG_X, SIG_LOAD_FRONT, SIG_LOAD_REAR, SIG_ROAD_LOAD, SIG_STOPPED };
+enum {
+  SIG_SPEED,
+  SIG_ACCEL,
+  SIG_X,
+  SIG_LOAD_FRONT,
+  SIG_LOAD_REAR,
+  SIG_ROAD_LOAD,
+  SIG_DRAG_ENERGY,
+  SIG_ROLLING_ENERGY,
+  SIG_GRADE_ENERGY,
+  SIG_STOPPED
+};
+enum { ST_X, ST_DRAG, ST_ROLLING, ST_GRADE, NUM_STATES };
 
 /* Speeds this small are rest (m/s); see wheel.c. */
 #define REST_TOL 1e-12
@@ -85,6 +103,7 @@ typedef struct vehicle_params {
   bool has_cda;
   bool has_rolling_resistance;
   bool has_road_load;
+  bool hold_at_rest;
 } vehicle_params;
 
 typedef struct vehicle_data {
@@ -165,6 +184,10 @@ static const dg_param_def vehicle_params_table[] = {
      .flags = DG_P_DYNAMICS},
     DG_PARAM_NUM(vehicle_params, gravity, "gravity", "m/s^2", 9.80665,
                  DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0, "gravitational acceleration"),
+    {.key = "hold_at_rest", .kind = DG_PARAM_BOOL, .offset = offsetof(vehicle_params, hold_at_rest),
+     .unit = "", .def = 1,
+     .doc = "the road load's static friction holds the body at rest (false: never; a body whose "
+            "speed a linear_speed_source prescribes)"},
     {0},
 };
 
@@ -188,6 +211,15 @@ static const dg_signal_def vehicle_signals[] = {
     {.name = "load_rear", .unit = "N", .doc = "rear axle normal load", .port = DG_SIGNAL_HOOK},
     {.name = "road_load", .unit = "N",
      .doc = "road load force on the body (negative: resisting forward travel)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "drag_energy", .unit = "J",
+     .doc = "work the aerodynamic drag (f2) has taken from the body since the start (a state)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "rolling_energy", .unit = "J",
+     .doc = "work the rolling resistance (F_c, f1) has taken from the body (a state)",
+     .port = DG_SIGNAL_HOOK},
+    {.name = "grade_energy", .unit = "J",
+     .doc = "work the grade has taken from the body, m g sin(grade) v (negative downhill; a state)",
      .port = DG_SIGNAL_HOOK},
     {.name = "stopped", .unit = "", .doc = "1 while the road load's static friction holds the "
                                            "body at rest, else 0",
@@ -217,8 +249,8 @@ static int vehicle_init(dg_block *self, dg_init *init) {
 }
 
 static int vehicle_mode_count(const dg_block *self) {
-  (void)self;
-  return NUM_MODES;
+  const vehicle_params *p = self->params;
+  return p->hold_at_rest ? NUM_MODES : 1;
 }
 
 static void vehicle_mode_set(dg_block *self, int mode) {
@@ -313,7 +345,7 @@ static void vehicle_stop(vehicle_data *d, dg_ctx *ctx) {
 static void vehicle_start(dg_block *self, dg_ctx *ctx, int phase) {
   const vehicle_params *p = self->params;
   vehicle_data *d = self->data;
-  if (phase != DG_START_PROPOSE || d->mode != MODE_MOVING)
+  if (phase != DG_START_PROPOSE || d->mode != MODE_MOVING || !p->hold_at_rest)
     return;
   double theta = vehicle_theta(self, ctx);
   d->f_c = vehicle_coulomb(p, cos(theta));
@@ -342,6 +374,8 @@ static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
   }
   if (fabs(v) > REST_TOL)
     d->dir = dg_sign(v);
+  else if (!p->hold_at_rest)
+    d->dir = 0;
   else if (d->f_c > 0.0 && d->f_c > d->inhibit)
     vehicle_stop(d, ctx);
 }
@@ -351,9 +385,16 @@ static void vehicle_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const vehicle_data *d = self->data;
   double v = dg_port_speed(ctx, self, PORT_MASS);
   int s = d->mode == MODE_MOVING ? d->dir : 0;
-  double f = vehicle_road_load(p, d->f_c, v, s) - p->mass * p->gravity * d->sin_t;
+  double grade = p->mass * p->gravity * d->sin_t;
+  double f = vehicle_road_load(p, d->f_c, v, s) - grade;
   dg_port_add_torque(ctx, self, PORT_MASS, f);
-  dg_block_state_rate(ctx, self)[0] = v; /* position */
+  double f1 = p->has_road_load ? p->road_load.f1 : 0.0;
+  double f2 = p->has_road_load ? p->road_load.f2 : 0.5 * p->air_density * p->cda;
+  double *rate = dg_block_state_rate(ctx, self);
+  rate[ST_X] = v;
+  rate[ST_DRAG] = f2 * v * fabs(v) * v;
+  rate[ST_ROLLING] = (d->f_c * s + f1 * v) * v;
+  rate[ST_GRADE] = grade * v;
 }
 
 static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
@@ -373,7 +414,7 @@ static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
   bool rest = fabs(v) <= REST_TOL;
   if (!rest)
     d->inhibit = 0.0;
-  if (!(d->f_c > 0.0))
+  if (!(d->f_c > 0.0) || !((const vehicle_params *)self->params)->hold_at_rest)
     return;
   bool crossed = d->dir != 0 && d->v_start * d->dir > REST_TOL && v * d->dir <= REST_TOL;
   bool resting = rest && fabs(d->v_start) <= REST_TOL && d->f_c > d->inhibit;
@@ -388,6 +429,8 @@ static void vehicle_post_step(dg_block *self, dg_ctx *ctx) {
 static int vehicle_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const vehicle_data *d = self->data;
   g[0] = g[1] = 1.0;
+  if (!((const vehicle_params *)self->params)->hold_at_rest)
+    return 0;
   if (d->mode == MODE_STOPPED) {
     g[1] = d->f_c - fabs(dg_ctx_tie_force(ctx, d->stop_tie));
     return 1;
@@ -405,7 +448,13 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
   case SIG_ACCEL:
     return d->accel;
   case SIG_X:
-    return dg_block_state(ctx, self)[0];
+    return dg_block_state(ctx, self)[ST_X];
+  case SIG_DRAG_ENERGY:
+    return dg_block_state(ctx, self)[ST_DRAG];
+  case SIG_ROLLING_ENERGY:
+    return dg_block_state(ctx, self)[ST_ROLLING];
+  case SIG_GRADE_ENERGY:
+    return dg_block_state(ctx, self)[ST_GRADE];
   case SIG_LOAD_FRONT:
     return d->load_front;
   case SIG_LOAD_REAR:
@@ -427,7 +476,7 @@ static double vehicle_signal(const dg_block *self, const dg_ctx *ctx, int index)
 static int vehicle_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {
   if (index != SIG_X)
     return -1;
-  *dg_block_state_commit(ctx, self) = value;
+  dg_block_state_commit(ctx, self)[ST_X] = value;
   return 0;
 }
 
@@ -443,7 +492,7 @@ const dg_block_class dg_block_vehicle = {
     .signals = vehicle_signals,
     .inputs = vehicle_inputs,
     .data_size = sizeof(vehicle_data),
-    .num_states = 1,
+    .num_states = NUM_STATES,
     .check = vehicle_check,
     .init = vehicle_init,
     .mode_count = vehicle_mode_count,

@@ -61,6 +61,10 @@
  *   spring, and speeds stay exactly 0. If that limit is exceeded the tyre
  *   slides (κ starts at the peak slip, so the force is continuous).
  *
+ * With brake_hold false the brake never holds: it slides while the wheel
+ * turns and stops acting when the wheel reaches rest (the wheels of a body
+ * whose speed is prescribed, which a hold would over-constrain).
+ *
  * Several held wheels on one body are rigidly coupled, so the solver keeps
  * one of their ties and reports 0 for the others (redundant). The wheels
  * therefore pool their capacities through channels: "wheel_hold_brake"
@@ -111,6 +115,7 @@ typedef struct wheel_params {
   double brake_share;
   double normal_load;
   bool has_normal_load;
+  bool brake_hold;
   tyre_params tyre;
 } wheel_params;
 
@@ -166,6 +171,10 @@ static const dg_param_def wheel_params_table[] = {
     DG_PARAM_NUM(wheel_params, brake_share, "brake_share", "", 1.0,
                  DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
                  "share of the brake input this wheel's brake receives"),
+    {.key = "brake_hold", .kind = DG_PARAM_BOOL, .offset = offsetof(wheel_params, brake_hold),
+     .unit = "", .def = 1,
+     .doc = "the brake holds the wheel at rest (false: it only slides, and lets go at rest; a "
+            "wheel of a body whose speed a linear_speed_source prescribes)"},
     {.key = "normal_load", .kind = DG_PARAM_NUMBER, .offset = offsetof(wheel_params, normal_load),
      .unit = "N",
      .doc = "fixed normal load, replacing the one the body publishes (magic formula only)",
@@ -313,7 +322,10 @@ static int wheel_init(dg_block *self, dg_init *init) {
 }
 
 static int wheel_mode_count(const dg_block *self) {
-  return is_magic(self->params) ? NUM_MODES : NUM_MODES - 1;
+  const wheel_params *p = self->params;
+  if (!p->brake_hold)
+    return 1;
+  return is_magic(p) ? NUM_MODES : NUM_MODES - 1;
 }
 
 static void wheel_mode_set(dg_block *self, int mode) {
@@ -373,6 +385,10 @@ static void wheel_release(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool
 
 /* Holds the hub; a magic-formula tyre also sticks if the ground is at rest. */
 static void wheel_hold(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool ground_at_rest) {
+  if (!((const wheel_params *)self->params)->brake_hold) {
+    d->dir = 0; /* no hold: the sliding brake stops acting at rest */
+    return;
+  }
   bool park = is_magic(self->params) && ground_at_rest;
   if (park)
     *dg_block_state_commit(ctx, self) = 0.0;

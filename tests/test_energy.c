@@ -76,8 +76,12 @@ START_TEST(test_power_split_city) {
 }
 END_TEST
 
+/* The EV blends its braking (regeneration first, blocks/motor.c): the
+ * switch from regeneration alone to regeneration plus friction falls inside
+ * steps, unlocated, as the P2's pedal limits do (docs/energy.md), so the
+ * audit's 1e-9 needs 1 ms (1.26e-9 at 2 ms). */
 START_TEST(test_ev_city) {
-  dg_test_drive r = run("graphs/ev_battery.json", "graphs/scenarios/ev_city.json", 195, 2e-3);
+  dg_test_drive r = run("graphs/ev_battery.json", "graphs/scenarios/ev_city.json", 195, 1e-3);
   dg_energy_ledger l;
   check_ledger(r.sim, 1e-9, &l);
   ck_assert_double_eq(l.fuel, 0.0);
