@@ -56,11 +56,17 @@
 #define MOTOR_RPM_AT_100 6000.0
 #define ENGINE_REDLINE_RPM 6000.0
 #define MOTOR_MAX_RPM 18000.0
-/* FASTSim's regeneration fraction rises from 0 at rest to max_regen over a
- * few m/s (a logistic in the speed); the motor's linear fade to 0 below
- * REGEN_FADE_SPEED loses the same braking energy (∫(max_regen − f(v)) v dv
- * = v_f²/6; docs/import.md). */
-#define REGEN_FADE_SPEED 4.28 /* m/s */
+/* FASTSim's regeneration fraction f(v) rises from 0 at rest to max_regen
+ * over a few m/s (a logistic in the speed): a stop loses to friction
+ * ∫(max_regen − f(v))·m·v dv = m·v*²/6 with v* = REGEN_LOSS_SPEED. The
+ * motor's regen torque fades linearly below regen_fade_rpm (road speed
+ * v_f); on the brake it regenerates first, so in a stop at deceleration a
+ * the friction brakes take over below v* = v_f·a/a_env (a_env the
+ * deceleration of full regen torque) and lose the same m·v*²/6 when
+ * v_f = v*·a_env/a, placed for the cycles' stops at REGEN_DECEL
+ * (docs/import.md). */
+#define REGEN_LOSS_SPEED 4.28 /* m/s */
+#define REGEN_DECEL 1.3       /* m/s² */
 
 /* FASTSim's fuel converter power fractions, the x axis of every fc_eff_map
  * (not a column of this table; FASTSim's vehicle files carry it as
@@ -172,8 +178,7 @@ static bool csv_parse(const char *text, size_t len, const char *file, csv_table 
       for (;;) {
         if (pos >= len) {
           dgp_error_set(err, DG_ERR_SYNTAX, file, "",
-                        "unterminated quoted field (its quote opens at line %d, column %d)", qline,
-                        qcol);
+                        "unterminated quoted field; expected a closing quote");
           err->line = qline;
           err->column = qcol;
           goto fail;
@@ -617,13 +622,13 @@ static bool fs_num(fs_ctx *c, int k, bool required, const char *why, double def,
   if (!parse_number(cell->s, strlen(cell->s), &v) ||
       (d->kind == FS_INTEGER && (v != floor(v) || fabs(v) > 1e9))) {
     quote_text(cell->s, q, sizeof q);
-    fs_fail_at(c, cell->line, cell->col, "%s: expected %s%s%s (%s), got %s", d->name,
-               kind_text(d), r[0] ? " " : "", r, why ? why : d->use, q);
+    fs_fail_at(c, cell->line, cell->col, "%s: expected %s%s%s, got %s (%s)", d->name,
+               kind_text(d), r[0] ? " " : "", r, q, why ? why : d->use);
     return false;
   }
   if (!in_range(d, v)) {
-    fs_fail_at(c, cell->line, cell->col, "%s: must be %s (%s) (got %g)", d->name, r,
-               why ? why : d->use, v);
+    fs_fail_at(c, cell->line, cell->col, "%s: must be %s, got %g (%s)", d->name, r, v,
+               why ? why : d->use);
     return false;
   }
   *out = v;
@@ -669,6 +674,8 @@ static bool fs_list(fs_ctx *c, int k, bool required, double *out) {
     while (q < close && s[q] != ',')
       q++;
     double v;
+    while (p < q && (s[p] == ' ' || s[p] == '\t'))
+      p++;
     if (count == d->len) {
       fs_fail_at(c, cell->line, cell->col + off + (int)p, "%s: more than %d entries; expected %d",
                  d->name, d->len, d->len);
@@ -681,7 +688,7 @@ static bool fs_list(fs_ctx *c, int k, bool required, double *out) {
       return false;
     }
     if (!in_range(d, v)) {
-      fs_fail_at(c, cell->line, cell->col + off + (int)p, "%s[%d]: must be %s (got %g)", d->name,
+      fs_fail_at(c, cell->line, cell->col + off + (int)p, "%s[%d]: must be %s, got %g", d->name,
                  count, r, v);
       return false;
     }
@@ -748,21 +755,21 @@ static double fs_mass(fs_ctx *c, const fs_vehicle *v) {
     return over;
   }
   double m, glider, cargo, trans, x, y;
-  fs_num(c, C_COMP_MASS_MULT, true, "the mass rule (no veh_override_kg)", 0, &m);
-  fs_num(c, C_GLIDER_KG, true, "the mass rule (no veh_override_kg)", 0, &glider);
-  fs_num(c, C_CARGO_KG, true, "the mass rule (no veh_override_kg)", 0, &cargo);
-  fs_num(c, C_TRANS_KG, true, "the mass rule (no veh_override_kg)", 0, &trans);
+  fs_num(c, C_COMP_MASS_MULT, true, "the mass rule, without veh_override_kg", 0, &m);
+  fs_num(c, C_GLIDER_KG, true, "the mass rule, without veh_override_kg", 0, &glider);
+  fs_num(c, C_CARGO_KG, true, "the mass rule, without veh_override_kg", 0, &cargo);
+  fs_num(c, C_TRANS_KG, true, "the mass rule, without veh_override_kg", 0, &trans);
   double mass = cargo + glider + trans * m;
   if (v->pt == PT_CONV) {
-    fs_num(c, C_FC_KW_PER_KG, true, "the engine's mass (no veh_override_kg)", 0, &x);
-    fs_num(c, C_FC_BASE_KG, true, "the engine's mass (no veh_override_kg)", 0, &y);
+    fs_num(c, C_FC_KW_PER_KG, true, "the engine's mass, without veh_override_kg", 0, &x);
+    fs_num(c, C_FC_BASE_KG, true, "the engine's mass, without veh_override_kg", 0, &y);
     if (x > 0.0)
       mass += (v->fc_max_w / 1e3 / x + y) * m;
     double fs_kw, fs_kwh;
-    fs_num(c, C_FS_MAX_KW, true, "the fuel store's mass (no veh_override_kg)", 0, &fs_kw);
+    fs_num(c, C_FS_MAX_KW, true, "the fuel store's mass, without veh_override_kg", 0, &fs_kw);
     if (fs_kw > 0.0) {
-      fs_num(c, C_FS_KWH, true, "the fuel store's mass (no veh_override_kg)", 0, &fs_kwh);
-      fs_num(c, C_FS_KWH_PER_KG, true, "the fuel store's mass (no veh_override_kg)", 0, &x);
+      fs_num(c, C_FS_KWH, true, "the fuel store's mass, without veh_override_kg", 0, &fs_kwh);
+      fs_num(c, C_FS_KWH_PER_KG, true, "the fuel store's mass, without veh_override_kg", 0, &x);
       if (fs_kwh > 0.0 && !c->failed && !(x > 0.0)) {
         const csv_cell *cell = fs_cell(c, C_FS_KWH_PER_KG, true, NULL);
         fs_fail_at(c, cell->line, cell->col,
@@ -772,11 +779,11 @@ static double fs_mass(fs_ctx *c, const fs_vehicle *v) {
         mass += fs_kwh / x * m;
     }
   } else {
-    fs_num(c, C_MC_PE_KG_PER_KW, true, "the motor's mass (no veh_override_kg)", 0, &x);
-    fs_num(c, C_MC_PE_BASE_KG, true, "the motor's mass (no veh_override_kg)", 0, &y);
+    fs_num(c, C_MC_PE_KG_PER_KW, true, "the motor's mass, without veh_override_kg", 0, &x);
+    fs_num(c, C_MC_PE_BASE_KG, true, "the motor's mass, without veh_override_kg", 0, &y);
     mass += (y + x * v->mc_max_w / 1e3) * m;
-    fs_num(c, C_ESS_KG_PER_KWH, true, "the battery's mass (no veh_override_kg)", 0, &x);
-    fs_num(c, C_ESS_BASE_KG, true, "the battery's mass (no veh_override_kg)", 0, &y);
+    fs_num(c, C_ESS_KG_PER_KWH, true, "the battery's mass, without veh_override_kg", 0, &x);
+    fs_num(c, C_ESS_BASE_KG, true, "the battery's mass, without veh_override_kg", 0, &y);
     mass += (y + x * v->ess_kwh) * m;
   }
   if (!c->failed && !(mass > 0.0))
@@ -808,11 +815,9 @@ static void fs_read(fs_ctx *c, fs_vehicle *v) {
     v->pt = PT_BEV;
   } else if (strcasecmp(pt->s, "HEV") == 0 || strcasecmp(pt->s, "PHEV") == 0) {
     fs_fail_at(c, pt->line, pt->col,
-               "veh_pt_type: %s: hybrids are not imported; a FASTSim hybrid is its supervisory "
-               "controller (when the engine runs and how the battery's charge is held: "
-               "mph_fc_on, kw_demand_fc_on, ess_dischg_to_fc_max_eff_perc, the accel and regen "
-               "buffers), which no block reproduces; conventional (Conv) and battery-electric "
-               "(BEV) rows import",
+               "veh_pt_type: %s: hybrids are not imported: a FASTSim hybrid is its supervisory "
+               "controller (engine on and off, the battery's charge held), which no block "
+               "reproduces; Conv and BEV rows import",
                pt->s);
     return;
   } else {
@@ -873,7 +878,7 @@ static void fs_read(fs_ctx *c, fs_vehicle *v) {
     fs_num(c, C_MAX_SOC, true, NULL, 0, &v->soc_max);
     if (!c->failed && !(v->soc_max > v->soc_min)) {
       const csv_cell *cell = fs_cell(c, C_MAX_SOC, true, NULL);
-      fs_fail_at(c, cell->line, cell->col, "max_soc: must be > min_soc (%g) (got %g)", v->soc_min,
+      fs_fail_at(c, cell->line, cell->col, "max_soc: must be > min_soc %g, got %g", v->soc_min,
                  v->soc_max);
     }
     fs_num(c, C_MAX_REGEN, false, NULL, 1.0, &v->max_regen);
@@ -1100,12 +1105,20 @@ static void build_driver(dg_import_graph *g, const fs_vehicle *v, const fs_trace
   dgp_import_set_num(g, d, "ki", 0.5);
   dgp_import_set_num(g, d, "accel_gain", 1.0 / (v->mu * v->drive_frac * FS_GRAVITY * v->trans_eff));
   dgp_import_set_num(g, d, "brake_gain", 1.0);
+  /* the friction brakes' force at the road at full pedal (build_chassis):
+   * the scale of brake_power, what a motor regenerates first */
+  dgp_import_set_num(g, d, "brake_force", v->mu * v->mass * FS_GRAVITY);
 }
 
-/* The axles (single-track wheels, rolling, half the wheels' inertia each),
- * the body and the friction brakes: all four wheels together hold μ·m·g at
- * full pedal. */
-static void build_chassis(dg_import_graph *g, const fs_vehicle *v, const char *drive) {
+/* The axles (single-track wheels, rolling, half the wheels' inertia each)
+ * and their friction brakes, and the body. The brakes hold μ·m·g at full
+ * pedal, split between the axles on the driver's pedal; with blended
+ * braking (an electric car that regenerates) they are all on the front
+ * axle, on the motor's friction_brake, and the rear axle's brake acts on
+ * the pedal in parallel, sized to take 1 − max_regen of the braking
+ * (FASTSim's max_regen: the most of the braking regeneration takes). */
+static void build_chassis(dg_import_graph *g, const fs_vehicle *v, const char *drive,
+                          bool blended) {
   double brake = v->mu * v->mass * FS_GRAVITY * v->wheel_radius; /* N·m, all wheels */
   const char *axles[2] = {"front_axle", "rear_axle"};
   const char *ports[2] = {"body.front", "body.rear"};
@@ -1115,12 +1128,22 @@ static void build_chassis(dg_import_graph *g, const fs_vehicle *v, const char *d
                                         : "free axle: its wheels together (rolling tyres)");
     dgp_import_set_num(g, w, "radius", v->wheel_radius);
     dgp_import_set_num(g, w, "inertia", 0.5 * v->wheel_inertia_total);
-    dgp_import_set_num(g, w, "brake_torque", 0.5 * brake);
-    json_t *in = json_object();
-    if (in && json_object_set_new(in, "brake", json_string("driver.brake")) == 0)
-      dgp_import_set(g, w, "inputs", in);
-    else
-      g->nomem = true;
+    double torque = 0.5 * brake;
+    const char *pedal = "driver.brake";
+    if (blended && i == 0) {
+      torque = brake;
+      pedal = "motor.friction_brake";
+    } else if (blended) {
+      torque = brake * (1.0 - v->max_regen) / v->max_regen;
+    }
+    if (torque > 0.0) {
+      dgp_import_set_num(g, w, "brake_torque", torque);
+      json_t *in = json_object();
+      if (in && json_object_set_new(in, "brake", json_string(pedal)) == 0)
+        dgp_import_set(g, w, "inputs", in);
+      else
+        g->nomem = true;
+    }
     char ground[32];
     snprintf(ground, sizeof ground, "%s.ground", axles[i]);
     dgp_import_connect(g, ground, ports[i]);
@@ -1213,17 +1236,22 @@ static void build_electric(dg_import_graph *g, const fs_vehicle *v, bool linear)
   dgp_import_set_num(g, m, "max_power", v->mc_max_w);
   dgp_import_set_num(g, m, "max_rpm", MOTOR_MAX_RPM);
   dgp_import_set_num(g, m, "max_regen_power", v->mc_max_w);
-  dgp_import_set_num(g, m, "regen_fraction", v->max_regen > 0.0 ? 1.0 : 0.0);
-  dgp_import_set_num(g, m, "regen_fade_rpm",
-                     REGEN_FADE_SPEED / v->wheel_radius * ratio * 30.0 / PI);
+  double a_env = traction_torque(v) / (v->mass * v->wheel_radius); /* m/s² of full regen */
+  double v_fade = REGEN_LOSS_SPEED * a_env / REGEN_DECEL;
+  dgp_import_set_num(g, m, "regen_fade_rpm", v_fade / v->wheel_radius * ratio * 30.0 / PI);
   double grid[128];
   int ng = mc_grid(grid);
   dgp_import_set(g, m, "efficiency_power",
                  lookup_table("power_fraction", grid, ng, v->mc_x, v->mc_eff, 11, linear));
-  static const char *const min[] = {"throttle",      "driver.throttle",         "brake",
-                                    "driver.brake",  "charge_limit",            "battery.charge_limit",
-                                    "discharge_limit", "battery.discharge_limit"};
-  set_inputs(g, m, min, 8);
+  /* series blending: the driver's brake_power to the motor, which
+   * regenerates first and hands the rest to the friction brakes
+   * (friction_brake, build_chassis); max_regen 0: friction only */
+  static const char *const min[] = {"throttle",        "driver.throttle",
+                                    "brake",           "driver.brake",
+                                    "charge_limit",    "battery.charge_limit",
+                                    "discharge_limit", "battery.discharge_limit",
+                                    "brake_power",     "driver.brake_power"};
+  set_inputs(g, m, min, v->max_regen > 0.0 ? 10 : 8);
   json_t *aux = dgp_import_block(g, "aux", "electric_load", "FASTSim's aux_kw");
   dgp_import_set_num(g, aux, "power", v->aux_w);
   json_t *bus = dgp_import_block(g, "bus", "bus", NULL);
@@ -1270,7 +1298,7 @@ static char *fs_build(fs_ctx *c, const fs_vehicle *v, const fs_trace *tr, bool l
     build_conventional(&g, v, linear);
   else
     build_electric(&g, v, linear);
-  build_chassis(&g, v, "trans.out");
+  build_chassis(&g, v, "trans.out", v->pt == PT_BEV && v->max_regen > 0.0);
   char *json = g.nomem ? NULL : dgp_import_dump(g.root);
   dgp_import_graph_free(&g);
   if (!json)
