@@ -440,7 +440,7 @@ static const fs_column columns[NUM_COLUMNS] = {
     [C_TRANS_EFF] = NUM("trans_eff", R_MIN_EXCL | R_MAX, 0, 1, "`trans` gear `efficiency`"),
     [C_COMP_MASS_MULT] = NUM("comp_mass_multiplier", R_MIN_EXCL, 0, 0, "mass rule"),
     [C_MAX_REGEN] = NUM("max_regen", R_MIN | R_MAX, 0, 1,
-                        "electric: motor `regen_fraction` (0 turns regeneration off)"),
+                        "electric: the most of the braking the motor regenerates (the rear axle's brake takes the rest; 0: friction only)"),
     [C_STOP_START] = {.name = "stop_start", .kind = FS_BOOL,
                       .use = "TRUE: a warning (the graph's engine runs at rest)"},
     [C_IDLE_FC_KW] = NUM("idle_fc_kw", R_MIN, 0, 0,
