@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define M_PER_MILE 1609.0     /* FASTSim's mile: distMilesFinal = metres / 1609.0 */
-#define KWH_PER_GALLON 33.7   /* FASTSim's gallon of gasoline equivalent */
+#define M_PER_MILE 1609.0   /* FASTSim's mile: distMilesFinal = metres / 1609.0 */
+#define KWH_PER_GALLON 33.7 /* FASTSim's gallon of gasoline equivalent */
 #define J_PER_KWH 3.6e6
 /* Steps: forward and backward runs give the same energies at 0.05 s and at
  * 0.01 s to 1e-4 (the driver is a PI on a first-order plant; the road-load
@@ -184,14 +184,14 @@ START_TEST(test_conventional) {
   ck_assert_double_eq(num_at(g, "trans", "efficiency"), 0.92);
   ck_assert_double_eq(num_at(g, "engine", "rated_power"), 98000);
   ck_assert_double_eq(num_at(g, "engine", "accessory_power"), 700);
-  ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.05), 0.25,
-                          1e-12);
+  ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.05), 0.25, 1e-12);
   ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.054), 0.25,
                           1e-12);
   ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.30), 0.355,
                           1e-12);
   /* no fuel cut: FASTSim fuels the accessories whatever the wheels ask */
-  json_t *cut = json_object_get(json_object_get(json_object_get(g, "blocks"), "engine"), "fuel_cut");
+  json_t *cut =
+      json_object_get(json_object_get(json_object_get(g, "blocks"), "engine"), "fuel_cut");
   ck_assert(json_is_false(cut));
   json_decref(g);
   /* the same row by name, any case */
@@ -224,6 +224,70 @@ START_TEST(test_electric) {
                           0.85 * 0.95 / 0.94, 1e-12);
   ck_assert_double_eq(num_at(g, "aux", "power"), 250);
   json_decref(g);
+}
+END_TEST
+
+/* Options and notes: --linear writes the 12-point map as it is (at 5 % of
+ * rated power the map's own 0.22 + 0.06 / 2 = 0.25, at 5.4 % 0.262); a
+ * cycle becomes the driver's trace (UDDS: 1370 points, 91.25 km/h at its
+ * peak, 25.3476 m/s); a stop-start row (45, the Fiat Panda) imports with a
+ * warning naming the column's cell; a row with veh_override_kg takes it
+ * (30, the 2017 Highlander: 2270 kg) with a note. */
+typedef struct notes {
+  char text[8][DG_ERROR_TEXT_LEN + 32];
+  int n;
+} notes;
+
+static void collect(const dg_error *e, void *user) {
+  notes *ns = user;
+  if (ns->n < 8)
+    snprintf(ns->text[ns->n++], sizeof ns->text[0], "%d:%d: %s", e->line, e->column, e->text);
+}
+
+START_TEST(test_options) {
+  char csv[1024], cyc[1024];
+  data_path(csv, sizeof csv, "FASTSim_py_veh_db.csv");
+  data_path(cyc, sizeof cyc, "udds.csv");
+  dg_fastsim_options o = {.row = 1, .linear_efficiency = true, .cycle = cyc};
+  dg_error err;
+  char *text = dg_import_fastsim_to_json(csv, &o, NULL, NULL, &err);
+  ck_assert_msg(text != NULL, "%s", err.text);
+  json_t *g = json_loads(text, 0, NULL);
+  free(text);
+  ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.05), 0.25,
+                          1e-12);
+  ck_assert_double_eq_tol(table_at(g, "engine", "efficiency", "power_fraction", 0.054),
+                          0.22 + 0.06 * 0.014 / 0.02, 1e-12);
+  json_t *trace = json_object_get(
+      json_object_get(json_object_get(json_object_get(g, "blocks"), "driver"), "trace"),
+      "speed_kmh");
+  ck_assert_int_eq((int)json_array_size(trace), 1370);
+  double peak = 0;
+  for (size_t i = 0; i < json_array_size(trace); i++)
+    peak = fmax(peak, json_number_value(json_array_get(trace, i)));
+  ck_assert_double_eq_tol(peak, 3.6 * 25.34757924, 1e-9);
+  json_decref(g);
+
+  notes ns = {0};
+  o = (dg_fastsim_options){.row = 45};
+  text = dg_import_fastsim_to_json(csv, &o, collect, &ns, &err);
+  ck_assert_msg(text != NULL, "%s", err.text);
+  free(text);
+  bool warned = false;
+  for (int i = 0; i < ns.n; i++)
+    warned |= strstr(ns.text[i], "46:") == ns.text[i] &&
+              strstr(ns.text[i], "warning: stop_start: FASTSim turns this engine off at rest");
+  ck_assert_msg(warned, "no stop_start warning (%d notes)", ns.n);
+
+  memset(&ns, 0, sizeof ns);
+  o = (dg_fastsim_options){.row = 30};
+  text = dg_import_fastsim_to_json(csv, &o, collect, &ns, &err);
+  ck_assert_msg(text != NULL, "%s", err.text);
+  g = json_loads(text, 0, NULL);
+  free(text);
+  ck_assert_double_eq(num_at(g, "body", "mass"), 2270);
+  json_decref(g);
+  ck_assert(ns.n >= 1 && strstr(ns.text[0], "note: mass 2270 kg from veh_override_kg"));
 }
 END_TEST
 
@@ -320,7 +384,7 @@ END_TEST
 
 typedef struct run_result {
   double drag, rr, acc_pos, acc_neg, tire_pos, tire_neg; /* J */
-  double dist, fuel, battery;                           /* m, J, J */
+  double dist, fuel, battery;                            /* m, J, J */
 } run_result;
 
 /* Vehicle `sel` over `cycle` (backward or forward) with dg_cycle_run. The
@@ -391,11 +455,11 @@ static void check_road_load(int sel, const char *cycle, const run_result *r, dou
   double d[6] = {rel(r->drag / 1e3, b.drag),         rel(r->rr / 1e3, b.rr),
                  rel(r->acc_pos / 1e3, b.acc_pos),   rel(r->acc_neg / 1e3, b.acc_neg),
                  rel(r->tire_pos / 1e3, b.tire_pos), rel(r->tire_neg / 1e3, b.tire_neg)};
-  printf("%s %2d %-5s drag %+.2e rr %+.2e accel %+.2e/%+.2e tyres %+.2e/%+.2e\n", mode, sel,
-         cycle, d[0], d[1], d[2], d[3], d[4], d[5]);
+  printf("%s %2d %-5s drag %+.2e rr %+.2e accel %+.2e/%+.2e tyres %+.2e/%+.2e\n", mode, sel, cycle,
+         d[0], d[1], d[2], d[3], d[4], d[5]);
   for (int k = 0; k < 6; k++)
-    ck_assert_msg(fabs(d[k]) < tol, "%s vehicle %d on %s: term %d off by %.3g", mode, sel, cycle,
-                  k, d[k]);
+    ck_assert_msg(fabs(d[k]) < tol, "%s vehicle %d on %s: term %d off by %.3g", mode, sel, cycle, k,
+                  d[k]);
 }
 
 /* Backward: the body on the trace. The road-load energies of the exact
@@ -464,6 +528,7 @@ static Suite *import_fastsim_suite(void) {
   TCase *tc = tcase_create("import");
   tcase_add_test(tc, test_conventional);
   tcase_add_test(tc, test_electric);
+  tcase_add_test(tc, test_options);
   tcase_add_loop_test(tc, test_masses, 0, (int)(sizeof light_duty / sizeof light_duty[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");

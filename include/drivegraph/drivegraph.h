@@ -279,7 +279,7 @@ DG_API dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engi
 typedef struct dg_fastsim_options {
   int row;                ///< the row whose `selection` is this (FASTSim's vehicle number), when name is NULL
   const char *name;       ///< or the row whose `Scenario name` is this (case-insensitive); NULL: use row
-  const char *cycle;      ///< a FASTSim cycle CSV (cycSecs, cycMps) as the driver's trace; NULL: a short launch and stop
+  const char *cycle;      ///< a cycle CSV (dg_cycle_load_file) as the driver's trace; NULL: a short launch and stop
   bool linear_efficiency; ///< interpolate the efficiency maps linearly instead of FASTSim's grid lookup
 } dg_fastsim_options;
 
@@ -299,11 +299,6 @@ DG_API dg_graph *dg_graph_import_fastsim(const dg_registry *reg, const char *pat
 /// The importer's column table, entry `index` (0, 1, ...): the column's name
 /// and what it becomes in the graph (static strings). Returns 0 past the end.
 DG_API int dg_import_fastsim_column(int index, const char **name, const char **use);
-/// Reads a FASTSim drive cycle (CSV with columns cycSecs, cycMps): *time in
-/// s and *speed_kmh, *n points, malloc'ed (the caller frees both). Returns
-/// DG_OK or an error code with `err` naming file, line and column.
-DG_API int dg_fastsim_read_cycle(const char *path, double **time, double **speed_kmh, int *n,
-                                 dg_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Simulations                                                              */

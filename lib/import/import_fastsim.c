@@ -1,7 +1,6 @@
 /* Importer for FASTSim's vehicle table (FASTSim_py_veh_db.csv: one vehicle
  * a row, 79 columns, list fields such as fc_eff_map written as quoted
- * "[0.10, 0.12, ...]" strings) and FASTSim's drive-cycle files
- * (cycSecs,cycMps,...). FASTSim's data only: the model it describes is
+ * "[0.10, 0.12, ...]" strings). FASTSim's data only: the model it describes is
  * rebuilt from blocks, following FASTSim's documented conventions and
  * checked against its published results (docs/import.md, "FASTSim
  * vehicles"; tests/test_import_fastsim.c).
@@ -9,7 +8,8 @@
  * Reading. The CSV reader (RFC 4180: quoted fields, "" inside quotes, LF or
  * CRLF line ends) keeps each field's line and column, so every problem is
  * reported as FILE:line:column with the column's name and what is
- * expected. Columns are read when the vehicle needs them (a conventional
+ * expected. A cycle given for the driver's trace is read by the cycle
+ * loader (lib/run/cycle.c). Columns are read when the vehicle needs them (a conventional
  * car never reads its motor's columns), each through one entry of the
  * column table below, which says what the column must hold and what it
  * becomes; `drivegraph import fastsim --columns` prints the same table.
@@ -34,6 +34,8 @@
  * block reproduces. */
 #include "import.h"
 
+#include <drivegraph/cycle.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -45,10 +47,10 @@
 #define PI 3.14159265358979323846
 
 /* FASTSim's conventions (docs/import.md, "FASTSim vehicles", with sources). */
-#define FS_AIR_DENSITY 1.2  /* kg/m³ */
-#define FS_GRAVITY 9.81     /* m/s² */
-#define FS_VOLTAGE 360.0    /* V: the battery's constant open-circuit voltage (FASTSim has none) */
-#define FS_MAX_LIST 32      /* the longest list a column may hold */
+#define FS_AIR_DENSITY 1.2 /* kg/m³ */
+#define FS_GRAVITY 9.81    /* m/s² */
+#define FS_VOLTAGE 360.0   /* V: the battery's constant open-circuit voltage (FASTSim has none) */
+#define FS_MAX_LIST 32     /* the longest list a column may hold */
 /* The fixed ratio from the engine or motor to the wheels: the engine turns
  * at 2000 rpm at 100 km/h, the motor at 6000 rpm (rpm per m/s of road
  * speed, times the wheel radius, gives the ratio). */
@@ -99,7 +101,7 @@ typedef struct csv_table {
   char *buf;       /* the fields' text, unquoted */
   csv_cell *cells; /* rows × ncols, row 0 the header */
   int ncols, nrows;
-  int *row_line;   /* the line each row starts on */
+  int *row_line; /* the line each row starts on */
 } csv_table;
 
 static void csv_free(csv_table *t) {
@@ -116,8 +118,7 @@ static const csv_cell *csv_at(const csv_table *t, int row, int col) {
 /* Splits text (len bytes) into rows of fields; every row must have as many
  * fields as the header. Blank lines are skipped. Returns false with err
  * filled. */
-static bool csv_parse(const char *text, size_t len, const char *file, csv_table *t,
-                      dg_error *err) {
+static bool csv_parse(const char *text, size_t len, const char *file, csv_table *t, dg_error *err) {
   memset(t, 0, sizeof *t);
   if (memchr(text, '\0', len)) {
     dgp_error_set(err, DG_ERR_SYNTAX, file, "", "file contains a NUL byte; expected CSV text");
@@ -279,7 +280,7 @@ static char *read_file(const char *path, size_t *len, dg_error *err) {
   while (buf) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
-    if (n < cap)
+    if (n < cap || n > dg_input_size_limit())
       break;
     char *b = realloc(buf, 2 * cap);
     if (!b) {
@@ -299,6 +300,12 @@ static char *read_file(const char *path, size_t *len, dg_error *err) {
   if (bad) {
     free(buf);
     dgp_error_set(err, DG_ERR_IO, path, "", "read error");
+    return NULL;
+  }
+  if (n > dg_input_size_limit()) {
+    free(buf);
+    dgp_error_set(err, DG_ERR_IO, path, "", "%zu bytes, over the input size limit of %zu", n,
+                  dg_input_size_limit());
     return NULL;
   }
   *len = n;
@@ -376,13 +383,18 @@ enum {
   NUM_COLUMNS
 };
 
-#define NUM(n, r, lo, hi, u) {.name = n, .kind = FS_NUMBER, .range = r, .min = lo, .max = hi, .use = u}
+#define NUM(n, r, lo, hi, u) \
+  { .name = n, .kind = FS_NUMBER, .range = r, .min = lo, .max = hi, .use = u }
 
 static const fs_column columns[NUM_COLUMNS] = {
-    [C_SELECTION] = {.name = "selection", .kind = FS_INTEGER, .range = R_MIN, .min = 0,
+    [C_SELECTION] = {.name = "selection",
+                     .kind = FS_INTEGER,
+                     .range = R_MIN,
+                     .min = 0,
                      .use = "the row's number, `--row N`"},
     [C_NAME] = {.name = "Scenario name", .kind = FS_TEXT, .use = "the graph's name, `--name`"},
-    [C_PT_TYPE] = {.name = "veh_pt_type", .kind = FS_TEXT,
+    [C_PT_TYPE] = {.name = "veh_pt_type",
+                   .kind = FS_TEXT,
                    .use = "Conv: engine graph; BEV: motor, bus and battery; HEV, PHEV refused"},
     [C_DRAG_COEF] = NUM("drag_coef", R_MIN_EXCL, 0, 0, "body `cda` = drag_coef x frontal_area_m2"),
     [C_FRONTAL_AREA] = NUM("frontal_area_m2", R_MIN_EXCL, 0, 0, "body `cda`"),
@@ -393,45 +405,55 @@ static const fs_column columns[NUM_COLUMNS] = {
                               "traction limit"),
     [C_WHEEL_BASE] = NUM("wheel_base_m", R_MIN_EXCL, 0, 0, "body `wheelbase`"),
     [C_CARGO_KG] = NUM("cargo_kg", R_MIN, 0, 0, "body `mass`"),
-    [C_OVERRIDE_KG] = NUM("veh_override_kg", R_MIN_EXCL, 0, 0,
-                          "body `mass` when given (else the mass rule)"),
+    [C_OVERRIDE_KG] =
+        NUM("veh_override_kg", R_MIN_EXCL, 0, 0, "body `mass` when given (else the mass rule)"),
     [C_FS_MAX_KW] = NUM("fs_max_kw", R_MIN, 0, 0, "mass rule: the fuel store counts when > 0"),
     [C_FS_KWH] = NUM("fs_kwh", R_MIN, 0, 0, "mass rule: fuel store"),
     [C_FS_KWH_PER_KG] = NUM("fs_kwh_per_kg", R_MIN, 0, 0, "mass rule: fuel store"),
-    [C_FC_MAX_KW] = NUM("fc_max_kw", R_MIN_EXCL, 0, 0,
-                        "engine `rated_power` and full load (power limit)"),
-    [C_FC_EFF_MAP] = {.name = "fc_eff_map", .kind = FS_LIST, .range = R_MIN_EXCL | R_MAX,
-                      .min = 0, .max = 1, .len = 12,
+    [C_FC_MAX_KW] =
+        NUM("fc_max_kw", R_MIN_EXCL, 0, 0, "engine `rated_power` and full load (power limit)"),
+    [C_FC_EFF_MAP] = {.name = "fc_eff_map",
+                      .kind = FS_LIST,
+                      .range = R_MIN_EXCL | R_MAX,
+                      .min = 0,
+                      .max = 1,
+                      .len = 12,
                       .use = "engine `efficiency` over FASTSim's 12 power fractions "
                              "(fc_pwr_out_perc)"},
     [C_FC_BASE_KG] = NUM("fc_base_kg", R_MIN, 0, 0, "mass rule: engine"),
     [C_FC_KW_PER_KG] = NUM("fc_kw_per_kg", R_MIN_EXCL, 0, 0, "mass rule: engine"),
-    [C_MC_PWR_OUT_PERC] = {.name = "mc_pwr_out_perc", .kind = FS_LIST, .range = R_MIN | R_MAX,
-                           .min = 0, .max = 1, .len = 11,
+    [C_MC_PWR_OUT_PERC] = {.name = "mc_pwr_out_perc",
+                           .kind = FS_LIST,
+                           .range = R_MIN | R_MAX,
+                           .min = 0,
+                           .max = 1,
+                           .len = 11,
                            .use = "motor `efficiency_power` power fractions"},
-    [C_MC_MAX_KW] = NUM("mc_max_kw", R_MIN_EXCL, 0, 0,
-                        "motor `max_power`, `max_regen_power`; mass rule"),
+    [C_MC_MAX_KW] =
+        NUM("mc_max_kw", R_MIN_EXCL, 0, 0, "motor `max_power`, `max_regen_power`; mass rule"),
     [C_MC_PE_KG_PER_KW] = NUM("mc_pe_kg_per_kw", R_MIN, 0, 0, "mass rule: motor"),
     [C_MC_PE_BASE_KG] = NUM("mc_pe_base_kg", R_MIN, 0, 0, "mass rule: motor"),
-    [C_ESS_MAX_KW] = NUM("ess_max_kw", R_MIN_EXCL, 0, 0,
-                         "battery `max_discharge_power`, `max_charge_power`"),
-    [C_ESS_MAX_KWH] = NUM("ess_max_kwh", R_MIN_EXCL, 0, 0,
-                          "battery `capacity` (at 360 V); mass rule"),
+    [C_ESS_MAX_KW] =
+        NUM("ess_max_kw", R_MIN_EXCL, 0, 0, "battery `max_discharge_power`, `max_charge_power`"),
+    [C_ESS_MAX_KWH] =
+        NUM("ess_max_kwh", R_MIN_EXCL, 0, 0, "battery `capacity` (at 360 V); mass rule"),
     [C_ESS_KG_PER_KWH] = NUM("ess_kg_per_kwh", R_MIN, 0, 0, "mass rule: battery"),
     [C_ESS_BASE_KG] = NUM("ess_base_kg", R_MIN, 0, 0, "mass rule: battery"),
     [C_ESS_RTE] = NUM("ess_round_trip_eff", R_MIN_EXCL | R_MAX, 0, 1,
                       "battery `efficiency` = its square root (each way)"),
     [C_WHEEL_INERTIA] = NUM("wheel_inertia_kg_m2", R_MIN, 0, 0,
                             "axles' `inertia`: x num_wheels, half on each axle"),
-    [C_NUM_WHEELS] = {.name = "num_wheels", .kind = FS_INTEGER, .range = R_MIN, .min = 1,
+    [C_NUM_WHEELS] = {.name = "num_wheels",
+                      .kind = FS_INTEGER,
+                      .range = R_MIN,
+                      .min = 1,
                       .use = "axles' `inertia`"},
     [C_WHEEL_RR] = NUM("wheel_rr_coef", R_MIN, 0, 0, "body `rolling_resistance` (g = 9.81)"),
     [C_WHEEL_RADIUS] = NUM("wheel_radius_m", R_MIN_EXCL, 0, 0, "axles' `radius`"),
-    [C_WHEEL_FRIC] = NUM("wheel_coef_of_fric", R_MIN_EXCL, 0, 0,
-                         "traction limit: full-load torque, brakes"),
+    [C_WHEEL_FRIC] =
+        NUM("wheel_coef_of_fric", R_MIN_EXCL, 0, 0, "traction limit: full-load torque, brakes"),
     [C_MIN_SOC] = NUM("min_soc", R_MIN | R_MAX, 0, 1, "battery `soc_min`"),
-    [C_MAX_SOC] = NUM("max_soc", R_MIN_EXCL | R_MAX, 0, 1,
-                      "battery `soc_max` and `initial_soc`"),
+    [C_MAX_SOC] = NUM("max_soc", R_MIN_EXCL | R_MAX, 0, 1, "battery `soc_max` and `initial_soc`"),
     [C_ALT_EFF] = NUM("alt_eff", R_MIN_EXCL | R_MAX, 0, 1,
                       "conventional: engine `accessory_power` = aux_kw / alt_eff"),
     [C_AUX_KW] = NUM("aux_kw", R_MIN, 0, 0,
@@ -440,13 +462,19 @@ static const fs_column columns[NUM_COLUMNS] = {
     [C_TRANS_EFF] = NUM("trans_eff", R_MIN_EXCL | R_MAX, 0, 1, "`trans` gear `efficiency`"),
     [C_COMP_MASS_MULT] = NUM("comp_mass_multiplier", R_MIN_EXCL, 0, 0, "mass rule"),
     [C_MAX_REGEN] = NUM("max_regen", R_MIN | R_MAX, 0, 1,
-                        "electric: the most of the braking the motor regenerates (the rear axle's brake takes the rest; 0: friction only)"),
-    [C_STOP_START] = {.name = "stop_start", .kind = FS_BOOL,
+                        "electric: the most of the braking the motor regenerates (the rear axle's "
+                        "brake takes the rest; 0: friction only)"),
+    [C_STOP_START] = {.name = "stop_start",
+                      .kind = FS_BOOL,
                       .use = "TRUE: a warning (the graph's engine runs at rest)"},
     [C_IDLE_FC_KW] = NUM("idle_fc_kw", R_MIN, 0, 0,
                          "not used: a conventional car's fuel at rest is its accessories'"),
-    [C_MC_EFF_MAP] = {.name = "mc_eff_map", .kind = FS_LIST, .range = R_MIN_EXCL | R_MAX,
-                      .min = 0, .max = 1, .len = 11,
+    [C_MC_EFF_MAP] = {.name = "mc_eff_map",
+                      .kind = FS_LIST,
+                      .range = R_MIN_EXCL | R_MAX,
+                      .min = 0,
+                      .max = 1,
+                      .len = 11,
                       .use = "motor `efficiency_power` (empty: FASTSim's baseline maps blended "
                              "by mc_max_kw)"},
 };
@@ -467,8 +495,8 @@ int dg_import_fastsim_column(int index, const char **name, const char **use) {
 typedef struct fs_ctx {
   const char *file;
   const csv_table *t;
-  int row;               /* the vehicle's row in t */
-  int map[NUM_COLUMNS];  /* column index in the file, −1 absent */
+  int row;              /* the vehicle's row in t */
+  int map[NUM_COLUMNS]; /* column index in the file, −1 absent */
   dg_error *err;
   bool failed;
   dg_diag_fn notes;
@@ -565,8 +593,8 @@ static const csv_cell *fs_cell(fs_ctx *c, int k, bool required, const char *why)
     if (required) {
       char r[64];
       range_text(d, r, sizeof r);
-      fs_fail_at(c, cell->line, cell->col, "%s: empty; expected %s%s%s (%s)", d->name,
-                 kind_text(d), r[0] ? " " : "", r, why ? why : d->use);
+      fs_fail_at(c, cell->line, cell->col, "%s: empty; expected %s%s%s (%s)", d->name, kind_text(d),
+                 r[0] ? " " : "", r, why ? why : d->use);
     }
     return NULL;
   }
@@ -622,8 +650,8 @@ static bool fs_num(fs_ctx *c, int k, bool required, const char *why, double def,
   if (!parse_number(cell->s, strlen(cell->s), &v) ||
       (d->kind == FS_INTEGER && (v != floor(v) || fabs(v) > 1e9))) {
     quote_text(cell->s, q, sizeof q);
-    fs_fail_at(c, cell->line, cell->col, "%s: expected %s%s%s, got %s (%s)", d->name,
-               kind_text(d), r[0] ? " " : "", r, q, why ? why : d->use);
+    fs_fail_at(c, cell->line, cell->col, "%s: expected %s%s%s, got %s (%s)", d->name, kind_text(d),
+               r[0] ? " " : "", r, q, why ? why : d->use);
     return false;
   }
   if (!in_range(d, v)) {
@@ -647,8 +675,8 @@ static bool fs_list(fs_ctx *c, int k, bool required, double *out) {
   while (i < n && (s[i] == ' ' || s[i] == '\t'))
     i++;
   if (s[i] != '[' || n == 0) {
-    fs_fail_at(c, cell->line, cell->col + off + (int)i, "%s: expected %s of %d, got %.40s",
-               d->name, kind_text(d), d->len, s);
+    fs_fail_at(c, cell->line, cell->col + off + (int)i, "%s: expected %s of %d, got %.40s", d->name,
+               kind_text(d), d->len, s);
     return false;
   }
   size_t close = n;
@@ -948,11 +976,10 @@ static bool fs_find_row(fs_ctx *c, const dg_fastsim_options *o) {
   }
   if (lo <= hi)
     dgp_error_set(c->err, DG_ERR_USAGE, c->file, "",
-                  "no row with selection %d (the file's selections run from %g to %g)", o->row,
-                  lo, hi);
+                  "no row with selection %d (the file's selections run from %g to %g)", o->row, lo,
+                  hi);
   else
-    dgp_error_set(c->err, DG_ERR_USAGE, c->file, "", "no row with selection %d (no rows)",
-                  o->row);
+    dgp_error_set(c->err, DG_ERR_USAGE, c->file, "", "no row with selection %d (no rows)", o->row);
   c->failed = true;
   return false;
 }
@@ -961,81 +988,14 @@ static bool fs_find_row(fs_ctx *c, const dg_fastsim_options *o) {
 /* The drive cycle                                                          */
 
 typedef struct fs_trace {
-  double *t, *kmh;
+  const double *t, *mps; /* s, m/s */
   int n;
 } fs_trace;
 
 /* The default trace when no cycle is given: standstill, 0 to 50 km/h in
  * 10 s, 20 s at 50 km/h, to rest in 10 s, standstill. */
 static const double default_t[] = {0, 2, 12, 32, 42, 45};
-static const double default_kmh[] = {0, 0, 50, 50, 0, 0};
-
-static bool read_cycle(const char *path, fs_trace *tr, dg_error *err) {
-  size_t len;
-  char *text = read_file(path, &len, err);
-  if (!text)
-    return false;
-  csv_table t;
-  bool ok = csv_parse(text, len, path, &t, err);
-  free(text);
-  if (!ok)
-    return false;
-  int kt = csv_column(&t, "cycSecs"), kv = csv_column(&t, "cycMps");
-  if (kt < 0 || kv < 0) {
-    dgp_error_set(err, DG_ERR_SCHEMA, path, "",
-                  "no column \"%s\" in the header; expected a FASTSim cycle (cycSecs, cycMps)",
-                  kt < 0 ? "cycSecs" : "cycMps");
-    err->line = 1;
-    err->column = 1;
-    csv_free(&t);
-    return false;
-  }
-  tr->n = t.nrows - 1;
-  if (tr->n < 2) {
-    dgp_error_set(err, DG_ERR_SCHEMA, path, "", "%d point%s; expected at least 2 (time, speed)",
-                  tr->n, tr->n == 1 ? "" : "s");
-    csv_free(&t);
-    return false;
-  }
-  tr->t = malloc((size_t)tr->n * sizeof *tr->t);
-  tr->kmh = malloc((size_t)tr->n * sizeof *tr->kmh);
-  if (!tr->t || !tr->kmh) {
-    dgp_error_set(err, DG_ERR_NOMEM, path, "", "out of memory");
-    ok = false;
-  }
-  for (int r = 1; ok && r < t.nrows; r++) {
-    const csv_cell *ct = csv_at(&t, r, kt), *cv = csv_at(&t, r, kv);
-    double ts, v;
-    const csv_cell *bad = NULL;
-    const char *what = NULL;
-    if (!parse_number(ct->s, strlen(ct->s), &ts))
-      bad = ct, what = "cycSecs: expected a time in s";
-    else if (r > 1 && !(ts > tr->t[r - 2]))
-      bad = ct, what = "cycSecs: times must increase";
-    else if (!parse_number(cv->s, strlen(cv->s), &v))
-      bad = cv, what = "cycMps: expected a speed in m/s";
-    else if (!(v >= 0.0))
-      bad = cv, what = "cycMps: must be >= 0";
-    if (bad) {
-      char q[96];
-      quote_text(bad->s, q, sizeof q);
-      dgp_error_set(err, DG_ERR_SCHEMA, path, "", "%s (got %s)", what, q);
-      err->line = bad->line;
-      err->column = bad->col;
-      ok = false;
-      break;
-    }
-    tr->t[r - 1] = ts;
-    tr->kmh[r - 1] = 3.6 * v;
-  }
-  csv_free(&t);
-  if (!ok) {
-    free(tr->t);
-    free(tr->kmh);
-    tr->t = tr->kmh = NULL;
-  }
-  return ok;
-}
+static const double default_mps[] = {0, 0, 50 / 3.6, 50 / 3.6, 0, 0};
 
 /* ------------------------------------------------------------------------ */
 /* The graph                                                                */
@@ -1099,8 +1059,15 @@ static int mc_grid(double *g) {
 static void build_driver(dg_import_graph *g, const fs_vehicle *v, const fs_trace *tr) {
   json_t *d = dgp_import_block(g, "driver", "driver",
                                "follows the trace (a FASTSim cycle when imported with --cycle)");
-  json_t *trace = dgp_import_table1d("time", tr->t, "speed_kmh", tr->kmh, tr->n);
-  dgp_import_set(g, d, "trace", trace);
+  double *kmh = malloc((size_t)tr->n * sizeof *kmh);
+  if (!kmh) {
+    g->nomem = true;
+    return;
+  }
+  for (int i = 0; i < tr->n; i++)
+    kmh[i] = 3.6 * tr->mps[i];
+  dgp_import_set(g, d, "trace", dgp_import_table1d("time", tr->t, "speed_kmh", kmh, tr->n));
+  free(kmh);
   dgp_import_set_num(g, d, "kp", 1.0);
   dgp_import_set_num(g, d, "ki", 0.5);
   dgp_import_set_num(g, d, "accel_gain", 1.0 / (v->mu * v->drive_frac * FS_GRAVITY * v->trans_eff));
@@ -1246,11 +1213,10 @@ static void build_electric(dg_import_graph *g, const fs_vehicle *v, bool linear)
   /* series blending: the driver's brake_power to the motor, which
    * regenerates first and hands the rest to the friction brakes
    * (friction_brake, build_chassis); max_regen 0: friction only */
-  static const char *const min[] = {"throttle",        "driver.throttle",
-                                    "brake",           "driver.brake",
-                                    "charge_limit",    "battery.charge_limit",
-                                    "discharge_limit", "battery.discharge_limit",
-                                    "brake_power",     "driver.brake_power"};
+  static const char *const min[] = {
+      "throttle",     "driver.throttle",      "brake",           "driver.brake",
+      "charge_limit", "battery.charge_limit", "discharge_limit", "battery.discharge_limit",
+      "brake_power",  "driver.brake_power"};
   set_inputs(g, m, min, v->max_regen > 0.0 ? 10 : 8);
   json_t *aux = dgp_import_block(g, "aux", "electric_load", "FASTSim's aux_kw");
   dgp_import_set_num(g, aux, "power", v->aux_w);
@@ -1309,17 +1275,22 @@ static char *fs_build(fs_ctx *c, const fs_vehicle *v, const fs_trace *tr, bool l
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 
-char *dg_import_fastsim_to_json(const char *path, const dg_fastsim_options *opt,
-                                dg_diag_fn notes, void *user, dg_error *err) {
+char *dg_import_fastsim_to_json(const char *path, const dg_fastsim_options *opt, dg_diag_fn notes,
+                                void *user, dg_error *err) {
   dgp_error_clear(err);
   if (!path || !opt || (!opt->name && opt->row < 0)) {
     dgp_error_set(err, DG_ERR_USAGE, path ? path : "", "",
                   "a FASTSim vehicle table and a row (selection >= 0) or a name are needed");
     return NULL;
   }
-  fs_trace tr = {(double *)default_t, (double *)default_kmh, COUNT(default_t)};
-  if (opt->cycle && !read_cycle(opt->cycle, &tr, err))
-    return NULL;
+  fs_trace tr = {default_t, default_mps, COUNT(default_t)};
+  dg_cycle *cycle = NULL;
+  if (opt->cycle) {
+    cycle = dg_cycle_load_file(opt->cycle, err);
+    if (!cycle)
+      return NULL;
+    tr = (fs_trace){dg_cycle_time(cycle), dg_cycle_speed(cycle), dg_cycle_length(cycle)};
+  }
   size_t len;
   char *text = read_file(path, &len, err);
   char *json = NULL;
@@ -1342,10 +1313,7 @@ char *dg_import_fastsim_to_json(const char *path, const dg_fastsim_options *opt,
   }
   csv_free(&t);
   free(text);
-  if (opt->cycle) {
-    free(tr.t);
-    free(tr.kmh);
-  }
+  dg_cycle_free(cycle);
   return json;
 }
 
@@ -1357,16 +1325,4 @@ dg_graph *dg_graph_import_fastsim(const dg_registry *reg, const char *path,
   dg_graph *g = dgp_import_load(reg, json, path, err);
   free(json);
   return g;
-}
-
-int dg_fastsim_read_cycle(const char *path, double **time, double **speed_kmh, int *n,
-                          dg_error *err) {
-  dgp_error_clear(err);
-  fs_trace tr = {0};
-  if (!read_cycle(path, &tr, err))
-    return err ? err->code : DG_ERR_SCHEMA;
-  *time = tr.t;
-  *speed_kmh = tr.kmh;
-  *n = tr.n;
-  return DG_OK;
 }
