@@ -50,7 +50,9 @@
  * fell short), and
  *   c      = accel_gain·(a(t) + effort_kp·effort) + i,
  *   di/dt  = accel_gain·effort_ki·effort
- * (the same anti-windup and standstill hold), with a(t) the trace's slope
+ * (the same anti-windup; at a stop both pedals are let go, since the
+ * prescription holds the body, and a brake sliding on a tyre's relaxation
+ * at rest would only chatter), with a(t) the trace's slope
  * now: a feed-forward from the trace's acceleration and a PI that drives
  * the prescription's force to 0, both scaled by accel_gain (the pedal per
  * m/s², which must be > 0): with the input held over a step of dt (the
@@ -168,12 +170,21 @@ static const dg_signal_def driver_signals[] = {
     {0},
 };
 
-/* The trace's slope at time t (km/h per s): its piece's, 0 outside. */
+/* The trace's slope at time t (km/h per s): its piece's, 0 outside. A
+ * binary search: a drive cycle's trace has thousands of points, and this
+ * runs at every stage. */
 static double driver_slope(const dg_table1d *tr, double t) {
-  for (int k = 0; k + 1 < tr->n; k++)
-    if (t >= tr->x[k] && t < tr->x[k + 1])
-      return (tr->y[k + 1] - tr->y[k]) / (tr->x[k + 1] - tr->x[k]);
-  return 0.0;
+  if (tr->n < 2 || !(t >= tr->x[0]) || !(t < tr->x[tr->n - 1]))
+    return 0.0;
+  int lo = 0, hi = tr->n - 1; /* x[lo] <= t < x[hi] */
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (t < tr->x[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return (tr->y[hi] - tr->y[lo]) / (tr->x[hi] - tr->x[lo]);
 }
 
 typedef struct driver_point {
@@ -206,7 +217,9 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   }
   q.holding = s_now <= 0.0 && s_ahead <= 0.0 && !(driver_slope(&p->trace, tp) > 0.0) &&
               fabs(V) <= p->hold_speed;
-  if (q.holding) { /* no throttle, the brake at least at hold_brake */
+  if (q.holding && p->follow == FOLLOW_EFFORT) {
+    q.c = 0.0; /* backward: the prescription holds the body; both pedals off */
+  } else if (q.holding) { /* no throttle, the brake at least at hold_brake */
     double hold = -p->hold_brake / p->brake_gain;
     q.c = q.c < hold ? q.c : hold;
   }

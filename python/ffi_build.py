@@ -104,6 +104,42 @@ typedef struct dg_energy_ledger {
 } dg_energy_ledger;
 void dg_sim_energy_ledger(const dg_sim *sim, dg_energy_ledger *ledger);
 
+typedef struct dg_cycle dg_cycle;
+int dg_cycle_builtin_count(void);
+const char *dg_cycle_builtin_name(int i);
+const char *dg_cycle_builtin_file(int i);
+int dg_cycle_builtin_find(const char *name);
+dg_cycle *dg_cycle_load_file(const char *path, dg_error *err);
+void dg_cycle_free(dg_cycle *cycle);
+double dg_cycle_duration(const dg_cycle *cycle);
+double dg_cycle_distance(const dg_cycle *cycle);
+typedef struct dg_trace_check {
+  double speed_tol; double time_tol; long samples; long violations; double violation_time;
+  double worst_excess; double worst_time; double worst_speed; ...;
+} dg_trace_check;
+typedef struct dg_cycle_options {
+  const dg_registry *reg; const char *graph_json; const char *graph_name; double dt;
+  bool backward; ...;
+} dg_cycle_options;
+void dg_cycle_options_init(dg_cycle_options *o);
+typedef struct dg_cycle_run dg_cycle_run;
+dg_cycle_run *dg_cycle_run_new(const dg_cycle_options *opt, const dg_cycle *cycle, dg_error *err);
+void dg_cycle_run_free(dg_cycle_run *run);
+dg_sim *dg_cycle_run_sim(dg_cycle_run *run);
+int dg_cycle_run_all(dg_cycle_run *run);
+typedef struct dg_cycle_report {
+  bool backward; double dt; double time; long steps; double distance; double trace_distance;
+  dg_trace_check trace; int engines; double fuel_kg; double fuel_L; double fuel_J;
+  double engine_work_J; double fuel_L_per_100km; double mpg; int batteries; double soc_start;
+  double soc_end; double soc_min; double soc_max; double battery_J; double battery_terminal_J;
+  double electricity_Wh_per_km; double fuel_equivalent_kg; double fuel_corrected_L_per_100km;
+  double battery_share; dg_energy_ledger ledger; double regen_J; double friction_brake_J;
+  double road_J; double drag_J; double rolling_J; double grade_J; double kinetic_J;
+  double accel_J; double enforcement_in_J; double enforcement_out_J; double enforcement_peak_N;
+  ...;
+} dg_cycle_report;
+void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r);
+
 typedef struct dg_shift_context {
   double time; double engine_rpm; double output_rpm; int current_gear; int num_gears;
   double vehicle_speed; double throttle; double brake;
@@ -220,6 +256,7 @@ extern "Python" double pydg_tyre_cb(const dg_tyre_state *state, void *user);
 """
 
 SOURCE = r"""
+#include <drivegraph/cycle.h>
 #include <drivegraph/drivegraph.h>
 #include <math.h>
 #include <stdlib.h>

@@ -333,7 +333,9 @@ run "$DG" sim "$G/series_hybrid.json" --scenario "$G/scenarios/series_hybrid_cit
 check "series hybrid --json: ledger" py 'd["energy"]["ledger"]["fuel_J"] > 0 and d["energy"]["ledger"]["balance_error_relative"] < 1e-9 and d["energy"]["block_ledger_J"]["engine.fuel"] == d["energy"]["ledger"]["fuel_J"]'
 run "$DG" sim "$G/ev_single_speed.json" --scenario "$G/scenarios/ev_launch_brake.json" --duration 3
 check "EV on no battery: electricity from outside" has "$OUT" '^  electricity from outside +[0-9.e+]+ J  \(a machine or load on no battery\)$'
+run "$DG" sim "$G/hatchback_fwd_manual.json" --preset launch --duration 1
+check "hatchback (no fuel model): no ledger" lacks "$OUT" '^ledger:'
 run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --duration 1
-check "sedan (no fuel model): no ledger" lacks "$OUT" '^ledger:'
+check "sedan (its BSFC map): the fuel in the ledger" has "$OUT" '^  fuel     engine +[0-9.e+]+ J  \([0-9.]+ g, [0-9.]+ L\)$'
 
 finish

@@ -1,5 +1,6 @@
 /* driver: the PI loop on an inertia against its closed form, the preview
- * and the feed-forward on a ramp, the pedal split; the example car
+ * and the feed-forward on a ramp, the pedal split, the standstill hold,
+ * brake_power, the backward mode's effort law; the example car
  * following its trace (graphs/driver_follow.json); errors. */
 #include "testutil.h"
 
@@ -182,12 +183,78 @@ START_TEST(test_loop) {
 }
 END_TEST
 
+/* Standstill: the trace at rest now and ahead, the car below hold_speed:
+ * no throttle, the brake at hold_brake 0.6 (the PI's command is weaker),
+ * and the integral decays as i(0) e^{−t / 0.5 s}. The toy has no brake to
+ * hold it, so it rolls back at W' = −0.6 km/h/s, still below 1 km/h at
+ * 1 s. */
+START_TEST(test_standstill_hold) {
+  dg_graph *g = toy("\"trace\":{\"time\":[0,10],\"speed_kmh\":[0,0]}");
+  dg_sim *sim = dg_test_sim(g);
+  int id = dg_sim_signal_find(sim, "drv.i");
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, (double[]){0.5}, NULL), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "drv.holding"), 1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "drv.throttle"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.brake"), 0.6, 1e-15);
+  run_to(sim, 1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "drv.holding"), 1.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.i"), 0.5 * exp(-2.0), RK4_TOL);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.brake"), 0.6, 1e-15);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.speed_kmh"), -0.6, RK4_TOL);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* brake_power = brake · brake_force · |v|: the toy at 5 m/s (18 km/h)
+ * against a trace at 0 asks c = kp · (0 − 18) = −0.9, brake 0.9, so
+ * 0.9 · 1000 N · 5 m/s = 4500 W. */
+START_TEST(test_brake_power) {
+  dg_graph *g = toy("\"trace\":{\"time\":[0],\"speed_kmh\":[0]},\"brake_force\":1000");
+  dg_sim *sim = dg_test_sim(g);
+  int id = dg_sim_signal_find(sim, "ld.omega");
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &id, (double[]){5.0}, NULL), DG_OK);
+  ck_assert_double_eq(dg_test_signal(sim, "drv.holding"), 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.brake"), 0.9, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.brake_power"), 4500.0, 1e-9);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* follow "effort" (backward mode): with the trace rising at 1 m/s² and the
+ * effort held at 0.5 m/s², c = accel_gain (a + effort_kp · effort) + i with
+ * i' = accel_gain · effort_ki · effort: 0.2 (1 + 0.15) + 0.2 · 10 · 0.5 t,
+ * 0.73 at 0.5 s (i integrates a constant: exact). */
+START_TEST(test_follow_effort) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"drv\":{\"type\":\"driver\","
+      "\"trace\":{\"time\":[0,10],\"speed_kmh\":[0,36]},\"follow\":\"effort\","
+      "\"accel_gain\":0.2,\"effort_kp\":0.3,\"effort_ki\":10,"
+      "\"inputs\":{\"speed\":\"ld.omega\",\"effort\":\"eff\"}},"
+      "\"src\":{\"type\":\"torque_source\",\"inputs\":{\"command\":\"drv.command\"}},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":3.6}},\"connections\":[[\"src.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_input(sim, "eff", 0.5);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.command"), 0.23, 1e-15);
+  run_to(sim, 0.5);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.i"), 0.5, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.command"), 0.73, 1e-12);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "drv.throttle"), 0.73, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("driver");
   TCase *tc = tcase_create("dynamics");
   tcase_add_test(tc, test_pi_closed_form);
   tcase_add_test(tc, test_preview_and_feed_forward);
   tcase_add_test(tc, test_pedal_limits);
+  tcase_add_test(tc, test_standstill_hold);
+  tcase_add_test(tc, test_brake_power);
+  tcase_add_test(tc, test_follow_effort);
   suite_add_tcase(s, tc);
   tc = tcase_create("example");
   tcase_add_test(tc, test_example_follows_trace);

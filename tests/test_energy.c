@@ -122,7 +122,7 @@ END_TEST
 /* An engine without a fuel model keeps no ledger: its signals read 0,
  * fuel_model 0, its work is the other sources' work. */
 START_TEST(test_engine_without_fuel) {
-  dg_graph *g = dg_test_graph_file("graphs/sedan_rwd_automatic.json");
+  dg_graph *g = dg_test_graph_file("graphs/hatchback_fwd_manual.json");
   dg_sim *sim = dg_test_sim(g);
   dg_test_set_input(sim, "throttle", 1.0);
   dg_test_set_input(sim, "gear", 1.0);

@@ -513,6 +513,70 @@ START_TEST(test_bad_params) {
 }
 END_TEST
 
+/* ---- series blending (blocks/motor.c: brake_power, friction_brake) ---- */
+
+/* A motor (efficiency 0.9, 300 N·m of regeneration, no power limit below
+ * it) straight on a rolling wheel (R = 0.5 m) of a body at 10 m/s: the
+ * motor turns at 20 rad/s and can regenerate 300 · 20 = 6 kW at its shaft.
+ * Pedal 0.5; brake_power the number given, charge_limit the number given. */
+static dg_sim *blend(double brake_power, double charge_limit) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"m\":{\"type\":\"motor\",\"inertia\":0.1,\"max_torque\":300,\"max_rpm\":10000,"
+      "\"efficiency\":0.9,\"regen_fraction\":1,"
+      "\"inputs\":{\"throttle\":0,\"brake\":0.5,\"brake_power\":%.17g,\"charge_limit\":%.17g}},"
+      "\"w\":{\"type\":\"wheel\",\"radius\":0.5,\"inertia\":1,\"brake_torque\":2000,"
+      "\"inputs\":{\"brake\":\"m.friction_brake\"}},"
+      "\"body\":{\"type\":\"vehicle\",\"mass\":1000}},"
+      "\"connections\":[[\"m.out\",\"w.hub\"],[\"w.ground\",\"body.front\"]]}",
+      brake_power, charge_limit);
+  dg_sim *sim = dg_test_sim(g);
+  int v = dg_sim_signal_find(sim, "body.speed");
+  ck_assert_int_eq(dg_sim_set_initial(sim, 1, &v, (double[]){10.0}, NULL), DG_OK);
+  ck_assert_int_eq(dg_sim_start(sim, NULL), DG_OK);
+  return sim;
+}
+
+static void blend_free(dg_sim *sim) {
+  const dg_graph *g = dg_sim_graph(sim);
+  dg_sim_free(sim);
+  dg_graph_free((dg_graph *)g);
+}
+
+/* Asked 4 kW: all regenerated (torque −4000 / 20 = −200 N·m), no friction.
+ * Asked 9 kW: 6 kW regenerated (the 300 N·m envelope), the friction pedal
+ * 0.5 · (1 − 6/9) = 1/6. With charge_limit 3 kW: P_e = 0.9 P, so the shaft
+ * gives 3000 / 0.9 W and the friction the rest. Read after one step of
+ * 1 µs (the wheel's brake direction is set at a step's start), so the
+ * envelope is taken at the motor's speed then (20 rad/s less ~1e-5).
+ * Round-off tolerances: a torque scaled to the charge limit in one
+ * proportional step is exact for a constant efficiency. */
+START_TEST(test_blend_cases) {
+  static const struct {
+    double asked, limit;
+  } cases[] = {{4000, 1e9}, {9000, 1e9}, {9000, 3000}, {0, 1e9}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    dg_sim *sim = blend(cases[k].asked, cases[k].limit);
+    ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
+    double w = dg_test_signal(sim, "m.omega");
+    ck_assert_double_eq_tol(w, 20.0, 1e-4);
+    double avail = cases[k].limit < 1e6 ? cases[k].limit / 0.9 : 300.0 * w;
+    double regen = fmin(cases[k].asked, avail);
+    double friction = cases[k].asked > 0.0 ? 0.5 * (1.0 - regen / cases[k].asked) : 0.5;
+    double p = dg_test_signal(sim, "m.power");
+    ck_assert_msg(fabs(-p - regen) <= 1e-9 * 6000.0, "case %zu: regen %.17g, want %.17g", k, -p,
+                  regen);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "m.regen_available"), avail, 1e-9 * 6000.0);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "m.friction_brake"), friction, 1e-12);
+    /* the wheel's brake torque is the friction pedal's (at the speed of the
+     * step's start: 1e-6 of it in 1 µs) */
+    ck_assert_double_eq_tol(dg_test_signal(sim, "w.brake_torque"), -2000.0 * friction, 2e-3);
+    ck_assert(-dg_test_signal(sim, "m.electric_power") <= cases[k].limit * (1 + 1e-12));
+    blend_free(sim);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("motor");
   TCase *tc = tcase_create("drive");
@@ -536,6 +600,9 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("params");
   tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  tc = tcase_create("blending");
+  tcase_add_test(tc, test_blend_cases);
   suite_add_tcase(s, tc);
   return s;
 }

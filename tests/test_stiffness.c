@@ -229,9 +229,10 @@ START_TEST(test_stiff_tyre) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-6), DG_OK);
     ck_assert_int_eq(dg_sim_check_stiffness(sim, 0.01, &st, &err), DG_ERR_NUMERIC);
     ck_assert_double_eq_tol(st.rate, st0.rate, 1e-9 * st.rate);
-    /* body held at rest: one DOF (the hub) and the states slip and x */
+    /* body held at rest: one DOF (the hub) and the states slip, x and the
+     * body's three road-load energies (drag, rolling, grade) */
     ck_assert_int_eq(dg_sim_dof_count(sim), 1);
-    ck_assert_int_eq(st.size, 3);
+    ck_assert_int_eq(st.size, 6);
     double fz = dg_test_signal(sim, "wheel.fz");
     ck_assert_double_eq_tol(fz, 300 * 9.81 / 4, 1.0); /* a quarter of the weight */
     double k = fz * 12 * 1.9 * 1.1 / 0.02, jtot = 0.51, r = 0.3;

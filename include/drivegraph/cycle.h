@@ -183,10 +183,11 @@ typedef struct dg_cycle_report {
   double road_J;             ///< the vehicles' work (road load and grade; <= 0)
   double drag_J, rolling_J, grade_J; ///< the road load's parts (>= 0 resisting; the vehicle's signals)
   double kinetic_J;          ///< the body's kinetic energy change, ½ m (v₁² − v₀²)
+  double accel_J;            ///< Σ of its increases from step to step (the acceleration's energy)
   /* backward mode: the prescription's work */
   double enforcement_in_J;   ///< positive work of the prescription (it pushed)
   double enforcement_out_J;  ///< negative work (it held back), <= 0
-  double enforcement_peak_N; ///< the largest |force| it applied (at the steps' ends)
+  double enforcement_peak_N; ///< the largest |force| it applied (at the steps' ends, moving above 0.1 m/s)
 } dg_cycle_report;
 /// Fills `r` from the run so far.
 DG_API void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r);

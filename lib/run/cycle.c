@@ -26,6 +26,9 @@
 /* Speeds above this (m/s) are not a road vehicle's trace. */
 #define CYCLE_MAX_SPEED 150.0
 #define DEFAULT_DT 1e-3
+/* The trace enforcement's peak force counts above this speed (m/s): at
+ * rest the prescription holds the car against its creep without work. */
+#define PEAK_MIN_SPEED 0.1
 #define KMH_PER_MS 3.6
 #define M_PER_MILE 1609.344
 #define L_PER_GALLON 3.785411784
@@ -548,6 +551,7 @@ struct dg_cycle_run {
   double src_work, enf_in, enf_out, enf_peak;
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
+  double ke, accel;       /* ½ m v² at the last step's end; Σ of its increases */
   int n_soc, sig_soc[MAX_TRACKED];
   int n_motor, motor[MAX_TRACKED];  /* block indices of the machines */
   double motor_work[MAX_TRACKED];   /* their work at the last step's end */
@@ -604,6 +608,7 @@ static void dgp_cycle_run_resolve(dg_cycle_run *run) {
   run->soc_start = run->n_soc ? dg_sim_signal(run->sim, run->sig_soc[0]) : NAN;
   run->soc_min = run->soc_max = run->soc_start;
   run->v0 = dg_sim_signal(run->sim, run->sig_speed);
+  run->ke = 0.5 * run->mass * run->v0 * run->v0;
 }
 
 /* The channel "grade", where the graph reads it, follows the cycle's grade
@@ -869,9 +874,12 @@ int dg_cycle_run_step(dg_cycle_run *run) {
   if (rc != DG_OK)
     return rc;
   run->k++;
-  double t = dg_sim_time(run->sim);
-  dg_trace_check_sample(&run->trace, run->cycle, t, dg_sim_signal(run->sim, run->sig_speed),
-                        run->dt);
+  double t = dg_sim_time(run->sim), v = dg_sim_signal(run->sim, run->sig_speed);
+  dg_trace_check_sample(&run->trace, run->cycle, t, v, run->dt);
+  double ke = 0.5 * run->mass * v * v;
+  if (ke > run->ke)
+    run->accel += ke - run->ke;
+  run->ke = ke;
   if (run->n_soc) {
     double soc = dg_sim_signal(run->sim, run->sig_soc[0]);
     run->soc_min = fmin(run->soc_min, soc);
@@ -885,7 +893,8 @@ int dg_cycle_run_step(dg_cycle_run *run) {
       run->enf_out += dw;
     run->src_work = w;
     double f = dg_sim_signal(run->sim, run->sig_force);
-    run->enf_peak = fmax(run->enf_peak, fabs(f));
+    if (fabs(dg_sim_signal(run->sim, run->sig_speed)) > PEAK_MIN_SPEED)
+      run->enf_peak = fmax(run->enf_peak, fabs(f)); /* at rest it does no work */
     dg_sim_set_input(run->sim, run->in_effort, isfinite(f) && run->mass > 0.0 ? f / run->mass : 0.0);
   }
   /* the machines' regeneration: their work per step where negative (a
@@ -1010,6 +1019,7 @@ void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r) {
   dgp_report_energy(run, r);
   double v1 = dg_sim_signal(run->sim, run->sig_speed);
   r->kinetic_J = 0.5 * run->mass * (v1 * v1 - run->v0 * run->v0);
+  r->accel_J = run->accel;
   r->enforcement_in_J = run->enf_in;
   r->enforcement_out_J = run->enf_out;
   r->enforcement_peak_N = run->enf_peak;

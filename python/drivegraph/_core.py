@@ -5,6 +5,7 @@ run or per sim.step(n), made without the GIL)."""
 import json
 import math
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -103,6 +104,78 @@ def _collect():
 @ffi.def_extern()
 def pydg_diag_cb(err, user):
     ffi.from_handle(user).append(Error.from_c(err))
+
+
+def _cycle_path(cycle):
+    """The file of a built-in cycle ($DRIVEGRAPH_CYCLE_DIR, the build tree's
+    data/cycles, DATADIR/drivegraph/cycles of this Python's prefix), or the
+    path given."""
+    i = lib.dg_cycle_builtin_find(str(cycle).encode())
+    if i < 0:
+        if _is_path(cycle) and (os.path.exists(cycle) or str(cycle).endswith(".csv")
+                                or os.sep in str(cycle)):
+            return os.fspath(cycle)
+        names = [ffi.string(lib.dg_cycle_builtin_name(k)).decode()
+                 for k in range(lib.dg_cycle_builtin_count())]
+        raise UsageError(lib.DG_ERR_USAGE, message="unknown cycle %r (the cycles: %s, or a "
+                         "CSV file)" % (str(cycle), ", ".join(names)))
+    file = ffi.string(lib.dg_cycle_builtin_file(i)).decode()
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs = [os.environ.get("DRIVEGRAPH_CYCLE_DIR") or "",
+            os.path.join(here, "..", "..", "data", "cycles"),
+            os.path.join(sys.prefix, "share", "drivegraph", "cycles")]
+    for d in dirs:
+        if d and os.path.isfile(os.path.join(d, file)):
+            return os.path.join(d, file)
+    raise Error(lib.DG_ERR_IO, message="the built-in cycle %s is not installed (looked in %s; "
+                "DRIVEGRAPH_CYCLE_DIR names its directory)" % (cycle, ", ".join(d for d in dirs if d)))
+
+
+def _num(v):
+    return v if math.isfinite(v) else None
+
+
+def _cycle_report(r, label):
+    """The dict of a dg_cycle_report, keyed as `drivegraph cycle --json`."""
+    t = r.trace
+    out = {
+        "cycle": label, "mode": "backward" if r.backward else "forward", "dt_s": r.dt,
+        "steps": r.steps, "time_s": r.time, "distance_m": r.distance,
+        "trace_distance_m": r.trace_distance,
+        "trace": {"speed_tolerance_kmh": 3.6 * t.speed_tol, "time_tolerance_s": t.time_tol,
+                  "samples": t.samples, "violations": t.violations,
+                  "violation_time_s": t.violation_time, "worst_time_s": _num(t.worst_time),
+                  "worst_excess_kmh": 3.6 * t.worst_excess},
+        "fuel": None, "electricity": None, "charge_balance": None, "backward": None,
+    }
+    if r.engines:
+        out["fuel"] = {"fuel_g": 1e3 * r.fuel_kg, "fuel_L": r.fuel_L,
+                       "L_per_100km": _num(r.fuel_L_per_100km), "mpg": _num(r.mpg),
+                       "fuel_J": r.fuel_J, "engine_work_J": r.engine_work_J}
+    if r.batteries:
+        out["electricity"] = {"battery_J": r.battery_J, "terminal_J": r.battery_terminal_J,
+                              "Wh_per_km": _num(r.electricity_Wh_per_km),
+                              "soc_start": r.soc_start, "soc_end": r.soc_end,
+                              "soc_min": r.soc_min, "soc_max": r.soc_max,
+                              "soc_swing": r.soc_max - r.soc_min}
+    if r.engines and r.batteries:
+        out["charge_balance"] = {"battery_share": _num(r.battery_share),
+                                 "balanced": bool(r.battery_share <= 0.01),
+                                 "fuel_equivalent_g": _num(1e3 * r.fuel_equivalent_kg),
+                                 "corrected_L_per_100km": _num(r.fuel_corrected_L_per_100km)}
+    l = r.ledger
+    out["energy"] = {
+        "fuel_J": r.fuel_J, "battery_J": r.battery_J, "regen_J": r.regen_J,
+        "friction_brake_J": r.friction_brake_J, "mesh_loss_J": -l.efficiency_loss,
+        "heat_J": l.heat, "road_J": -r.road_J, "drag_J": _num(r.drag_J),
+        "rolling_J": _num(r.rolling_J), "grade_J": _num(r.grade_J), "kinetic_J": _num(r.kinetic_J),
+        "accel_J": r.accel_J, "energy_in_J": l.energy_in, "balance_error_J": l.balance_error,
+    }
+    if r.backward:
+        out["backward"] = {"enforcement_in_J": r.enforcement_in_J,
+                           "enforcement_out_J": r.enforcement_out_J,
+                           "enforcement_peak_N": r.enforcement_peak_N}
+    return out
 
 
 def _is_path(source):
@@ -215,6 +288,43 @@ class Graph:
         n = lib.dg_graph_block_count(self._ptr)
         return {ffi.string(lib.dg_graph_block_id(self._ptr, i)).decode():
                 ffi.string(lib.dg_graph_block_type(self._ptr, i)).decode() for i in range(n)}
+
+    def cycle(self, cycle, backward=False, dt=None):
+        """Drives the graph over a drive cycle, as `drivegraph cycle` does
+        (docs/energy.md, "Drive cycles"): `cycle` is a built-in name ("udds",
+        "hwfet", "us06", "wltc3b") or a cycle CSV file; forward with the
+        graph's driver block, or `backward` with the body on the trace. The
+        whole run is one C call made without the GIL. Returns a dict with the
+        keys of `drivegraph cycle --json` that the run fills: distance_m,
+        trace, fuel, electricity, energy, backward (None where they do not
+        apply). Raises UsageError for an unknown cycle name, Error for a bad
+        cycle file or a graph without a driver block, SimulationError for a
+        failed step."""
+        path = _cycle_path(cycle)
+        err = ffi.new("dg_error *")
+        c = lib.dg_cycle_load_file(os.fsencode(path), err)
+        if c == ffi.NULL:
+            raise Error.from_c(err, path)
+        c = ffi.gc(c, lib.dg_cycle_free)
+        opt = ffi.new("dg_cycle_options *")
+        lib.dg_cycle_options_init(opt)
+        text = ffi.new("char[]", self.text.encode())
+        name = ffi.new("char[]", self.file.encode())
+        opt.graph_json = text
+        opt.graph_name = name
+        opt.dt = float(dt) if dt is not None else math.nan
+        opt.backward = bool(backward)
+        run = lib.dg_cycle_run_new(opt, c, err)
+        if run == ffi.NULL:
+            raise Error.from_c(err, self.file)
+        run = ffi.gc(run, lib.dg_cycle_run_free)
+        if lib.dg_cycle_run_all(run) != lib.DG_OK:
+            raise SimulationError.from_c(lib.dg_sim_last_error(lib.dg_cycle_run_sim(run)),
+                                         self.file)
+        r = ffi.new("dg_cycle_report *")
+        lib.dg_cycle_run_report(run, r)
+        return _cycle_report(r, cycle if lib.dg_cycle_builtin_find(str(cycle).encode()) >= 0
+                             else path)
 
     def simulation(self, **kwargs):
         """A Simulation for the step API (arguments as simulate)."""
