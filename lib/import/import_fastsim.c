@@ -76,6 +76,15 @@
 static const double fc_pwr_out_perc[12] = {0,    0.005, 0.015, 0.04, 0.06, 0.10,
                                            0.14, 0.20,  0.40,  0.60, 0.80, 1.00};
 
+/* FASTSim's defaults for empty cells (its own file of this table's 2012
+ * Ford Fusion, row 29, whose cells are empty: fastsim-2_2012_Ford_Fusion.yaml
+ * in fastsim-core): the spark-ignition efficiency map and the motor's power
+ * fractions. */
+static const double fc_si_default[12] = {0.10, 0.12, 0.16, 0.22, 0.28, 0.33,
+                                         0.35, 0.36, 0.35, 0.34, 0.32, 0.30};
+static const double mc_pwr_out_perc_default[11] = {0,    0.02, 0.04, 0.06, 0.08, 0.10,
+                                                   0.20, 0.40, 0.60, 0.80, 1.00};
+
 /* FASTSim's motor maps for a row without mc_eff_map: the baseline maps of a
  * small (7.5 kW) and a large (75 kW) motor over mc_pwr_out_perc, blended by
  * mc_max_kw and scaled to a peak of 0.95. */
@@ -353,6 +362,7 @@ enum {
   C_FS_KWH_PER_KG,
   C_FC_MAX_KW,
   C_FC_EFF_MAP,
+  C_FC_EFF_TYPE,
   C_FC_BASE_KG,
   C_FC_KW_PER_KG,
   C_MC_PWR_OUT_PERC,
@@ -419,7 +429,10 @@ static const fs_column columns[NUM_COLUMNS] = {
                       .max = 1,
                       .len = 12,
                       .use = "engine `efficiency` over FASTSim's 12 power fractions "
-                             "(fc_pwr_out_perc)"},
+                             "(fc_pwr_out_perc); empty: see fc_eff_type"},
+    [C_FC_EFF_TYPE] = {.name = "fc_eff_type",
+                       .kind = FS_TEXT,
+                       .use = "with an empty fc_eff_map: SI takes FASTSim's spark-ignition map"},
     [C_FC_BASE_KG] = NUM("fc_base_kg", R_MIN, 0, 0, "mass rule: engine"),
     [C_FC_KW_PER_KG] = NUM("fc_kw_per_kg", R_MIN_EXCL, 0, 0, "mass rule: engine"),
     [C_MC_PWR_OUT_PERC] = {.name = "mc_pwr_out_perc",
@@ -428,7 +441,8 @@ static const fs_column columns[NUM_COLUMNS] = {
                            .min = 0,
                            .max = 1,
                            .len = 11,
-                           .use = "motor `efficiency_power` power fractions"},
+                           .use = "motor `efficiency_power` power fractions (empty: "
+                                  "FASTSim's 0, 0.02, ... 1)"},
     [C_MC_MAX_KW] =
         NUM("mc_max_kw", R_MIN_EXCL, 0, 0, "motor `max_power`, `max_regen_power`; mass rule"),
     [C_MC_PE_KG_PER_KW] = NUM("mc_pe_kg_per_kw", R_MIN, 0, 0, "mass rule: motor"),
@@ -874,7 +888,26 @@ static void fs_read(fs_ctx *c, fs_vehicle *v) {
   if (v->pt == PT_CONV) {
     fs_num(c, C_FC_MAX_KW, true, "a conventional car's engine", 0, &x);
     v->fc_max_w = 1e3 * x;
-    fs_list(c, C_FC_EFF_MAP, true, v->fc_eff);
+    if (!fs_list(c, C_FC_EFF_MAP, false, v->fc_eff) && !c->failed) {
+      /* FASTSim fills an empty map from its default for the engine type;
+       * the spark-ignition one is in FASTSim's own file of this table's
+       * 2012 Ford Fusion (row 29, an empty map): the others are not here */
+      const csv_cell *type = fs_cell(c, C_FC_EFF_TYPE, false, NULL);
+      const csv_cell *map = c->map[C_FC_EFF_MAP] >= 0 ? csv_at(c->t, c->row, c->map[C_FC_EFF_MAP])
+                                                      : NULL;
+      if (type && map && strcasecmp(type->s, "SI") == 0) {
+        memcpy(v->fc_eff, fc_si_default, sizeof fc_si_default);
+        fs_note(c, C_FC_EFF_MAP, false,
+                "fc_eff_map empty: FASTSim's spark-ignition (SI) map, as FASTSim fills it");
+      } else if (map) {
+        fs_fail_at(c, map->line, map->col,
+                   "fc_eff_map: empty; FASTSim fills it from its default map for fc_eff_type "
+                   "%s, which this table does not carry: give the 12 efficiencies",
+                   type ? type->s : "(none)");
+      } else {
+        fs_list(c, C_FC_EFF_MAP, true, v->fc_eff); /* reports the missing column */
+      }
+    }
     fs_num(c, C_ALT_EFF, false, NULL, 1.0, &x);
     v->accessory_w = v->aux_w / x;
     if (fs_bool(c, C_STOP_START, &v->stop_start) && v->stop_start)
@@ -884,7 +917,10 @@ static void fs_read(fs_ctx *c, fs_vehicle *v) {
   } else {
     fs_num(c, C_MC_MAX_KW, true, "a battery-electric car's motor", 0, &x);
     v->mc_max_w = 1e3 * x;
-    fs_list(c, C_MC_PWR_OUT_PERC, true, v->mc_x);
+    if (!fs_list(c, C_MC_PWR_OUT_PERC, false, v->mc_x) && !c->failed) {
+      memcpy(v->mc_x, mc_pwr_out_perc_default, sizeof mc_pwr_out_perc_default);
+      fs_note(c, C_MC_PWR_OUT_PERC, false, "mc_pwr_out_perc empty: FASTSim's default fractions");
+    }
     for (int i = 1; i < 11 && !c->failed; i++)
       if (!(v->mc_x[i] > v->mc_x[i - 1])) {
         const csv_cell *cell = fs_cell(c, C_MC_PWR_OUT_PERC, true, NULL);
