@@ -8,11 +8,12 @@
  * Reading. The CSV reader (RFC 4180: quoted fields, "" inside quotes, LF or
  * CRLF line ends) keeps each field's line and column, so every problem is
  * reported as FILE:line:column with the column's name and what is
- * expected. A cycle given for the driver's trace is read by the cycle
- * loader (lib/run/cycle.c). Columns are read when the vehicle needs them (a conventional
+ * expected. Columns are read when the vehicle needs them (a conventional
  * car never reads its motor's columns), each through one entry of the
  * column table below, which says what the column must hold and what it
- * becomes; `drivegraph import fastsim --columns` prints the same table.
+ * becomes; `drivegraph import fastsim --columns` prints the same table. A
+ * cycle given for the driver's trace is read by the cycle loader
+ * (lib/run/cycle.c).
  *
  * The graph (docs/import.md has it in full):
  *   conventional  driver -> engine (efficiency over the fraction of
@@ -50,7 +51,6 @@
 #define FS_AIR_DENSITY 1.2 /* kg/m³ */
 #define FS_GRAVITY 9.81    /* m/s² */
 #define FS_VOLTAGE 360.0   /* V: the battery's constant open-circuit voltage (FASTSim has none) */
-#define FS_MAX_LIST 32     /* the longest list a column may hold */
 /* The fixed ratio from the engine or motor to the wheels: the engine turns
  * at 2000 rpm at 100 km/h, the motor at 6000 rpm (rpm per m/s of road
  * speed, times the wheel radius, gives the ratio). */
@@ -341,7 +341,7 @@ typedef struct fs_column {
   fs_kind kind;
   unsigned range;
   double min, max;
-  int len;         /* FS_LIST: the number of entries (0: any, up to FS_MAX_LIST) */
+  int len;         /* FS_LIST: the number of entries */
   const char *use; /* what it becomes (docs, --columns) */
 } fs_column;
 
