@@ -456,7 +456,7 @@ static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
 static void engine_start(dg_block *self, dg_ctx *ctx, int phase) {
   const engine_params *p = self->params;
   if (phase == DG_START_PROPOSE) {
-    dg_ctx_start_speed(ctx, self, PORT_OUT, p->idle_rpm / DG_RPM_PER_RAD_S);
+    dg_ctx_start_speed_why(ctx, self, PORT_OUT, p->idle_rpm / DG_RPM_PER_RAD_S, "idle");
     return;
   }
   double rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S;

@@ -22,7 +22,15 @@
  *     σ = coast  (−1): T = k·(θ + h) + c·Δω     the coast flanks touch
  *     σ = free   ( 0): T = 0                    no contact: neither the
  *                      spring nor the damper acts inside the dead band
- * A flank can push but not pull (as Modelica's ElastoBacklash): the drive
+ * (Modelica's ElastoBacklash2, the default `backlash_law`.) With
+ * backlash_law "elasto_backlash" (Modelica's ElastoBacklash) the damper
+ * never adds more than the spring in contact:
+ *     drive: T = T_c + min(T_c, T_d),  coast: T = T_c + max(T_c, T_d)
+ * with T_c = k·(θ ∓ h), T_d = c·Δω: a closing contact starts at zero
+ * torque (T = 2·T_c while the damper would add more), so the torque is
+ * continuous there. Which of the two applies is a sub-mode held over each
+ * segment (blocks/signal_side.h), its switch (T_d = T_c) a third event.
+ * A flank can push but not pull (as in both of Modelica's laws): the drive
  * contact lasts while  g_d = min(θ − h, F_d/k) >= 0  with F_d = k·(θ − h) +
  * c·Δω, the coast contact while  g_c = min(−h − θ, −F_c/k) >= 0  with
  * F_c = k·(θ + h) + c·Δω. With c = 0, g_d = θ − h: the contact ends and
@@ -78,12 +86,15 @@
  * Without dg_sim_start the twist starts at +h (0 with b = 0): the drive
  * flanks touching with no force, so a fresh simulation — the one
  * `validate --dt` checks — is in contact and its stiffness is seen. */
+#include "signal_side.h"
+
 #include <drivegraph/block.h>
 #include <math.h>
 
 enum { PORT_IN, PORT_OUT };
 enum { SIDE_COAST = -1, SIDE_FREE = 0, SIDE_DRIVE = 1 };
 enum { START_NONE, START_RIGID, START_DONE };
+enum { LAW_ELASTO_BACKLASH2, LAW_ELASTO_BACKLASH };
 enum {
   SIG_OMEGA_IN,
   SIG_OMEGA_OUT,
@@ -109,6 +120,7 @@ typedef struct spring_params {
   double damping;
   double backlash;
   double inertia;
+  int law;
 } spring_params;
 
 typedef struct spring_data {
@@ -117,7 +129,11 @@ typedef struct spring_data {
   int tie;          /* its tie, -1 otherwise */
   int start_stage;  /* START_*: where the static-twist rule is */
   bool twist_given; /* an initial twist was set: keep it */
+  signal_side lim;  /* law elasto_backlash, in contact: side·T_d above side·T_c (the
+                     * damper's torque limited to the spring's), held per segment */
 } spring_data;
+
+static const char *const spring_laws[] = {"elasto_backlash2", "elasto_backlash", NULL};
 
 static const dg_port_def spring_ports[] = {
     {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL,
@@ -136,6 +152,13 @@ static const dg_param_def spring_params_table[] = {
                  "total free play b: no torque while |twist| < b/2"),
     DG_PARAM_NUM(spring_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
                  "the shaft's own inertia, half at each end"),
+    {.key = "backlash_law", .kind = DG_PARAM_ENUM, .offset = offsetof(spring_params, law),
+     .doc = "the contact's torque with backlash: elasto_backlash2 T = T_c + T_d (Modelica's "
+            "ElastoBacklash2: the damper's force steps in where a contact starts); "
+            "elasto_backlash T = T_c + min(T_c, T_d) on the drive flank, max on the coast "
+            "(Modelica's ElastoBacklash: the damper never adds more than the spring, so the "
+            "torque is continuous where a contact starts)",
+     .def = LAW_ELASTO_BACKLASH2, .choices = spring_laws, .flags = DG_P_DYNAMICS},
     {0},
 };
 
@@ -176,11 +199,20 @@ static double gap_coast(const spring_params *p, double th, double dw) {
   return fmin(d, d - p->damping / p->stiffness * dw);
 }
 
-/* The law of contact state `side` (held through a segment). */
-static double spring_torque(const spring_params *p, int side, double th, double dw) {
-  if (side == SIDE_FREE)
+/* Whether the elasto_backlash law limits the damper at this point: the held
+ * sub-mode (by position over a segment that started on its boundary). */
+static bool spring_limited(const spring_params *p, const spring_data *d, double tc, double td) {
+  if (p->law != LAW_ELASTO_BACKLASH || !(p->backlash > 0.0) || d->side == SIDE_FREE)
+    return false;
+  return signal_side_above(&d->lim, d->side * td, d->side * tc);
+}
+
+/* The law of the held contact state (and sub-mode) at twist th, rate dw. */
+static double spring_torque(const spring_params *p, const spring_data *d, double th, double dw) {
+  if (d->side == SIDE_FREE)
     return 0.0;
-  return p->stiffness * (th - side * half_lash(p)) + p->damping * dw;
+  double tc = p->stiffness * (th - d->side * half_lash(p)), td = p->damping * dw;
+  return spring_limited(p, d, tc, td) ? 2.0 * tc : tc + td;
 }
 
 /* The contact state after `side` at twist th and twist rate dw. */
@@ -240,7 +272,15 @@ static void spring_state_upstream(dg_block *self, dg_topo *topo) {
 static void spring_update_side(dg_block *self, dg_ctx *ctx) {
   const spring_params *p = self->params;
   spring_data *d = self->data;
-  d->side = spring_decide(p, d->side, dg_block_state(ctx, self)[0], rel_speed(self, ctx));
+  double th = dg_block_state(ctx, self)[0], dw = rel_speed(self, ctx);
+  int side = spring_decide(p, d->side, th, dw);
+  if (side != d->side) /* a new contact: its sub-mode decided afresh */
+    d->lim = (signal_side){0};
+  d->side = side;
+  if (p->law == LAW_ELASTO_BACKLASH && side != SIDE_FREE) {
+    double tc = p->stiffness * (th - side * half_lash(p)), td = p->damping * dw;
+    signal_side_decide(&d->lim, side * td, side * tc);
+  }
 }
 
 static void spring_torque_downstream(dg_block *self, dg_ctx *ctx) {
@@ -250,7 +290,7 @@ static void spring_torque_downstream(dg_block *self, dg_ctx *ctx) {
   dg_block_state_rate(ctx, self)[0] = dw;
   if (d->rigid) /* the tie carries the torque */
     return;
-  double t = spring_torque(p, d->side, dg_block_state(ctx, self)[0], dw);
+  double t = spring_torque(p, d, dg_block_state(ctx, self)[0], dw);
   dg_port_add_torque(ctx, self, PORT_IN, -t);
   dg_port_add_torque(ctx, self, PORT_OUT, t);
 }
@@ -258,10 +298,14 @@ static void spring_torque_downstream(dg_block *self, dg_ctx *ctx) {
 static int spring_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const spring_params *p = self->params;
   const spring_data *d = self->data;
-  g[0] = g[1] = 1.0;
+  g[0] = g[1] = g[2] = 1.0;
   if (!(p->backlash > 0.0) || d->rigid)
     return 0;
   double th = dg_block_state(ctx, self)[0], dw = rel_speed(self, ctx), eps = twist_tol(p);
+  if (p->law == LAW_ELASTO_BACKLASH && d->side != SIDE_FREE) {
+    double tc = p->stiffness * (th - d->side * half_lash(p)), td = p->damping * dw;
+    g[2] = signal_side_event(&d->lim, d->side * td, d->side * tc);
+  }
   if (d->side == SIDE_DRIVE) {
     g[0] = gap_drive(p, th, dw) + eps;
   } else if (d->side == SIDE_COAST) {
@@ -280,7 +324,8 @@ static void spring_start(dg_block *self, dg_ctx *ctx, int phase) {
   spring_data *d = self->data;
   if (phase == DG_START_PROPOSE) {
     d->start_stage = START_NONE;
-    dg_ctx_start_speed(ctx, self, PORT_IN, dg_port_speed(ctx, self, PORT_OUT));
+    dg_ctx_start_speed_why(ctx, self, PORT_IN, dg_port_speed(ctx, self, PORT_OUT),
+                           "turning with its out end");
     return;
   }
   if (d->start_stage == START_NONE) {
@@ -316,7 +361,7 @@ static double spring_signal(const dg_block *self, const dg_ctx *ctx, int index) 
   case SIG_TWIST:
     return th;
   case SIG_TORQUE:
-    return spring_torque(p, d->side, th, dw);
+    return spring_torque(p, d, th, dw);
   case SIG_TWIST_RATE:
     return dw;
   case SIG_IN_CONTACT:
@@ -368,6 +413,6 @@ const dg_block_class dg_block_spring_damper = {
     .signal = spring_signal,
     .set_signal = spring_set_signal,
     .start = spring_start,
-    .num_events = 2,
+    .num_events = 3,
     .event_values = spring_event_values,
 };

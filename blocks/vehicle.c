@@ -339,13 +339,19 @@ static void vehicle_stop(vehicle_data *d, dg_ctx *ctx) {
   vehicle_set_mode(d, ctx, MODE_STOPPED);
 }
 
-/* The start: a body at rest that its road load's static friction holds
- * starts stopped, as its first pre_step would stop it (so the starts that
- * follow, a compliant half-shaft's twist, see the hold). */
+/* The start: nothing given means the car at rest (the body proposes
+ * v = 0 before the sources are asked, so an engine geared to the wheels
+ * with no clutch starts where the car puts it, not the car where the
+ * engine's idle would); a body at rest that its road load's static
+ * friction holds starts stopped, as its first pre_step would stop it (so
+ * the starts that follow, a compliant half-shaft's twist, see the hold). */
 static void vehicle_start(dg_block *self, dg_ctx *ctx, int phase) {
   const vehicle_params *p = self->params;
   vehicle_data *d = self->data;
-  if (phase != DG_START_PROPOSE || d->mode != MODE_MOVING || !p->hold_at_rest)
+  if (phase != DG_START_PROPOSE)
+    return;
+  dg_ctx_start_speed_why(ctx, self, PORT_MASS, 0.0, "at rest: no speed given");
+  if (d->mode != MODE_MOVING || !p->hold_at_rest)
     return;
   double theta = vehicle_theta(self, ctx);
   d->f_c = vehicle_coulomb(p, cos(theta));

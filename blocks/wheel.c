@@ -601,7 +601,7 @@ static void wheel_start(dg_block *self, dg_ctx *ctx, int phase) {
       (fabs(w) <= REST_TOL || is_magic(p)))
     wheel_hold(self, d, ctx, true);
   if (is_magic(p))
-    dg_ctx_start_speed(ctx, self, PORT_HUB, v / p->radius);
+    dg_ctx_start_speed_why(ctx, self, PORT_HUB, v / p->radius, "rolling with the road");
 }
 
 static int wheel_set_signal(dg_block *self, dg_ctx *ctx, int index, double value) {

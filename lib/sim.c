@@ -2,6 +2,7 @@
  * and the validation of every reachable mode. The numerics live in
  * solver.c. */
 #include "sim.h"
+#include "solver/solver.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -353,8 +354,10 @@ dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->prop_node = calloc(nn1, sizeof *sim->prop_node);
   sim->given_val = calloc(nn1, sizeof *sim->given_val);
   sim->prop_val = calloc(nn1, sizeof *sim->prop_val);
+  sim->prop_why = calloc(nn1, sizeof *sim->prop_why);
+  sim->choice = calloc(2 * nn1, sizeof *sim->choice);
   bool ok = sim->blocks != NULL && sim->given_node && sim->prop_node && sim->given_val &&
-            sim->prop_val;
+            sim->prop_val && sim->prop_why && sim->choice;
   for (int i = 0; ok && i < DG_NUM_STD_INPUTS; i++)
     ok = named_add(&sim->input_names, &sim->input, &sim->n_inputs, &sim->cap_inputs,
                    std_inputs[i]) == i;
@@ -468,6 +471,8 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->prop_node);
   free(sim->given_val);
   free(sim->prop_val);
+  free(sim->prop_why);
+  free(sim->choice);
   free(sim->slot_val);
   free(sim->slots);
   free(sim->input_integer);
@@ -680,12 +685,46 @@ int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values,
 /* ------------------------------------------------------------------------ */
 /* A consistent start                                                       */
 
-void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double speed) {
+void dg_ctx_start_speed_why(dg_ctx *ctx, const dg_block *b, int port, double speed,
+                            const char *why) {
   dg_sim *sim = ctx->sim;
   if (!sim->starting || !isfinite(speed) || sim->n_prop >= sim->nn)
     return;
   sim->prop_node[sim->n_prop] = b->node[port];
+  sim->prop_why[sim->n_prop] = why;
   sim->prop_val[sim->n_prop++] = speed;
+}
+
+void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double speed) {
+  dg_ctx_start_speed_why(ctx, b, port, speed, NULL);
+}
+
+/* Remembers proposal i of block b for dg_sim_start_choice. */
+static void note_choice(dg_sim *sim, int b, int i, bool taken) {
+  if (sim->n_choice >= 2 * (sim->nn > 0 ? sim->nn : 1))
+    return;
+  struct dgp_start_choice *c = &sim->choice[sim->n_choice++];
+  c->block = b;
+  c->node = sim->prop_node[i];
+  c->proposed = sim->prop_val[i];
+  c->why = sim->prop_why[i];
+  c->taken = taken;
+}
+
+int dg_sim_start_choice(const dg_sim *sim, int i, dg_start_choice *out) {
+  if (!sim)
+    return 0;
+  if (out && i >= 0 && i < sim->n_choice) {
+    const struct dgp_start_choice *c = &sim->choice[i];
+    out->block = sim->blocks[c->block].id;
+    out->why = c->why ? c->why : "";
+    dgp_node_label(sim, c->node, out->shaft, sizeof out->shaft);
+    out->proposed = c->proposed;
+    out->speed = c->speed;
+    out->taken = c->taken;
+    out->linear = sim->g->nodes[c->node].domain == DG_LINEAR;
+  }
+  return sim->n_choice;
 }
 
 static bool is_given(const dg_sim *sim, int node) {
@@ -720,6 +759,7 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
   int n_taken = sim->n_given; /* given speeds first, then what is taken */
   char why[DG_ERROR_TEXT_LEN];
   sim->starting = true;
+  sim->n_choice = 0;
   for (int k = 0; k < sim->nb && !sim->failed; k++) {
     dg_block *b = &sim->blocks[sim->g->order[k]];
     if (!b->klass->start)
@@ -743,9 +783,11 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
       sim->given_val[n_taken] = sim->prop_val[i];
       /* the shaft is free to turn so when the projection can meet it with
        * everything taken before; q stays as it was when it cannot */
-      if (dgp_solver_set_speeds(sim, n_taken + 1, sim->given_node, sim->given_val, why,
-                               sizeof why) == DG_OK)
+      bool taken = dgp_solver_set_speeds(sim, n_taken + 1, sim->given_node, sim->given_val, why,
+                                         sizeof why) == DG_OK;
+      if (taken)
         sim->n_given = ++n_taken;
+      note_choice(sim, sim->g->order[k], i, taken);
     }
   }
   sim->starting = false;
@@ -785,6 +827,8 @@ int dg_sim_start(dg_sim *sim, dg_error *err) {
   }
   sim->topo_request = false;
   ctx->state_commit = NULL;
+  for (int i = 0; i < sim->n_choice; i++)
+    sim->choice[i].speed = sim->sv.x[sim->choice[i].node];
   if (sim->failed) {
     if (err)
       *err = sim->err;

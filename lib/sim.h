@@ -334,6 +334,16 @@ struct dg_sim {
   int n_given, n_prop;
   int *given_node, *prop_node; /* nn each */
   double *given_val, *prop_val;
+  const char **prop_why;       /* nn: each proposal's rule (NULL: none given) */
+  /* what the last start chose (dg_sim_start_choice): proposals taken or
+   * refused, in the order asked, at most 2 nn */
+  int n_choice;
+  struct dgp_start_choice {
+    int block, node;
+    double proposed, speed; /* speed: at the start's end */
+    const char *why;
+    bool taken;
+  } *choice;
   bool starting;
   bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
   long refreshes;           /* substeps whose variable kinematics were refreshed */

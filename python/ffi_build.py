@@ -84,6 +84,11 @@ int dg_sim_signal_find(const dg_sim *sim, const char *name);
 double dg_sim_signal(const dg_sim *sim, int id);
 int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *values, dg_error *err);
 int dg_sim_start(dg_sim *sim, dg_error *err);
+typedef struct dg_start_choice {
+  const char *block; const char *why; char shaft[96];
+  double proposed; double speed; int taken; int linear;
+} dg_start_choice;
+int dg_sim_start_choice(const dg_sim *sim, int i, dg_start_choice *out);
 int dg_sim_dof_count(const dg_sim *sim);
 long dg_sim_topology_changes(const dg_sim *sim);
 long dg_sim_step_count(const dg_sim *sim);
@@ -119,7 +124,7 @@ typedef struct dg_trace_check {
 } dg_trace_check;
 typedef struct dg_cycle_options {
   const dg_registry *reg; const char *graph_json; const char *graph_name; double dt;
-  bool backward; ...;
+  bool backward; bool iterate; ...;
 } dg_cycle_options;
 void dg_cycle_options_init(dg_cycle_options *o);
 typedef struct dg_cycle_run dg_cycle_run;

@@ -95,6 +95,13 @@ check "EV backward: the source in the blocks" json_true "$OUT" 'o["energy"]["blo
 run "$DG" cycle "$EV" --cycle "$CYC" --dt 0.01 --backward
 check "EV backward text: enforcement" has "$OUT" 'trace enforcement +[-0-9.e+]+ in, [-0-9.e+]+ out \(peak'
 
+run "$DG" cycle "$EV" --cycle "$CYC" --dt 1 --backward --iterate --json
+check "EV backward --iterate at 1 s: exit 0" rc_is 0
+check "EV backward --iterate: 40 steps, the trace exactly" json_true "$OUT" 'o["steps"] == 40 and abs(o["distance_m"] - o["trace_distance_m"]) < 1e-6'
+run "$DG" cycle "$EV" --cycle "$CYC" --iterate
+check "--iterate without --backward: exit 2" rc_is 2
+check "--iterate without --backward: message" has "$ERR" '--iterate is for backward runs'
+
 run "$DG" cycle "$EV" --cycle hwfet --dt 0.5 --backward --json
 check "built-in hwfet: exit 0" rc_is 0
 check "built-in hwfet: its length" json_true "$OUT" 'o["cycle"] == "hwfet" and o["cycle_duration_s"] == 765 and o["steps"] == 1530'

@@ -316,6 +316,37 @@ check "sim stiff dt --force: warning names block and dt" has "$ERR" \
   'warning: .*awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
 run "$DG" sim "$G/awd_lsd.json" --preset launch --duration 1
 check "sim default dt: no stiffness warning" lacks "$ERR" 'too large for RK4'
+# The start: nothing given is the car at rest, and the header says what the
+# start chose: an engine geared to the wheels (no clutch) on a body that
+# nothing holds at rest stays at 0 rpm, its idle not taken
+cat > "$TMP/geared.json" <<'EOF'
+{ "drivegraph": 1,
+  "blocks": {
+    "engine": { "type": "engine", "inertia": 0.15, "idle_rpm": 800, "redline_rpm": 6500,
+                "full_load": { "rpm": [0, 6500], "torque": [100, 100] } },
+    "final": { "type": "gear", "ratio": 12 },
+    "wheel": { "type": "wheel", "radius": 0.3, "inertia": 1.0 },
+    "body": { "type": "vehicle", "mass": 1200 } },
+  "connections": [["engine.out", "final.in"], ["final.out", "wheel.hub"], ["wheel.ground", "body.rear"]] }
+EOF
+printf '{ "duration": 0.01, "dt": 0.001 }\n' > "$TMP/short.json"
+run "$DG" sim "$TMP/geared.json" --scenario "$TMP/short.json"
+check "start at rest: exit 0" rc_is 0
+check "start at rest: header" has_fixed "$OUT" 'start:       speeds the start chose (no initial value fixed them):'
+check "start at rest: the body at rest" has "$OUT" '^  body\.mass +0 m/s +at rest: no speed given \(body\)$'
+check "start at rest: the engine's idle not taken" has "$OUT" '^  engine\.out +0 rad/s +idle 83\.78 rad/s of engine not taken: the speeds before fix it$'
+run "$DG" sim "$TMP/geared.json" --scenario "$TMP/short.json" --json
+check "start at rest --json: start_choices" py 'd["start_choices"][1]["block"] == "engine" and d["start_choices"][1]["taken"] is False and d["start_choices"][0]["speed"] == 0'
+
+# validate --scenario checks the step the scenario runs at (sim's step),
+# unless --dt says otherwise
+printf '{ "duration": 1, "dt": 0.02 }\n' > "$TMP/coarse.json"
+run "$DG" validate "$G/awd_lsd.json" --scenario "$TMP/coarse.json"
+check "validate --scenario dt 0.02: exit 1" rc_is 1
+check "validate --scenario dt 0.02: the step checked is the scenario's" has "$OUT" \
+  'awd_lsd\.json: /blocks/wheel_f[lr]: step size 0\.02 s is too large for RK4.*use dt <= 0\.002 s'
+run "$DG" validate "$G/awd_lsd.json" --scenario "$TMP/coarse.json" --dt 0.001
+check "validate --scenario --dt 0.001: --dt wins" rc_is 0
 
 # The energy ledger (docs/energy.md): a series hybrid's audit from the fuel
 # and the battery to the road, as text and JSON; a motor on no battery

@@ -512,6 +512,66 @@ START_TEST(test_massless_node) {
 }
 END_TEST
 
+/* ---- ElastoBacklash's law (backlash_law "elasto_backlash") ------------ */
+
+/* A fixed end (speed_source 0) and a 1 kg·m² inertia on a spring_damper
+ * with k = 1e4, c = 100, backlash 0.2 (h = 0.1), the contact closing at the
+ * drive edge (twist h) at Δω = 2 rad/s. With φ = θ − h:
+ *  - while c·φ' > k·φ the damper is limited to the spring: T = 2kφ, so
+ *    φ'' = −2kφ/J from φ(0) = 0, φ'(0) = 2: φ = (2/Ω) sin Ωt, Ω = √(2k/J);
+ *    T starts at 0 (ElastoBacklash2's law would step to c·2 = 200 N·m);
+ *  - the limit lets go where tan Ωt = cΩ/k (t₁ = atan(cΩ/k)/Ω = 6.755 ms),
+ *    located as an event; after it T = kφ + cφ': a damped oscillator
+ *    (ω_n = 100, ζ = 0.5) from φ(t₁), φ'(t₁), in closed form.
+ * RK4 at dt 1e-4 (Ω dt = 0.014): 1e-9 relative. */
+static double eb_phi(double t, double *rate) {
+  const double k = 1e4, c = 100, J = 1, W = sqrt(2 * k / J);
+  double t1 = atan(c * W / k) / W;
+  if (t <= t1) {
+    *rate = 2 * cos(W * t);
+    return 2 / W * sin(W * t);
+  }
+  double p1 = 2 / W * sin(W * t1), v1 = 2 * cos(W * t1);
+  double wn = sqrt(k / J), z = c / (2 * sqrt(k * J)), wd = wn * sqrt(1 - z * z), s = t - t1;
+  double A = p1, B = (v1 + z * wn * p1) / wd, e = exp(-z * wn * s);
+  *rate = e * (-z * wn * (A * cos(wd * s) + B * sin(wd * s)) + wd * (-A * sin(wd * s) + B * cos(wd * s)));
+  return e * (A * cos(wd * s) + B * sin(wd * s));
+}
+
+START_TEST(test_elasto_backlash_law) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"fixed\":{\"type\":\"speed_source\",\"inputs\":{\"speed\":0}},"
+      "\"s\":{\"type\":\"spring_damper\",\"stiffness\":1e4,\"damping\":100,\"backlash\":0.2,"
+      "\"backlash_law\":\"elasto_backlash\"},\"m\":{\"type\":\"inertia\",\"inertia\":1}},"
+      "\"connections\":[[\"fixed.out\",\"s.in\"],[\"s.out\",\"m.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  static const char *const names[] = {"s.twist", "m.omega"};
+  static const double values[] = {0.1, -2.0};
+  dg_test_set_initial(sim, 2, names, values);
+  const double k = 1e4, c = 100, dt = 1e-4;
+  dg_test_step(sim, 1, dt);
+  double rate, phi = eb_phi(dt, &rate);
+  /* right after the contact starts: 2kφ ≈ 4 N·m, not the 200 of T_c + T_d */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "s.torque"), 2 * k * phi, 1e-9 * 2 * k * 0.0142);
+  ck_assert_double_le(dg_test_signal(sim, "s.torque"), 5.0);
+  double worst = 0;
+  for (int i = 1; i <= 15; i++) { /* to 15 ms: both laws, the switch at 6.755 ms inside a step */
+    dg_test_step(sim, 10, dt);
+    double t = dg_sim_time(sim);
+    phi = eb_phi(t, &rate);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "s.twist") - 0.1 - phi) / 0.0142);
+    double tq = dg_test_signal(sim, "s.torque");
+    double want = c * rate > k * phi ? 2 * k * phi : k * phi + c * rate;
+    ck_assert_double_eq_tol(tq, want, 1e-6 * 200);
+  }
+  printf("spring_damper elasto_backlash: closing contact, worst |twist error| / amplitude %.2e\n",
+         worst);
+  ck_assert_double_le(worst, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("spring_damper");
   TCase *tc = tcase_create("dynamics");
@@ -532,6 +592,7 @@ static Suite *suite(void) {
   tc = tcase_create("params");
   tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, test_massless_node);
+  tcase_add_test(tc, test_elasto_backlash_law);
   suite_add_tcase(s, tc);
   return s;
 }

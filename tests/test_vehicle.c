@@ -359,6 +359,59 @@ START_TEST(test_bad_connection) {
 }
 END_TEST
 
+/* ---- the start: nothing given is the car at rest ----------------------- */
+
+/* An engine geared 12:1 to a rolling wheel (R 0.3) with no clutch, on a
+ * body with no road load (nothing holds it at rest): with no speed given,
+ * the start keeps the car at rest and the engine at 0 rpm, not the car at
+ * the engine's idle (800 rpm: 83.78/12·0.3 = 2.09 m/s); the choices say
+ * so: the body at rest taken, the engine's idle not. With the engine's
+ * speed given, the car rolls with it (the given speed wins). */
+START_TEST(test_start_at_rest) {
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"engine\":{\"type\":\"engine\",\"inertia\":0.15,"
+      "\"idle_rpm\":800,\"redline_rpm\":6500,\"full_load\":{\"rpm\":[0,6500],\"torque\":[100,100]}},"
+      "\"final\":{\"type\":\"gear\",\"ratio\":12},\"wheel\":{\"type\":\"wheel\",\"radius\":0.3,"
+      "\"inertia\":1},\"body\":{\"type\":\"vehicle\",\"mass\":1200}},"
+      "\"connections\":[[\"engine.out\",\"final.in\"],[\"final.out\",\"wheel.hub\"],"
+      "[\"wheel.ground\",\"body.rear\"]]}");
+  for (int given = 0; given < 2; given++) {
+    dg_sim *sim = dg_test_sim(g);
+    if (given)
+      dg_test_set_initial1(sim, "engine.rpm", 1200.0);
+    dg_error err;
+    ck_assert_msg(dg_sim_start(sim, &err) == DG_OK, "%s", err.text);
+    double v = dg_test_signal(sim, "body.speed");
+    int n = dg_sim_start_choice(sim, 0, NULL);
+    dg_start_choice c[4];
+    ck_assert_int_le(n, 4);
+    for (int i = 0; i < n; i++)
+      ck_assert_int_eq(dg_sim_start_choice(sim, i, &c[i]), n);
+    if (!given) {
+      ck_assert_double_eq(v, 0.0);
+      ck_assert_double_eq(dg_test_signal(sim, "engine.rpm"), 0.0);
+      ck_assert_int_eq(n, 2);
+      ck_assert_str_eq(c[0].block, "body");
+      ck_assert_str_eq(c[0].why, "at rest: no speed given");
+      ck_assert_int_eq(c[0].taken, 1);
+      ck_assert_int_eq(c[0].linear, 1);
+      ck_assert_str_eq(c[1].block, "engine");
+      ck_assert_str_eq(c[1].why, "idle");
+      ck_assert_int_eq(c[1].taken, 0);
+      ck_assert_double_eq_tol(c[1].proposed, 800.0 / 9.549296585513721, 1e-12);
+      ck_assert_double_eq(c[1].speed, 0.0);
+    } else {
+      ck_assert_double_eq_tol(v, 1200.0 / 9.549296585513721 / 12 * 0.3, 1e-12);
+      ck_assert_int_eq(n, 1); /* the body's proposal meets the given speed: not taken */
+      ck_assert_int_eq(c[0].taken, 0);
+      ck_assert_double_eq_tol(c[0].speed, v, 1e-12);
+    }
+    dg_sim_free(sim);
+  }
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("vehicle");
   TCase *tc = tcase_create("loads");
@@ -381,6 +434,7 @@ static Suite *suite(void) {
   tc = tcase_create("params");
   tcase_add_loop_test(tc, test_bad_params, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, test_bad_connection);
+  tcase_add_test(tc, test_start_at_rest);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -30,6 +30,7 @@ typedef struct cycle_opts {
   const char *cycle;
   bool json;
   bool backward;
+  bool iterate;
   const char *plot;
   const char *csv;
   double dt;
@@ -55,6 +56,10 @@ static const option_def cycle_options[] = {
      .help = "the body follows the trace exactly (a prescribed speed)\n"
              "while the driver works the pedals from the effort the\n"
              "trace needs; reports the trace enforcement"},
+    {.name = "iterate", OPT_FLAG_AT(cycle_opts, iterate),
+     .help = "with --backward: take each step again (up to 5 times)\n"
+             "with the effort that makes the prescription's work over\n"
+             "it 0, so steps as long as the cycle's points will do"},
     {.name = "json", OPT_FLAG_AT(cycle_opts, json),
      .help = "print the report as one JSON object instead of text"},
     {.name = "plot", OPT_CALL_AT(cycle_opts, plot, const char *), .arg = "FILE",
@@ -610,6 +615,8 @@ static int cmd_cycle(const command *cmd, int argc, char **argv) {
     rc = usage_error(cmd, "one graph file expected (got '%s' too)", esc(args.v[1]));
   if (rc == EXIT_OK && !o.cycle)
     rc = usage_error(cmd, "no cycle given: --cycle udds|hwfet|us06|wltc3b|FILE.csv");
+  if (rc == EXIT_OK && o.iterate && !o.backward)
+    rc = usage_error(cmd, "--iterate is for backward runs: give --backward too");
   char label[PATH_MAX];
   dg_cycle *cycle = rc == EXIT_OK ? load_cycle(cmd, o.cycle, label, sizeof label, &rc) : NULL;
   dg_registry *reg = rc == EXIT_OK ? plugin_registry(o.plugins.n, o.plugins.v) : NULL;
@@ -641,6 +648,7 @@ static int cmd_cycle(const command *cmd, int argc, char **argv) {
     opt.graph_name = graph;
     opt.dt = dt;
     opt.backward = o.backward;
+    opt.iterate = o.iterate;
     run = dg_cycle_run_new(&opt, cycle, &err);
     if (!run) {
       print_error(stderr, &err, graph);

@@ -3,6 +3,8 @@
 #include "plugin.h"
 #include "tool.h"
 
+#include <math.h>
+
 #include <drivegraph/drivegraph.h>
 
 #include <stdbool.h>
@@ -76,12 +78,13 @@ static const option_def validate_options[] = {
              "channels and signals, channels the graph binds that it does not give,\n"
              "integer channels given fractions (every problem, before any run)"},
     {.name = "dt", OPT_SECONDS_AT(validate_opts, dt), .arg = "s",
-     .help = "step size to check RK4's stability at (default 0.001)"},
+     .help = "step size to check RK4's stability at (default: the scenario's dt,\n"
+             "else 0.001)"},
     {0},
 };
 
 static int cmd_validate(const command *cmd, int argc, char **argv) {
-  validate_opts o = {.dt = 0.001};
+  validate_opts o = {.dt = NAN}; /* NaN: not given */
   operands args;
   int rc = parse_options(cmd, argc, argv, &o, &args);
   if (rc == EXIT_OK && args.n == 0)
@@ -104,8 +107,11 @@ static int cmd_validate(const command *cmd, int argc, char **argv) {
       all_valid = false;
     }
   }
+  /* the step checked: --dt, else the one the scenario runs at (sim takes
+   * it from there too), else sim's default */
+  double dt = !isnan(o.dt) ? o.dt : scn && !isnan(dg_scenario_dt(scn)) ? dg_scenario_dt(scn) : 0.001;
   for (int i = 0; i < args.n; i++)
-    all_valid &= validate_one(reg, args.v[i], o.dt, scn, o.scenario);
+    all_valid &= validate_one(reg, args.v[i], dt, scn, o.scenario);
   dg_scenario_free(scn);
   /* the verdicts are the output: lost ones (a full disk, a closed pipe)
    * are an error naming stdout */
@@ -125,8 +131,9 @@ const command dg_cmd_validate = {
             "'FILE: ok (N blocks, M connections, K DOFs in the start mode, J modes "
             "checked)'.\n"
             "A valid graph is also linearized in its start mode to check that RK4 can\n"
-            "take the step size --dt: a mode too fast for it is a problem, reported\n"
-            "at the block it lives in with a step size that works.\n"
+            "take the step size --dt (default: the --scenario's dt, else 0.001 s): a\n"
+            "mode too fast for it is a problem, reported at the block it lives in\n"
+            "with a step size that works.\n"
             "GRAPH is graph JSON or a YAML vehicle config (.yaml, .yml).\n",
     .options = validate_options,
     .footer = "Exit status: 0 all files valid, 1 some file invalid, a plugin failed\n"

@@ -163,6 +163,25 @@ static void print_performance(const summary *s, FILE *out) {
   fprintf(out, "  distance         %.1f m\n", x_end);
 }
 
+/* What the start chose for shafts no initial value fixed, and why. */
+static void print_start(const dg_sim *sim, FILE *out) {
+  int n = dg_sim_start_choice(sim, 0, NULL);
+  if (n == 0)
+    return;
+  fprintf(out, "start:       speeds the start chose (no initial value fixed them):\n");
+  for (int i = 0; i < n; i++) {
+    dg_start_choice c;
+    dg_sim_start_choice(sim, i, &c);
+    const char *unit = c.linear ? "m/s" : "rad/s";
+    if (c.taken)
+      fprintf(out, "  %-36s %10.4g %-5s  %s (%s)\n", c.shaft, c.speed, unit,
+              c.why[0] ? c.why : "proposed", c.block);
+    else
+      fprintf(out, "  %-36s %10.4g %-5s  %s %.4g %s of %s not taken: the speeds before fix it\n",
+              c.shaft, c.speed, unit, c.why[0] ? c.why : "proposed", c.proposed, unit, c.block);
+  }
+}
+
 static void print_shifts(const summary *s, FILE *out) {
   char g0[16];
   fprintf(out, "shifts:      %ld (%s, starting in %s)\n", s->shifts_total, s->gearbox,
@@ -184,6 +203,7 @@ void summary_print_text(const summary *s, const summary_run *run, FILE *out) {
           dg_sim_dof_count(sim));
   if (run->preset)
     fprintf(out, "preset:      %s\n", run->preset);
+  print_start(sim, out);
   fprintf(out, "steps:       %ld of %g s\n", run->steps, run->dt);
   fprintf(out, "final time:  %.6g s\n", run->final_time);
   fprintf(out, "stopped:     %s\n", run->stop_reason);
@@ -375,6 +395,24 @@ int summary_print_json(const summary *s, const summary_run *run, FILE *out) {
   put(o, "final_time_s", num(run->final_time), &ok);
   put(o, "topology_changes", json_integer(dg_sim_topology_changes(sim)), &ok);
   put(o, "stop_reason", str(run->stop_reason), &ok);
+  json_t *st = json_array();
+  for (int i = 0; st && i < dg_sim_start_choice(sim, 0, NULL); i++) {
+    dg_start_choice c;
+    dg_sim_start_choice(sim, i, &c);
+    json_t *e = json_object();
+    if (!e || json_array_append_new(st, e) != 0) {
+      ok = false;
+      break;
+    }
+    put(e, "shaft", str(c.shaft), &ok);
+    put(e, "block", str(c.block), &ok);
+    put(e, "why", str(c.why), &ok);
+    put(e, "proposed", num(c.proposed), &ok);
+    put(e, "speed", num(c.speed), &ok);
+    put(e, "unit", str(c.linear ? "m/s" : "rad/s"), &ok);
+    put(e, "taken", json_boolean(c.taken), &ok);
+  }
+  put(o, "start_choices", st, &ok);
   performance_json(s, o, &ok);
   put(o, "gearbox", str(s->gearbox), &ok);
   put(o, "start_gear", s->id_gear >= 0 ? json_integer(s->gear_start) : json_null(), &ok);

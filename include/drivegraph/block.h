@@ -566,6 +566,11 @@ DG_API double dg_ctx_motion_torque(dg_ctx *ctx, const dg_block *b);
 /// It is taken when it agrees with the initial values given and the
 /// proposals taken before it (the shaft is free to turn so), else dropped.
 DG_API void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double speed);
+/// dg_ctx_start_speed with the rule that proposes it ("idle", "at rest:
+/// no speed given", a static string): the run's header
+/// (dg_sim_start_choice) says which speeds the start chose and why.
+DG_API void dg_ctx_start_speed_why(dg_ctx *ctx, const dg_block *b, int port, double speed,
+                                   const char *why);
 /// Stops the simulation with an error naming the block and the time.
 DG_API void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -104,6 +104,11 @@ typedef struct dg_cycle_options {
   const char *graph_name;  ///< its file, named in errors
   double dt;               ///< s; NaN or <= 0: 0.001
   bool backward;           ///< the body follows the trace exactly (see dg_cycle_run_new)
+  /// Backward: each step is taken again from its saved state (up to 5
+  /// times) with the effort that makes the prescription's work over the
+  /// step 0 (secant), so steps as long as the cycle's 1 s points can be
+  /// used; the enforcement is then what is left per step.
+  bool iterate;
 } dg_cycle_options;
 
 /// Zeroes the options and sets dt to NaN (the default).

@@ -405,6 +405,23 @@ DG_API int dg_sim_set_initial(dg_sim *sim, int n, const int *ids, const double *
 /// scenario's initial values; a program setting its own inputs and initial
 /// values calls it before stepping. DG_OK, or an error naming the block.
 DG_API int dg_sim_start(dg_sim *sim, dg_error *err);
+/// A speed the last dg_sim_start chose for a shaft no initial value fixed:
+/// a block's proposal (an engine at idle, a body at rest, a tyre rolling
+/// with the road), taken, or not taken because the speeds given and taken
+/// before it fix the shaft otherwise (an engine geared to a car at rest
+/// starts where the car puts it).
+typedef struct dg_start_choice {
+  const char *block; ///< id of the block that proposed it
+  const char *why;   ///< its rule ("idle", ...), or "" when it gave none
+  char shaft[96];    ///< the shaft ("block.port = block.port")
+  double proposed;   ///< the speed proposed (rad/s; m/s on a linear port)
+  double speed;      ///< the speed the shaft started at
+  int taken;         ///< 1 taken, 0 not (the speed is then another's)
+  int linear;        ///< 1 on a linear shaft (m/s), 0 rotational (rad/s)
+} dg_start_choice;
+/// The number of choices the last dg_sim_start made (0 before one); fills
+/// *out with choice i when out is not NULL and i is in range.
+DG_API int dg_sim_start_choice(const dg_sim *sim, int i, dg_start_choice *out);
 DG_API int dg_sim_dof_count(const dg_sim *sim);        ///< DOFs in the current mode
 /// 1 when no shaft can turn in the current mode (0 degrees of freedom and
 /// no prescribed motion: a planetary with two members held), filling `buf`

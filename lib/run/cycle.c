@@ -8,6 +8,7 @@
  * the grade as a schedule — so a step is dg_sim_step plus a few signal
  * reads: no allocation, no string lookup. */
 #include "internal.h"
+#include "simstate.h"
 
 #include <drivegraph/cycle.h>
 
@@ -29,6 +30,10 @@
 /* The trace enforcement's peak force counts above this speed (m/s): at
  * rest the prescription holds the car against its creep without work. */
 #define PEAK_MIN_SPEED 0.1
+/* Backward, iterated: tries per step, and the largest effort tried (m/s²:
+ * a car's whole range of acceleration). */
+#define ITERATE_TRIES 5
+#define ITERATE_MAX_EFFORT 20.0
 #define KMH_PER_MS 3.6
 #define M_PER_MILE 1609.344
 #define L_PER_GALLON 3.785411784
@@ -549,6 +554,12 @@ struct dg_cycle_run {
   /* backward mode: the prescription */
   int src_index, sig_force, in_effort;
   double src_work, enf_in, enf_out, enf_peak;
+  /* backward, iterated: the state a step starts from, the effort's gain */
+  bool iterate;
+  unsigned char *state;
+  size_t state_size;
+  double effort_gain; /* effort_kp + effort_ki dt / 2 */
+  long tries;         /* steps taken, the repeated ones included */
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
   double ke, accel;       /* ½ m v² at the last step's end; Σ of its increases */
@@ -702,7 +713,7 @@ static int dgp_set(json_t *obj, const char *key, json_t *value) {
  * linear_speed_source on a free ground port of the vehicle following the
  * channel cycle_speed; the vehicle's static road load and the wheels'
  * brake holds off (a prescribed body is neither held nor locked). */
-static char *dgp_backward_text(const dg_cycle_run *run, const char *json, const char *trace,
+static char *dgp_backward_text(dg_cycle_run *run, const char *json, const char *trace,
                                const char *name, dg_error *err) {
   json_t *root = json_loads(json, JSON_DECODE_ANY, NULL);
   json_t *blocks = json_object_get(root, "blocks");
@@ -727,6 +738,9 @@ static char *dgp_backward_text(const dg_cycle_run *run, const char *json, const 
   dgp_set(drv, "follow", json_string("effort"));
   if (!json_object_get(drv, "effort_ki"))
     dgp_set(drv, "effort_ki", json_real(0.5 / run->dt));
+  json_t *kp = json_object_get(drv, "effort_kp"), *ki = json_object_get(drv, "effort_ki");
+  run->effort_gain = (json_is_number(kp) ? json_number_value(kp) : 0.3) +
+                     json_number_value(ki) * run->dt / 2.0;
   json_t *ag = json_object_get(drv, "accel_gain");
   if (!(json_is_number(ag) && json_number_value(ag) > 0.0)) {
     dgp_error_set(err, DG_ERR_USAGE, name, "",
@@ -841,12 +855,21 @@ dg_cycle_run *dg_cycle_run_new(const dg_cycle_options *opt, const dg_cycle *cycl
     goto fail;
   if (opt->backward && dgp_backward_start(run, err) != DG_OK)
     goto fail;
+  run->iterate = opt->backward && opt->iterate;
   dg_sim_apply_inputs(run->sim, 0.0);
   if (dg_sim_start(run->sim, err) != DG_OK)
     goto fail;
   dgp_cycle_run_resolve(run);
   if (run->backward)
     run->src_work = dg_sim_block_work(run->sim, run->src_index);
+  if (run->iterate) {
+    run->state_size = dgp_sim_state_size(run->sim);
+    run->state = malloc(run->state_size);
+    if (!run->state) {
+      dgp_error_set(err, DG_ERR_NOMEM, name, "", "out of memory");
+      goto fail;
+    }
+  }
   return run;
 fail:
   dg_cycle_run_free(run);
@@ -858,6 +881,7 @@ void dg_cycle_run_free(dg_cycle_run *run) {
     return;
   dg_sim_free(run->sim);
   dg_graph_free(run->graph);
+  free(run->state);
   free(run);
 }
 
@@ -869,8 +893,58 @@ long dg_cycle_run_steps(const dg_cycle_run *run) { return run->k; }
 const char *dg_cycle_run_driver(const dg_cycle_run *run) { return run->driver; }
 const char *dg_cycle_run_vehicle(const dg_cycle_run *run) { return run->vehicle; }
 
+/* Backward, iterated: the step taken again from its saved state with the
+ * effort u (held over the step) that makes the prescription's work W over
+ * it 0. W falls with u about as m · effort_gain · v̄ · dt (the driver's
+ * command moves by accel_gain (kp + ki t) u, a force of m (kp + ki t) u if
+ * accel_gain is the car's pedal per m/s²): a first correction by that
+ * slope, then secant steps, at most 5 tries, the effort within ±20 m/s²;
+ * the first within 0.5 N of mean force is accepted, else the best of them
+ * (taken again). No allocation (the state buffer is the run's). */
+static int dgp_cycle_iterate(dg_cycle_run *run) {
+  dg_sim *sim = run->sim;
+  if (dgp_sim_state_save(sim, run->state, run->state_size) == 0)
+    return dg_sim_step(sim, run->dt);
+  double t0 = dg_sim_time(sim);
+  double vbar = 0.5 * (dg_cycle_speed_at(run->cycle, t0) +
+                       dg_cycle_speed_at(run->cycle, t0 + run->dt));
+  double path = vbar * run->dt, tol = 0.5 * path;
+  double w_start = dg_sim_block_work(sim, run->src_index);
+  double u0 = 0.0, u1 = 0.0, W0 = 0.0, best_u = 0.0, best_w = INFINITY;
+  for (int k = 0; k < ITERATE_TRIES; k++) {
+    if (k > 0 && dgp_sim_state_load(sim, run->state, run->state_size) != DG_OK)
+      return DG_ERR_USAGE;
+    dg_sim_set_input(sim, run->in_effort, u1);
+    int rc = dg_sim_step(sim, run->dt);
+    run->tries++;
+    if (rc != DG_OK)
+      return rc;
+    double W1 = dg_sim_block_work(sim, run->src_index) - w_start;
+    if (fabs(W1) < best_w) {
+      best_w = fabs(W1);
+      best_u = u1;
+    }
+    if (!(fabs(W1) > tol) || !(path > 1e-9))
+      return DG_OK;
+    double u2 = k == 0 || W1 == W0 ? u1 + W1 / (run->mass * run->effort_gain * path)
+                                    : u1 - W1 * (u1 - u0) / (W1 - W0);
+    if (!isfinite(u2) || k == ITERATE_TRIES - 1)
+      break;
+    u0 = u1;
+    W0 = W1;
+    u1 = fmax(-ITERATE_MAX_EFFORT, fmin(ITERATE_MAX_EFFORT, u2));
+  }
+  if (best_u == u1) /* the last try was the best */
+    return DG_OK;
+  if (dgp_sim_state_load(sim, run->state, run->state_size) != DG_OK)
+    return DG_ERR_USAGE;
+  dg_sim_set_input(sim, run->in_effort, best_u);
+  run->tries++;
+  return dg_sim_step(sim, run->dt);
+}
+
 int dg_cycle_run_step(dg_cycle_run *run) {
-  int rc = dg_sim_step(run->sim, run->dt);
+  int rc = run->iterate ? dgp_cycle_iterate(run) : dg_sim_step(run->sim, run->dt);
   if (rc != DG_OK)
     return rc;
   run->k++;
@@ -895,7 +969,9 @@ int dg_cycle_run_step(dg_cycle_run *run) {
     double f = dg_sim_signal(run->sim, run->sig_force);
     if (fabs(dg_sim_signal(run->sim, run->sig_speed)) > PEAK_MIN_SPEED)
       run->enf_peak = fmax(run->enf_peak, fabs(f)); /* at rest it does no work */
-    dg_sim_set_input(run->sim, run->in_effort, isfinite(f) && run->mass > 0.0 ? f / run->mass : 0.0);
+    if (!run->iterate) /* the next step's effort: this one's force */
+      dg_sim_set_input(run->sim, run->in_effort,
+                       isfinite(f) && run->mass > 0.0 ? f / run->mass : 0.0);
   }
   /* the machines' regeneration: their work per step where negative (a
    * step of 1 ms seldom both drives and brakes) */

@@ -301,7 +301,7 @@ static const dg_timed_input *timed_of(const dg_sim *sim, int input) {
   return NULL;
 }
 
-size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
+static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool checksum) {
   if (!sim || !buf || sim->failed)
     return 0;
   size_t total = dgp_sim_state_size(sim);
@@ -330,9 +330,17 @@ size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
   }
   if (sim->n_channels > 0)
     memcpy(p, sim->channel, sizeof(double) * (size_t)sim->n_channels);
-  h.checksum = fnv1a(buf + sizeof h, total - sizeof h);
+  h.checksum = checksum ? fnv1a(buf + sizeof h, total - sizeof h) : 0;
   memcpy(buf, &h, sizeof h);
   return total;
+}
+
+size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
+  return state_write(sim, buf, size, true);
+}
+
+size_t dgp_sim_state_save(dg_sim *sim, unsigned char *buf, size_t size) {
+  return state_write(sim, buf, size, false);
 }
 
 static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
@@ -341,8 +349,8 @@ static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
   return DG_ERR_USAGE;
 }
 
-int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
-                      const unsigned char *keep_values, dg_error *err) {
+static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
+                      const unsigned char *keep_values, bool checksum, dg_error *err) {
   dgp_error_clear(err);
   if (!sim || !buf)
     return state_refused(err, sim, "no bytes given");
@@ -359,7 +367,7 @@ int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const
     return state_refused(err, sim, "written for another graph or build");
   if (size != want.total)
     return state_refused(err, sim, "wrong size");
-  if (fnv1a(buf + sizeof h, size - sizeof h) != h.checksum)
+  if (checksum && fnv1a(buf + sizeof h, size - sizeof h) != h.checksum)
     return state_refused(err, sim, "checksum mismatch (damaged bytes)");
   const unsigned char *p = buf + sizeof h;
   dg_solver saved;
@@ -418,4 +426,13 @@ int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const
   sim->sv.ports.valid = false;
   dgp_bind_eval(sim);
   return DG_OK;
+}
+
+int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
+                      const unsigned char *keep_values, dg_error *err) {
+  return state_read(sim, buf, size, keep, keep_values, true, err);
+}
+
+int dgp_sim_state_load(dg_sim *sim, const unsigned char *buf, size_t size) {
+  return state_read(sim, buf, size, NULL, NULL, false, NULL);
 }

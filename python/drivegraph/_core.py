@@ -289,11 +289,12 @@ class Graph:
         return {ffi.string(lib.dg_graph_block_id(self._ptr, i)).decode():
                 ffi.string(lib.dg_graph_block_type(self._ptr, i)).decode() for i in range(n)}
 
-    def cycle(self, cycle, backward=False, dt=None):
+    def cycle(self, cycle, backward=False, dt=None, iterate=False):
         """Drives the graph over a drive cycle, as `drivegraph cycle` does
         (docs/energy.md, "Drive cycles"): `cycle` is a built-in name ("udds",
         "hwfet", "us06", "wltc3b") or a cycle CSV file; forward with the
-        graph's driver block, or `backward` with the body on the trace. The
+        graph's driver block, or `backward` with the body on the trace
+        (`iterate`: each step repeated to zero the prescription's work). The
         whole run is one C call made without the GIL. Returns a dict with the
         keys of `drivegraph cycle --json` that the run fills: distance_m,
         trace, fuel, electricity, energy, backward (None where they do not
@@ -314,6 +315,7 @@ class Graph:
         opt.graph_name = name
         opt.dt = float(dt) if dt is not None else math.nan
         opt.backward = bool(backward)
+        opt.iterate = bool(iterate) and bool(backward)
         run = lib.dg_cycle_run_new(opt, c, err)
         if run == ffi.NULL:
             raise Error.from_c(err, self.file)
@@ -331,14 +333,18 @@ class Graph:
         return Simulation(self, **kwargs)
 
     def simulate(self, scenario=None, preset=None, dt=None, duration=None, signals=None,
-                 inputs=None, shift_policy=None, gearbox=None, from_speed=None):
+                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None):
         """Runs to the end (the duration, the scenario's stop condition or the
         preset's goal) in one C call without the GIL, like `drivegraph sim`:
         returns a Result with `t` and each signal as numpy arrays (one row
-        per output interval) and the summary figures."""
+        per output interval) and the summary figures. Only the rows and
+        signals asked for are kept: `signals` (names; default every signal
+        and channel) and `every` (s between rows, a multiple of dt; default
+        the scenario's output interval, else 0.01 s); the arrays are views
+        of the one buffer the run wrote, not copies."""
         sim = Simulation(self, scenario=scenario, preset=preset, dt=dt, duration=duration,
                          signals=signals, inputs=inputs, shift_policy=shift_policy,
-                         gearbox=gearbox, from_speed=from_speed)
+                         gearbox=gearbox, from_speed=from_speed, every=every)
         sim.run()
         return sim.result()
 
@@ -620,7 +626,7 @@ class Simulation:
     the summary so far."""
 
     def __init__(self, graph, scenario=None, preset=None, dt=None, duration=None, signals=None,
-                 inputs=None, shift_policy=None, gearbox=None, from_speed=None):
+                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None):
         if not isinstance(graph, Graph):
             graph = Graph.load(graph)
         if preset is not None:
@@ -644,7 +650,7 @@ class Simulation:
             raise GraphError.from_c(err, graph.file)
         self._sim = ffi.gc(sim, lib.dg_sim_free)
         self._graph_keep = graph  # the sim keeps the graph alive in C too
-        self._timing(dt, duration)
+        self._timing(dt, duration, every)
         # a source faster than the step can sample (a sine above 1/(2 dt))
         handle, problems = _collect()
         if lib.dg_graph_check_step(graph._ptr, self.dt, lib.pydg_diag_cb, handle) > 0:
@@ -661,7 +667,7 @@ class Simulation:
 
     # -- set-up, in the order of tools/cmd_sim.c (sim_timing, sim_start) --
 
-    def _timing(self, dt, duration):
+    def _timing(self, dt, duration, every=None):
         scn = self.scenario._ptr if self.scenario else ffi.NULL
         s_dt = lib.dg_scenario_dt(scn) if scn else math.nan
         s_dur = lib.dg_scenario_duration(scn) if scn else math.nan
@@ -672,6 +678,14 @@ class Simulation:
             if v is not None and not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
                 raise _usage(f"{what}: expected a number of seconds > 0 (got {v!r})")
         self.dt = float(dt) if dt is not None else (s_dt if not math.isnan(s_dt) else 0.001)
+        if every is not None:
+            if not (isinstance(every, (int, float)) and math.isfinite(every) and every > 0):
+                raise _usage(f"every: expected a number of seconds > 0 (got {every!r})")
+            steps = round(every / self.dt)
+            if steps < 1 or abs(steps * self.dt - every) > 1e-9 * every:
+                raise _usage(f"every: {every:g} s is not a whole number of steps of dt "
+                             f"{self.dt:g} s")
+            s_out = float(every)
         self.duration = float(duration) if duration is not None else s_dur
         self._run = ffi.new("pydg_run *")
         # the step API may go on without a duration (NaN: open-ended); run() needs one
@@ -1032,6 +1046,21 @@ class Simulation:
         totals["balance_error_relative"] = abs(l.balance_error) / max(l.energy_in, 1.0)
         return totals, blocks
 
+    def _start_choices(self):
+        """What the start chose for shafts no initial value fixed
+        (dg_sim_start_choice), as `sim --json`'s start_choices."""
+        c = ffi.new("dg_start_choice *")
+        out = []
+        for i in range(lib.dg_sim_start_choice(self._sim, 0, ffi.NULL)):
+            lib.dg_sim_start_choice(self._sim, i, c)
+            out.append({"shaft": ffi.string(c.shaft).decode(),
+                        "block": ffi.string(c.block).decode(),
+                        "why": ffi.string(c.why).decode(),
+                        "proposed": c.proposed if math.isfinite(c.proposed) else None,
+                        "speed": c.speed if math.isfinite(c.speed) else None,
+                        "unit": "m/s" if c.linear else "rad/s", "taken": bool(c.taken)})
+        return out
+
     def summary(self):
         """The figures of `drivegraph sim --json` (same keys and units; None
         where a figure does not apply), from the library's dg_summary."""
@@ -1082,6 +1111,7 @@ class Simulation:
             "start_gear": s.gear_start if s.id_gear >= 0 else None,
             "shift_rpm_signal": cstr(s.rpm_name),
             "shifts_total": s.shifts_total,
+            "start_choices": self._start_choices(),
             "shifts": [{"time_s": num(s.shifts[i].t), "from": getattr(s.shifts[i], "from"),
                         "to": s.shifts[i].to, "rpm": num(s.shifts[i].rpm)}
                        for i in range(s.nshifts)],
@@ -1105,8 +1135,11 @@ class Simulation:
         return None
 
     def result(self):
-        """The rows recorded so far and the summary."""
-        rows = self._rows[: self._run.nrows].copy()
+        """The rows recorded so far (a view of the run's buffer, no copy)
+        and the summary."""
+        # a view: the rows written never change (more steps write after
+        # them, and a larger buffer keeps the old one alive for this view)
+        rows = self._rows[: self._run.nrows]
         return Result(rows, self.columns, self.summary(), self.output_interval
                       if not self._open_ended else self._run.interval)
 

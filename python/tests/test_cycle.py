@@ -43,6 +43,8 @@ def test_builtin_and_errors():
     g = dg.Graph.load(path("graphs/ev_battery.json"))
     r = g.cycle("hwfet", backward=True, dt=0.5)
     assert r["cycle"] == "hwfet" and r["steps"] == 1530
+    r = g.cycle("hwfet", backward=True, dt=1.0, iterate=True)
+    assert r["steps"] == 765 and abs(r["distance_m"] - r["trace_distance_m"]) < 1e-6
     assert abs(r["distance_m"] - r["trace_distance_m"]) < 1e-6
     with pytest.raises(dg.UsageError, match="udds, hwfet, us06, wltc3b"):
         g.cycle("ftp72")

@@ -269,3 +269,37 @@ def test_ledger_matches_sim_json():
     # a graph without a ledger: None, as the CLI's null
     assert dg.Graph.load("graphs/gear_train.json").simulate(
         scenario="graphs/scenarios/gear_train_pulse.json").energy["ledger"] is None
+
+
+def test_every_keeps_only_the_rows_asked_for():
+    """every= keeps one row per `every` seconds, the same rows the default
+    run has at those times (the output does not change the run: bit for
+    bit), signals= only the signals asked for, and the arrays are views of
+    the run's one buffer (no copy in result())."""
+    g = dg.Graph.load("graphs/sedan_rwd_automatic.json")
+    full = g.simulate(preset="launch", duration=3, signals=["body.speed", "engine.rpm"])
+    thin = g.simulate(preset="launch", duration=3, signals=["body.speed"], every=0.5)
+    assert thin.columns == ["body.speed"]
+    assert len(full.t) == 301 and len(thin.t) == 7
+    assert list(thin.t) == list(full.t[::50])
+    assert list(thin["body.speed"]) == list(full["body.speed"][::50])
+    assert np.shares_memory(thin.t, thin.rows) and np.shares_memory(thin["body.speed"], thin.rows)
+    assert thin.rows.base is not None  # a view of the buffer the run wrote
+    with pytest.raises(dg.UsageError, match="every: 0.0005 s is not a whole number of steps"):
+        g.simulate(preset="launch", duration=1, every=0.0005)
+    with pytest.raises(dg.UsageError, match="every: expected a number of seconds > 0"):
+        g.simulate(preset="launch", duration=1, every=-1)
+
+
+def test_result_views_survive_more_steps():
+    """A result taken mid-run keeps its rows while the run goes on (the
+    buffer grows by a new allocation; the view keeps the old one)."""
+    sim = dg.Graph.load("graphs/sedan_rwd_automatic.json").simulation(
+        preset="launch", signals=["body.speed"], every=0.01)
+    sim.step(100)
+    first = sim.result()
+    t0, v0 = first.t.copy(), first["body.speed"].copy()
+    sim.step(2000)
+    assert list(first.t) == list(t0) and list(first["body.speed"]) == list(v0)
+    later = sim.result()
+    assert list(later.t[: len(t0)]) == list(t0)
