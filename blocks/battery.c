@@ -15,10 +15,16 @@
  * largest power the cell can give, P > V_oc² / 4R, there is no solution:
  * the simulation stops with an error naming the power asked and the limit.
  *
+ * The cell's charge efficiency η (`efficiency`, default 1) is a loss of
+ * charge, not of voltage: the store gives up I_s = I / η while the
+ * terminals carry I discharging, and takes in I_s = I · η charging (a
+ * constant-efficiency battery, FASTSim's with η = √ess_round_trip_eff,
+ * when R = 0).
+ *
  * States, integrated by RK4 with the mechanics:
- *   SoC'    = −I / (3600 · capacity)          capacity in A·h
- *   E_s'    = V_oc(SoC) · I                   stored energy given up (J)
- *   Q'      = R · I²                          heat (J)
+ *   SoC'    = −I_s / (3600 · capacity)        capacity in A·h
+ *   E_s'    = V_oc(SoC) · I_s                 stored energy given up (J)
+ *   Q'      = R · I² + V_oc · (I_s − I)       heat (J)
  *   E_e'    = −P                              electrical energy taken from
  *                                             the bus (negative: delivered)
  * so the ledger 0 = E_s + E_e − Q closes (a battery has no shaft work).
@@ -73,6 +79,7 @@ typedef struct battery_params {
   double voltage;
   bool has_voltage;
   double resistance;
+  double efficiency;
   double initial_soc;
   double soc_min, soc_max, soc_taper;
   double max_discharge_current, max_charge_current;
@@ -97,6 +104,11 @@ static const dg_param_def battery_params_table[] = {
      .present = DG_PRESENT(battery_params, has_voltage)},
     DG_PARAM_NUM_REQ(battery_params, resistance, "resistance", "ohm", DG_P_MIN | DG_P_DYNAMICS, 0,
                      0, "internal resistance"),
+    DG_PARAM_NUM(battery_params, efficiency, "efficiency", "", 1.0,
+                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
+                 "the cell's one-way charge efficiency: a discharge current I takes I / "
+                 "efficiency from the store, a charge puts I x efficiency in (FASTSim: the square "
+                 "root of ess_round_trip_eff)"),
     DG_PARAM_NUM(battery_params, initial_soc, "initial_soc", "", 0.6,
                  DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
                  "state of charge at the start (also the initial value battery.soc)"),
@@ -211,10 +223,11 @@ static void battery_torque_downstream(dg_block *self, dg_ctx *ctx) {
   double pw = battery_power_in(self, ctx);
   double v = battery_ocv(p, st[ST_SOC]);
   double i = battery_current(p, v, pw);
+  double ic = i > 0.0 ? i / p->efficiency : i * p->efficiency; /* the store's current */
   double *rate = dg_block_state_rate(ctx, self);
-  rate[ST_SOC] = -i / (3600.0 * p->capacity);
-  rate[ST_STORED] = v * i;
-  rate[ST_HEAT] = p->resistance * i * i;
+  rate[ST_SOC] = -ic / (3600.0 * p->capacity);
+  rate[ST_STORED] = v * ic;
+  rate[ST_HEAT] = p->resistance * i * i + v * (ic - i);
   rate[ST_ELECTRIC] = -pw;
 }
 

@@ -52,7 +52,13 @@
  *   bsfc_map         BSFC(rpm, T) in g/kWh: ṁ = BSFC · max(P, 0) / 3.6e6;
  *   efficiency       η(P / rated_power) over the fraction of the rated
  *                    power (FASTSim's fc_eff_map over fc_pwr_out_perc):
- *                    ṁ = max(P, 0) / (η · heating_value).
+ *                    ṁ = P_o / (η(P_o / rated_power) · heating_value),
+ *                    P_o = max(P, 0) + accessory_power: accessories
+ *                    (alternator, pumps) driven at a constant power, as
+ *                    FASTSim's aux_kw on a conventional car; they load the
+ *                    fuel, not the shaft (a power, not a torque, so the
+ *                    engine's speed does not enter), and their energy is
+ *                    part of the heat.
  * idle_fuel_rate (g/s) is a floor of ṁ while the engine is fuelled (the
  * fuel at no load). Fuel cut (fuel_cut, on by default): no fuel while the
  * effective throttle θ is 0 (driver off the pedal with the idle controller
@@ -114,6 +120,7 @@ typedef struct engine_params {
   dg_table1d efficiency;
   double rated_power;
   bool has_rated_power;
+  double accessory_power;
   double idle_fuel_rate;
   bool fuel_cut;
   double fuel_cut_rpm;
@@ -187,6 +194,11 @@ static const dg_param_def engine_params_table[] = {
      .unit = "W", .doc = "rated power the efficiency table's power fractions refer to",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(engine_params, has_rated_power)},
+    DG_PARAM_NUM(engine_params, accessory_power, "accessory_power", "W", 0.0,
+                 DG_P_MIN | DG_P_DYNAMICS, 0, 0,
+                 "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
+                 "on a conventional car), fuelled at the efficiency of brake + accessory power; "
+                 "their energy leaves as heat, the shaft does not carry it"),
     DG_PARAM_NUM(engine_params, idle_fuel_rate, "idle_fuel_rate", "g/s", 0.0,
                  DG_P_MIN | DG_P_DYNAMICS, 0, 0,
                  "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
@@ -306,6 +318,8 @@ static void engine_check(const void *params, dg_check *chk) {
     dg_check_error(chk, "", "missing rated_power (the efficiency table is over its fractions)");
   else if (p->has_rated_power && p->efficiency.n == 0)
     dg_check_error(chk, "rated_power", "only valid with efficiency");
+  if (p->accessory_power > 0.0 && p->efficiency.n == 0)
+    dg_check_error(chk, "accessory_power", "only valid with efficiency");
   check_rpm_axis(chk, "fuel_map", p->fuel_map.nx, p->fuel_map.x);
   check_rpm_axis(chk, "bsfc_map", p->bsfc_map.nx, p->bsfc_map.x);
   for (int i = 0; i < p->efficiency.n; i++)
@@ -409,8 +423,9 @@ static double engine_fuel_rate(const dg_block *self, double w, double t, double 
   } else if (p->bsfc_map.nx > 0) {
     g = pw > 0.0 ? dg_table2d_eval(&p->bsfc_map, r, t) * pw / 3.6e6 : 0.0;
   } else {
-    double eta = pw > 0.0 ? dg_table1d_eval(&p->efficiency, pw / p->rated_power) : 1.0;
-    g = pw > 0.0 ? 1e3 * pw / (eta * p->heating_value) : 0.0;
+    double po = (pw > 0.0 ? pw : 0.0) + p->accessory_power;
+    double eta = po > 0.0 ? dg_table1d_eval(&p->efficiency, po / p->rated_power) : 1.0;
+    g = po > 0.0 ? 1e3 * po / (eta * p->heating_value) : 0.0;
   }
   if (!(g > p->idle_fuel_rate))
     g = p->idle_fuel_rate;

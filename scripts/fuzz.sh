@@ -62,6 +62,7 @@ seeds() {
   fuzz_scenario) echo "graphs/scenarios" ;;
   fuzz_yaml) echo "tests/data/yaml" ;;
   fuzz_chrono) echo "tests/data/chrono" ;;
+  fuzz_fastsim) echo "tests/data/fastsim" ;;
   fuzz_cycle) echo "data/cycles" ;;
   *) echo "" ;;
   esac

@@ -78,6 +78,37 @@ START_TEST(test_constant_charge) {
 }
 END_TEST
 
+/* A constant-efficiency cell (FASTSim's model: R = 0, η = √0.97 each way):
+ * at 350 V a 20 kW discharge carries I = P / V at the terminals and takes
+ * I / η from the store; a 10 kW charge puts |I| η in. The heat is the
+ * store's loss, P (1/η − 1) and |P| (1 − η); the ledger closes. */
+START_TEST(test_efficiency) {
+  const double V = 350.0, Q = 50.0, T = 100.0, eta = sqrt(0.97);
+  for (int k = 0; k < 2; k++) {
+    double P = k == 0 ? 20000.0 : -10000.0;
+    dg_graph *g = dg_test_graphf("{\"drivegraph\":1,\"blocks\":{\"bat\":{\"type\":\"battery\","
+                                 "\"capacity\":50,\"voltage\":350,\"resistance\":0,"
+                                 "\"efficiency\":%.17g,\"initial_soc\":0.5,"
+                                 "\"inputs\":{\"power\":%.17g}}},\"connections\":[]}",
+                                 eta, P);
+    dg_sim *sim = dg_test_sim(g);
+    double I = P / V, Is = P > 0 ? I / eta : I * eta;
+    ck_assert_double_eq_tol(dg_test_signal(sim, "bat.current"), I, 1e-12 * fabs(I));
+    dg_test_step(sim, 1000, T / 1000);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "bat.soc"), 0.5 - Is * T / (3600.0 * Q), 1e-13);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "bat.stored_energy"), V * Is * T,
+                            1e-9 * fabs(P) * T);
+    double loss = P > 0 ? P * (1.0 / eta - 1.0) : -P * (1.0 - eta);
+    ck_assert_double_eq_tol(dg_test_signal(sim, "bat.heat"), loss * T, 1e-9 * fabs(P) * T);
+    dg_block_energy e;
+    ck_assert_int_eq(dg_sim_block_energy(sim, dg_test_block_index(g, "bat"), &e), DG_OK);
+    ck_assert_double_eq_tol(e.error, 0.0, 1e-9 * fabs(P) * T);
+    dg_sim_free(sim);
+    dg_graph_free(g);
+  }
+}
+END_TEST
+
 /* A linear OCV, V(s) = 300 + 100 s, and R = 0: I = P / V(s), and
  * ds/dt = −P / (3600 Q (300 + 100 s)), so (300 s + 50 s²) falls linearly:
  * 300 s + 50 s² = 300 s0 + 50 s0² − P t / (3600 Q). */
@@ -253,6 +284,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_constant_discharge);
   tcase_add_test(tc, test_constant_charge);
   tcase_add_test(tc, test_ocv_table);
+  tcase_add_test(tc, test_efficiency);
   tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_taper);
   tcase_add_test(tc, test_failures);

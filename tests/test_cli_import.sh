@@ -170,6 +170,50 @@ run "$DG" import "$ENGINE" "$CHRONO/invalid/trans_missing_ratios.json"
 check "import a missing key: file:line:column" has "$ERR" 'trans_missing_ratios\.json:26:13: Gear Box: missing required key "Forward Gear Ratios"$'
 
 # ---------------------------------------------------------------------------
+# FASTSim's vehicle table
+
+FS=$ROOT/tests/data/fastsim
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --row 1 -o "$TMP/corolla.json"
+check "import fastsim --row 1: exit 0" rc_is 0
+check "import fastsim --row 1: the Corolla" has "$(cat "$TMP/corolla.json")" '"name": "2016 TOYOTA Corolla 4cyl 2WD \(FASTSim Conv\)"'
+run "$DG" validate "$TMP/corolla.json"
+check "import fastsim: the graph validates" has "$OUT" "$OK_LINE"
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --name "2017 chevrolet bolt" -o "$TMP/bolt.json"
+check "import fastsim --name: exit 0" rc_is 0
+check "import fastsim --name: the Bolt, electric" has "$(cat "$TMP/bolt.json")" '"type": "battery"'
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --row 17 --cycle "$FS/hwfet.csv"
+check "import fastsim --cycle: the trace is the cycle's" has "$OUT" '"time": \[0, 1, 2, 3,'
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --row 9 -o "$TMP/never.json"
+check "import fastsim a hybrid: exit 1" rc_is 1
+check "import fastsim a hybrid: the reason" has "$ERR" 'FASTSim_py_veh_db\.csv:10:24: veh_pt_type: HEV: hybrids are not imported: a FASTSim hybrid is its supervisory controller'
+check "import fastsim a hybrid: nothing written" no_file "$TMP/never.json"
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --row 99
+check "import fastsim an unknown row: exit 1" rc_is 1
+check "import fastsim an unknown row: message" has "$ERR" 'no row with selection 99 \(the file.s selections run from 1 to 68\)$'
+run "$DG" import fastsim "$FS/invalid/garbage_number.csv" --row 1
+check "import fastsim garbage: file:line:column, column and what is expected" has "$ERR" 'garbage_number\.csv:2:38: drag_coef: expected a number > 0, got "abc"'
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv"
+check "import fastsim without --row or --name: exit 2" rc_is 2
+check "import fastsim without --row or --name: message" has "$ERR" 'needs one of --row N and --name NAME'
+run "$DG" import fastsim "$FS/FASTSim_py_veh_db.csv" --row 1 --name x
+check "import fastsim with --row and --name: exit 2" rc_is 2
+run "$DG" import "$SEDAN" --row 1
+check "--row outside import fastsim: exit 2" rc_is 2
+run "$DG" import fastsim --columns
+check "import fastsim --columns: exit 0" rc_is 0
+# docs/import.md shows the column table as --columns prints it
+awk '/^<!-- fastsim-columns -->$/{on=1; next} /^<!-- \/fastsim-columns -->$/{on=0} on' \
+  "$ROOT/docs/import.md" >"$TMP/doc_columns.md"
+printf '%s\n' "$OUT" >"$TMP/columns.md"
+check "docs/import.md's column table is --columns'" same_file "$TMP/columns.md" "$TMP/doc_columns.md"
+# graphs/imported: the Corolla and the Bolt, kept in sync (relative paths, as in docs/import.md)
+for p in "fastsim_corolla 1" "fastsim_bolt 17"; do
+  read -r name row <<<"$p"
+  run bash -c "cd '$ROOT' && '$DG' import fastsim tests/data/fastsim/FASTSim_py_veh_db.csv --row $row -o '$TMP/$name.json'"
+  check "graphs/imported/$name.json is up to date" same_file "$TMP/$name.json" "$IMPORTED/$name.json"
+done
+
+# ---------------------------------------------------------------------------
 # graphs/imported: the examples, and their converted graphs kept in sync
 
 for y in powertrain_sedan vehicle_awd_lsd vehicle_flat_torque; do

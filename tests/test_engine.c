@@ -482,6 +482,42 @@ START_TEST(test_efficiency_form) {
 }
 END_TEST
 
+/* accessory_power adds to the brake power the efficiency is read at and
+ * the fuel is burnt for, not to the shaft: 3 kW of accessories at the
+ * point above, P_o = 17.593 + 3 kW, fraction 0.41186 between 0.4 (η 0.36)
+ * and 1 (η 0.33): η = 0.36 − 0.03 · 0.01977 = 0.35941; P_f = P_o / η.
+ * The torque is unchanged (56 N·m), the accessories' 3 kW are heat, and
+ * the ledger closes; at zero throttle and the fuel cut off, P_f = 3 kW /
+ * η(0.06) = 3000 / 0.16. */
+START_TEST(test_accessory_power) {
+  dg_graph *g;
+  dg_sim *sim = held(&g,
+                     "\"efficiency\":{\"power_fraction\":[0,0.2,0.4,1],"
+                     "\"efficiency\":[0.1,0.3,0.36,0.33]},\"rated_power\":50000,"
+                     "\"accessory_power\":3000",
+                     3000, 0.6);
+  double p = 56.0 * 3000 / RPM, po = p + 3000.0, f = po / 50000.0;
+  double eta = 0.36 - 0.03 * (f - 0.4) / 0.6;
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), 56.0, TOL_LOOKUP);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_power"), po / eta, 1e-8);
+  dg_test_step(sim, 1000, 1e-2);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.heat"), (po / eta - p) * 10.0, 1e-6);
+  dg_block_energy e;
+  ck_assert_int_eq(dg_sim_block_energy(sim, dg_test_block_index(g, "eng"), &e), DG_OK);
+  ck_assert_double_eq_tol(e.error, 0.0, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  sim = held(&g,
+             "\"efficiency\":{\"power_fraction\":[0,0.2,0.4,1],"
+             "\"efficiency\":[0.1,0.3,0.36,0.33]},\"rated_power\":50000,"
+             "\"accessory_power\":3000,\"fuel_cut\":false",
+             3000, 0.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "eng.fuel_power"), 3000.0 / 0.16, 1e-8);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* Idle fuel is a floor while fuelled; the fuel is cut on overrun (throttle
  * 0 above fuel_cut_rpm), where the engine is motored: no fuel, and the
  * heat is the friction work, Q̇ = −T·ω = 10 N·m · ω. */
@@ -577,6 +613,7 @@ static const dg_test_bad_param bad[] = {
     {ENG(MAP2 ",\"efficiency\":{\"power_fraction\":[0,1],\"efficiency\":[0.2,0.3]}"), "/blocks/eng",
      "missing rated_power (the efficiency table is over its fractions)"},
     {ENG(MAP2 ",\"rated_power\":50000"), "/blocks/eng/rated_power", "only valid with efficiency"},
+    {ENG(MAP2 ",\"accessory_power\":700"), "/blocks/eng/accessory_power", "only valid with efficiency"},
     {ENG(MAP2 ",\"fuel_map\":{\"rpm\":[0,1],\"torque\":[0,1],\"fuel_rate\":[[0,-1],[1,1]]}"),
      "/blocks/eng/fuel_map/fuel_rate/0/1", "must be >= 0 (got -1)"},
     {ENG(MAP2 ",\"heating_value\":0"), "/blocks/eng/heating_value", "must be > 0 (got 0)"},
@@ -611,6 +648,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_fuel_map);
   tcase_add_test(tc, test_bsfc_map);
   tcase_add_test(tc, test_efficiency_form);
+  tcase_add_test(tc, test_accessory_power);
   tcase_add_test(tc, test_idle_and_cut);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");

@@ -275,6 +275,31 @@ DG_API char *dg_import_chrono_to_json(const char *engine, const char *transmissi
 DG_API dg_graph *dg_graph_import_chrono(const dg_registry *reg, const char *engine,
                                  const char *transmission, const char *vehicle, dg_error *err);
 
+/// Which vehicle of a FASTSim vehicle table to import, and how.
+typedef struct dg_fastsim_options {
+  int row;                ///< the row whose `selection` is this (FASTSim's vehicle number), when name is NULL
+  const char *name;       ///< or the row whose `Scenario name` is this (case-insensitive); NULL: use row
+  const char *cycle;      ///< a cycle CSV (dg_cycle_load_file) as the driver's trace; NULL: a short launch and stop
+  bool linear_efficiency; ///< interpolate the efficiency maps linearly instead of FASTSim's grid lookup
+} dg_fastsim_options;
+
+/// Converts one row of FASTSim's vehicle table (FASTSim_py_veh_db.csv) into
+/// graph JSON text: a conventional car (veh_pt_type Conv: an engine with
+/// FASTSim's efficiency over the fraction of rated power, geared to the
+/// wheels) or a battery-electric one (BEV: motor, bus and battery), with
+/// FASTSim's mass, road load and driver (docs/import.md, "FASTSim
+/// vehicles"). Hybrids (HEV, PHEV) are refused with the reason. Errors name
+/// the file, line and column, the column's name and what it must hold;
+/// memory and notes as for dg_import_yaml_to_json.
+DG_API char *dg_import_fastsim_to_json(const char *path, const dg_fastsim_options *opt,
+                                       dg_diag_fn notes, void *user, dg_error *err);
+/// Imports a FASTSim vehicle and loads the graph.
+DG_API dg_graph *dg_graph_import_fastsim(const dg_registry *reg, const char *path,
+                                         const dg_fastsim_options *opt, dg_error *err);
+/// The importer's column table, entry `index` (0, 1, ...): the column's name
+/// and what it becomes in the graph (static strings). Returns 0 past the end.
+DG_API int dg_import_fastsim_column(int index, const char **name, const char **use);
+
 /* ------------------------------------------------------------------------ */
 /* Simulations                                                              */
 
