@@ -84,7 +84,7 @@ void baseline_sedan_defaults(baseline_sedan_params *p) {
       .radius = {0.32, 0.32, 0.32, 0.32},
       .wheel_inertia = {1.3, 1.3, 1.0, 1.0},
       .B = 10.0,
-      .C = 1.65,
+      .C = 1.9,
       .D = 1.0,
       .E = 0.97,
       .relaxation_length = 0.15,

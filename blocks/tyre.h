@@ -6,7 +6,16 @@
  *
  * (wheel.c states the model in full). A private header of blocks/, for
  * classes whose params struct has members B, C, D, E, relaxation_length
- * and damping_ratio. */
+ * and damping_ratio.
+ *
+ * The defaults are a dry road: B 10, C 1.9, D 1, E 0.97, the "dry tarmac"
+ * set of the typical Magic Formula coefficients that MathWorks' Simscape
+ * Driveline documentation tabulates for its Tire-Road Interaction (Magic
+ * Formula) block (after Pacejka, Tire and Vehicle Dynamics). The force
+ * peaks at D·Fz at slip 0.180 and falls to 0.914 of the peak at full
+ * slip (κ = ±1), so wheelspin and a locked wheel cost grip. (Until
+ * version 2's fidelity work the default C was 1.65: a peak at slip 0.40
+ * and 0.988 of it at full slip, with almost nothing lost to wheelspin.) */
 #ifndef DG_BLOCKS_TYRE_H
 #define DG_BLOCKS_TYRE_H
 
@@ -22,8 +31,9 @@
 /* The "tyre" object's magic-formula fields of params struct T. */
 #define TYRE_MF_FIELDS(T)                                                                        \
   DG_PARAM_NUM(T, B, "B", "", 10.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0, "stiffness factor"),   \
-      DG_PARAM_NUM(T, C, "C", "", 1.65, DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_DYNAMICS, 0, 2,     \
-                   "shape factor"),                                                              \
+      DG_PARAM_NUM(T, C, "C", "", 1.9, DG_P_MIN_EXCL | DG_P_MAX_EXCL | DG_P_DYNAMICS, 0, 2,     \
+                   "shape factor (the defaults B, C, D, E are a dry road: the force peaks at "  \
+                   "slip 0.180 and keeps 0.914 of the peak at full slip)"),                      \
       DG_PARAM_NUM(T, D, "D", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,                      \
                    "peak factor: friction coefficient mu (dry asphalt ~1)"),                     \
       DG_PARAM_NUM(T, E, "E", "", 0.97, DG_P_MAX | DG_P_DYNAMICS, 0, 1, "curvature factor"),     \

@@ -14,7 +14,7 @@
 #define TOL 1e-9
 
 static double mf(double k) {
-  const double B = 10.0, C = 1.65, D = 1.0, E = 0.97;
+  const double B = 10.0, C = 1.9, D = 1.0, E = 0.97;
   double x = B * k;
   return D * sin(C * atan(x - E * (x - atan(x))));
 }

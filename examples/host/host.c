@@ -11,7 +11,7 @@
 /* ---- the tyre ------------------------------------------------------------ */
 
 void host_tyre_default(host_tyre *t) {
-  *t = (host_tyre){.B = 10.0, .C = 1.65, .D = 1.0, .E = 0.97,
+  *t = (host_tyre){.B = 10.0, .C = 1.9, .D = 1.0, .E = 0.97,
                    .By = 10.0, .Cy = 1.3, .Dy = 1.0, .Ey = 0.0,
                    .Bxa = 12.0, .Cxa = 1.0, .Byk = 10.0, .Cyk = 1.0,
                    .relaxation_length = 0.15, .lateral_relaxation = 0.3, .damping_ratio = 1.0};

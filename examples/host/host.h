@@ -79,7 +79,7 @@ typedef struct host_tyre {
   double damping_ratio;      /* ζ of the tread damping */
 } host_tyre;
 
-/* B 10, C 1.65, D 1, E 0.97 (the wheel block's defaults), By 10, Cy 1.3,
+/* B 10, C 1.9, D 1, E 0.97 (the wheel block's defaults), By 10, Cy 1.3,
  * Dy 1, Ey 0 (13·Fz per rad of cornering stiffness), Bxa 12, Cxa 1,
  * Byk 10, Cyk 1, σ 0.15 m, σy 0.3 m, ζ 1. */
 void host_tyre_default(host_tyre *t);

@@ -46,7 +46,7 @@ class Tyre:
     host_tyre_default."""
 
     def __init__(self, **kw):
-        self.B, self.C, self.D, self.E = 10.0, 1.65, 1.0, 0.97
+        self.B, self.C, self.D, self.E = 10.0, 1.9, 1.0, 0.97
         self.By, self.Cy, self.Dy, self.Ey = 10.0, 1.3, 1.0, 0.0
         self.Bxa, self.Cxa, self.Byk, self.Cyk = 12.0, 1.0, 10.0, 1.0
         self.relaxation_length = 0.15

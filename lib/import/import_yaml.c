@@ -81,7 +81,7 @@ void dgp_import_vehicle_default(dg_import_vehicle *v) {
       .air_density = 1.225,
       .rolling_resistance = 0.012,
       .tyre_b = 10.0,
-      .tyre_c = 1.65,
+      .tyre_c = 1.9,
       .tyre_d = 1.0,
       .tyre_e = 0.97,
       .relaxation_length = 0.15,
