@@ -5,7 +5,8 @@
 
 scripts/figures.json names each figure once: the drivegraph command that
 makes it (run from the source root, its --json output read at a JSON
-pointer and formatted, or its text output cut from one line to another).
+pointer, scaled by "scale" if given, and formatted, or its text output cut
+from one line to another).
 A document quotes a figure between markers:
 
   inline   <!--fig:NAME-->6.60<!--/fig-->
@@ -59,7 +60,7 @@ class Runner:
             value = pointer(json.loads(out), spec["json"])
             if value is None:
                 sys.exit("figures: %s: %s is null" % (name, spec["json"]))
-            return spec.get("format", "{}").format(value)
+            return spec.get("format", "{}").format(value * spec.get("scale", 1))
         lines = out.splitlines()
         start = next(i for i, l in enumerate(lines) if re.search(spec["from"], l))
         end = next(i for i in range(start, len(lines)) if re.search(spec["to"], lines[i]))
