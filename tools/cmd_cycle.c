@@ -81,39 +81,11 @@ static const option_def cycle_options[] = {
 /* ------------------------------------------------------------------------ */
 /* Finding the cycle                                                        */
 
-static bool exe_dir(char *buf, size_t size) {
-  ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  char *slash = strrchr(buf, '/');
-  if (!slash)
-    return false;
-  *slash = '\0';
-  return true;
-}
-
 /* A built-in cycle's file: $DRIVEGRAPH_CYCLE_DIR, the build tree's
  * data/cycles beside this executable, the installed directory. */
 static bool find_builtin(int i, char *path, size_t size, char *tried, size_t tried_size) {
-  char dirs[3][PATH_MAX];
-  int nd = 0;
-  const char *env = getenv("DRIVEGRAPH_CYCLE_DIR");
-  if (env && *env)
-    snprintf(dirs[nd++], PATH_MAX, "%s", env);
-  char exe[PATH_MAX];
-  if (exe_dir(exe, sizeof exe))
-    snprintf(dirs[nd++], PATH_MAX, "%.*s/data/cycles", PATH_MAX - 16, exe);
-  snprintf(dirs[nd++], PATH_MAX, "%s", DG_CYCLE_DIR);
-  tried[0] = '\0';
-  for (int k = 0; k < nd; k++) {
-    snprintf(path, size, "%.4000s/%s", dirs[k], dg_cycle_builtin_file(i));
-    if (access(path, R_OK) == 0)
-      return true;
-    size_t len = strlen(tried);
-    snprintf(tried + len, tried_size - len, "%s%s", len ? ", " : "", path);
-  }
-  return false;
+  return find_shipped_file("DRIVEGRAPH_CYCLE_DIR", "data/cycles", DG_CYCLE_DIR,
+                           dg_cycle_builtin_file(i), path, size, tried, tried_size);
 }
 
 /* "udds, hwfet, us06, wltc3b" */

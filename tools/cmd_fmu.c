@@ -86,40 +86,13 @@ static const option_def fmu_options[] = {
 typedef char *(*describe_fn)(const char *request);
 typedef void (*free_fn)(char *text);
 
-/* The directory of the running executable (for the build tree's fmu/). */
-static bool exe_dir(char *buf, size_t size) {
-  ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  char *slash = strrchr(buf, '/');
-  if (!slash)
-    return false;
-  *slash = '\0';
-  return true;
-}
-
 /* The runtime library for FMI version v: $DRIVEGRAPH_FMU_DIR, the fmu/
  * directory beside this executable (a build tree), the installed one. */
 static bool find_runtime(int v, char *path, size_t size, char *tried, size_t tried_size) {
-  char dirs[3][PATH_MAX];
-  int nd = 0;
-  const char *env = getenv("DRIVEGRAPH_FMU_DIR");
-  if (env && *env)
-    snprintf(dirs[nd++], PATH_MAX, "%s", env);
-  char exe[PATH_MAX];
-  if (exe_dir(exe, sizeof exe))
-    snprintf(dirs[nd++], PATH_MAX, "%.*s/fmu", PATH_MAX - 8, exe);
-  snprintf(dirs[nd++], PATH_MAX, "%s", DG_FMU_LIBDIR);
-  tried[0] = '\0';
-  for (int i = 0; i < nd; i++) {
-    snprintf(path, size, "%.4000s/libdgfmu%d.so", dirs[i], v);
-    if (access(path, R_OK) == 0)
-      return true;
-    size_t len = strlen(tried);
-    snprintf(tried + len, tried_size - len, "%s%s", len ? ", " : "", path);
-  }
-  return false;
+  char name[32];
+  snprintf(name, sizeof name, "libdgfmu%d.so", v);
+  return find_shipped_file("DRIVEGRAPH_FMU_DIR", "fmu", DG_FMU_LIBDIR, name, path, size, tried,
+                           tried_size);
 }
 
 /* ------------------------------------------------------------------------ */

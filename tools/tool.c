@@ -5,6 +5,7 @@
 #include <drivegraph/drivegraph.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Help from the option tables                                              */
@@ -496,4 +498,40 @@ char *tool_trim(char *s) {
   while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
     *--end = '\0';
   return s;
+}
+
+/* The directory of the running executable. */
+static bool exe_dir(char *buf, size_t size) {
+  ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  if (!slash)
+    return false;
+  *slash = '\0';
+  return true;
+}
+
+bool find_shipped_file(const char *env_var, const char *build_subdir, const char *installed_dir,
+                       const char *name, char *path, size_t size, char *tried,
+                       size_t tried_size) {
+  char dirs[3][PATH_MAX];
+  int nd = 0;
+  const char *env = getenv(env_var);
+  if (env && *env)
+    snprintf(dirs[nd++], PATH_MAX, "%s", env);
+  char exe[PATH_MAX];
+  if (exe_dir(exe, sizeof exe))
+    snprintf(dirs[nd++], PATH_MAX, "%.*s/%s", PATH_MAX - 64, exe, build_subdir);
+  snprintf(dirs[nd++], PATH_MAX, "%s", installed_dir);
+  tried[0] = '\0';
+  for (int k = 0; k < nd; k++) {
+    snprintf(path, size, "%.4000s/%s", dirs[k], name);
+    if (access(path, R_OK) == 0)
+      return true;
+    size_t len = strlen(tried);
+    snprintf(tried + len, tried_size - len, "%s%s", len ? ", " : "", path);
+  }
+  return false;
 }

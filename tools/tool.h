@@ -144,6 +144,13 @@ void print_warnings(FILE *out, const dg_graph *g, const char *fallback);
  * for printing: a path or name from the command line or a file. In one of
  * four rotating buffers, so up to four may be used in one printf. */
 const char *esc(const char *text);
+/* A file that ships with drivegraph: `name` in $`env_var` (when set), in
+ * `build_subdir` beside the running executable (a build tree), or in
+ * `installed_dir`, the first readable one; its path in `path`. Without one,
+ * false with the paths tried, comma-separated, in `tried`. */
+bool find_shipped_file(const char *env_var, const char *build_subdir, const char *installed_dir,
+                       const char *name, char *path, size_t size, char *tried,
+                       size_t tried_size);
 /* A strictly positive, finite number of seconds from an option value. */
 bool parse_seconds(const char *text, double *out);
 double now_seconds(void);
