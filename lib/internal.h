@@ -89,6 +89,9 @@ int dgp_edit_distance(const char *a, const char *b);
 /* ---- untrusted text (util.c) --------------------------------------------- */
 /* Whether text has a character dg_text_escape changes. */
 bool dgp_text_needs_escape(const char *text);
+/* The offset of the first byte of text[0..len) that does not start a valid
+ * UTF-8 sequence, or len when all of it is valid UTF-8. */
+size_t dgp_utf8_invalid_at(const char *text, size_t len);
 /* NFC of a UTF-8 string, malloc'ed; NULL for invalid UTF-8 or no memory. */
 char *dgp_text_nfc(const char *s);
 /* Whether s is an identifier (letters of any script, combining marks after

@@ -226,6 +226,22 @@ size_t dg_text_escape(char *out, size_t size, const char *text) {
   return at;
 }
 
+size_t dgp_utf8_invalid_at(const char *text, size_t len) {
+  for (size_t i = 0; i < len;) {
+    if ((unsigned char)text[i] < 0x80) {
+      i++;
+      continue;
+    }
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)text + i,
+                                          (utf8proc_ssize_t)(len - i < 4 ? len - i : 4), &cp);
+    if (k <= 0)
+      return i;
+    i += (size_t)k;
+  }
+  return len;
+}
+
 bool dgp_text_needs_escape(const char *text) {
   size_t n = text ? strlen(text) : 0;
   for (size_t i = 0; i < n;) {

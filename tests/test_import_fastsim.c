@@ -356,6 +356,8 @@ static const bad_case bad[] = {
      "short_row.csv:2:1: this row has 40 fields, the header 79; expected one field per column"},
     {"invalid/unterminated_quote.csv", 1, NULL,
      "unterminated_quote.csv:2:95: unterminated quoted field; expected a closing quote"},
+    {"invalid/latin1_name.csv", 1, NULL,
+     "latin1_name.csv:2:22: byte 0xE9 is not UTF-8; expected UTF-8 CSV text"},
     {"FASTSim_py_veh_db.csv", 999, NULL,
      "FASTSim_py_veh_db.csv:0:0: no row with selection 999 (the file's selections run from 1 to "
      "68)"},

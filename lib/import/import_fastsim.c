@@ -136,6 +136,23 @@ static bool csv_parse(const char *text, size_t len, const char *file, csv_table 
     dgp_error_set(err, DG_ERR_SYNTAX, file, "", "file contains a NUL byte; expected CSV text");
     return false;
   }
+  size_t bad = dgp_utf8_invalid_at(text, len);
+  if (bad < len) {
+    int bline = 1, bcol = 1;
+    for (size_t i = 0; i < bad; i++) {
+      if (text[i] == '\n') {
+        bline++;
+        bcol = 1;
+      } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
+        bcol++;
+      }
+    }
+    dgp_error_set(err, DG_ERR_SYNTAX, file, "", "byte 0x%02X is not UTF-8; expected UTF-8 CSV text",
+                  (unsigned char)text[bad]);
+    err->line = bline;
+    err->column = bcol;
+    return false;
+  }
   size_t pos = 0;
   if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
     pos = 3; /* a UTF-8 byte order mark */

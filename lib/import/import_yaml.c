@@ -138,7 +138,11 @@ bool dgp_import_graph_init(dg_import_graph *g, const char *name, const char *des
     memset(g, 0, sizeof *g);
     return false;
   }
-  return !g->nomem;
+  if (g->nomem) {
+    dgp_import_graph_free(g);
+    return false;
+  }
+  return true;
 }
 
 void dgp_import_graph_free(dg_import_graph *g) {
