@@ -68,6 +68,7 @@
 #include <drivegraph/block.h>
 
 #include <math.h>
+#include <string.h>
 
 #define KMH_PER_MS 3.6
 
@@ -170,23 +171,6 @@ static const dg_signal_def driver_signals[] = {
     {0},
 };
 
-/* The trace's slope at time t (km/h per s): its piece's, 0 outside. A
- * binary search: a drive cycle's trace has thousands of points, and this
- * runs at every stage. */
-static double driver_slope(const dg_table1d *tr, double t) {
-  if (tr->n < 2 || !(t >= tr->x[0]) || !(t < tr->x[tr->n - 1]))
-    return 0.0;
-  int lo = 0, hi = tr->n - 1; /* x[lo] <= t < x[hi] */
-  while (hi - lo > 1) {
-    int mid = lo + (hi - lo) / 2;
-    if (t < tr->x[mid])
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return (tr->y[hi] - tr->y[lo]) / (tr->x[hi] - tr->x[lo]);
-}
-
 typedef struct driver_point {
   double e, c;
   double ie; /* what the integral integrates: the speed error, or the effort */
@@ -194,28 +178,47 @@ typedef struct driver_point {
   bool holding; /* at a stop, held on the brake */
 } driver_point;
 
+/* The block's data: the pieces of the trace last read (now and ahead), and
+ * a memo of the last point evaluated with everything it was evaluated at
+ * (time, inputs, state and a copy of the parameters, which may be tuned
+ * between steps). The pedals' bindings read several signals at each stage
+ * (throttle, brake, brake_power), each of them this point: reused exactly. */
+typedef struct driver_data {
+  int hint_now, hint_ahead;
+  bool valid;
+  double key_t, key_v, key_i, key_effort;
+  driver_params key_params;
+  driver_point memo;
+} driver_data;
+
 static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   const driver_params *p = self->params;
+  driver_data *d = self->data;
   double V = KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
+  double i = dg_block_state(ctx, self)[0];
+  double effort = p->follow == FOLLOW_EFFORT ? dg_block_input(ctx, self, IN_EFFORT) : 0.0;
+  if (d->valid && d->key_t == ctx->t && d->key_v == V && d->key_i == i &&
+      d->key_effort == effort && memcmp(&d->key_params, p, sizeof *p) == 0)
+    return d->memo;
   double tp = ctx->t + p->preview;
   driver_point q;
-  double s_now = dg_table1d_eval(&p->trace, ctx->t), s_ahead = dg_table1d_eval(&p->trace, tp);
+  double a_now, a_ahead;
+  double s_now = dg_table1d_eval_hint(&p->trace, ctx->t, &d->hint_now, &a_now);
+  double s_ahead = dg_table1d_eval_hint(&p->trace, tp, &d->hint_ahead, &a_ahead);
   q.v = V / KMH_PER_MS;
   q.e = s_now - V;
   double ep = s_ahead - V;
-  double i = dg_block_state(ctx, self)[0];
   if (p->follow == FOLLOW_EFFORT) {
-    double effort = dg_block_input(ctx, self, IN_EFFORT);
-    effort = isfinite(effort) ? effort : 0.0;
-    double a = driver_slope(&p->trace, ctx->t) / KMH_PER_MS;
-    q.c = p->accel_gain * (a + p->effort_kp * effort) + i;
-    q.ie = p->accel_gain * p->effort_ki * effort;
+    double u = isfinite(effort) ? effort : 0.0;
+    double a = a_now / KMH_PER_MS;
+    q.c = p->accel_gain * (a + p->effort_kp * u) + i;
+    q.ie = p->accel_gain * p->effort_ki * u;
   } else {
-    double a = driver_slope(&p->trace, tp) / KMH_PER_MS;
+    double a = a_ahead / KMH_PER_MS;
     q.c = p->kp * ep + i + p->accel_gain * a;
     q.ie = p->ki * q.e;
   }
-  q.holding = s_now <= 0.0 && s_ahead <= 0.0 && !(driver_slope(&p->trace, tp) > 0.0) &&
+  q.holding = s_now <= 0.0 && s_ahead <= 0.0 && !(a_ahead > 0.0) &&
               fabs(V) <= p->hold_speed;
   if (q.holding && p->follow == FOLLOW_EFFORT) {
     q.c = 0.0; /* backward: the prescription holds the body; both pedals off */
@@ -223,6 +226,13 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
     double hold = -p->hold_brake / p->brake_gain;
     q.c = q.c < hold ? q.c : hold;
   }
+  d->valid = true;
+  d->key_t = ctx->t;
+  d->key_v = V;
+  d->key_i = i;
+  d->key_effort = effort;
+  memcpy(&d->key_params, p, sizeof *p); /* padding too, for the memcmp */
+  d->memo = q;
   return q;
 }
 
@@ -237,7 +247,7 @@ static void driver_torque_downstream(dg_block *self, dg_ctx *ctx) {
 static double driver_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   const driver_params *p = self->params;
   if (index == SIG_TARGET)
-    return dg_table1d_eval(&p->trace, ctx->t);
+    return dg_table1d_eval_hint(&p->trace, ctx->t, &((driver_data *)self->data)->hint_now, NULL);
   if (index == SIG_I)
     return dg_block_state(ctx, self)[0];
   if (index == SIG_SPEED)
@@ -287,6 +297,7 @@ const dg_block_class dg_block_driver = {
     .params_size = sizeof(driver_params),
     .signals = driver_signals,
     .num_states = 1,
+    .data_size = sizeof(driver_data),
     .torque_downstream = driver_torque_downstream,
     .signal = driver_signal,
     .set_signal = driver_set_signal,

@@ -81,6 +81,7 @@
 #include <drivegraph/block.h>
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 enum { PORT_OUT, PORT_IN };
 enum {
@@ -123,12 +124,24 @@ typedef struct motor_params {
   dg_table1d efficiency_power;
 } motor_params;
 
+#define MOTOR_NUM_INPUTS 8
+
 typedef struct motor_data {
   double power;       /* drive power limit (W), INFINITY for none */
   double regen_torque;
   double regen_power; /* INFINITY for none */
   double w_max;       /* rad/s */
   double w_fade;      /* regen fade speed, rad/s */
+  /* A memo of the last point's clipped torque and regeneration power, with
+   * everything they were computed from (speed, every input, a copy of the
+   * parameters, which may be tuned between steps): the bindings read
+   * several of the machine's signals at each stage (torque, electric power,
+   * regen_available, friction_brake), each needing the clipped torque (a
+   * secant on the efficiency map). NaN: not computed for this key. */
+  bool memo_valid;
+  double memo_w, memo_in[MOTOR_NUM_INPUTS];
+  motor_params memo_params;
+  double memo_torque, memo_regen;
 } motor_data;
 
 static const dg_port_def motor_ports[] = {
@@ -247,6 +260,7 @@ enum {
   IN_CHARGE,
   IN_BRAKE_POWER
 };
+_Static_assert(IN_BRAKE_POWER + 1 == MOTOR_NUM_INPUTS, "the memo keys every input");
 static const dg_input_def motor_inputs[] = {
     {.name = "throttle", .unit = "",
      .doc = "torque command -1..1: positive drives, negative regenerates", .source = "throttle",
@@ -313,6 +327,29 @@ static double limit(double torque, double power, double w) {
 
 static double motor_electric(const dg_block *self, double w, double t);
 
+/* The memo of the point (w, the inputs, the parameters): kept when it is
+ * the memo's, else started afresh (nothing computed). */
+static motor_data *motor_memo(const dg_block *self, const dg_ctx *ctx, double w) {
+  const motor_params *p = self->params;
+  motor_data *d = self->data;
+  double in[MOTOR_NUM_INPUTS];
+  bool same = d->memo_valid && d->memo_w == w;
+  for (int k = 0; k < MOTOR_NUM_INPUTS; k++) {
+    in[k] = dg_block_input(ctx, self, k);
+    same = same && in[k] == d->memo_in[k];
+  }
+  if (same && memcmp(&d->memo_params, p, sizeof *p) == 0)
+    return d;
+  d->memo_valid = true;
+  d->memo_w = w;
+  memcpy(d->memo_in, in, sizeof in);
+  memcpy(&d->memo_params, p, sizeof *p); /* padding too, for the memcmp */
+  d->memo_torque = NAN;
+  d->memo_regen = NAN;
+  return d;
+}
+
+
 /* t scaled down where its electrical power would pass the inputs
  * discharge_limit / charge_limit (a battery's, read from its state: no
  * loop). P_e is monotone in T at a given speed, and P_e/T nearly constant:
@@ -354,10 +391,13 @@ static double motor_regen_envelope(const motor_data *d, double w) {
 
 /* P_avail: the shaft power the machine can regenerate now (>= 0). */
 static double motor_regen_available(const dg_block *self, const dg_ctx *ctx, double w) {
-  const motor_data *d = self->data;
-  double t = -motor_regen_envelope(d, w) * (w < 0.0 ? -1.0 : 1.0);
-  double p = -motor_clip(self, ctx, w, t) * w;
-  return p > 0.0 ? p : 0.0;
+  motor_data *d = motor_memo(self, ctx, w);
+  if (d->memo_regen != d->memo_regen) {
+    double t = -motor_regen_envelope(d, w) * (w < 0.0 ? -1.0 : 1.0);
+    double p = -motor_clip(self, ctx, w, t) * w;
+    d->memo_regen = p > 0.0 ? p : 0.0;
+  }
+  return d->memo_regen;
 }
 
 /* Series blending: the power regenerated of brake_power (>= 0), or -1
@@ -427,7 +467,10 @@ static double motor_command(const dg_block *self, const dg_ctx *ctx, double w) {
 
 /* The torque at `out`: the command within the electrical limits. */
 static double motor_torque(const dg_block *self, const dg_ctx *ctx, double w) {
-  return motor_clip(self, ctx, w, motor_command(self, ctx, w));
+  motor_data *d = motor_memo(self, ctx, w);
+  if (d->memo_torque != d->memo_torque)
+    d->memo_torque = motor_clip(self, ctx, w, motor_command(self, ctx, w));
+  return d->memo_torque;
 }
 
 /* Series blending's friction pedal: the brake the machine leaves. */

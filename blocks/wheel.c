@@ -86,6 +86,7 @@
 
 #include <drivegraph/block.h>
 #include <math.h>
+#include <string.h>
 
 enum { PORT_HUB, PORT_GROUND };
 enum { MODEL_ROLLING, MODEL_MAGIC };
@@ -137,8 +138,11 @@ typedef struct wheel_data {
   double mf_peak;      /* that |MF| (the static friction coefficient) */
   int ch_brake_stamp, ch_brake_pool, ch_tyre_stamp, ch_tyre_pool;
   /* derived from the normal load, recomputed only when it changes (the
-   * body publishes it once per step; the substeps reuse it) */
-  double fz_cached, damping_cached, limit_cached;
+   * body publishes it once per step; the substeps reuse it) or a number it
+   * is made of does (parameters may be tuned between steps): the key is
+   * fz, the tyre's B, C, D, damping ratio and relaxation length, the
+   * wheel's inertia and radius, and mf_peak */
+  double cache_key[9], damping_cached, limit_cached;
 } wheel_data;
 
 static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
@@ -293,12 +297,14 @@ static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   *dk = wheel_slip_rate(p, w, v, k);
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
-    if (fz != d->fz_cached) {
+    const double key[9] = {fz,          t->B,       t->C,      t->D,      t->damping_ratio,
+                           t->relaxation_length, p->inertia, p->radius, d->mf_peak};
+    if (memcmp(key, d->cache_key, sizeof key) != 0) {
       double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
       d->damping_cached =
           2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
       d->limit_cached = fz * d->mf_peak;
-      d->fz_cached = fz;
+      memcpy(d->cache_key, key, sizeof key);
     }
     fx += d->damping_cached * *dk;
     double lim = d->limit_cached;

@@ -19,14 +19,10 @@ typedef struct span {
   double w;
 } span;
 
-/* NaN fails both clamping tests and leaves the search with w = NaN. */
-static inline span locate(const double *x, int n, double u) {
-  if (n == 1 || u <= x[0])
-    return (span){0, 0, 0.0};
-  if (u >= x[n - 1])
-    return (span){n - 1, n - 1, 0.0};
-  /* Invariant: x[lo] <= u < x[hi]. */
-  int lo = 0, hi = n - 1;
+/* The piece [x[lo], x[lo+1]) holding u, for x[0] <= u < x[n-1] (NaN: the
+ * last piece), by binary search. */
+static inline int search(const double *x, int n, double u) {
+  int lo = 0, hi = n - 1; /* invariant: x[lo] <= u < x[hi] */
   while (hi - lo > 1) {
     int mid = lo + (hi - lo) / 2;
     if (u < x[mid])
@@ -34,7 +30,17 @@ static inline span locate(const double *x, int n, double u) {
     else
       lo = mid;
   }
-  return (span){lo, hi, (u - x[lo]) / (x[hi] - x[lo])};
+  return lo;
+}
+
+/* NaN fails both clamping tests and leaves the search with w = NaN. */
+static inline span locate(const double *x, int n, double u) {
+  if (n == 1 || u <= x[0])
+    return (span){0, 0, 0.0};
+  if (u >= x[n - 1])
+    return (span){n - 1, n - 1, 0.0};
+  int lo = search(x, n, u);
+  return (span){lo, lo + 1, (u - x[lo]) / (x[lo + 1] - x[lo])};
 }
 
 static inline double lerp(double a, double b, double w) { return a + w * (b - a); }
@@ -44,6 +50,39 @@ double dg_table1d_eval(const dg_table1d *t, double x) {
     return 0.0;
   span s = locate(t->x, t->n, x);
   return lerp(t->y[s.i0], t->y[s.i1], s.w);
+}
+
+/* The piece [x[i], x[i+1]) holding u (0 <= i <= n - 2), for x[0] <= u <
+ * x[n-1]: the hint's piece or a neighbour's, else a binary search. */
+static inline int locate_near(const double *x, int n, double u, int h) {
+  if (h >= 0 && h <= n - 2) {
+    if (u >= x[h] && u < x[h + 1])
+      return h;
+    if (h + 2 <= n - 1 && u >= x[h + 1] && u < x[h + 2])
+      return h + 1;
+    if (h >= 1 && u >= x[h - 1] && u < x[h])
+      return h - 1;
+  }
+  return search(x, n, u);
+}
+
+double dg_table1d_eval_hint(const dg_table1d *t, double x, int *hint, double *slope) {
+  if (slope)
+    *slope = 0.0;
+  if (t->n <= 0)
+    return 0.0;
+  if (t->n == 1 || x < t->x[0])
+    return t->y[0];
+  if (x != x)
+    return x; /* NaN in, NaN out (and no slope) */
+  if (x >= t->x[t->n - 1])
+    return t->y[t->n - 1];
+  int i = locate_near(t->x, t->n, x, *hint);
+  *hint = i;
+  double dx = t->x[i + 1] - t->x[i], dy = t->y[i + 1] - t->y[i];
+  if (slope)
+    *slope = dy / dx;
+  return lerp(t->y[i], t->y[i + 1], (x - t->x[i]) / dx);
 }
 
 double dg_table2d_eval(const dg_table2d *t, double x, double y) {

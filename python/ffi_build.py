@@ -133,7 +133,8 @@ void dg_cycle_run_free(dg_cycle_run *run);
 dg_sim *dg_cycle_run_sim(dg_cycle_run *run);
 int dg_cycle_run_all(dg_cycle_run *run);
 typedef struct dg_cycle_report {
-  bool backward; double dt; double time; long steps; double distance; double trace_distance;
+  bool backward; double dt; double time; long steps; long steps_tried; double distance;
+  double trace_distance;
   dg_trace_check trace; int engines; double fuel_kg; double fuel_L; double fuel_J;
   double engine_work_J; double fuel_L_per_100km; double mpg; int batteries; double soc_start;
   double soc_end; double soc_min; double soc_max; double battery_J; double battery_terminal_J;

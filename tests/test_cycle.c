@@ -400,9 +400,14 @@ START_TEST(test_backward_iterated) {
   dg_cycle_report r;
   dg_cycle_run_report(run, &r);
   printf("cycle: EV backward over the UDDS, iterated at dt 1 s: battery %.0f J (%.0f at 10 ms), "
-         "enforcement %.0f / %.0f J, drag %.6f J\n",
-         r.battery_J, fine.battery_J, r.enforcement_in_J, r.enforcement_out_J, r.drag_J);
+         "enforcement %.0f / %.0f J, drag %.6f J, %ld steps tried\n",
+         r.battery_J, fine.battery_J, r.enforcement_in_J, r.enforcement_out_J, r.drag_J,
+         r.steps_tried);
   ck_assert_int_eq(r.steps, 1369);
+  /* every step tried once at least, at most 5 tries and the best taken again */
+  ck_assert_int_ge(r.steps_tried, r.steps);
+  ck_assert_int_le(r.steps_tried, 6 * r.steps);
+  ck_assert_int_eq(fine.steps_tried, fine.steps); /* not iterated */
   ck_assert_double_eq_tol(r.battery_J, fine.battery_J, 2e-3 * fine.battery_J);
   ck_assert_double_eq_tol(r.drag_J, fine.drag_J, 1e-9 * fine.drag_J);
   double road = r.drag_J + r.rolling_J;

@@ -121,6 +121,77 @@ START_TEST(tune_at_start_equals_load) {
 }
 END_TEST
 
+/* A parameter tuned at an instant acts at that instant: the driver's and
+ * the motor's memos (the last point's pedals and torque, kept for the
+ * several signals the bindings read) key on the parameters too. At a fixed
+ * point the driver's command is affine in kp (c = kp·ep + ...) and the
+ * motor's torque at part throttle below its base speed is throttle ×
+ * max_torque; the tyre's force is linear in its damping ratio (the wheel
+ * caches the damping for its normal load): three values read at one
+ * instant lie on a line (equal differences), and the first two differ (a
+ * stale memo would repeat the first). */
+START_TEST(tune_reaches_memos) {
+  char *json = dg_test_read_source("graphs/ev_battery.json");
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, json, "ev.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_sim *sim = dg_test_sim(g);
+  run_steps(sim, 13000); /* 13 s: launching towards 15 km/h, part throttle */
+  int c = dg_sim_signal_find(sim, "driver.command");
+  int tq = dg_sim_signal_find(sim, "motor.torque");
+  int th = dg_sim_signal_find(sim, "driver.throttle");
+  ck_assert(c >= 0 && tq >= 0 && th >= 0);
+  double thr = dg_sim_signal(sim, th);
+  ck_assert_msg(thr > 0.0 && thr < 1.0, "throttle %g", thr);
+  static const char *const kp[3] = {"0.08", "0.1", "0.12"};
+  static const char *const mt[3] = {"350", "360", "370"};
+  double cv[3], tv[3];
+  for (int k = 0; k < 3; k++) {
+    const dg_override ov[] = {{"driver.kp", kp[k]}, {"motor.max_torque", mt[k]}};
+    ck_assert_msg(dgp_sim_tune(sim, json, "ev.json", 2, ov, &err) == DG_OK, "%s", err.text);
+    cv[k] = dg_sim_signal(sim, c);
+    tv[k] = dg_sim_signal(sim, tq);
+  }
+  ck_assert_msg(cv[1] != cv[0] && tv[1] != tv[0], "command %g %g, torque %g %g", cv[0], cv[1],
+                tv[0], tv[1]);
+  ck_assert_double_eq_tol(cv[2] - cv[1], cv[1] - cv[0], 1e-12 * fabs(cv[0]) + 1e-15);
+  /* the throttle moves with kp too: torque = throttle(kp) × max_torque */
+  for (int k = 0; k < 3; k++)
+    ck_assert_double_eq_tol(tv[k], dg_clamp01(cv[k]) * atof(mt[k]), 1e-9 * tv[k]);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  free(json);
+
+  /* the sedan's magic-formula tyre in its launch: fx = fz·MF(κ) + c(ζ)·κ̇
+   * within ±fz·µ, c ∝ ζ */
+  json = dg_test_read_source("graphs/sedan_rwd_automatic.json");
+  g = dg_graph_load_string(NULL, json, "sedan.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  sim = dg_test_sim(g);
+  dg_scenario *scn = dg_scenario_load_file(DG_SOURCE_ROOT "/graphs/scenarios/launch.json", &err);
+  ck_assert_msg(scn != NULL, "%s", err.text);
+  dg_driver *drv = dg_driver_new(scn, sim, &err);
+  ck_assert_msg(drv != NULL, "%s", err.text);
+  run_steps(sim, 300);
+  int fx = dg_sim_signal_find(sim, "wheel_rl.fx");
+  ck_assert(fx >= 0);
+  static const char *const zeta[3] = {"1", "1.5", "2"};
+  double fv[3];
+  for (int k = 0; k < 3; k++) {
+    const dg_override ov[] = {{"wheel_rl.tyre.damping_ratio", zeta[k]}};
+    ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 1, ov, &err) == DG_OK, "%s", err.text);
+    fv[k] = dg_sim_signal(sim, fx);
+  }
+  ck_assert_msg(fv[1] != fv[0], "tyre force %.17g %.17g", fv[0], fv[1]);
+  ck_assert_double_eq_tol(fv[2] - fv[1], fv[1] - fv[0], 1e-9 * fabs(fv[0]));
+  dg_driver_free(drv);
+  dg_scenario_free(scn);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  free(json);
+}
+END_TEST
+
 /* Tuning away and back at one instant changes nothing; tuning the drag
  * area up slows the car down from then on. */
 START_TEST(tune_mid_run) {
@@ -288,6 +359,7 @@ Suite *simstate_suite(void) {
   tcase_add_test(tc, param_number_finds_numbers);
   tcase_add_test(tc, tune_at_start_equals_load);
   tcase_add_test(tc, tune_mid_run);
+  tcase_add_test(tc, tune_reaches_memos);
   tcase_add_test(tc, tune_refusals);
   suite_add_tcase(s, tc);
   tc = tcase_create("bytes");

@@ -104,6 +104,48 @@ END_TEST
 START_TEST(table1d_nan_propagates) { ck_assert(isnan(dg_table1d_eval(&t3, NAN))); }
 END_TEST
 
+/* The hinted lookup returns dg_table1d_eval's value bit for bit whatever
+ * the hint (right, a neighbour, far off, out of range), sets the hint to
+ * the piece found, and gives the piece's slope: on y = x² over x = 0..99
+ * the piece [i, i+1] has slope 2i + 1 exactly; 0 outside the table; at a
+ * breakpoint the piece that starts there; at x[0] the first piece. */
+START_TEST(table1d_hint_same_values) {
+  enum { N = 100 };
+  static double x[N], y[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = i;
+    y[i] = (double)i * i;
+  }
+  dg_table1d t = {N, x, y};
+  static const int hints[] = {0, 1, 37, 50, 97, 98, 99, -5, 1000};
+  for (double u = -2.0; u <= 101.0; u += 0.125) {
+    for (size_t h = 0; h < sizeof hints / sizeof hints[0]; h++) {
+      int hint = hints[h];
+      double slope = -1.0;
+      double got = dg_table1d_eval_hint(&t, u, &hint, &slope);
+      ck_assert_msg(got == dg_table1d_eval(&t, u), "u %g hint %d: %.17g", u, hints[h], got);
+      if (u < 0.0 || u >= N - 1) {
+        ck_assert(slope == 0.0);
+      } else {
+        int i = (int)floor(u);
+        ck_assert_int_eq(hint, i);
+        ck_assert(slope == 2.0 * i + 1.0);
+      }
+    }
+  }
+  int hint = 3;
+  double slope = 1.0;
+  ck_assert(isnan(dg_table1d_eval_hint(&t, NAN, &hint, &slope)));
+  ck_assert(slope == 0.0);
+  ck_assert(dg_table1d_eval_hint(&t3, 3.0, &hint, &slope) == 0.0 && slope == 0.0);
+  static const double x1[] = {5.0}, y1[] = {7.5};
+  dg_table1d one = {1, x1, y1};
+  ck_assert(dg_table1d_eval_hint(&one, 6.0, &hint, &slope) == 7.5 && slope == 0.0);
+  dg_table1d none = {0, NULL, NULL};
+  ck_assert(dg_table1d_eval_hint(&none, 6.0, &hint, NULL) == 0.0);
+}
+END_TEST
+
 /* ---- 2-D ----------------------------------------------------------------- */
 
 /* The engine map of DESIGN.md: rows are throttle breakpoints. */
@@ -207,6 +249,7 @@ static Suite *suite(void) {
   tcase_add_test(t1, table1d_large_binary_search);
   tcase_add_test(t1, table1d_uneven_spacing);
   tcase_add_test(t1, table1d_nan_propagates);
+  tcase_add_test(t1, table1d_hint_same_values);
   suite_add_tcase(s, t1);
   TCase *t2 = tcase_create("table2d");
   tcase_add_loop_test(t2, table2d_values, 0, (int)(sizeof cases_2d / sizeof cases_2d[0]));

@@ -340,9 +340,12 @@ static void print_text(const cycle_cli *c, const dg_cycle_report *r, FILE *out) 
   const char *name = dg_graph_name(dg_cycle_run_graph(c->run));
   fprintf(out, "graph:       %s%s%s%s\n", esc(c->graph_path), name && *name ? " (" : "",
           name && *name ? esc(name) : "", name && *name ? ")" : "");
-  fprintf(out, "cycle:       %s, %.0f s, %.3f km; %s; dt %g s, %ld steps\n", esc(c->cycle_label),
+  fprintf(out, "cycle:       %s, %.0f s, %.3f km; %s; dt %g s, %ld steps", esc(c->cycle_label),
           dg_cycle_duration(c->cycle), dg_cycle_distance(c->cycle) / 1000.0, mode_text(r), r->dt,
           r->steps);
+  if (r->steps_tried != r->steps)
+    fprintf(out, " (%ld tried)", r->steps_tried);
+  fputc('\n', out);
   fprintf(out, "distance:    %.3f km (the trace: %.3f km)\n", r->distance / 1000.0,
           r->trace_distance / 1000.0);
   print_trace_text(r, out);
@@ -445,6 +448,7 @@ static json_t *report_json(const cycle_cli *c, const dg_cycle_report *r) {
   json_object_set_new(o, "vehicle", json_string(dg_cycle_run_vehicle(c->run)));
   json_object_set_new(o, "dt_s", num(r->dt));
   json_object_set_new(o, "steps", json_integer(r->steps));
+  json_object_set_new(o, "steps_tried", json_integer(r->steps_tried));
   json_object_set_new(o, "time_s", num(r->time));
   json_object_set_new(o, "cycle_duration_s", num(dg_cycle_duration(c->cycle)));
   json_object_set_new(o, "distance_m", num(r->distance));

@@ -142,6 +142,13 @@ typedef struct dg_table2d {
 } dg_table2d;
 
 DG_API double dg_table1d_eval(const dg_table1d *t, double x);
+/// As dg_table1d_eval, for lookups that move along the table (a trace read
+/// at the simulation's time): *hint (start it at 0; kept in block data) is
+/// the piece last found, tried first with its neighbours before a binary
+/// search. The same value as dg_table1d_eval for any hint. When slope is
+/// not NULL it gets the piece's slope dy/dx (0 outside the table, where the
+/// value is held; at a breakpoint, the piece that starts there).
+DG_API double dg_table1d_eval_hint(const dg_table1d *t, double x, int *hint, double *slope);
 DG_API double dg_table2d_eval(const dg_table2d *t, double x, double y);
 
 typedef struct dg_param_def {

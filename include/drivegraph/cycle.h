@@ -158,6 +158,7 @@ typedef struct dg_cycle_report {
   double dt;                 ///< s
   double time;               ///< s simulated
   long steps;
+  long steps_tried;          ///< steps integrated: `steps` plus the repeated tries of --iterate
   double distance;           ///< m the vehicle travelled
   double trace_distance;     ///< m of the trace up to `time`
   dg_trace_check trace;      ///< the EPA tolerance (forward: the driver's; backward: exact)

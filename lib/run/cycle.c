@@ -560,6 +560,8 @@ struct dg_cycle_run {
   size_t state_size;
   double effort_gain; /* effort_kp + effort_ki dt / 2 */
   long tries;         /* steps taken, the repeated ones included */
+  double last_u;      /* the effort the last step was taken with */
+  double learned_gain; /* the last secant's −dW/du over m · path (0: none yet) */
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
   double ke, accel;       /* ½ m v² at the last step's end; Σ of its increases */
@@ -924,9 +926,17 @@ static int dgp_cycle_iterate(dg_cycle_run *run) {
       best_w = fabs(W1);
       best_u = u1;
     }
-    if (!(fabs(W1) > tol) || !(path > 1e-9))
+    if (!(fabs(W1) > tol) || !(path > 1e-9)) {
+      run->last_u = u1;
       return DG_OK;
-    double u2 = k == 0 || W1 == W0 ? u1 + W1 / (run->mass * run->effort_gain * path)
+    }
+    if (k > 0 && W1 != W0) {
+      double g = -(W1 - W0) / (u1 - u0) / (run->mass * path);
+      if (g > 0.1 * run->effort_gain && g < 10.0 * run->effort_gain)
+        run->learned_gain = g;
+    }
+    double gain = run->learned_gain > 0.0 ? run->learned_gain : run->effort_gain;
+    double u2 = k == 0 || W1 == W0 ? u1 + W1 / (run->mass * gain * path)
                                     : u1 - W1 * (u1 - u0) / (W1 - W0);
     if (!isfinite(u2) || k == ITERATE_TRIES - 1)
       break;
@@ -934,6 +944,7 @@ static int dgp_cycle_iterate(dg_cycle_run *run) {
     W0 = W1;
     u1 = fmax(-ITERATE_MAX_EFFORT, fmin(ITERATE_MAX_EFFORT, u2));
   }
+  run->last_u = best_u;
   if (best_u == u1) /* the last try was the best */
     return DG_OK;
   if (dgp_sim_state_load(sim, run->state, run->state_size) != DG_OK)
@@ -1079,6 +1090,7 @@ void dg_cycle_run_report(const dg_cycle_run *run, dg_cycle_report *r) {
   r->dt = run->dt;
   r->time = dg_sim_time(run->sim);
   r->steps = run->k;
+  r->steps_tried = run->iterate ? run->tries : run->k;
   r->distance = dg_sim_signal(run->sim, run->sig_x);
   /* the trace's distance up to `time` */
   const dg_cycle *c = run->cycle;

@@ -80,12 +80,21 @@ void dgp_sim_data_copy(const dg_sim *sim, unsigned char *out) {
 }
 
 /* The blocks' data as init leaves it for graph g's current parameters. */
+/* The blocks' data as init leaves it (a simulation created, its blocks
+ * initialized, nothing built or evaluated: a memo a signal fills, keyed on
+ * the parameters, must not come across). */
 static unsigned char *fresh_data(const dg_graph *g, size_t size, dg_error *err) {
-  dg_sim *s = dg_sim_new(g, err);
-  unsigned char *out = s ? malloc(size ? size : 1) : NULL;
-  if (s && !out)
+  dg_diag d;
+  dgp_diag_init(&d, g->file, NULL, NULL);
+  dg_sim *s = dgp_sim_create(g, &d);
+  if (!s) {
+    dgp_diag_to_error(&d, err);
+    return NULL;
+  }
+  unsigned char *out = malloc(size ? size : 1);
+  if (!out)
     dgp_error_set(err, DG_ERR_NOMEM, g->file, "", "out of memory");
-  if (out)
+  else
     dgp_sim_data_copy(s, out);
   dg_sim_free(s);
   return out;

@@ -140,7 +140,8 @@ def _cycle_report(r, label):
     t = r.trace
     out = {
         "cycle": label, "mode": "backward" if r.backward else "forward", "dt_s": r.dt,
-        "steps": r.steps, "time_s": r.time, "distance_m": r.distance,
+        "steps": r.steps, "steps_tried": r.steps_tried, "time_s": r.time,
+        "distance_m": r.distance,
         "trace_distance_m": r.trace_distance,
         "trace": {"speed_tolerance_kmh": 3.6 * t.speed_tol, "time_tolerance_s": t.time_tol,
                   "samples": t.samples, "violations": t.violations,
