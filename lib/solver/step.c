@@ -123,15 +123,19 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
 }
 
 /* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
- * (g0) is <= 0 (it is at θ = 1: g1). Regula falsi on the earliest crossing
- * with bisection when a side stalls; returns the right end of the final
- * bracket, where the crossing has happened. */
+ * (g0) is <= 0 (it is at θ = 1: g1). Regula falsi on the earliest crossing,
+ * Illinois' way: an end kept twice in a row has its values halved in the
+ * next secant (for each function: the root estimate moves past the kept
+ * end's stall, superlinear convergence), and bisection if the estimate
+ * still falls at an end; returns the right end of the final bracket, where
+ * the crossing has happened. */
 static double locate_event(dg_sim *sim, double t, double h, int ny) {
   int ne = event_count(sim);
   double lo = 0.0, hi = 1.0;
   double *ghi = sim->sv.ev.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
-  int stall = 0, last = 0;
+  double s_lo = 1.0, s_hi = 1.0; /* Illinois' weights of the ends' values */
+  int last = 0;
   /* g at the bracket's ends: at lo in g0, at hi in g1 */
   for (int it = 0; it < 100 && hi - lo > tol && !sim->failed; it++) {
     /* the earliest secant root among the functions that have crossed at hi */
@@ -139,27 +143,31 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     for (int i = 0; i < ne; i++) {
       if (!(sim->sv.ev.g0[i] > 0.0) || ghi[i] > 0.0)
         continue;
-      double r = lo + (hi - lo) * sim->sv.ev.g0[i] / (sim->sv.ev.g0[i] - ghi[i]);
+      double a = s_lo * sim->sv.ev.g0[i], b = s_hi * ghi[i];
+      double r = lo + (hi - lo) * a / (a - b);
       if (r < est)
         est = r;
     }
     double w = hi - lo;
-    if (stall >= 2 || !(est > lo + 1e-3 * w && est < hi - 1e-3 * w))
+    if (!(est > lo + 1e-6 * w && est < hi - 1e-6 * w))
       est = lo + 0.5 * w;
     events_at(sim, t, est, h, ny);
     bool crossed = false;
     for (int i = 0; i < ne && !crossed; i++)
       crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.gt[i] <= 0.0;
     int side = crossed ? 1 : -1;
-    stall = side == last ? stall + 1 : 0;
-    last = side;
-    if (crossed) {
+    if (crossed) { /* hi moves; lo kept */
       hi = est;
       memcpy(ghi, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
-    } else {
+      s_hi = 1.0;
+      s_lo = side == last ? 0.5 * s_lo : 1.0;
+    } else { /* lo moves; hi kept */
       lo = est;
       memcpy(sim->sv.ev.g0, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
+      s_lo = 1.0;
+      s_hi = side == last ? 0.5 * s_hi : 1.0;
     }
+    last = side;
   }
   return hi;
 }
