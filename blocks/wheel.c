@@ -299,7 +299,10 @@ static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
     const double key[9] = {fz,          t->B,       t->C,      t->D,      t->damping_ratio,
                            t->relaxation_length, p->inertia, p->radius, d->mf_peak};
-    if (memcmp(key, d->cache_key, sizeof key) != 0) {
+    bool same = true; /* fz first: the one that changes from step to step */
+    for (int i = 0; i < 9 && same; i++)
+      same = key[i] == d->cache_key[i];
+    if (!same) {
       double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
       d->damping_cached =
           2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
