@@ -985,15 +985,6 @@ typedef struct ser_header {
   uint64_t mask_sum; /* FNV-1a of the mask (the simulation's bytes carry their own) */
 } ser_header;
 
-static uint64_t mask_hash(const unsigned char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 /* The blocks' data as init leaves it in a simulation of graph g with the
  * tunable parameters of `val` (g's own values are put back). */
 static unsigned char *fresh_data_with(fmu_instance *in, dg_graph *g, const double *val,
@@ -1136,7 +1127,7 @@ fmu_status fmu_serialize_state(fmu_instance *in, void *state, unsigned char *buf
     if (h.sim_len > 0 && (size_t)(p - buf) + mask_len <= size) {
       memcpy(p, mask, mask_len);
       h.mask_len = mask_len;
-      h.mask_sum = mask_hash(mask, mask_len);
+      h.mask_sum = dgp_fnv1a(mask, mask_len);
     }
     scratch_free(sim, scn, drv, mask);
     if (h.sim_len == 0 || h.mask_len != mask_len)
@@ -1161,7 +1152,7 @@ fmu_status fmu_deserialize_state(fmu_instance *in, const unsigned char *buf, siz
             h.text_len <= size - fixed && h.sim_len <= size - fixed - h.text_len &&
             h.mask_len == size - fixed - h.text_len - h.sim_len &&
             (h.text_len == 0) == (h.sim_len == 0) &&
-            mask_hash(buf + size - h.mask_len, (size_t)h.mask_len) == h.mask_sum;
+            dgp_fnv1a(buf + size - h.mask_len, (size_t)h.mask_len) == h.mask_sum;
   if (!ok)
     return fmu_fail(in, "deserializing an FMU state: the bytes are not a serialized state of "
                         "this FMU");

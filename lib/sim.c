@@ -122,7 +122,7 @@ int dg_sim_input_find(const dg_sim *sim, const char *name) {
   return -1;
 }
 /* The slot holding input i's schedule or callback, or NULL. */
-static dg_timed_input *timed_find(dg_sim *sim, int i) {
+dg_timed_input *dgp_sim_timed_find(const dg_sim *sim, int i) {
   for (int k = 0; k < sim->n_timed; k++)
     if (sim->timed[k].input == i)
       return &sim->timed[k];
@@ -132,7 +132,7 @@ static dg_timed_input *timed_find(dg_sim *sim, int i) {
 /* Removes input i's schedule or callback (the slots stay packed). */
 static void timed_clear(dg_sim *sim, int i) {
   sim->input_epoch++; /* an input changes: caches of the state's values go */
-  dg_timed_input *ti = timed_find(sim, i);
+  dg_timed_input *ti = dgp_sim_timed_find(sim, i);
   if (!ti)
     return;
   free(ti->t);
@@ -912,129 +912,6 @@ double dg_sim_port_speed(const dg_sim *sim, const char *block_port) {
     return p >= 0 ? sim->sv.x[b->node[p]] : NAN;
   }
   return NAN;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Snapshots                                                                */
-
-struct dg_snapshot {
-  const dg_graph *g;
-  dg_solver sv;        /* the solver's scalars */
-  double t, ctx_t, ctx_dt, last_event;
-  long steps, topo_changes, events, segments;
-  size_t size;
-  unsigned char *bytes; /* solver arrays, block data, inputs, schedule places, channels */
-};
-
-/* Bytes of everything but the solver's arrays. */
-static size_t cold_bytes(const dg_sim *sim) {
-  size_t n = 0;
-  for (int i = 0; i < sim->nb; i++)
-    n += sim->blocks[i].klass->data_size;
-  return n + sizeof(double) * (size_t)(sim->n_inputs + sim->n_channels) +
-         sizeof(int) * (size_t)sim->n_inputs;
-}
-
-dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
-  dgp_error_clear(err);
-  if (!sim || sim->failed) {
-    dgp_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "",
-                 "cannot take a snapshot of a simulation that has failed");
-    return NULL;
-  }
-  size_t hot = dgp_solver_state_bytes(sim), size = hot + cold_bytes(sim);
-  dg_snapshot *snap = calloc(1, sizeof *snap);
-  unsigned char *bytes = snap ? malloc(size ? size : 1) : NULL;
-  if (!bytes) {
-    free(snap);
-    dgp_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
-    return NULL;
-  }
-  dgp_graph_retain(sim->g);
-  *snap = (dg_snapshot){.g = sim->g, .sv = sim->sv, .t = sim->t, .ctx_t = sim->ctx.t,
-                        .ctx_dt = sim->ctx.dt, .last_event = sim->last_event,
-                        .steps = sim->steps, .topo_changes = sim->topo_changes,
-                        .events = sim->events, .segments = sim->segments, .size = size,
-                        .bytes = bytes};
-  unsigned char *p = bytes;
-  dgp_solver_save(sim, p);
-  p += hot;
-  for (int i = 0; i < sim->nb; i++) {
-    size_t ds = sim->blocks[i].klass->data_size;
-    memcpy(p, sim->blocks[i].data, ds);
-    p += ds;
-  }
-  memcpy(p, sim->input, sizeof(double) * (size_t)sim->n_inputs);
-  p += sizeof(double) * (size_t)sim->n_inputs;
-  for (int i = 0; i < sim->n_inputs; i++) {
-    const dg_timed_input *ti = timed_find(sim, i);
-    int piece = ti ? ti->piece : -1;
-    memcpy(p, &piece, sizeof piece);
-    p += sizeof piece;
-  }
-  if (sim->n_channels > 0)
-    memcpy(p, sim->channel, sizeof(double) * (size_t)sim->n_channels);
-  return snap;
-}
-
-int dg_sim_restore(dg_sim *sim, const dg_snapshot *snap, dg_error *err) {
-  dgp_error_clear(err);
-  if (!sim || !snap) {
-    dgp_error_set(err, DG_ERR_USAGE, "", "", "no simulation or snapshot given");
-    return DG_ERR_USAGE;
-  }
-  if (snap->g != sim->g) {
-    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
-                 "the snapshot is of a simulation of another graph (%s)", snap->g->file);
-    return DG_ERR_USAGE;
-  }
-  const unsigned char *p = snap->bytes;
-  dgp_solver_load(sim, &snap->sv, p);
-  p += dgp_solver_state_bytes(sim);
-  for (int i = 0; i < sim->nb; i++) {
-    size_t ds = sim->blocks[i].klass->data_size;
-    memcpy(sim->blocks[i].data, p, ds);
-    p += ds;
-  }
-  memcpy(sim->input, p, sizeof(double) * (size_t)sim->n_inputs);
-  p += sizeof(double) * (size_t)sim->n_inputs;
-  for (int i = 0; i < sim->n_inputs; i++) {
-    int piece;
-    memcpy(&piece, p, sizeof piece);
-    p += sizeof piece;
-    dg_timed_input *ti = timed_find(sim, i);
-    if (ti && !ti->fn)
-      ti->piece = piece < ti->n ? piece : ti->n - 1;
-  }
-  if (sim->n_channels > 0)
-    memcpy(sim->channel, p, sizeof(double) * (size_t)sim->n_channels);
-  sim->t = snap->t;
-  sim->last_event = snap->last_event;
-  sim->steps = snap->steps;
-  sim->topo_changes = snap->topo_changes;
-  sim->events = snap->events;
-  sim->segments = snap->segments;
-  sim->ctx.t = snap->ctx_t;
-  sim->ctx.dt = snap->ctx_dt;
-  sim->ctx.speed = sim->sv.x;
-  sim->ctx.torque = sim->sv.tau;
-  sim->ctx.normal_load = sim->sv.normal_load;
-  sim->ctx.state = sim->sv.s;
-  sim->ctx.state_rate = sim->ctx.state_commit = NULL;
-  sim->topo_request = false;
-  sim->failed = false;
-  dgp_error_clear(&sim->err);
-  sim->sv.ports.valid = false; /* the restored solver's cache may be of another state */
-  dgp_bind_eval(sim); /* signal-bound inputs at the restored state */
-  return DG_OK;
-}
-
-void dg_snapshot_free(dg_snapshot *snap) {
-  if (!snap)
-    return;
-  dgp_graph_release(snap->g);
-  free(snap->bytes);
-  free(snap);
 }
 
 /* ------------------------------------------------------------------------ */

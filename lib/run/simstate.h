@@ -6,7 +6,7 @@
 #ifndef DG_SIMSTATE_H
 #define DG_SIMSTATE_H
 
-#include "internal.h"
+#include "sim.h" /* the state as bytes */
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -42,44 +42,6 @@ double *dgp_graph_param_number(dg_graph *g, const char *key, const dg_param_def 
 int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const dg_override *ov,
                 dg_error *err);
 
-/* ---- state as bytes ---------------------------------------------------- */
-
-/* Bytes of all blocks' instance data of a simulation. */
-size_t dgp_sim_data_size(const dg_sim *sim);
-/* Copies the blocks' data, in graph order, into out (dgp_sim_data_size
- * bytes). */
-void dgp_sim_data_copy(const dg_sim *sim, unsigned char *out);
-
-/* Bytes dgp_sim_state_write needs for `sim`. */
-size_t dgp_sim_state_size(const dg_sim *sim);
-/* Writes what dg_sim_snapshot copies (the solver's scalars and arrays,
- * every block's data, the input values and schedule places, the channels,
- * time and counters) into buf, with a header naming its sizes. Returns the
- * bytes written, or 0 when `size` is too small or the simulation has
- * failed. No allocation. */
-size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size);
-/* Puts bytes dgp_sim_state_write wrote for a simulation of the same graph
- * (the same text: the sizes in the header must match) into `sim`, as
- * dg_sim_restore puts a snapshot. `keep` (dgp_sim_data_size bytes, may be
- * NULL) marks bytes of the blocks' data not to take from `buf`: those come
- * from `keep_values` (dgp_sim_data_size bytes), or from `sim`'s own data when
- * that is NULL. A host that moves a state to another process or graph
- * keeps this way what a block's init stores that is an address (a table of
- * its graph, static data): see fmu/runtime.c, which marks the bytes that
- * were still as init left them. Returns DG_OK or DG_ERR_USAGE with `err`
- * filled (wrong size, another graph's layout, bytes that are no state). No
- * allocation. */
-int dgp_sim_state_read(dg_sim *sim, const unsigned char *buf, size_t size,
-                      const unsigned char *keep, const unsigned char *keep_values,
-                      dg_error *err);
-
-/* The same without the checksum, for a state kept in memory by the same
- * process and read back into the same simulation (a cycle run repeating a
- * step: lib/run/cycle.c): the FNV-1a over every byte costs more than the
- * step. dgp_sim_state_save writes a header whose checksum is 0, which
- * dgp_sim_state_read refuses; dgp_sim_state_load checks the header's sizes
- * only. No allocation. */
-size_t dgp_sim_state_save(dg_sim *sim, unsigned char *buf, size_t size);
-int dgp_sim_state_load(dg_sim *sim, const unsigned char *buf, size_t size);
+/* The state as bytes (dgp_sim_state_*) is the core's: lib/sim.h, lib/state.c. */
 
 #endif
