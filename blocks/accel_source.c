@@ -19,8 +19,8 @@ typedef struct accel_params {
 } accel_params;
 
 static const dg_param_def accel_params_table[] = {
-    DG_PARAM_NUM(accel_params, initial_speed, "initial_speed", "rad/s", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "the shaft's speed at the start (a scenario's initial omega overrides it)"),
+    DG_NUMBER(accel_params, initial_speed, .unit = "rad/s", .flags = DG_P_DYNAMICS,
+              .doc = "the shaft's speed at the start (a scenario's initial omega overrides it)"),
     {0},
 };
 

@@ -93,8 +93,9 @@ typedef struct battery_data {
 } battery_data;
 
 static const dg_param_def battery_params_table[] = {
-    DG_PARAM_NUM_REQ(battery_params, capacity, "capacity", "A*h", DG_P_MIN_EXCL | DG_P_DYNAMICS,
-                     0, 0, "charge from empty (SoC 0) to full (SoC 1)"),
+    DG_NUMBER(battery_params, capacity, .unit = "A*h", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "charge from empty (SoC 0) to full (SoC 1)"),
     {.key = "ocv", .kind = DG_PARAM_TABLE1D, .offset = offsetof(battery_params, ocv), .unit = "V",
      .doc = "open-circuit voltage over the state of charge (or give voltage)",
      .axis = {"soc", "voltage"}, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0},
@@ -102,24 +103,25 @@ static const dg_param_def battery_params_table[] = {
      .unit = "V", .doc = "constant open-circuit voltage (or give ocv)",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(battery_params, has_voltage)},
-    DG_PARAM_NUM_REQ(battery_params, resistance, "resistance", "ohm", DG_P_MIN | DG_P_DYNAMICS, 0,
-                     0, "internal resistance"),
-    DG_PARAM_NUM(battery_params, efficiency, "efficiency", "", 1.0,
-                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "the cell's one-way charge efficiency: a discharge current I takes I / "
-                 "efficiency from the store, a charge puts I x efficiency in (FASTSim: the square "
-                 "root of ess_round_trip_eff)"),
-    DG_PARAM_NUM(battery_params, initial_soc, "initial_soc", "", 0.6,
-                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "state of charge at the start (also the initial value battery.soc)"),
-    DG_PARAM_NUM(battery_params, soc_min, "soc_min", "", 0.0, DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS,
-                 0, 1, "lower end of the usable window (below it over_limit is 1)"),
-    DG_PARAM_NUM(battery_params, soc_max, "soc_max", "", 1.0, DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS,
-                 0, 1, "upper end of the usable window (above it over_limit is 1)"),
-    DG_PARAM_NUM(battery_params, soc_taper, "soc_taper", "", 0.02,
-                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "the limits fall linearly to 0 over this much state of charge before soc_min "
-                 "(discharge) and soc_max (charge)"),
+    DG_NUMBER(battery_params, resistance, .unit = "ohm", .required = true,
+              .flags = DG_P_MIN | DG_P_DYNAMICS, .doc = "internal resistance"),
+    DG_NUMBER(battery_params, efficiency, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "the cell's one-way charge efficiency: a discharge current I takes I / "
+                     "efficiency from the store, a charge puts I x efficiency in (FASTSim: the square "
+                     "root of ess_round_trip_eff)"),
+    DG_NUMBER(battery_params, initial_soc, .unit = "", .def = 0.6,
+              .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "state of charge at the start (also the initial value battery.soc)"),
+    DG_NUMBER(battery_params, soc_min, .unit = "", .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS,
+              .max = 1, .doc = "lower end of the usable window (below it over_limit is 1)"),
+    DG_NUMBER(battery_params, soc_max, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "upper end of the usable window (above it over_limit is 1)"),
+    DG_NUMBER(battery_params, soc_taper, .unit = "", .def = 0.02,
+              .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "the limits fall linearly to 0 over this much state of charge before soc_min "
+                     "(discharge) and soc_max (charge)"),
     {.key = "max_discharge_current", .kind = DG_PARAM_NUMBER,
      .offset = offsetof(battery_params, max_discharge_current), .unit = "A",
      .doc = "discharge current limit (default none)", .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,

@@ -114,8 +114,8 @@ static const dg_param_def brake_params_table[] = {
             "the slipping capacity",
      .def = 1.1, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 1,
      .present = DG_PRESENT(brake_params, has_static_factor)},
-    DG_PARAM_NUM(brake_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "inertia of the brake's rotating part, on the shaft"),
+    DG_NUMBER(brake_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the brake's rotating part, on the shaft"),
     {.key = "lock_speed", .kind = DG_PARAM_NUMBER, .offset = offsetof(brake_params, lock_speed),
      .unit = "rad/s",
      .doc = "lock: speed below which an engaged lock catches (faster, it ratchets); it then "

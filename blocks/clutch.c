@@ -107,13 +107,15 @@ static const dg_port_def clutch_ports[] = {
 };
 
 static const dg_param_def clutch_params_table[] = {
-    DG_PARAM_NUM_REQ(clutch_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL | DG_P_DYNAMICS,
-                     0, 0, "kinetic (slipping) torque capacity at full engagement"),
-    DG_PARAM_NUM(clutch_params, static_factor, "static_factor", "", 1.1, DG_P_MIN | DG_P_DYNAMICS,
-                 1, 0, "static / kinetic capacity: a lock holds up to static_factor times the "
-                 "slipping capacity"),
-    DG_PARAM_NUM(clutch_params, inertia, "inertia", "kg*m^2", 0.01, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "driven plate inertia, on `out`"),
+    DG_NUMBER(clutch_params, max_torque, .unit = "N*m", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "kinetic (slipping) torque capacity at full engagement"),
+    DG_NUMBER(clutch_params, static_factor, .unit = "", .def = 1.1,
+              .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 1,
+              .doc = "static / kinetic capacity: a lock holds up to static_factor times the "
+                     "slipping capacity"),
+    DG_NUMBER(clutch_params, inertia, .unit = "kg*m^2", .def = 0.01,
+              .flags = DG_P_MIN | DG_P_INERTIA, .doc = "driven plate inertia, on `out`"),
     {.key = "mode", .kind = DG_PARAM_ENUM, .offset = offsetof(clutch_params, mode), .unit = "",
      .doc = "pedal: engagement from the clutch pedal; auto: also rises with engine rpm from "
             "idle_rpm to launch_rpm",

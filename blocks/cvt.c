@@ -55,12 +55,13 @@ static const dg_param_def cvt_params_table[] = {
      .doc = "target ratio in/out over the output speed (rad/s): { \"omega_out\": [...], "
             "\"ratio\": [...] }",
      .required = true, .flags = DG_P_MIN_EXCL, .min = 0, .axis = {"omega_out", "ratio"}},
-    DG_PARAM_NUM(cvt_params, efficiency, "efficiency", "", 1.0,
-                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1, "power efficiency"),
-    DG_PARAM_NUM(cvt_params, inertia, "inertia", "kg*m^2", 0.02, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "input-shaft inertia, on `in`"),
-    DG_PARAM_NUM(cvt_params, time_constant, "time_constant", "s", 0.2, DG_P_MIN_EXCL, 0, 0,
-                 "ratio actuator lag (the speed it reads is filtered with a quarter of it)"),
+    DG_NUMBER(cvt_params, efficiency, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "power efficiency"),
+    DG_NUMBER(cvt_params, inertia, .unit = "kg*m^2", .def = 0.02, .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "input-shaft inertia, on `in`"),
+    DG_NUMBER(cvt_params, time_constant, .unit = "s", .def = 0.2, .flags = DG_P_MIN_EXCL,
+              .doc = "ratio actuator lag (the speed it reads is filtered with a quarter of it)"),
     {0},
 };
 

@@ -105,36 +105,39 @@ static const dg_param_def driver_params_table[] = {
      .doc = "target speed over time: { \"time\": [s...], \"speed_kmh\": [km/h...] } (linear, "
             "ends held)",
      .required = true, .axis = {"time", "speed_kmh"}, .min_len = 1, .flags = DG_P_DYNAMICS},
-    DG_PARAM_NUM(driver_params, kp, "kp", "1/(km/h)", 0.05, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "pedal per km/h of (previewed) speed error"),
-    DG_PARAM_NUM(driver_params, ki, "ki", "1/(km/h*s)", 0.02, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "pedal per km/h of speed error and second"),
-    DG_PARAM_NUM(driver_params, accel_gain, "accel_gain", "s^2/m", 0.0, DG_P_MIN | DG_P_DYNAMICS,
-                 0, 0, "feed-forward: pedal per m/s^2 of the trace's acceleration ahead"),
-    DG_PARAM_NUM(driver_params, preview, "preview", "s", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "how far ahead on the trace the proportional and feed-forward terms look"),
-    DG_PARAM_NUM(driver_params, brake_gain, "brake_gain", "", 1.0, DG_P_MIN_EXCL | DG_P_DYNAMICS,
-                 0, 0, "brake pedal per unit of negative command"),
-    DG_PARAM_NUM(driver_params, hold_speed, "hold_speed", "km/h", 1.0, DG_P_MIN | DG_P_DYNAMICS,
-                 0, 0, "below this speed, with the trace at rest now and ahead, the driver holds "
-                       "the car on the brake"),
-    DG_PARAM_NUM(driver_params, hold_brake, "hold_brake", "", 0.6,
-                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "brake pedal while holding the car at a stop"),
-    DG_PARAM_NUM(driver_params, brake_force, "brake_force", "N", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0,
-                 0, "the friction brakes' force at the road at full pedal: the scale of "
-                    "brake_power (0: none)"),
+    DG_NUMBER(driver_params, kp, .unit = "1/(km/h)", .def = 0.05, .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "pedal per km/h of (previewed) speed error"),
+    DG_NUMBER(driver_params, ki, .unit = "1/(km/h*s)", .def = 0.02,
+              .flags = DG_P_MIN | DG_P_DYNAMICS, .doc = "pedal per km/h of speed error and second"),
+    DG_NUMBER(driver_params, accel_gain, .unit = "s^2/m", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "feed-forward: pedal per m/s^2 of the trace's acceleration ahead"),
+    DG_NUMBER(driver_params, preview, .unit = "s", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "how far ahead on the trace the proportional and feed-forward terms look"),
+    DG_NUMBER(driver_params, brake_gain, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "brake pedal per unit of negative command"),
+    DG_NUMBER(driver_params, hold_speed, .unit = "km/h", .def = 1.0,
+              .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "below this speed, with the trace at rest now and ahead, the driver holds "
+                     "the car on the brake"),
+    DG_NUMBER(driver_params, hold_brake, .unit = "", .def = 0.6,
+              .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "brake pedal while holding the car at a stop"),
+    DG_NUMBER(driver_params, brake_force, .unit = "N", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "the friction brakes' force at the road at full pedal: the scale of "
+                     "brake_power (0: none)"),
     {.key = "follow", .kind = DG_PARAM_ENUM, .offset = offsetof(driver_params, follow),
      .unit = "",
      .doc = "speed: a PI on the speed error (forward); effort: a PI on the input effort, the "
             "prescription's acceleration of a backward run",
      .choices = follow_names, .def = FOLLOW_SPEED, .flags = DG_P_DYNAMICS},
-    DG_PARAM_NUM(driver_params, effort_kp, "effort_kp", "", 0.3, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "follow effort: proportional gain on the prescription's acceleration (times "
-                 "accel_gain)"),
-    DG_PARAM_NUM(driver_params, effort_ki, "effort_ki", "1/s", 500.0, DG_P_MIN | DG_P_DYNAMICS, 0,
-                 0, "follow effort: integral gain on the prescription's acceleration (times "
-                    "accel_gain; about 0.5 / dt)"),
+    DG_NUMBER(driver_params, effort_kp, .unit = "", .def = 0.3, .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "follow effort: proportional gain on the prescription's acceleration (times "
+                     "accel_gain)"),
+    DG_NUMBER(driver_params, effort_ki, .unit = "1/s", .def = 500.0,
+              .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "follow effort: integral gain on the prescription's acceleration (times "
+                     "accel_gain; about 0.5 / dt)"),
     {0},
 };
 

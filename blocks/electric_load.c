@@ -19,8 +19,8 @@ typedef struct load_params {
 } load_params;
 
 static const dg_param_def electric_load_params_table[] = {
-    DG_PARAM_NUM(load_params, power, "power", "W", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "power drawn at demand 1"),
+    DG_NUMBER(load_params, power, .unit = "W", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "power drawn at demand 1"),
     {0},
 };
 

@@ -145,13 +145,13 @@ static const dg_port_def engine_ports[] = {
 };
 
 static const dg_param_def engine_params_table[] = {
-    DG_PARAM_NUM_REQ(engine_params, inertia, "inertia", "kg*m^2", DG_P_MIN_EXCL | DG_P_INERTIA,
-                     0, 0, "crankshaft and flywheel inertia"),
-    DG_PARAM_NUM_REQ(engine_params, idle_rpm, "idle_rpm", "rpm", DG_P_MIN_EXCL | DG_P_DYNAMICS,
-                     0, 0, "speed the idle controller holds"),
-    DG_PARAM_NUM_REQ(engine_params, redline_rpm, "redline_rpm", "rpm",
-                     DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                     "rev limiter cuts the throttle above this speed"),
+    DG_NUMBER(engine_params, inertia, .unit = "kg*m^2", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_INERTIA, .doc = "crankshaft and flywheel inertia"),
+    DG_NUMBER(engine_params, idle_rpm, .unit = "rpm", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .doc = "speed the idle controller holds"),
+    DG_NUMBER(engine_params, redline_rpm, .unit = "rpm", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "rev limiter cuts the throttle above this speed"),
     {.key = "torque_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, torque_map),
      .unit = "N*m",
      .doc = "torque over rpm and throttle, one row per throttle breakpoint (lowest row: closed "
@@ -167,13 +167,14 @@ static const dg_param_def engine_params_table[] = {
     {.key = "friction", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, friction),
      .unit = "N*m", .doc = "friction torque over rpm, subtracted (opposes rotation)",
      .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0, .axis = {"rpm", "torque"}},
-    DG_PARAM_NUM(engine_params, limiter_hysteresis_rpm, "limiter_hysteresis_rpm", "rpm", 100.0,
-                 DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "rev limiter releases below redline_rpm minus this"),
-    DG_PARAM_NUM(engine_params, idle_gain, "idle_gain", "1/rpm", 0.02, DG_P_MIN | DG_P_DYNAMICS,
-                 0, 0, "idle controller throttle per rpm below idle_rpm (0: off)"),
-    DG_PARAM_NUM(engine_params, stall_rpm, "stall_rpm", "rpm", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "the engine stalls for good below this speed (0: never)"),
+    DG_NUMBER(engine_params, limiter_hysteresis_rpm, .unit = "rpm", .def = 100.0,
+              .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "rev limiter releases below redline_rpm minus this"),
+    DG_NUMBER(engine_params, idle_gain, .unit = "1/rpm", .def = 0.02,
+              .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "idle controller throttle per rpm below idle_rpm (0: off)"),
+    DG_NUMBER(engine_params, stall_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "the engine stalls for good below this speed (0: never)"),
     {.key = "fuel_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, fuel_map),
      .unit = "g/s",
      .doc = "fuel rate over rpm and net torque, one row per torque breakpoint (or give bsfc_map or "
@@ -194,15 +195,13 @@ static const dg_param_def engine_params_table[] = {
      .unit = "W", .doc = "rated power the efficiency table's power fractions refer to",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(engine_params, has_rated_power)},
-    DG_PARAM_NUM(engine_params, accessory_power, "accessory_power", "W", 0.0,
-                 DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
-                 "on a conventional car), fuelled at the efficiency of brake + accessory power; "
-                 "their energy leaves as heat, the shaft does not carry it"),
-    DG_PARAM_NUM(engine_params, idle_fuel_rate, "idle_fuel_rate", "g/s", 0.0,
-                 DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
-                 "heating value)"),
+    DG_NUMBER(engine_params, accessory_power, .unit = "W", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
+                     "on a conventional car), fuelled at the efficiency of brake + accessory power; "
+                     "their energy leaves as heat, the shaft does not carry it"),
+    DG_NUMBER(engine_params, idle_fuel_rate, .unit = "g/s", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
+                     "heating value)"),
     {.key = "fuel_cut", .kind = DG_PARAM_BOOL, .offset = offsetof(engine_params, fuel_cut),
      .unit = "", .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm", .def = 1,
      .flags = DG_P_DYNAMICS},
@@ -211,11 +210,11 @@ static const dg_param_def engine_params_table[] = {
      .doc = "the fuel is cut above this speed (default idle_rpm)",
      .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(engine_params, has_fuel_cut_rpm)},
-    DG_PARAM_NUM(engine_params, heating_value, "heating_value", "J/kg", 43.0e6,
-                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "lower heating value of the fuel (default gasoline's, as FASTSim)"),
-    DG_PARAM_NUM(engine_params, fuel_density, "fuel_density", "kg/L", 0.75,
-                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0, "fuel density, for fuel_volume"),
+    DG_NUMBER(engine_params, heating_value, .unit = "J/kg", .def = 43.0e6,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "lower heating value of the fuel (default gasoline's, as FASTSim)"),
+    DG_NUMBER(engine_params, fuel_density, .unit = "kg/L", .def = 0.75,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .doc = "fuel density, for fuel_volume"),
     {0},
 };
 

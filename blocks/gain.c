@@ -13,10 +13,10 @@ typedef struct gain_params {
 } gain_params;
 
 static const dg_param_def gain_params_table[] = {
-    DG_PARAM_NUM(gain_params, gain, "gain", "", 1.0, DG_P_DYNAMICS, 0, 0,
-                 "factor k of output = k input + offset"),
-    DG_PARAM_NUM(gain_params, offset, "offset", "", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "value added after the factor"),
+    DG_NUMBER(gain_params, gain, .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+              .doc = "factor k of output = k input + offset"),
+    DG_NUMBER(gain_params, offset, .unit = "", .flags = DG_P_DYNAMICS,
+              .doc = "value added after the factor"),
     {0},
 };
 

@@ -66,9 +66,11 @@ static const dg_param_def hub_tyre_fields[] = {
 };
 
 static const dg_param_def hub_params_table[] = {
-    DG_PARAM_NUM_REQ(hub_params, radius, "radius", "m", DG_P_MIN_EXCL, 0, 0, "rolling radius"),
-    DG_PARAM_NUM(hub_params, inertia, "inertia", "kg*m^2", 1.0, DG_P_MIN_EXCL | DG_P_INERTIA, 0,
-                 0, "inertia of wheel, tyre and brake disc about the hub"),
+    DG_NUMBER(hub_params, radius, .unit = "m", .required = true, .flags = DG_P_MIN_EXCL,
+              .doc = "rolling radius"),
+    DG_NUMBER(hub_params, inertia, .unit = "kg*m^2", .def = 1.0,
+              .flags = DG_P_MIN_EXCL | DG_P_INERTIA,
+              .doc = "inertia of wheel, tyre and brake disc about the hub"),
     {.key = "tyre", .kind = DG_PARAM_OBJECT, .offset = offsetof(hub_params, tyre), .unit = "",
      .doc = "magic formula: { \"B\", \"C\", \"D\", \"E\", \"relaxation_length\", "
             "\"damping_ratio\" } (a host's model replaces the formula: dg_sim_set_tyre)",

@@ -21,8 +21,8 @@ static const dg_port_def inertia_ports[] = {
 };
 
 static const dg_param_def inertia_params_table[] = {
-    DG_PARAM_NUM_REQ(inertia_params, inertia, "inertia", "kg*m^2", DG_P_MIN_EXCL | DG_P_INERTIA,
-                     0, 0, "moment of inertia"),
+    DG_NUMBER(inertia_params, inertia, .unit = "kg*m^2", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_INERTIA, .doc = "moment of inertia"),
     {0},
 };
 

@@ -58,15 +58,15 @@ static const dg_port_def load_ports[] = {
 };
 
 static const dg_param_def load_params_table[] = {
-    DG_PARAM_NUM(load_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "inertia of the load"),
+    DG_NUMBER(load_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the load"),
     /* structural: with c0 > 0 the load has a stuck mode */
-    DG_PARAM_NUM(load_params, c0, "c0", "N*m", 0.0, DG_P_MIN, 0, 0,
-                 "constant (Coulomb) resisting torque; sticks at rest up to c0"),
-    DG_PARAM_NUM(load_params, c1, "c1", "N*m*s/rad", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "resisting torque per unit speed"),
-    DG_PARAM_NUM(load_params, c2, "c2", "N*m*s^2/rad^2", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "resisting torque per unit speed squared"),
+    DG_NUMBER(load_params, c0, .unit = "N*m", .flags = DG_P_MIN,
+              .doc = "constant (Coulomb) resisting torque; sticks at rest up to c0"),
+    DG_NUMBER(load_params, c1, .unit = "N*m*s/rad", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "resisting torque per unit speed"),
+    DG_NUMBER(load_params, c2, .unit = "N*m*s^2/rad^2", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "resisting torque per unit speed squared"),
     {0},
 };
 

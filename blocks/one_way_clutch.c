@@ -62,8 +62,8 @@ static const dg_port_def owc_ports[] = {
 };
 
 static const dg_param_def owc_params_table[] = {
-    DG_PARAM_NUM(owc_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "outer race inertia, on `out`"),
+    DG_NUMBER(owc_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "outer race inertia, on `out`"),
     {0},
 };
 

@@ -86,14 +86,14 @@ static const char *const pid_aw_choices[] = {"clamp", "back_calculation", "none"
 static const char *const pid_don_choices[] = {"measurement", "error", NULL};
 
 static const dg_param_def pid_params_table[] = {
-    DG_PARAM_NUM(pid_params, kp, "kp", "", 1.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "proportional gain (output per unit of error)"),
-    DG_PARAM_NUM(pid_params, ki, "ki", "1/s", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "integral gain (output per unit of error and second)"),
-    DG_PARAM_NUM(pid_params, kd, "kd", "s", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "derivative gain (output per unit of error rate)"),
-    DG_PARAM_NUM(pid_params, td, "td", "s", 0.01, DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "time constant of the derivative's first-order filter"),
+    DG_NUMBER(pid_params, kp, .unit = "", .def = 1.0, .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "proportional gain (output per unit of error)"),
+    DG_NUMBER(pid_params, ki, .unit = "1/s", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "integral gain (output per unit of error and second)"),
+    DG_NUMBER(pid_params, kd, .unit = "s", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "derivative gain (output per unit of error rate)"),
+    DG_NUMBER(pid_params, td, .unit = "s", .def = 0.01, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "time constant of the derivative's first-order filter"),
     {.key = "output_min", .kind = DG_PARAM_NUMBER, .offset = offsetof(pid_params, output_min),
      .doc = "lower output limit (none when left out)", .flags = DG_P_DYNAMICS,
      .present = DG_PRESENT(pid_params, has_min)},
@@ -114,8 +114,8 @@ static const dg_param_def pid_params_table[] = {
      .doc = "what the derivative acts on: measurement (its negative; no kick on setpoint "
             "steps) or error",
      .def = D_ON_MEASUREMENT, .choices = pid_don_choices, .flags = DG_P_DYNAMICS},
-    DG_PARAM_NUM(pid_params, initial_integral, "initial_integral", "", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "start value of the integral term i (output units)"),
+    DG_NUMBER(pid_params, initial_integral, .unit = "", .flags = DG_P_DYNAMICS,
+              .doc = "start value of the integral term i (output units)"),
     {0},
 };
 

@@ -16,8 +16,8 @@ typedef struct product_params {
 } product_params;
 
 static const dg_param_def product_params_table[] = {
-    DG_PARAM_NUM(product_params, gain, "gain", "", 1.0, DG_P_DYNAMICS, 0, 0,
-                 "constant factor of the product"),
+    DG_NUMBER(product_params, gain, .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+              .doc = "constant factor of the product"),
     {0},
 };
 

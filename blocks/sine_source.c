@@ -38,16 +38,16 @@ typedef struct sine_data {
 } sine_data;
 
 static const dg_param_def sine_params_table[] = {
-    DG_PARAM_NUM(sine_params, amplitude, "amplitude", "", 1.0, DG_P_DYNAMICS, 0, 0,
-                 "amplitude of the sine (in the unit of the input it drives)"),
-    DG_PARAM_NUM(sine_params, frequency, "frequency", "Hz", 1.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "frequency f"),
-    DG_PARAM_NUM(sine_params, phase, "phase", "rad", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "phase at start_time"),
-    DG_PARAM_NUM(sine_params, offset, "offset", "", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "value added to the sine, and the value before start_time"),
-    DG_PARAM_NUM(sine_params, start_time, "start_time", "s", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "time the sine starts (the value is offset before it)"),
+    DG_NUMBER(sine_params, amplitude, .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+              .doc = "amplitude of the sine (in the unit of the input it drives)"),
+    DG_NUMBER(sine_params, frequency, .unit = "Hz", .def = 1.0, .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "frequency f"),
+    DG_NUMBER(sine_params, phase, .unit = "rad", .flags = DG_P_DYNAMICS,
+              .doc = "phase at start_time"),
+    DG_NUMBER(sine_params, offset, .unit = "", .flags = DG_P_DYNAMICS,
+              .doc = "value added to the sine, and the value before start_time"),
+    DG_NUMBER(sine_params, start_time, .unit = "s", .flags = DG_P_DYNAMICS,
+              .doc = "time the sine starts (the value is offset before it)"),
     {0},
 };
 

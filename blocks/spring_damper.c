@@ -144,14 +144,14 @@ static const dg_port_def spring_ports[] = {
 };
 
 static const dg_param_def spring_params_table[] = {
-    DG_PARAM_NUM_REQ(spring_params, stiffness, "stiffness", "N*m/rad",
-                     DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0, "torsional stiffness k"),
-    DG_PARAM_NUM(spring_params, damping, "damping", "N*m*s/rad", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0,
-                 0, "torsional damping c (acts only in contact)"),
-    DG_PARAM_NUM(spring_params, backlash, "backlash", "rad", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "total free play b: no torque while |twist| < b/2"),
-    DG_PARAM_NUM(spring_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "the shaft's own inertia, half at each end"),
+    DG_NUMBER(spring_params, stiffness, .unit = "N*m/rad", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .doc = "torsional stiffness k"),
+    DG_NUMBER(spring_params, damping, .unit = "N*m*s/rad", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "torsional damping c (acts only in contact)"),
+    DG_NUMBER(spring_params, backlash, .unit = "rad", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "total free play b: no torque while |twist| < b/2"),
+    DG_NUMBER(spring_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "the shaft's own inertia, half at each end"),
     {.key = "backlash_law", .kind = DG_PARAM_ENUM, .offset = offsetof(spring_params, law),
      .doc = "the contact's torque with backlash: elasto_backlash2 T = T_c + T_d (Modelica's "
             "ElastoBacklash2: the damper's force steps in where a contact starts); "

@@ -15,11 +15,14 @@ typedef struct sum_params {
 } sum_params;
 
 static const dg_param_def sum_params_table[] = {
-    DG_PARAM_NUM(sum_params, k[0], "k_a", "", 1.0, DG_P_DYNAMICS, 0, 0, "weight of input a"),
-    DG_PARAM_NUM(sum_params, k[1], "k_b", "", 1.0, DG_P_DYNAMICS, 0, 0,
-                 "weight of input b (-1: a difference a - b)"),
-    DG_PARAM_NUM(sum_params, k[2], "k_c", "", 1.0, DG_P_DYNAMICS, 0, 0, "weight of input c"),
-    DG_PARAM_NUM(sum_params, k[3], "k_d", "", 1.0, DG_P_DYNAMICS, 0, 0, "weight of input d"),
+    DG_NUMBER_AT(sum_params, k[0], "k_a", .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+                 .doc = "weight of input a"),
+    DG_NUMBER_AT(sum_params, k[1], "k_b", .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+                 .doc = "weight of input b (-1: a difference a - b)"),
+    DG_NUMBER_AT(sum_params, k[2], "k_c", .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+                 .doc = "weight of input c"),
+    DG_NUMBER_AT(sum_params, k[3], "k_d", .unit = "", .def = 1.0, .flags = DG_P_DYNAMICS,
+                 .doc = "weight of input d"),
     {0},
 };
 

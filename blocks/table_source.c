@@ -52,8 +52,8 @@ static const dg_param_def table_params_table[] = {
      .doc = "repeat the table every period from its first time (>= the table's time span)",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(table_params, has_period)},
-    DG_PARAM_NUM(table_params, time_offset, "time_offset", "s", 0.0, DG_P_DYNAMICS, 0, 0,
-                 "shifts the table later in time: value(t) = table(t - time_offset)"),
+    DG_NUMBER(table_params, time_offset, .unit = "s", .flags = DG_P_DYNAMICS,
+              .doc = "shifts the table later in time: value(t) = table(t - time_offset)"),
     {0},
 };
 

@@ -113,15 +113,16 @@ static const dg_port_def tc_ports[] = {
 };
 
 static const dg_param_def tc_lockup_fields[] = {
-    DG_PARAM_NUM_REQ(lockup_params, max_torque, "max_torque", "N*m", DG_P_MIN_EXCL | DG_P_DYNAMICS,
-                     0, 0, "kinetic (slipping) torque capacity of the lock-up clutch"),
-    DG_PARAM_NUM(lockup_params, speed_ratio, "speed_ratio", "", 0.0,
-                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "applied at speed ratios >= this (0: only through the \"lockup\" channel)"),
-    DG_PARAM_NUM(lockup_params, static_factor, "static_factor", "", 1.1, DG_P_MIN | DG_P_DYNAMICS,
-                 1, 0, "static / kinetic capacity"),
-    DG_PARAM_NUM(lockup_params, min_rpm, "min_rpm", "rpm", 0.0, DG_P_MIN | DG_P_DYNAMICS, 0, 0,
-                 "released below this pump speed (0: no limit)"),
+    DG_NUMBER(lockup_params, max_torque, .unit = "N*m", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "kinetic (slipping) torque capacity of the lock-up clutch"),
+    DG_NUMBER(lockup_params, speed_ratio, .unit = "", .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS,
+              .max = 1,
+              .doc = "applied at speed ratios >= this (0: only through the \"lockup\" channel)"),
+    DG_NUMBER(lockup_params, static_factor, .unit = "", .def = 1.1,
+              .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 1, .doc = "static / kinetic capacity"),
+    DG_NUMBER(lockup_params, min_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "released below this pump speed (0: no limit)"),
     {0},
 };
 
@@ -135,10 +136,10 @@ static const dg_param_def tc_params_table[] = {
      .unit = "", .doc = "turbine / pump torque over speed ratio (default: 2.0 at stall, linear to "
                         "1.0 at the coupling point SR 0.87)",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0, .axis = {"speed_ratio", "ratio"}},
-    DG_PARAM_NUM(tc_params, pump_inertia, "pump_inertia", "kg*m^2", 0.05, DG_P_MIN | DG_P_INERTIA,
-                 0, 0, "pump (impeller and cover) inertia, on `in`"),
-    DG_PARAM_NUM(tc_params, turbine_inertia, "turbine_inertia", "kg*m^2", 0.03,
-                 DG_P_MIN | DG_P_INERTIA, 0, 0, "turbine inertia, on `out`"),
+    DG_NUMBER(tc_params, pump_inertia, .unit = "kg*m^2", .def = 0.05,
+              .flags = DG_P_MIN | DG_P_INERTIA, .doc = "pump (impeller and cover) inertia, on `in`"),
+    DG_NUMBER(tc_params, turbine_inertia, .unit = "kg*m^2", .def = 0.03,
+              .flags = DG_P_MIN | DG_P_INERTIA, .doc = "turbine inertia, on `out`"),
     {.key = "lockup", .kind = DG_PARAM_OBJECT, .offset = offsetof(tc_params, lockup),
      .doc = "lock-up clutch: { \"max_torque\", \"speed_ratio\", \"static_factor\", \"min_rpm\" }",
      .fields = tc_lockup_fields, .present = DG_PRESENT(tc_params, has_lockup)},

@@ -24,8 +24,8 @@ static const dg_port_def source_ports[] = {
 };
 
 static const dg_param_def source_params_table[] = {
-    DG_PARAM_NUM(source_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "inertia of the source's shaft"),
+    DG_NUMBER(source_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the source's shaft"),
     {.key = "torque", .kind = DG_PARAM_NUMBER, .offset = offsetof(source_params, torque),
      .unit = "N*m", .doc = "constant torque", .present = DG_PRESENT(source_params, has_torque),
      .flags = DG_P_DYNAMICS},

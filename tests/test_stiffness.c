@@ -398,9 +398,9 @@ static const dg_port_def rate_ports[] = {
     {0},
 };
 static const dg_param_def rate_param_table[] = {
-    DG_PARAM_NUM(rate_params, rate, "rate", "1/s", 0.0, 0, 0, 0, "ds/dt = rate s"),
-    DG_PARAM_NUM(rate_params, nan_after, "nan_after", "s", 1e30, 0, 0, 0,
-                 "from this time on, a NaN torque"),
+    DG_NUMBER(rate_params, rate, .unit = "1/s", .doc = "ds/dt = rate s"),
+    DG_NUMBER(rate_params, nan_after, .unit = "s", .def = 1e30,
+              .doc = "from this time on, a NaN torque"),
     {0},
 };
 static const dg_signal_def rate_signals[] = {

@@ -24,7 +24,8 @@ static const dg_port_def coupler_ports[] = {
     {0},
 };
 static const dg_param_def coupler_params_table[] = {
-    DG_PARAM_NUM(coupler_params, ratio, "ratio", "", 1.0, DG_P_MIN_EXCL, 0, 0, "ratio when coupled"),
+    DG_NUMBER(coupler_params, ratio, .unit = "", .def = 1.0, .flags = DG_P_MIN_EXCL,
+              .doc = "ratio when coupled"),
     {.key = "start_coupled", .kind = DG_PARAM_BOOL, .offset = offsetof(coupler_params, start_coupled),
      .def = 1, .doc = "coupled at t = 0"},
     {.key = "use_tie", .kind = DG_PARAM_BOOL, .offset = offsetof(coupler_params, use_tie),
@@ -93,8 +94,10 @@ static const dg_port_def merge_ports[] = {
     {0},
 };
 static const dg_param_def merge_params_table[] = {
-    DG_PARAM_NUM(merge_params, ratio_a, "ratio_a", "", 1.0, DG_P_MIN_EXCL, 0, 0, "in_a/out"),
-    DG_PARAM_NUM(merge_params, ratio_b, "ratio_b", "", 1.0, DG_P_MIN_EXCL, 0, 0, "in_b/out"),
+    DG_NUMBER(merge_params, ratio_a, .unit = "", .def = 1.0, .flags = DG_P_MIN_EXCL,
+              .doc = "in_a/out"),
+    DG_NUMBER(merge_params, ratio_b, .unit = "", .def = 1.0, .flags = DG_P_MIN_EXCL,
+              .doc = "in_b/out"),
     {0},
 };
 static void merge_state_upstream(dg_block *self, dg_topo *topo) {
@@ -117,7 +120,7 @@ static const dg_port_def mass_ports[] = {
     {0},
 };
 static const dg_param_def mass_params_table[] = {
-    DG_PARAM_NUM(mass_params, mass, "mass", "kg", 1000, DG_P_MIN_EXCL, 0, 0, "mass"),
+    DG_NUMBER(mass_params, mass, .unit = "kg", .def = 1000, .flags = DG_P_MIN_EXCL, .doc = "mass"),
     {0},
 };
 static const dg_signal_def mass_signals[] = {
@@ -145,7 +148,8 @@ static const dg_port_def wheel_ports[] = {
     {0},
 };
 static const dg_param_def wheel_params_table[] = {
-    DG_PARAM_NUM(wheel_params, radius, "radius", "m", 0.3, DG_P_MIN_EXCL, 0, 0, "radius"),
+    DG_NUMBER(wheel_params, radius, .unit = "m", .def = 0.3, .flags = DG_P_MIN_EXCL,
+              .doc = "radius"),
     {0},
 };
 static void wheel_state_upstream(dg_block *self, dg_topo *topo) {
@@ -168,8 +172,9 @@ static const dg_port_def cvt_ports[] = {
     {0},
 };
 static const dg_param_def cvt_params_table[] = {
-    DG_PARAM_NUM(cvt_params, ratio, "ratio", "", 1.0, DG_P_MIN_EXCL, 0, 0, "ratio at t = 0"),
-    DG_PARAM_NUM(cvt_params, rate, "rate", "1/s", 0.0, 0, 0, 0, "d(ratio)/dt"),
+    DG_NUMBER(cvt_params, ratio, .unit = "", .def = 1.0, .flags = DG_P_MIN_EXCL,
+              .doc = "ratio at t = 0"),
+    DG_NUMBER(cvt_params, rate, .unit = "1/s", .doc = "d(ratio)/dt"),
     {0},
 };
 static const dg_signal_def cvt_signals[] = {
@@ -206,7 +211,8 @@ static const dg_port_def speedo_ports[] = {
     {0},
 };
 static const dg_param_def speedo_params_table[] = {
-    DG_PARAM_NUM(speedo_params, radius, "radius", "m", 1.0, DG_P_MIN_EXCL, 0, 0, "radius"),
+    DG_NUMBER(speedo_params, radius, .unit = "m", .def = 1.0, .flags = DG_P_MIN_EXCL,
+              .doc = "radius"),
     {0},
 };
 static const dg_signal_def speedo_signals[] = {

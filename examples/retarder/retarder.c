@@ -72,9 +72,9 @@ static const dg_port_def retarder_ports[] = {
 };
 
 static const dg_param_def retarder_params_table[] = {
-    DG_PARAM_NUM_REQ(retarder_params, max_torque, "max_torque", "N*m",
-                     DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                     "largest braking torque (valve / cooling limit)"),
+    DG_NUMBER(retarder_params, max_torque, .unit = "N*m", .required = true,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "largest braking torque (valve / cooling limit)"),
     {.key = "coefficient", .kind = DG_PARAM_NUMBER,
      .offset = offsetof(retarder_params, coefficient), .unit = "N*m*s^2/rad^2",
      .doc = "k in T = k w^2 below max_torque (or give full_torque_rpm)",
@@ -85,15 +85,14 @@ static const dg_param_def retarder_params_table[] = {
      .doc = "shaft speed from which the full max_torque is available (or give coefficient)",
      .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(retarder_params, has_full_torque_rpm)},
-    DG_PARAM_NUM(retarder_params, fill_time, "fill_time", "s", 0.3,
-                 DG_P_MIN_EXCL | DG_P_DYNAMICS, 0, 0,
-                 "time constant of the fill level following the command"),
-    DG_PARAM_NUM(retarder_params, inertia, "inertia", "kg*m^2", 0.1,
-                 DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "rotor inertia on the shaft"),
-    DG_PARAM_NUM(retarder_params, brake_blend, "brake_blend", "", 0.0,
-                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "command from the brake pedal: max(retarder, brake_blend x brake)"),
+    DG_NUMBER(retarder_params, fill_time, .unit = "s", .def = 0.3,
+              .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+              .doc = "time constant of the fill level following the command"),
+    DG_NUMBER(retarder_params, inertia, .unit = "kg*m^2", .def = 0.1,
+              .flags = DG_P_MIN | DG_P_INERTIA, .doc = "rotor inertia on the shaft"),
+    DG_NUMBER(retarder_params, brake_blend, .unit = "",
+              .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "command from the brake pedal: max(retarder, brake_blend x brake)"),
     {0},
 };
 

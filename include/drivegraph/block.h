@@ -708,6 +708,19 @@ typedef int (*dg_plugin_init_fn)(dg_registry *reg, dg_error *err);
 /* ------------------------------------------------------------------------ */
 /* Parameter-table macros                                                   */
 
+/// A number parameter stored in field `field` of params struct T, with the
+/// field's name as its key; the rest are dg_param_def's fields by name:
+///
+///     DG_NUMBER(clutch_params, max_torque, .unit = "N*m", .required = true,
+///               .flags = DG_P_MIN_EXCL, .doc = "torque capacity at full engagement"),
+///
+/// (`.def`, `.flags`, `.min` and `.max` are 0 when not given).
+#define DG_NUMBER(T, field, ...)                                                                  \
+  {.key = #field, .kind = DG_PARAM_NUMBER, .offset = offsetof(T, field), __VA_ARGS__}
+/// The same with a key other than the field's name.
+#define DG_NUMBER_AT(T, field, key_, ...)                                                         \
+  {.key = key_, .kind = DG_PARAM_NUMBER, .offset = offsetof(T, field), __VA_ARGS__}
+/// The older positional forms, kept for blocks written against them.
 #define DG_PARAM_NUM(T, field, key_, unit_, def_, flags_, min_, max_, doc_)                      \
   {.key = key_, .kind = DG_PARAM_NUMBER, .offset = offsetof(T, field), .unit = unit_,           \
    .doc = doc_, .def = def_, .flags = flags_, .min = min_, .max = max_}
