@@ -9,7 +9,17 @@
  * `in` drives and η_r (`efficiency_reverse`, default η_f) while `out`
  * drives. Either may follow a table over |ω_in| (efficiency_table,
  * efficiency_reverse_table; the solver evaluates it at every stage, at the
- * stage's speed; the stuck mode uses its value at rest). The optional
+ * stage's speed; the stuck mode uses its value at rest). A table is
+ * linear between its breakpoints and clamped beyond them, so each
+ * breakpoint is a kink of η(|ω_in|): the gear holds, for each table, the
+ * two breakpoints that bracket |ω_in| at a segment's start and locates
+ * |ω_in| reaching either as an event (g2 forward table, g3 reverse table:
+ * min(|ω_in| − x_lo, x_hi − |ω_in|)), so the loss is smooth inside every
+ * segment and RK4 keeps its order across the kinks. A segment that starts
+ * on a breakpoint (within 1e-9 relative) after a located crossing of it
+ * takes the interval beyond; one that starts on it otherwise (at rest at
+ * ω = 0, after a restore) watches the next breakpoints only, as the signal
+ * blocks do with their boundaries (blocks/signal_side.h). The optional
  * inertia is that of the gear set referred to the input shaft. Bearing
  * friction (optional), on each shaft:
  *   −(c0 · s + c1 · ω_in) at `in`   (bearing_c0, bearing_c1),
@@ -31,26 +41,20 @@
  * the first term of each is `in` driving (its bearing takes c0 of its
  * torque before the mesh; η_f r of the rest arrives at `out`, whose
  * bearing takes c0b), the second `out` driving (η_r of T_b less its
- * bearing arrives at `in`, against T_a and the bearing; scaled by r). F + B <= 0, so at most one holds; with F <= 0 and B <= 0 it
- * sticks: with c0 = 0 and T_a > 0, η_f r T_a <= −T_b <= r T_a / η_r. It
- * has a stuck mode when self_locking is set with an efficiency below 1, or
- * a bearing has Coulomb friction. Modes (index 0 is the start mode):
- *   0 rolling: the link ω_in = r ω_out with η_f / η_r; s = sign(ω_out)
- *     fixed in pre_step for the segment;
- *   1 stuck: `in` a DOF, the tie ω_in − r ω_out = 0 (multiplier μ: μ at
- *     `in`, −r μ at `out`) and the tie ω_out = 0 to ground (multiplier λ at
- *     `out`). At rest the node balances give T_a = −μ and T_b = r μ − λ. No
- *     power flows, so nothing is lost.
- * rolling → stuck: ω_out reaches zero (event g0 = ω_out·s − tol, located
- *   inside the step), or the gear is found at rest in pre_step; the stuck
- *   mode's forces then decide at once (hold_check, at the next segment's
- *   start) whether it stays.
- * stuck → rolling: F or B above tol_T = 1e-9 (|r T_a| + |T_b|) + 1e-9 N·m
- *   (event g1 = tol_T − max(F, B), so a torque that comes to overcome the
- *   lock releases it at that time; also hold_check and post_step). It
- *   then rolls the way it can (s = +1 for F, −1 for B); at the instant it
- *   lets go pre_step does not stick it again. Tolerances as load.c's.
- * Without a stuck mode a lossy mesh at rest under torques inside its
+ * bearing arrives at `in`, against T_a and the bearing; scaled by r). F + B <= 0, so at most one
+ * holds; with F <= 0 and B <= 0 it sticks: with c0 = 0 and T_a > 0, η_f r T_a <= −T_b <= r T_a /
+ * η_r. It has a stuck mode when self_locking is set with an efficiency below 1, or a bearing has
+ * Coulomb friction. Modes (index 0 is the start mode): 0 rolling: the link ω_in = r ω_out with η_f
+ * / η_r; s = sign(ω_out) fixed in pre_step for the segment; 1 stuck: `in` a DOF, the tie ω_in − r
+ * ω_out = 0 (multiplier μ: μ at `in`, −r μ at `out`) and the tie ω_out = 0 to ground (multiplier λ
+ * at `out`). At rest the node balances give T_a = −μ and T_b = r μ − λ. No power flows, so nothing
+ * is lost. rolling → stuck: ω_out reaches zero (event g0 = ω_out·s − tol, located inside the step),
+ * or the gear is found at rest in pre_step; the stuck mode's forces then decide at once
+ * (hold_check, at the next segment's start) whether it stays. stuck → rolling: F or B above tol_T =
+ * 1e-9 (|r T_a| + |T_b|) + 1e-9 N·m (event g1 = tol_T − max(F, B), so a torque that comes to
+ * overcome the lock releases it at that time; also hold_check and post_step). It then rolls the way
+ * it can (s = +1 for F, −1 for B); at the instant it lets go pre_step does not stick it again.
+ * Tolerances as load.c's. Without a stuck mode a lossy mesh at rest under torques inside its
  * locking band finds no consistent direction of power flow, and its speed
  * chatters around zero (amplitude ∝ dt): set self_locking for such uses.
  * The stuck mode's hold is a tie to ground on `out`, so a graph that also
@@ -84,6 +88,10 @@ typedef struct gear_data {
   bool just_released; /* let go at this instant: at rest, not to stick again */
   double rest_tol;    /* REST_TOL + REST_REL |ω_out| at the segment's start */
   int tie_ratio, tie_hold; /* the stuck mode's ties, -1 otherwise */
+  /* per efficiency table (forward, reverse): the breakpoints bracketing
+   * |ω_in| over the segment (±INFINITY: none), once decided */
+  double lo[2], hi[2];
+  bool bracketed[2];
 } gear_data;
 
 static const char *const gear_mode_names[NUM_MODES] = {"rolling", "stuck"};
@@ -270,8 +278,59 @@ static void gear_drive_excess(const dg_block *self, dg_ctx *ctx, double *f, doub
   *tol = TORQUE_REL_TOL * (fabs(r * ta) + fabs(tb)) + TORQUE_ABS_TOL;
 }
 
+/* The tables whose breakpoints are watched: [0] the forward one, [1] the
+ * reverse one when it is another table. */
+static const dg_table1d *gear_watched(const gear_params *p, int k) {
+  const dg_table1d *tf = gear_table(p);
+  if (k == 0)
+    return tf;
+  const dg_table1d *tr = gear_table_reverse(p);
+  return tr != tf ? tr : NULL;
+}
+
+/* The breakpoints of t bracketing v = |ω_in| at a segment's start (see the
+ * file comment): on a breakpoint just crossed (the last bracket's end),
+ * the interval beyond it; on one otherwise, the neighbours only. */
+static void gear_bracket(const dg_table1d *t, double v, double *lo, double *hi, bool known) {
+  int n = t->n, on = -1;
+  for (int i = 0; i < n && on < 0; i++)
+    if (fabs(v - t->x[i]) <= 1e-9 * fmax(fabs(v), fabs(t->x[i])))
+      on = i;
+  if (on < 0) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    for (int i = 0; i < n; i++) {
+      if (t->x[i] < v)
+        *lo = t->x[i];
+      else if (t->x[i] > v && *hi == INFINITY)
+        *hi = t->x[i];
+    }
+    return;
+  }
+  double below = on > 0 ? t->x[on - 1] : -INFINITY, above = on < n - 1 ? t->x[on + 1] : INFINITY;
+  double x = t->x[on];
+  if (known && *hi == x) { /* crossed upward */
+    *lo = x;
+    *hi = above;
+  } else if (known && *lo == x) { /* crossed downward */
+    *lo = below;
+    *hi = x;
+  } else {
+    *lo = below;
+    *hi = above;
+  }
+}
+
 static void gear_pre_step(dg_block *self, dg_ctx *ctx) {
   gear_data *d = self->data;
+  double v_in = fabs(dg_port_speed(ctx, self, PORT_IN));
+  for (int k = 0; k < 2; k++) {
+    const dg_table1d *t = gear_watched(self->params, k);
+    if (t) {
+      gear_bracket(t, v_in, &d->lo[k], &d->hi[k], d->bracketed[k]);
+      d->bracketed[k] = true;
+    }
+  }
   double w = dg_port_speed(ctx, self, PORT_OUT);
   d->rest_tol = REST_TOL + REST_REL * fabs(w);
   if (d->mode == MODE_STUCK)
@@ -329,22 +388,32 @@ static void gear_post_step(dg_block *self, dg_ctx *ctx) {
 }
 
 /* g0: a rolling gear with a stuck mode reaching rest; g1: a side able to
- * drive the stuck mesh. */
+ * drive the stuck mesh; g2, g3: |ω_in| of a rolling gear reaching a
+ * breakpoint of its forward, reverse efficiency table. */
 static int gear_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const gear_data *d = self->data;
-  g[0] = g[1] = 1.0;
-  if (!gear_sticks(self->params))
-    return 0;
+  g[0] = g[1] = g[2] = g[3] = 1.0;
   if (d->mode == MODE_STUCK) {
     double f, b, tol;
     gear_drive_excess(self, ctx, &f, &b, &tol);
     g[1] = tol - fmax(f, b);
     return 1;
   }
-  if (d->dir == 0)
-    return 0;
-  g[0] = dg_port_speed(ctx, self, PORT_OUT) * d->dir - d->rest_tol;
-  return 1;
+  int active = 0;
+  if (gear_sticks(self->params) && d->dir != 0) {
+    g[0] = dg_port_speed(ctx, self, PORT_OUT) * d->dir - d->rest_tol;
+    active = 1;
+  }
+  double v = fabs(dg_port_speed(ctx, self, PORT_IN));
+  for (int k = 0; k < 2; k++) {
+    if (!d->bracketed[k] || !gear_watched(self->params, k))
+      continue;
+    double lo = isfinite(d->lo[k]) ? v - d->lo[k] : 1.0,
+           hi = isfinite(d->hi[k]) ? d->hi[k] - v : 1.0;
+    g[2 + k] = fmin(lo, hi);
+    active = 1;
+  }
+  return active;
 }
 
 static double gear_signal(const dg_block *self, const dg_ctx *ctx, int index) {
@@ -378,7 +447,7 @@ const dg_block_class dg_block_gear = {
     .torque_downstream = gear_torque_downstream,
     .post_step = gear_post_step,
     .signal = gear_signal,
-    .num_events = 2,
+    .num_events = 4,
     .event_values = gear_event_values,
     .hold_check = gear_hold_check,
 };

@@ -55,8 +55,9 @@
  *     (λ < 0), that is where the oncoming clutch carries the whole input
  *     torque, located inside the step (event); in a power-off upshift or a
  *     power-on downshift it lets go at once, so the input moves toward the
- *     new speed on its own torque (the check is made 1e-6 of a step after
- *     the start, where λ is first known); at the latest when the capacity
+ *     new speed on its own torque (decided at the request, by hold_check
+ *     with the tie's λ at the segment's start; likewise where another
+ *     element's switch turns λ at a segment's start); at the latest when the capacity
  *     ramp ends (an element with C below the input torque: the engine
  *     flares until its torque falls below C — its rev limiter, a converter
  *     unlocking).
@@ -64,8 +65,18 @@
  *     (the input speed moves toward r_n·ω_out at the rate its torques give,
  *     e.g. (T_in − C)/J_in for the engine side of an upshift) until Δ
  *     reaches 0, located inside the step (event), where the new gear
- *     engages: the plain link ω_in = r_n·ω_out, with nothing left to
- *     project (no impact loss). A synchronizer's shift starts here: the
+ *     engages: ω_in = r_n·ω_out, with nothing left to project (no impact
+ *     loss). A clutch holds it as a lossy tie (multiplier λ at `in`) up to
+ *     its capacity until the lock-out ends, and at least to the next
+ *     segment's start: one that must carry more (|λ| > C(t), at the
+ *     segment's start after sync — hold_check — or located inside a
+ *     segment, event g0 = C(t) − |λ|) lets go there and slips on, the
+ *     way λ pushed (s = −sign λ), as a real clutch too weak for the input
+ *     torque does (a power-on downshift with T_in > C flares past the new
+ *     speed). At the lock-out's end the tie becomes the gear's link (the
+ *     same constraint: a mode change without a jump); the gear is then in
+ *     (the clutch at full pressure). A synchronizer's dog teeth engage
+ *     rigidly at sync. A synchronizer's shift starts here: the
  *     old gear is pulled out at once (a manual box cannot shift under load).
  *     An element too weak for the torque it meets (a synchronizer against
  *     an engine still coupled by its clutch) slips until that torque
@@ -203,10 +214,6 @@ enum {
 /* Times are sums of step sizes: a shift ends when the clock is within this
  * fraction of a step of its end, so round-off never adds a step. */
 #define TIME_EPS 1e-6
-/* Torque phase: the offgoing element's load is first read this fraction of
- * the planned segment after the shift's start (an event ends the segment
- * there), so one that holds the wrong way lets go there. */
-#define PROBE_FRACTION 1e-6
 /* Default capacity_factor (C = factor × torque_reference) per element. */
 #define CLUTCH_CAPACITY_FACTOR 1.5
 #define SYNCHRONIZER_CAPACITY_FACTOR 0.5
@@ -264,8 +271,9 @@ typedef struct gearbox_data {
   double cap;         /* C, N·m, fixed at the shift's start */
   double t0;          /* s: the shift's start */
   double ramp_end;    /* s: the clutch's capacity reaches C (t0 for a synchronizer) */
-  double probe;       /* s: the torque phase's first reading of λ */
-  bool probed;
+  bool element_holds; /* PHASE_HOLD after sync: the clutch holds (a tie, up to its capacity) */
+  bool just_engaged;  /* ... since this post_step: kept to the next segment's hold_check */
+  int on_tie;         /* that tie, else −1 */
   bool ramp_done;
   bool reverse_holding; /* the auto_reverse condition holds ... */
   double reverse_since; /* ... since this time (s) */
@@ -698,6 +706,7 @@ static void gearbox_mode_set(dg_block *self, int mode) {
   d->gear = mode_gear(d, mode);
   d->shifting = false;
   d->phase = PHASE_NONE;
+  d->element_holds = d->just_engaged = false;
   d->ratio = gear_ratio(self->params, d->gear);
 }
 
@@ -805,15 +814,26 @@ static bool slipping(const gearbox_data *d) {
   return d->phase == PHASE_TORQUE || d->phase == PHASE_INERTIA;
 }
 
-/* The oncoming element's capacity at time t (0 outside a friction shift):
- * a clutch's rises linearly over torque_phase_time. */
-static double element_capacity(const gearbox_data *d, double t) {
-  if (!slipping(d))
-    return 0.0;
+/* The oncoming element's capacity at time t of its shift: a clutch's rises
+ * linearly over torque_phase_time. */
+static double ramp_capacity(const gearbox_data *d, double t) {
   if (d->ramp_done || !(d->ramp_end > d->t0))
     return d->cap;
   double x = (t - d->t0) / (d->ramp_end - d->t0);
   return d->cap * (x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x);
+}
+
+/* The torque it passes while slipping (0 outside a friction shift's
+ * torque and inertia phases). */
+static double element_capacity(const gearbox_data *d, double t) {
+  return slipping(d) ? ramp_capacity(d, t) : 0.0;
+}
+
+/* Torque phase: the offgoing element lets go where it no longer holds the
+ * input away from the new speed, λ·(−s) <= 0 (λ, the tie's torque at in,
+ * to round-off of the capacity). */
+static bool offgoing_lets_go(const gearbox_data *d, dg_ctx *ctx) {
+  return -d->dir * dg_ctx_tie_force(ctx, d->off_tie) <= 1e-9 * d->cap;
 }
 
 /* ω_out's sign at the segment's start, 0 within round-off of rest. */
@@ -887,17 +907,21 @@ static void start_friction_shift(dg_block *self, dg_ctx *ctx, int from) {
   d->ratio = 0.0;
   if (d->element == ELEMENT_CLUTCH && from != 0) {
     d->phase = PHASE_TORQUE;
-    d->probed = false;
-    d->probe = d->t0 + PROBE_FRACTION * ctx->dt;
   } else {
     d->phase = PHASE_INERTIA;
   }
 }
 
-/* The shift is over: the policy may act again at the next pre_step. */
-static void end_shift(gearbox_data *d) {
+/* The shift is over: the policy may act again at the next pre_step. A
+ * clutch that held the new gear as a tie hands it to the gear's link (the
+ * same constraint: nothing moves). */
+static void end_shift(gearbox_data *d, dg_ctx *ctx) {
   d->shifting = false;
   d->phase = PHASE_NONE;
+  if (d->element_holds) {
+    d->element_holds = false;
+    dg_ctx_request_topology(ctx);
+  }
 }
 
 static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
@@ -939,7 +963,7 @@ static void gearbox_pre_step(dg_block *self, dg_ctx *ctx) {
       d->shift_end = ctx->t + p->shift_time;
       start_friction_shift(self, ctx, from);
       if (d->phase == PHASE_HOLD && !(p->shift_time > 0.0))
-        end_shift(d);
+        end_shift(d, ctx);
       dg_ctx_request_topology(ctx); /* the tie or the decoupling, or the new link */
       return;
     }
@@ -967,13 +991,9 @@ static void friction_post_step(dg_block *self, dg_ctx *ctx) {
   if (!d->ramp_done && reached(ctx, d->ramp_end))
     d->ramp_done = true;
   if (d->phase == PHASE_TORQUE) {
-    if (!d->probed && reached(ctx, d->probe))
-      d->probed = true;
-    /* let go where it no longer holds the input away from the new speed
-     * (λ, the tie's torque at in, to round-off of the capacity), or at the
-     * ramp's end */
-    double lambda = dg_ctx_tie_force(ctx, d->off_tie);
-    if (d->probed && (-d->dir * lambda <= 1e-9 * d->cap || d->ramp_done)) {
+    /* let go where it no longer holds the input away from the new speed,
+     * or at the ramp's end */
+    if (offgoing_lets_go(d, ctx) || d->ramp_done) {
       d->phase = PHASE_INERTIA;
       dg_ctx_request_topology(ctx);
     }
@@ -984,9 +1004,32 @@ static void friction_post_step(dg_block *self, dg_ctx *ctx) {
   if (oncoming_slip(d, ctx, self) * d->dir <= dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT)) {
     d->phase = PHASE_HOLD;
     d->ratio = d->r_new;
+    /* a clutch holds the new gear up to its capacity until the lock-out
+     * ends (and at least to the next segment's start, where hold_check
+     * reads what it must carry); a synchronizer's dog teeth are rigid */
+    d->element_holds = d->element == ELEMENT_CLUTCH;
+    d->just_engaged = d->element_holds;
     dg_ctx_request_topology(ctx);
     return;
   }
+}
+
+/* The engaged clutch lets go where it must carry more than its capacity:
+ * it slips on the way the torque it held pushed the input (λ, at `in`,
+ * resists the slip: s = −sign λ), with its capacity. */
+static bool oncoming_overloaded(const gearbox_data *d, dg_ctx *ctx) {
+  double lambda = dg_ctx_tie_force(ctx, d->on_tie);
+  return fabs(lambda) > ramp_capacity(d, ctx->t);
+}
+
+static void oncoming_lets_go(dg_block *self, gearbox_data *d, dg_ctx *ctx) {
+  double lambda = dg_ctx_tie_force(ctx, d->on_tie);
+  d->phase = PHASE_INERTIA;
+  d->dir = -dg_sign(lambda);
+  d->out_dir = output_direction(self, ctx);
+  d->ratio = 0.0;
+  d->element_holds = d->just_engaged = false;
+  dg_ctx_request_topology(ctx);
 }
 
 /* A rigid shift ends at the end of the step that reaches shift_end, so the
@@ -997,16 +1040,23 @@ static void gearbox_post_step(dg_block *self, dg_ctx *ctx) {
   gearbox_data *d = self->data;
   if (!d->shifting)
     return;
-  if (slipping(d))
+  if (slipping(d)) {
     friction_post_step(self, ctx);
+  } else if (d->element_holds) {
+    d->just_engaged = false;
+    if (oncoming_overloaded(d, ctx)) {
+      oncoming_lets_go(self, d, ctx);
+      return;
+    }
+  }
   if (d->phase == PHASE_HOLD) {
-    if (ctx->t >= d->shift_end - TIME_EPS * ctx->dt)
-      end_shift(d);
+    if (!d->just_engaged && ctx->t >= d->shift_end - TIME_EPS * ctx->dt)
+      end_shift(d, ctx);
     return;
   }
   if (d->phase != PHASE_DECOUPLED || ctx->t < d->shift_end - TIME_EPS * ctx->dt)
     return;
-  end_shift(d);
+  end_shift(d, ctx);
   d->ratio = gear_ratio(self->params, d->gear);
   if (d->ratio != 0.0)
     dg_ctx_request_topology(ctx);
@@ -1023,6 +1073,23 @@ static void gearbox_torque_downstream(dg_block *self, dg_ctx *ctx) {
   dg_port_add_torque(ctx, self, PORT_OUT, t * out_factor(p, d));
 }
 
+/* Holds decided at a segment's start (hold_check), with the tie forces of
+ * the mode just built: the offgoing element of a torque phase that holds
+ * the input toward the new speed (a power-off upshift, a power-on
+ * downshift: at the shift's request; or after another element switched)
+ * lets go there; a clutch just engaged at sync, or holding the new gear
+ * through the lock-out, lets go where it must carry more than its
+ * capacity. Only releases. */
+static void gearbox_hold_check(dg_block *self, dg_ctx *ctx) {
+  gearbox_data *d = self->data;
+  if (d->phase == PHASE_TORQUE && offgoing_lets_go(d, ctx)) {
+    d->phase = PHASE_INERTIA;
+    dg_ctx_request_topology(ctx);
+  } else if (d->phase == PHASE_HOLD && d->element_holds && oncoming_overloaded(d, ctx)) {
+    oncoming_lets_go(self, d, ctx);
+  }
+}
+
 /* Switching conditions of a friction shift, located inside the step:
  *   g0 = λ·(−s) in the torque phase: the offgoing element's hold on the
  *        input, away from the new speed, reaching zero (it lets go);
@@ -1036,17 +1103,20 @@ static void gearbox_torque_downstream(dg_block *self, dg_ctx *ctx) {
 static int gearbox_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const gearbox_data *d = self->data;
   g[0] = g[1] = g[2] = g[3] = 1.0;
+  double t = ctx->t;
+  if (d->phase == PHASE_HOLD && d->element_holds) {
+    g[0] = ramp_capacity(d, t) - fabs(dg_ctx_tie_force(ctx, d->on_tie));
+    if (!d->ramp_done)
+      g[1] = d->ramp_end - t;
+    return 1;
+  }
   if (!slipping(d))
     return 0;
-  double t = ctx->t;
-  if (d->phase == PHASE_TORQUE) {
+  if (d->phase == PHASE_TORQUE)
     g[0] = -d->dir * dg_ctx_tie_force(ctx, d->off_tie);
-    if (!d->probed)
-      g[1] = d->probe - t;
-  } else {
+  else
     g[2] = oncoming_slip(d, ctx, self) * d->dir;
-  }
-  if (!d->ramp_done && (d->phase != PHASE_TORQUE || d->probed))
+  if (!d->ramp_done)
     g[1] = d->ramp_end - t;
   double w = dg_port_speed(ctx, self, PORT_OUT);
   g[3] = d->out_dir != 0 ? w * d->out_dir : zero_tol(w, 0.0) - fabs(w);
@@ -1089,8 +1159,15 @@ static void gearbox_start(dg_block *self, dg_ctx *ctx, int phase) {
 static void gearbox_state_upstream(dg_block *self, dg_topo *topo) {
   const gearbox_params *p = self->params;
   gearbox_data *d = self->data;
-  d->off_tie = -1;
-  if (d->ratio != 0.0) {
+  d->off_tie = d->on_tie = -1;
+  if (d->phase == PHASE_HOLD && d->element_holds) {
+    /* the engaged clutch: the new gear as a tie, the same lossy mesh as
+     * its link, whose multiplier is the torque it holds at in */
+    static const int ports[2] = {PORT_IN, PORT_OUT};
+    const double coef[2] = {1.0, -d->r_new}, coef_a[2] = {1.0, 0.0};
+    dg_topo_dof(topo, self, PORT_IN);
+    d->on_tie = dg_topo_tie_lossy(topo, self, 2, ports, coef, coef_a, p->efficiency);
+  } else if (d->ratio != 0.0) {
     dg_topo_ratio(topo, self, PORT_IN, PORT_OUT, d->ratio, p->efficiency);
   } else {
     dg_topo_dof(topo, self, PORT_IN);
@@ -1179,6 +1256,7 @@ const dg_block_class dg_block_gearbox = {
     .state_upstream = gearbox_state_upstream,
     .torque_downstream = gearbox_torque_downstream,
     .post_step = gearbox_post_step,
+    .hold_check = gearbox_hold_check,
     .signal = gearbox_signal,
     .num_events = 4,
     .event_values = gearbox_event_values,

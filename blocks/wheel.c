@@ -69,15 +69,33 @@
  * one of their ties and reports 0 for the others (redundant). The wheels
  * therefore pool their capacities through channels: "wheel_hold_brake"
  * (Σ T_b/R of the held rolling and parked wheels, N at the ground, built in
- * the pre_step pass and read in the post_step pass) and "wheel_hold_tyre"
- * (Σ Fz·max|MF| of the stuck tyres, built in the post_step pass because
- * the body publishes the loads after the wheels' pre_step, and read in the
- * next pre_step pass, which releases for the same step as a post_step
- * would); the wheel whose tie carries the load compares it with the pool.
- * When the pool is exceeded the wheels let go one per step; a wheel that
- * let go but is still held at rest by the others already brakes with its
- * sliding torque, so the remaining holds carry only the rest. A skidding
- * wheel's hub tie is its own (it does not pool).
+ * the pre_step pass) for the hub ties, and the stuck tyres' Σ Fz·max|MF|
+ * for the contact ties; the wheel whose tie carries the load compares it
+ * with the pool.
+ * Holds decided at a segment's start (hold_check, after every pre_step and
+ * the body's publication of the loads): with the tie forces of the mode
+ * just built,
+ *   - a pooled hub tie beyond the brake pool lets go, and with it every
+ *     other pooled wheel (each that let go brakes with its full sliding
+ *     torque, so what the rest carry stays beyond what they can: the pool
+ *     is exceeded until none is left) — the first wheel to find it writes
+ *     its verdict (the load, N at the ground) to "wheel_hold_brake_verdict"
+ *     and every pooled wheel lets go on reading it, in this round or the
+ *     next, sliding the way the load pushed;
+ *   - the stuck tyres are tallied over a round (each adds its Fz·max|MF|
+ *     and the force its contact tie carries; "wheel_hold_parked" counts
+ *     them in the pre_step pass, so the last one of a round knows the
+ *     totals): past the pool, every stuck tyre lets go at its peak slip
+ *     (the same argument: a tyre that let go gives its full friction), the
+ *     last one at once and the others on its verdict in the next round;
+ *   - a skidding wheel's hub tie (its own) beyond T_b lets go.
+ * So a car parked or held past what its brakes or tyres can hold moves
+ * from the segment's start (t = 0, after a restore, right after another
+ * element switched), not a step later. Holds that become overloaded
+ * within a segment let go at its end (post_step: the hub ties against the
+ * brake pool; the tyres at the next segment's start). A wheel that let go
+ * but is still held at rest by the others already brakes with its
+ * sliding torque.
  *
  * Modes (index 0 is the start mode): 0 free, 1 held (rolling: hub tied;
  * magic formula: hub tied, tyre skidding), 2 parked (magic formula only:
@@ -91,6 +109,20 @@
 enum { PORT_HUB, PORT_GROUND };
 enum { MODEL_ROLLING, MODEL_MAGIC };
 enum { MODE_FREE, MODE_HELD, MODE_PARKED, NUM_MODES };
+/* The channels of hold_check's tallies: the pre_step pass's stamp, the
+ * stuck tyres at the round's start and after it, those seen in the round,
+ * their Σ Fz·max|MF| and Σ Fx, and the verdicts (0: none). */
+enum {
+  TALLY_STAMP,
+  TALLY_PARKED,
+  TALLY_PARKED_NEXT,
+  TALLY_SEEN,
+  TALLY_TYRE_CAP,
+  TALLY_TYRE_LOAD,
+  TALLY_TYRE_VERDICT,
+  TALLY_BRAKE_VERDICT,
+  NUM_TALLY
+};
 enum { SIG_OMEGA, SIG_SPEED, SIG_SLIP, SIG_FX, SIG_FZ, SIG_LOCKED, SIG_BRAKE, SIG_SLIP_RATIO };
 /* Below this ground speed the kinematic slip divides by it instead (m/s). */
 #define SLIP_RATIO_MIN_SPEED 0.1
@@ -136,7 +168,8 @@ typedef struct wheel_data {
   double tyre_inhibit; /* tyre force that broke the last stick (0: none) */
   double kappa_peak;   /* slip of the largest |MF| within the limit */
   double mf_peak;      /* that |MF| (the static friction coefficient) */
-  int ch_brake_stamp, ch_brake_pool, ch_tyre_stamp, ch_tyre_pool;
+  int ch_brake_stamp, ch_brake_pool;
+  int ch_tally[NUM_TALLY]; /* hold_check's round tallies (wheel_tally_names) */
   /* derived from the normal load, recomputed only when it changes (the
    * body publishes it once per step; the substeps reuse it) or a number it
    * is made of does (parameters may be tuned between steps): the key is
@@ -147,6 +180,10 @@ typedef struct wheel_data {
 
 static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
 static const char *const wheel_mode_names[NUM_MODES] = {"free", "held", "parked"};
+static const char *const wheel_tally_names[NUM_TALLY] = {
+    "wheel_hold_check_step",   "wheel_hold_parked",       "wheel_hold_parked_next",
+    "wheel_hold_seen",         "wheel_hold_tyre",         "wheel_hold_tyre_load",
+    "wheel_hold_tyre_verdict", "wheel_hold_brake_verdict"};
 
 static const dg_port_def wheel_ports[] = {
     {.name = "hub", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL, .optional = true,
@@ -325,8 +362,8 @@ static int wheel_init(dg_block *self, dg_init *init) {
   d->mf_peak = fabs(mf(&p->tyre, d->kappa_peak));
   d->ch_brake_stamp = dg_init_channel(init, "wheel_hold_brake_step");
   d->ch_brake_pool = dg_init_channel(init, "wheel_hold_brake");
-  d->ch_tyre_stamp = dg_init_channel(init, "wheel_hold_tyre_step");
-  d->ch_tyre_pool = dg_init_channel(init, "wheel_hold_tyre");
+  for (int k = 0; k < NUM_TALLY; k++)
+    d->ch_tally[k] = dg_init_channel(init, wheel_tally_names[k]);
   return 0;
 }
 
@@ -405,15 +442,12 @@ static void wheel_hold(const dg_block *self, wheel_data *d, dg_ctx *ctx, bool gr
   wheel_set_mode(d, ctx, park ? MODE_PARKED : MODE_HELD);
 }
 
-/* The pools: a channel pair (stamp, sum) restarted by the first wheel that
- * adds to it in a new pass. The brake pool is built in the pre_step pass
- * (the capacities of this step's inputs) and read in the post_step pass;
- * the tyre pool is built in the post_step pass (the loads of the step just
- * taken: the body publishes them after the wheels' pre_step) and read in
- * the next pre_step pass — a release decided there takes effect for the
- * same step as one decided in post_step. The step count is the same from
- * a post_step pass to the next pre_step pass, so the stamps tell stale
- * sums apart. */
+/* The brake pool: a channel pair (stamp, sum) restarted by the first wheel
+ * that adds to it in a new pass, built in the pre_step pass (the
+ * capacities of this segment's inputs) and read in hold_check and the
+ * post_step pass. The segment count is k in the pre_step pass and
+ * hold_check of segment k + 1 and k + 1 in its post_step pass, so the
+ * stamps tell stale sums apart. */
 static double *wheel_pool(dg_ctx *ctx, int stamp_ch, int pool_ch, long stamp) {
   if (ctx->channel[stamp_ch] != (double)stamp) {
     ctx->channel[stamp_ch] = (double)stamp;
@@ -422,18 +456,26 @@ static double *wheel_pool(dg_ctx *ctx, int stamp_ch, int pool_ch, long stamp) {
   return &ctx->channel[pool_ch];
 }
 
-/* Step segments completed: k in the pre_step pass of segment k + 1, k + 1
- * in its post_step pass (and still in the next pre_step pass). */
+/* Step segments completed (see wheel_pool). */
 static long wheel_steps(const dg_ctx *ctx) { return dg_sim_segment_count(ctx->sim); }
 
-/* `pre`: called from pre_step (adding), else from post_step (reading). */
+/* `pre`: in the pre_step pass or hold_check, else in the post_step pass. */
 static double *wheel_brake_pool(const wheel_data *d, dg_ctx *ctx, bool pre) {
   return wheel_pool(ctx, d->ch_brake_stamp, d->ch_brake_pool, wheel_steps(ctx) + (pre ? 1 : 0));
 }
 
-/* Added to in post_step, read in the next pre_step: same stamp. */
-static double *wheel_tyre_pool(const wheel_data *d, dg_ctx *ctx) {
-  return wheel_pool(ctx, d->ch_tyre_stamp, d->ch_tyre_pool, wheel_steps(ctx));
+/* hold_check's tallies, restarted by the first wheel of the pre_step pass. */
+static double *wheel_tally(const wheel_data *d, dg_ctx *ctx, int k) {
+  return &ctx->channel[d->ch_tally[k]];
+}
+
+static void wheel_tally_start(const wheel_data *d, dg_ctx *ctx) {
+  double stamp = (double)(wheel_steps(ctx) + 1);
+  if (*wheel_tally(d, ctx, TALLY_STAMP) == stamp)
+    return;
+  for (int k = 0; k < NUM_TALLY; k++)
+    *wheel_tally(d, ctx, k) = 0.0;
+  *wheel_tally(d, ctx, TALLY_STAMP) = stamp;
 }
 
 static bool wheel_pooled(const dg_block *self, const wheel_data *d) {
@@ -448,24 +490,15 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
   d->w_start = w;
   d->v_start = v;
   double *brake_pool = wheel_brake_pool(d, ctx, true);
+  wheel_tally_start(d, ctx);
   bool w_rest = fabs(w) <= REST_TOL, v_rest = fabs(v) <= REST_TOL;
 
   if (d->mode != MODE_FREE && !(d->cap > 0.0)) {
     wheel_release(self, d, ctx, false);
-  } else if (d->mode == MODE_PARKED) {
-    /* the stuck tyres of the last step against their pooled friction */
-    if (d->have_stick && fabs(d->fx_stick) > *wheel_tyre_pool(d, ctx)) {
-      /* lets go at the peak */
-      *dg_block_state_commit(ctx, self) = dg_sign(d->fx_stick) * d->kappa_peak;
-      d->tyre_inhibit = fabs(d->fx_stick);
-      wheel_set_mode(d, ctx, MODE_HELD);
-    }
   } else if (d->mode == MODE_HELD && is_magic(p)) {
-    /* a skidding wheel holds on its own: the last multiplier against the
-     * new capacity; the body reaching rest exactly (held elsewhere) parks */
-    if (d->have_hold && fabs(d->hold) > d->cap)
-      wheel_release(self, d, ctx, true);
-    else if (v_rest && !(d->tyre_inhibit > 0.0))
+    /* a skidding wheel on a body that reached rest exactly (held
+     * elsewhere) parks; its hold against T_b is hold_check's */
+    if (v_rest && !(d->tyre_inhibit > 0.0))
       wheel_hold(self, d, ctx, true);
   } else if (d->mode == MODE_FREE) {
     if (!w_rest)
@@ -478,6 +511,10 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
 
   if (wheel_pooled(self, d))
     *brake_pool += d->cap / p->radius;
+  if (d->mode == MODE_PARKED) {
+    *wheel_tally(d, ctx, TALLY_PARKED) += 1.0;
+    *wheel_tally(d, ctx, TALLY_PARKED_NEXT) += 1.0;
+  }
 }
 
 static void wheel_torque_downstream(dg_block *self, dg_ctx *ctx) {
@@ -520,7 +557,6 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
   if (d->mode == MODE_PARKED) {
     d->fx_stick = -dg_ctx_tie_force(ctx, d->contact_tie);
     d->have_stick = true;
-    *wheel_tyre_pool(d, ctx) += d->mf_peak * wheel_fz(self, ctx);
   }
   if (d->mode == MODE_HELD && is_magic(p)) {
     /* skidding: the hub tie is this wheel's own */
@@ -538,6 +574,72 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
   }
   if (fabs(d->hold) / p->radius > *wheel_brake_pool(d, ctx, false))
     wheel_release(self, d, ctx, true);
+}
+
+/* A stuck tyre lets go at its peak slip, the way `load` (the stuck
+ * tyres' force on the body) pushed it; the hub stays held (skidding). */
+static void wheel_tyre_let_go(wheel_data *d, dg_ctx *ctx, const dg_block *self, double load) {
+  *dg_block_state_commit(ctx, self) = dg_sign(load) * d->kappa_peak;
+  d->tyre_inhibit = fabs(load);
+  wheel_set_mode(d, ctx, MODE_HELD);
+}
+
+/* At a segment's start, with the tie forces of the mode just built (see
+ * the file comment): the pooled hub ties against the brake pool, the
+ * stuck tyres against theirs (decided by the last of a round), a skidding
+ * hub against its own T_b. Only releases. */
+static void wheel_hold_check(dg_block *self, dg_ctx *ctx) {
+  const wheel_params *p = self->params;
+  wheel_data *d = self->data;
+  if (d->mode == MODE_FREE || *wheel_tally(d, ctx, TALLY_STAMP) != (double)(wheel_steps(ctx) + 1))
+    return;
+  bool parked = d->mode == MODE_PARKED, pooled = wheel_pooled(self, d);
+  double *pool = wheel_brake_pool(d, ctx, true);
+  d->hold = dg_ctx_tie_force(ctx, d->hold_tie);
+  d->have_hold = true;
+  bool last = false;
+  if (parked) {
+    d->fx_stick = -dg_ctx_tie_force(ctx, d->contact_tie);
+    d->have_stick = true;
+    *wheel_tally(d, ctx, TALLY_SEEN) += 1.0;
+    *wheel_tally(d, ctx, TALLY_TYRE_CAP) += d->mf_peak * wheel_fz(self, ctx);
+    *wheel_tally(d, ctx, TALLY_TYRE_LOAD) += d->fx_stick;
+    last = *wheel_tally(d, ctx, TALLY_SEEN) >= *wheel_tally(d, ctx, TALLY_PARKED);
+  }
+
+  double tyre_verdict = *wheel_tally(d, ctx, TALLY_TYRE_VERDICT);
+  double *brake_verdict = wheel_tally(d, ctx, TALLY_BRAKE_VERDICT);
+  if (parked && tyre_verdict != 0.0) {
+    wheel_tyre_let_go(d, ctx, self, tyre_verdict);
+  } else if (pooled) {
+    if (*brake_verdict == 0.0 && fabs(d->hold) / p->radius > *pool)
+      *brake_verdict = d->hold / p->radius; /* this wheel's tie carries the load */
+    if (*brake_verdict != 0.0) {
+      d->hold = *brake_verdict * p->radius;
+      wheel_release(self, d, ctx, true);
+    }
+  } else if (fabs(d->hold) > d->cap) { /* skidding: its own hub tie */
+    wheel_release(self, d, ctx, true);
+  }
+
+  if (last) { /* the round's stuck tyres are all in the tally */
+    double load = *wheel_tally(d, ctx, TALLY_TYRE_LOAD);
+    if (tyre_verdict == 0.0 && fabs(load) > *wheel_tally(d, ctx, TALLY_TYRE_CAP)) {
+      *wheel_tally(d, ctx, TALLY_TYRE_VERDICT) = load;
+      if (d->mode == MODE_PARKED)
+        wheel_tyre_let_go(d, ctx, self, load);
+    }
+  }
+  if (parked && d->mode != MODE_PARKED)
+    *wheel_tally(d, ctx, TALLY_PARKED_NEXT) -= 1.0;
+  if (pooled && !wheel_pooled(self, d))
+    *pool -= d->cap / p->radius;
+  if (last) { /* the next round counts the tyres still stuck */
+    *wheel_tally(d, ctx, TALLY_PARKED) = *wheel_tally(d, ctx, TALLY_PARKED_NEXT);
+    *wheel_tally(d, ctx, TALLY_SEEN) = 0.0;
+    *wheel_tally(d, ctx, TALLY_TYRE_CAP) = 0.0;
+    *wheel_tally(d, ctx, TALLY_TYRE_LOAD) = 0.0;
+  }
 }
 
 /* ---- events ---- */
@@ -641,6 +743,7 @@ const dg_block_class dg_block_wheel = {
     .state_upstream = wheel_state_upstream,
     .torque_downstream = wheel_torque_downstream,
     .post_step = wheel_post_step,
+    .hold_check = wheel_hold_check,
     .signal = wheel_signal,
     .set_signal = wheel_set_signal,
     .start = wheel_start,

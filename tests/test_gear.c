@@ -367,6 +367,83 @@ START_TEST(test_efficiency_over_speed) {
 }
 END_TEST
 
+/* Efficiency-table breakpoints located as events (issue 22): a table is
+ * linear between breakpoints, so each is a kink of η. T = 50 N·m drives
+ * `in` (no inertia there) through r = 2 into J = 1 kg·m², η over ω_in
+ * {"omega": [0, 10, 20], "efficiency": [0.9, 0.9, 0.6]}: with u = ω_in,
+ * u̇ = η(u) r² T/J = 200 η(u), from rest:
+ *   u < 10:       u = 180 t, reaching 10 at t1 = 1/18 s;
+ *   10 <= u < 20: η = 0.9 − 0.03 (u − 10), so w = u − 10 follows
+ *                 ẇ = 180 − 6 w: w = 30 (1 − e^{−6 (t − t1)}), reaching 10
+ *                 at t2 = t1 + ln(1.5)/6;
+ *   u >= 20:      η = 0.6 (clamped): u = 20 + 120 (t − t2).
+ * The crossings are located (the events' times against t1 and t2); the
+ * pieces are linear, then exponential, so
+ * the only error left is RK4's on the middle one: per step
+ * |e^z − R4(z)| ≈ |z|^5/120 (z = −6 h) of the distance to w = 30 (<= 30),
+ * at most N·30·|z|^5/120 after its N steps — the tolerance, with 1e-12 of
+ * round-off. Taken across the kinks inside a step RK4 would be second
+ * order there (error ~ |Δü| h³: 1080·h³/6 = 1.8e-7 at h = 1 ms). */
+static double kink_u(double t) {
+  double t1 = 1.0 / 18.0, t2 = t1 + log(1.5) / 6.0;
+  if (t < t1)
+    return 180.0 * t;
+  if (t < t2)
+    return 10.0 + 30.0 * (1.0 - exp(-6.0 * (t - t1)));
+  return 20.0 + 120.0 * (t - t2);
+}
+
+static const double kink_dts[] = {1e-2, 1e-3};
+
+START_TEST(test_efficiency_breakpoints_located) {
+  const double h = kink_dts[_i], t1 = 1.0 / 18.0, t2 = t1 + log(1.5) / 6.0;
+  dg_graph *g = dg_test_graph(
+      "{\"drivegraph\":1,\"blocks\":{\"t_in\":{\"type\":\"torque_source\",\"torque\":50},"
+      "\"g\":{\"type\":\"gear\",\"ratio\":2,"
+      "\"efficiency_table\":{\"omega\":[0,10,20],\"efficiency\":[0.9,0.9,0.6]}},"
+      "\"j\":{\"type\":\"inertia\",\"inertia\":1}},"
+      "\"connections\":[[\"t_in.out\",\"g.in\"],[\"g.out\",\"j.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  double worst = 0.0, crossing[2] = {NAN, NAN};
+  int found = 0;
+  long events = 0;
+  for (int k = 1; k * h <= 0.3 + 1e-12; k++) {
+    dg_test_step(sim, 1, h);
+    if (dg_sim_event_count(sim) > events) {
+      events = dg_sim_event_count(sim);
+      if (found < 2)
+        crossing[found] = dg_sim_last_event_time(sim);
+      found++;
+    }
+    double t = dg_sim_time(sim);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "g.omega") - kink_u(t)));
+    worst = fmax(worst, fabs(2.0 * dg_test_signal(sim, "j.omega") - kink_u(t)));
+  }
+  double z = 6.0 * h, bound = ceil((t2 - t1) / h + 1.0) * 30.0 * pow(z, 5) / 120.0 + 1e-12;
+  printf("efficiency breakpoints, dt = %g: crossings at %.12f, %.12f s (closed form %.12f, "
+         "%.12f); worst |u - closed form| %.2e rad/s (RK4 bound %.2e)\n",
+         h, crossing[0], crossing[1], t1, t2, worst, bound);
+  ck_assert_int_eq(found, 2);
+  /* each crossing is located on the dense output of the step that holds
+   * it, whose later stages see the kinked η: near the kink it leaves the
+   * true path by at most |Δü| h³/6 (Δü = 6·180 and 6·120 rad/s³ at the
+   * two kinks), i.e. |Δü| h³/(6 u̇) = h³ in time at both (u̇ = 180, 120);
+   * the second also carries the first piece's speed error (bound / 120) */
+  ck_assert_double_eq_tol(crossing[0], t1, h * h * h + 1e-12);
+  ck_assert_double_eq_tol(crossing[1], t2, h * h * h + bound / 120.0);
+  ck_assert_double_le(worst, bound);
+  /* the audit integrates the powers with RK4's weights, the kinetic energy
+   * is the state's: they differ by RK4's error on the middle piece, at
+   * most J ω_out δω_out each (δω_out <= bound / 2) */
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  double w_out = dg_test_signal(sim, "j.omega");
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.work_in + w_out * bound);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static const dg_test_bad_param bad[] = {
     {"\"ratio\":0", "/blocks/g/ratio", "must be > 0 (got 0)"},
     {"\"ratio\":2,\"efficiency\":0", "/blocks/g/efficiency", "must be > 0 (got 0)"},
@@ -401,6 +478,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_defaults);
   tcase_add_test(tc, test_efficiency_by_direction);
   tcase_add_test(tc, test_efficiency_over_speed);
+  tcase_add_loop_test(tc, test_efficiency_breakpoints_located, 0,
+                      (int)(sizeof kink_dts / sizeof kink_dts[0]));
   tcase_add_test(tc, test_bearing_friction);
   suite_add_tcase(s, tc);
   tc = tcase_create("self_locking");

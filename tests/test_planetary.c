@@ -246,6 +246,112 @@ START_TEST(test_free_members_without_inertia) {
 }
 END_TEST
 
+/* The stuck mode (self_locking; issue 22). S = 50, R = 100 (k_s = 1/3,
+ * k_r = 2/3), η = 0.5, the ring held by a brake: the sun (J_s = 1, a
+ * torque T_s) drives the carrier (J_c = 1.5, a torque −12 N·m; the brake
+ * engaged by default, holding the ring from rest) at
+ * ω_c = k_s ω_s. Rolling, with λ the Willis multiplier and f the ring's
+ * factor,
+ *   J_s ω̇_s = T_s + k_s λ,  J_c ω̇_c = −12 − (k_s + f k_r) λ,  ω̇_c = k_s ω̇_s
+ *   ⇒ λ (3 + 4 f)/9 = −8 − T_s/3.
+ * Stuck, at rest, the set holds τ_s = −T_s and τ_c = 12, so τ_r = T_s − 12:
+ * mesh loads a = τ_s/k_s = −3 T_s, b = τ_r/k_r = 1.5 (T_s − 12).
+ *
+ * T_s = 5, turning backward from ω_s = −0.6 rad/s (ω_c = −0.2): λ < 0 and
+ * ω_s < 0 put the meshing power into the sun, so the ring drives (f = 1/η
+ * = 2): λ = −87/11, ω̇_s = 5 + λ/3 = 26/11 rad/s², at rest at
+ * t* = 0.6·11/26 = 0.253846 s. There a = −15, b = −10.5: b/a = 0.7 in
+ * [η, 1/η] = [0.5, 2], so the meshes hold and the set stays at exactly 0
+ * (without the stuck mode its speed chatters around 0). Linear speeds:
+ * exact for RK4, the stop located to 1e-10 of a step. */
+static dg_graph *stuck_rig(double ts, bool self_locking) {
+  return dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+      "\"torque\":%g},\"ps\":{\"type\":\"planetary\",\"sun_teeth\":50,\"ring_teeth\":100,"
+      "\"efficiency\":0.5,\"self_locking\":%s},\"br\":{\"type\":\"brake\",\"max_torque\":1e6},"
+      "\"ld\":{\"type\":\"torque_source\",\"inertia\":1.5,\"torque\":-12}},"
+      "\"connections\":[[\"src.out\",\"ps.sun\"],[\"ps.ring\",\"br.in\"],"
+      "[\"ps.carrier\",\"ld.out\"]]}",
+      ts, self_locking ? "true" : "false");
+}
+
+START_TEST(test_self_locking_comes_to_rest) {
+  dg_graph *g = stuck_rig(5.0, true);
+  dg_sim *sim = dg_test_sim(g);
+  static const char *const names[2] = {"src.omega", "ld.omega"};
+  const double w0[2] = {-0.6, -0.2};
+  dg_test_set_initial(sim, 2, names, w0);
+  const double alpha = 26.0 / 11.0, t_rest = 0.6 / alpha, dt = 1e-3;
+  double worst = 0.0, worst_rest = 0.0;
+  for (int k = 1; k * dt <= 1.0 + 1e-12; k++) {
+    dg_test_step(sim, 1, dt);
+    double t = dg_sim_time(sim), ws = dg_test_signal(sim, "src.omega");
+    double exact = t < t_rest ? -0.6 + alpha * t : 0.0;
+    worst = fmax(worst, fabs(ws - exact));
+    worst = fmax(worst, fabs(dg_test_signal(sim, "ld.omega") - exact / 3.0));
+    if (t > t_rest + dt)
+      worst_rest = fmax(worst_rest, fabs(ws));
+  }
+  printf("self-locking planetary: at rest at %.12f s (closed form %.12f), worst |w - closed "
+         "form| %.2e rad/s, at rest within %.2e rad/s\n",
+         dg_sim_last_event_time(sim), t_rest, worst, worst_rest);
+  /* located where the relative speed is within its rest tolerance
+   * (1e-12 rad/s + 1e-10 of the speeds) of 0, 6e-13 s at 26/11 rad/s²,
+   * and to 1e-10 of a step */
+  ck_assert_double_eq_tol(dg_sim_last_event_time(sim), t_rest, 1e-11);
+  ck_assert_double_le(worst, 1e-9);
+  ck_assert_double_le(worst_rest, 1e-12);
+  ck_assert_double_eq(dg_test_signal(sim, "ps.stuck"), 1.0);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.sun_torque"), -5.0, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.carrier_torque"), 12.0, 1e-9);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ps.ring_torque"), -7.0, 1e-9);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.kinetic_start);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+
+  /* the same without the stuck mode: no consistent direction at rest */
+  g = stuck_rig(5.0, false);
+  sim = dg_test_sim(g);
+  dg_test_set_initial(sim, 2, names, w0);
+  dg_test_step(sim, 1000, dt);
+  double chatter = 0.0;
+  for (int k = 0; k < 100; k++) {
+    dg_test_step(sim, 1, dt);
+    chatter = fmax(chatter, fabs(dg_test_signal(sim, "src.omega")));
+  }
+  printf("  without self_locking: |w_sun| up to %.2e rad/s at rest\n", chatter);
+  ck_assert_double_gt(chatter, 1e-6);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* T_s = 40 from rest: the set starts stuck (at rest in its frame) and
+ * cannot hold there: a = −120, b = 42 push the planets the same way
+ * (opposite signs), so it lets go at t = 0 (hold_check), and the sun
+ * drives (f = η = 0.5): λ = −192/5, ω̇_s = 40 − 12.8 = 27.2 rad/s² from
+ * t = 0 on, exactly. */
+START_TEST(test_self_locking_released_at_start) {
+  dg_graph *g = stuck_rig(40.0, true);
+  dg_sim *sim = dg_test_sim(g);
+  double worst = 0.0;
+  for (int k = 1; k <= 100; k++) {
+    dg_test_step(sim, 1, 1e-2);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "src.omega") - 27.2 * dg_sim_time(sim)));
+  }
+  printf("self-locking planetary overloaded at t = 0: worst |w - 27.2 t| %.2e rad/s\n", worst);
+  ck_assert_double_le(worst, 1e-12);
+  ck_assert_double_eq(dg_test_signal(sim, "ps.stuck"), 0.0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * e.work_in);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 static const dg_test_bad_param bad[] = {
     {"\"ring_teeth\":75", "/blocks/ps/sun_teeth", "missing required number"},
     {"\"sun_teeth\":50", "/blocks/ps/ring_teeth", "missing required number"},
@@ -279,6 +385,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_member_inertias);
   tcase_add_loop_test(tc, test_lossy_holds, 0, (int)(sizeof willis / sizeof willis[0]));
   tcase_add_test(tc, test_lossy_recirculation);
+  tcase_add_test(tc, test_self_locking_comes_to_rest);
+  tcase_add_test(tc, test_self_locking_released_at_start);
   suite_add_tcase(s, tc);
   tc = tcase_create("modes");
   tcase_add_test(tc, test_free_members_without_inertia);
