@@ -103,12 +103,13 @@ static const dg_port_def gear_ports[] = {
 };
 
 static const dg_param_def gear_params_table[] = {
-    DG_PARAM_NUM_REQ(gear_params, ratio, "ratio", "", DG_P_MIN_EXCL, 0, 0,
-                     "speed ratio in/out (> 1 reduces speed and multiplies torque)"),
+    DG_NUMBER(gear_params, ratio, .unit = "", .required = true, .flags = DG_P_MIN_EXCL,
+              .doc = "speed ratio in/out (> 1 reduces speed and multiplies torque)"),
     /* structural: below 1 the mesh has a stuck (self-locking) mode */
-    DG_PARAM_NUM(gear_params, efficiency, "efficiency", "", 1.0, DG_P_MIN_EXCL | DG_P_MAX, 0, 1,
-                 "power efficiency of the mesh while `in` drives (and both ways without "
-                 "efficiency_reverse)"),
+    DG_NUMBER(gear_params, efficiency, .unit = "", .def = 1.0, .flags = DG_P_MIN_EXCL | DG_P_MAX,
+              .max = 1,
+              .doc = "power efficiency of the mesh while `in` drives (and both ways without "
+                     "efficiency_reverse)"),
     {.key = "efficiency_reverse", .kind = DG_PARAM_NUMBER,
      .offset = offsetof(gear_params, efficiency_reverse), .unit = "",
      .doc = "power efficiency of the mesh while `out` drives (default: efficiency)",
@@ -120,16 +121,16 @@ static const dg_param_def gear_params_table[] = {
      .doc = "at rest, the mesh holds while neither side can drive the other through its "
             "losses (Modelica's LossyGear); its hold is a tie to ground on `out`",
      .def = 0},
-    DG_PARAM_NUM(gear_params, bearing_c0, "bearing_c0", "N*m", 0.0, DG_P_MIN, 0, 0,
-                 "bearing friction on `in`: Coulomb torque, sticking at rest up to it"),
-    DG_PARAM_NUM(gear_params, bearing_c1, "bearing_c1", "N*m*s/rad", 0.0,
-                 DG_P_MIN | DG_P_DYNAMICS, 0, 0, "bearing friction on `in`: viscous torque per "
-                 "unit speed"),
-    DG_PARAM_NUM(gear_params, bearing_out_c0, "bearing_out_c0", "N*m", 0.0, DG_P_MIN, 0, 0,
-                 "bearing friction on `out`: Coulomb torque, sticking at rest up to it"),
-    DG_PARAM_NUM(gear_params, bearing_out_c1, "bearing_out_c1", "N*m*s/rad", 0.0,
-                 DG_P_MIN | DG_P_DYNAMICS, 0, 0, "bearing friction on `out`: viscous torque per "
-                 "unit speed"),
+    DG_NUMBER(gear_params, bearing_c0, .unit = "N*m", .flags = DG_P_MIN,
+              .doc = "bearing friction on `in`: Coulomb torque, sticking at rest up to it"),
+    DG_NUMBER(gear_params, bearing_c1, .unit = "N*m*s/rad", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "bearing friction on `in`: viscous torque per "
+                     "unit speed"),
+    DG_NUMBER(gear_params, bearing_out_c0, .unit = "N*m", .flags = DG_P_MIN,
+              .doc = "bearing friction on `out`: Coulomb torque, sticking at rest up to it"),
+    DG_NUMBER(gear_params, bearing_out_c1, .unit = "N*m*s/rad", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "bearing friction on `out`: viscous torque per "
+                     "unit speed"),
     {.key = "efficiency_table", .kind = DG_PARAM_TABLE1D,
      .offset = offsetof(gear_params, efficiency_table), .unit = "",
      .doc = "efficiency while `in` drives over |omega_in| (rad/s), in place of efficiency",
@@ -139,8 +140,8 @@ static const dg_param_def gear_params_table[] = {
      .doc = "efficiency while `out` drives over |omega_in| (rad/s), in place of "
             "efficiency_reverse (default: efficiency_table, if given)",
      .flags = DG_P_MIN_EXCL | DG_P_MAX, .min = 0, .max = 1, .axis = {"omega", "efficiency"}},
-    DG_PARAM_NUM(gear_params, inertia, "inertia", "kg*m^2", 0.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "inertia referred to the input shaft"),
+    DG_NUMBER(gear_params, inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia referred to the input shaft"),
     {0},
 };
 

@@ -135,21 +135,21 @@ static const dg_port_def planetary_ports[] = {
 };
 
 static const dg_param_def planetary_params_table[] = {
-    DG_PARAM_NUM_REQ(planetary_params, sun_teeth, "sun_teeth", "", DG_P_MIN_EXCL, 0, 0,
-                     "teeth of the sun gear (or any number in proportion to them)"),
-    DG_PARAM_NUM_REQ(planetary_params, ring_teeth, "ring_teeth", "", DG_P_MIN_EXCL, 0, 0,
-                     "teeth of the ring gear (> sun_teeth)"),
-    DG_PARAM_NUM(planetary_params, sun_inertia, "sun_inertia", "kg*m^2", 0.0,
-                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the sun gear, on `sun`"),
-    DG_PARAM_NUM(planetary_params, carrier_inertia, "carrier_inertia", "kg*m^2", 0.0,
-                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the carrier, on `carrier`"),
-    DG_PARAM_NUM(planetary_params, ring_inertia, "ring_inertia", "kg*m^2", 0.0,
-                 DG_P_MIN | DG_P_INERTIA, 0, 0, "inertia of the ring gear, on `ring`"),
-    DG_PARAM_NUM(planetary_params, efficiency, "efficiency", "", 1.0,
-                 DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "efficiency of the sun-planet-ring meshes in the carrier's frame (of the "
-                 "basic ratio with the carrier held): the set loses (1 - efficiency) of the "
-                 "meshing power"),
+    DG_NUMBER(planetary_params, sun_teeth, .unit = "", .required = true, .flags = DG_P_MIN_EXCL,
+              .doc = "teeth of the sun gear (or any number in proportion to them)"),
+    DG_NUMBER(planetary_params, ring_teeth, .unit = "", .required = true, .flags = DG_P_MIN_EXCL,
+              .doc = "teeth of the ring gear (> sun_teeth)"),
+    DG_NUMBER(planetary_params, sun_inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the sun gear, on `sun`"),
+    DG_NUMBER(planetary_params, carrier_inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the carrier, on `carrier`"),
+    DG_NUMBER(planetary_params, ring_inertia, .unit = "kg*m^2", .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of the ring gear, on `ring`"),
+    DG_NUMBER(planetary_params, efficiency, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "efficiency of the sun-planet-ring meshes in the carrier's frame (of the "
+                     "basic ratio with the carrier held): the set loses (1 - efficiency) of the "
+                     "meshing power"),
     /* structural: the stuck mode */
     {.key = "self_locking",
      .kind = DG_PARAM_BOOL,

@@ -203,15 +203,15 @@ static const dg_param_def tyre_fields[] = {
 };
 
 static const dg_param_def wheel_params_table[] = {
-    DG_PARAM_NUM_REQ(wheel_params, radius, "radius", "m", DG_P_MIN_EXCL, 0, 0,
-                     "rolling radius"),
-    DG_PARAM_NUM(wheel_params, inertia, "inertia", "kg*m^2", 1.0, DG_P_MIN | DG_P_INERTIA, 0, 0,
-                 "inertia of wheel, tyre and brake disc about the hub"),
-    DG_PARAM_NUM(wheel_params, brake_torque, "brake_torque", "N*m", 0.0, DG_P_MIN | DG_P_DYNAMICS,
-                 0, 0, "brake torque at full brake input and brake_share 1"),
-    DG_PARAM_NUM(wheel_params, brake_share, "brake_share", "", 1.0,
-                 DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, 0, 1,
-                 "share of the brake input this wheel's brake receives"),
+    DG_NUMBER(wheel_params, radius, .unit = "m", .required = true, .flags = DG_P_MIN_EXCL,
+              .doc = "rolling radius"),
+    DG_NUMBER(wheel_params, inertia, .unit = "kg*m^2", .def = 1.0, .flags = DG_P_MIN | DG_P_INERTIA,
+              .doc = "inertia of wheel, tyre and brake disc about the hub"),
+    DG_NUMBER(wheel_params, brake_torque, .unit = "N*m", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "brake torque at full brake input and brake_share 1"),
+    DG_NUMBER(wheel_params, brake_share, .unit = "", .def = 1.0,
+              .flags = DG_P_MIN | DG_P_MAX | DG_P_DYNAMICS, .max = 1,
+              .doc = "share of the brake input this wheel's brake receives"),
     {.key = "brake_hold", .kind = DG_PARAM_BOOL, .offset = offsetof(wheel_params, brake_hold),
      .unit = "", .def = 1,
      .doc = "the brake holds the wheel at rest (false: it only slides, and lets go at rest; a "

@@ -36,8 +36,9 @@ static const dg_port_def eng_ports[] = {
     {0},
 };
 static const dg_param_def eng_params_table[] = {
-    DG_PARAM_NUM(eng_params, inertia, "inertia", "kg*m^2", 0.2, DG_P_MIN, 0, 0, "inertia"),
-    DG_PARAM_NUM(eng_params, torque, "torque", "N*m", 0.0, 0, 0, 0, "torque unless cut"),
+    DG_NUMBER(eng_params, inertia, .unit = "kg*m^2", .def = 0.2, .flags = DG_P_MIN,
+              .doc = "inertia"),
+    DG_NUMBER(eng_params, torque, .unit = "N*m", .doc = "torque unless cut"),
     {0},
 };
 static const dg_signal_def eng_signals[] = {
