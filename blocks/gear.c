@@ -244,6 +244,7 @@ static void gear_state_upstream(dg_block *self, dg_topo *topo) {
     dg_topo_dof(topo, self, PORT_IN);
     d->tie_ratio = dg_topo_tie(topo, self, 2, ports, coef);
     d->tie_hold = dg_topo_tie(topo, self, 1, &out, &one);
+    dg_topo_tie_yielding(topo, self, d->tie_hold); /* another hold of out takes the load */
   } else {
     const dg_table1d *tf = gear_table(p), *tr = gear_table_reverse(p);
     double ef = tf ? table_min(tf) : p->efficiency;

@@ -44,6 +44,7 @@ typedef struct dg_tie {
   int active;       /* row in the multiplier map, or -1 when redundant */
   int mesh;         /* lossy (dg_topo_tie_lossy, a lossy link closing a loop): its mesh, else -1 */
   int presc;        /* rheonomic (dg_topo_prescribe on a shaft that had a speed): x = q[raw presc] */
+  bool yields;      /* a hold that gives way to another on its shaft (dg_topo_tie_yielding) */
 } dg_tie;
 
 /* An input that varies with time: a piecewise-linear schedule or a

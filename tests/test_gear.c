@@ -138,6 +138,55 @@ START_TEST(test_self_locking_from_rest) {
 }
 END_TEST
 
+/* A self-locking gear beside a brake on its output shaft: two holds of one
+ * shaft, which the gear's yields to (dg_topo_tie_yielding) instead of the
+ * pair being refused. The brake (engagement on channel "b") holds the
+ * output while engaged; with 30 N·m at `in` the gear could drive
+ * (F = η r T_a + T_b = 0.5·2·30 − 10 = 20 > 0), but nothing moves until
+ * the brake lets go at 0.5 s; from then on `in` drives:
+ *   q̇ = (η r T_a + T_b) / (J2 + η r² J1) = 20 / 3.5 rad/s²,
+ * ω_out = q̇ (t − 0.5) exactly (RK4 on a linear speed). With 5 N·m the pair
+ * locks itself: nothing moves after the release either. `validate`
+ * checks every mode (gear stuck and brake held among them). */
+static const char *const locking_brake_graph =
+    "{\"drivegraph\":1,\"blocks\":{\"drive\":{\"type\":\"torque_source\",\"torque\":%g},"
+    "\"j1\":{\"type\":\"inertia\",\"inertia\":1},"
+    "\"g\":{\"type\":\"gear\",\"ratio\":2,\"efficiency\":0.5,\"self_locking\":true},"
+    "\"j2\":{\"type\":\"inertia\",\"inertia\":1.5},"
+    "\"br\":{\"type\":\"brake\",\"max_torque\":1000,\"inputs\":{\"engagement\":\"b\"}},"
+    "\"back\":{\"type\":\"torque_source\",\"torque\":-10}},"
+    "\"connections\":[[\"drive.out\",\"j1.in\"],[\"j1.out\",\"g.in\"],"
+    "[\"g.out\",\"j2.in\",\"back.out\",\"br.in\"]]}";
+
+START_TEST(test_self_locking_beside_brake) {
+  const double torque[2] = {30.0, 5.0};
+  dg_graph *g = dg_test_graphf(locking_brake_graph, torque[_i]);
+  dg_sim *sim = dg_test_sim(g);
+  int b = dg_sim_input_find(sim, "b");
+  ck_assert_int_ge(b, 0);
+  dg_sim_set_input(sim, b, 1.0);
+  dg_test_step(sim, 50, 1e-2);
+  ck_assert_double_eq(dg_test_signal(sim, "j2.omega"), 0.0);
+  ck_assert_double_eq(dg_test_signal(sim, "br.held"), 1.0);
+  ck_assert_double_eq(dg_test_signal(sim, "g.stuck"), 1.0);
+  dg_sim_set_input(sim, b, 0.0);
+  double qd = _i == 0 ? 20.0 / 3.5 : 0.0, worst = 0.0;
+  for (int k = 1; k <= 50; k++) {
+    dg_test_step(sim, 1, 1e-2);
+    worst = fmax(worst, fabs(dg_test_signal(sim, "j2.omega") - qd * k * 1e-2));
+  }
+  printf("self-locking gear beside a brake, %g N*m: worst |w_out - closed form| %.2e rad/s\n",
+         torque[_i], worst);
+  ck_assert_double_le(worst, 1e-12);
+  ck_assert_double_eq(dg_test_signal(sim, "g.stuck"), _i == 0 ? 0.0 : 1.0);
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_double_le(fabs(e.balance_error), 1e-9 * fmax(e.work_in, 1.0));
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
 /* Stick–slip against an independent reference: Modelica's LossyGearDemo1
  * (tests/data/msl/LossyGearDemo1: 10 sin(2π t) N·m on J1 = 1, the gear of
  * the tests above, J2 = 1.5 held back by −10 + 2.5 t N·m) against
@@ -485,6 +534,7 @@ static Suite *suite(void) {
   tc = tcase_create("self_locking");
   tcase_add_loop_test(tc, test_self_locking_comes_to_rest, 0, 3);
   tcase_add_test(tc, test_self_locking_from_rest);
+  tcase_add_loop_test(tc, test_self_locking_beside_brake, 0, 2);
   tcase_add_loop_test(tc, test_lossy_gear_reference, 0, 2);
   suite_add_tcase(s, tc);
   tc = tcase_create("params");

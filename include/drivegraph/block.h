@@ -656,6 +656,14 @@ DG_API int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, co
 /// side b the ring relative to the carrier. Returns the tie's index.
 DG_API int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port,
                              const double *coef, const double *coef_a, double efficiency);
+/// Marks a hold of the block (a one-port dg_topo_tie) as one that yields
+/// to another hold of the same shaft: where another block holds it too,
+/// this one is the redundant tie (its force 0) instead of the pair being
+/// refused as over-constrained. For a hold whose own test reads the
+/// torques at its ports (a self-locking gear's: blocks/gear.c): while
+/// another holds the shaft, its mesh sees that block's reaction and stays;
+/// when the other lets go, its tie takes the load.
+DG_API void dg_topo_tie_yielding(dg_topo *t, const dg_block *b, int tie);
 /// Ties two of the block's ports to one speed (a locked clutch:
 /// ω_a − ω_b = 0). The tie's multiplier (dg_ctx_tie_force) is the torque
 /// the lock applies at port_a. Returns the tie's index.

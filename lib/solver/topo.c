@@ -94,7 +94,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   }
   int id = ws->nties++;
   dg_tie *tie = &ws->ties[id];
-  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1, -1};
+  *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1, -1, false};
   double *c = ws->C + (size_t)id * (size_t)sim->nn;
   memset(c, 0, sizeof(double) * (size_t)sim->nn);
   for (int i = 0; i < n; i++) {
@@ -281,6 +281,21 @@ int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port, con
   return topo_tie(t, b, n, port, coef, coef_a, efficiency);
 }
 
+void dg_topo_tie_yielding(dg_topo *t, const dg_block *b, int tie) {
+  dg_sim *sim = t->sim;
+  dg_topo_ws *ws = &sim->sv.ws;
+  if (ws->refreshing || tie < 0)
+    return;
+  if (tie >= ws->nties || ws->ties[tie].block != b->index || !ws->ties[tie].ground) {
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK,
+                   "dg_topo_tie_yielding: tie %d is not a hold (a one-port dg_topo_tie) of this "
+                   "block",
+                   tie);
+    return;
+  }
+  ws->ties[tie].yields = true;
+}
+
 const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
   return t->sim->sv.topo_state + b->state;
 }
@@ -462,12 +477,12 @@ static void check_double_holds(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   for (int t = 0; t < ws->nties && !ws->error; t++) {
     const dg_tie *a = &ws->ties[t];
-    if (!a->ground)
+    if (!a->ground || a->yields)
       continue;
     int node = ws->tie_node[a->first];
     for (int u = 0; u < t; u++) {
       const dg_tie *b = &ws->ties[u];
-      if (!b->ground || b->block == a->block || ws->tie_node[b->first] != node)
+      if (!b->ground || b->yields || b->block == a->block || ws->tie_node[b->first] != node)
         continue;
       char lab[128];
       dgp_node_label(sim, node, lab, sizeof lab);
@@ -540,10 +555,13 @@ int dgp_topo_eliminate(dg_sim *sim) {
   ws->nactive = 0;
   sim->sv.lam.start[0] = 0;
   double *c = sim->sv.gvec;
-  for (int pass = 0; pass < 2; pass++) {
+  /* links and locks first, then holds, then the holds that yield: a hold
+   * another one makes redundant is the yielding one (multiplier 0) */
+  for (int pass = 0; pass < 3; pass++) {
     for (int t = 0; t < ws->nties; t++) {
       dg_tie *tie = &ws->ties[t];
-      if (tie->ground != (pass == 1))
+      int tie_pass = !tie->ground ? 0 : tie->yields ? 2 : 1;
+      if (tie_pass != pass)
         continue;
       tie->active = -1;
       const double *crow = ws->C + (size_t)t * st;
