@@ -114,6 +114,7 @@ def run_rss(cmd):
     pid = os.fork()
     if pid == 0:
         devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         try:
             os.execv(cmd[0], cmd)
