@@ -74,8 +74,8 @@ typedef struct dg_topo_ws {
   int *tie_node;
   double *tie_coef;
   double *C;         /* max_ties × nn: ties over raw DOFs (stride nn) */
-  double *P;         /* max_ties × nn: multiplier map (CCᵀ)⁻¹C of active ties */
-  double *A;         /* max_ties × max_ties scratch */
+  double *P;         /* nn × nn: multiplier map (CCᵀ)⁻¹C of the active ties (at most nn) */
+  double *A;         /* nn × nn scratch: C Cᵀ of the active ties and its factor */
   int *active_tie;   /* active row → tie index */
   double *tie_acoef; /* max_terms: side a's share of each lossy tie's coefficients */
   int nactive;

@@ -89,7 +89,7 @@ static void build_lambda_map(dg_sim *sim) {
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn, ma = (size_t)ws->max_ties;
+  size_t st = (size_t)sim->nn, ma = st; /* A is nn × nn: na <= nraw <= nn */
   int na = ws->nactive, nraw = ws->nraw;
   if (na == 0)
     return;

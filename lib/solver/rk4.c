@@ -239,8 +239,9 @@ void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.rk.k4, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.lam.value, mt, sizeof(double));
   dgp_buf_add(l, &sim->sv.lam.start, mt + 1, sizeof(int));
-  dgp_buf_add(l, &sim->sv.lam.node, mt * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.lam.coef, mt * nn, sizeof(double));
+  /* Λ: a row per active tie (at most nn), at most nn entries each */
+  dgp_buf_add(l, &sim->sv.lam.node, nn * nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.lam.coef, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ydense, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ysave, ny, sizeof(double));
 }
