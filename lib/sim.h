@@ -147,6 +147,8 @@ typedef struct dg_loss_ws {
 typedef struct dg_tree_ws {
   bool on;                  /* this mode's ACCEL stage solves on the tree */
   bool factored;            /* the pivots are those of kap */
+  bool tables;              /* a mesh's efficiency follows a table of speed: κ per stage */
+  bool held;                /* kap is that of the directions a segment holds (no tables) */
   int nv, ne, ncon;         /* vertices (nodes, then constraints), directed edges, constraints */
   int nops;                 /* eliminations of the factor */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
@@ -162,9 +164,10 @@ typedef struct dg_tree_ws {
   /* per elimination k: vertex v, its partner u (v's pivot 0: they leave
    * together) or -1, the scale of z_v (1/d_v, or 1/K[v][u]) and a pair's
    * 1/K[u][v], d_u/K[u][v]; its updates [op_first[k], op_first[k+1]):
-   * z[upd_r] −= upd_f · (scaled z_v) forward, z_v −= upd_b · z[upd_r] back */
-  int *op_v, *op_u, *op_first;
-  double *op_s, *op_pa, *op_pb;
+   * z[upd_r] −= upd_f · (scaled z_v) forward, z_v −= upd_b · z[upd_r] back;
+   * the first of them also inline (op_r, op_f, op_b; the rest from op_x) */
+  int *op_v, *op_u, *op_first, *op_r, *op_x;
+  double *op_s, *op_pa, *op_pb, *op_f, *op_b;
   int *upd_r;
   double *upd_f, *upd_b;
   double *z;                /* per vertex: the right side, then the solution */

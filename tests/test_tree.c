@@ -34,8 +34,9 @@ static double uniform(unsigned *s) {
 typedef struct rig {
   dg_tree_ws t;
   int start[MAXV + 1], nbr[2 * MAXV], order[MAXV], parent[MAXV], step[MAXV];
-  int op_v[MAXV], op_u[MAXV], op_first[MAXV + 1], upd_r[2 * MAXV];
-  double op_s[MAXV], op_pa[MAXV], op_pb[MAXV], upd_f[2 * MAXV], upd_b[2 * MAXV];
+  int op_v[MAXV], op_u[MAXV], op_first[MAXV + 1], op_r[MAXV], op_x[MAXV], upd_r[2 * MAXV];
+  double op_s[MAXV], op_pa[MAXV], op_pb[MAXV], op_f[MAXV], op_b[MAXV];
+  double upd_f[2 * MAXV], upd_b[2 * MAXV];
   double kout[2 * MAXV], kin[2 * MAXV], diag0[MAXV], d[MAXV];
   double dense[MAXV * MAXV];
 } rig;
@@ -56,6 +57,10 @@ static void rig_bind(rig *r, int nv) {
   t->op_v = r->op_v;
   t->op_u = r->op_u;
   t->op_first = r->op_first;
+  t->op_r = r->op_r;
+  t->op_x = r->op_x;
+  t->op_f = r->op_f;
+  t->op_b = r->op_b;
   t->op_s = r->op_s;
   t->op_pa = r->op_pa;
   t->op_pb = r->op_pb;

@@ -102,6 +102,16 @@ int dgp_tree_factor(dg_tree_ws *t) {
   for (int v = 0; v < nv; v++)
     if (step[v] == INT_MAX)
       return -2;
+  /* each elimination's first update inline (most have exactly one: a
+   * chain's, a tree's); one without updates updates itself by 0 */
+  for (int k = 0; k < nops; k++) {
+    int i = t->op_first[k];
+    bool any = i < t->op_first[k + 1];
+    t->op_r[k] = any ? t->upd_r[i] : t->op_v[k];
+    t->op_f[k] = any ? t->upd_f[i] : 0.0;
+    t->op_b[k] = any ? t->upd_b[i] : 0.0;
+    t->op_x[k] = any ? i + 1 : i;
+  }
   t->nops = nops;
   t->factored = true;
   return 0;
@@ -110,20 +120,23 @@ int dgp_tree_factor(dg_tree_ws *t) {
 /* K z = b in place (z holds b on entry): the eliminations' updates
  * forward, then back. */
 void dgp_tree_solve(const dg_tree_ws *t, double *z) {
-  const int *op_v = t->op_v, *op_u = t->op_u, *first = t->op_first, *ur = t->upd_r;
-  const double *os = t->op_s, *uf = t->upd_f, *ub = t->upd_b;
+  const int *op_v = t->op_v, *op_u = t->op_u, *op_r = t->op_r, *op_x = t->op_x;
+  const int *first = t->op_first, *ur = t->upd_r;
+  const double *os = t->op_s, *of = t->op_f, *ob = t->op_b, *uf = t->upd_f, *ub = t->upd_b;
   int nops = t->nops;
   for (int k = 0; k < nops; k++) {
     int v = op_v[k];
     double zt = z[v] * os[k]; /* z_v / d_v, or a pair's z_u */
     z[v] = zt;
-    for (int i = first[k]; i < first[k + 1]; i++)
+    z[op_r[k]] -= of[k] * zt;
+    for (int i = op_x[k]; i < first[k + 1]; i++)
       z[ur[i]] -= uf[i] * zt;
   }
   for (int k = nops - 1; k >= 0; k--) {
     int v = op_v[k], u = op_u[k];
     double sum = u < 0 ? z[v] : z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
-    for (int i = first[k]; i < first[k + 1]; i++)
+    sum -= ob[k] * z[op_r[k]];
+    for (int i = op_x[k]; i < first[k + 1]; i++)
       sum -= ub[i] * z[ur[i]];
     if (u >= 0)
       z[u] = z[v];
@@ -208,6 +221,10 @@ void dgp_tree_build(dg_sim *sim) {
   int nn = sim->nn;
   t->on = false;
   t->factored = false;
+  t->held = false;
+  t->tables = false;
+  for (int j = 0; j < ws->nmesh; j++)
+    t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
   if (sv->variable_kinematics || sv->mot.np > 0 || !ws->links_complete || sim->in_check)
     return;
   int K = ws->nlinks + ws->nactive;
@@ -320,7 +337,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
   if (m == 0) {
     tree_stage_solve(sim, w);
   } else {
-    for (int j = 0; j < m; j++) { /* efficiencies over speed: κ at side a's speed */
+    for (int j = 0; t->tables && j < m; j++) { /* efficiencies over speed: κ at side a's speed */
       const dg_table1d *ta = ws->mesh_tab_a[j], *tb = ws->mesh_tab_b[j];
       if (!ta && !tb)
         continue;
@@ -331,13 +348,17 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
         sv->loss.kb[j] = dg_table1d_eval(ta, fabs(v)) - 1.0;
     }
     int iterations = sv->loss.hold ? 1 : 2 * m + 3;
+    /* inside a segment, with constant efficiencies, κ stays that of the
+     * directions its first stage took (held) */
+    bool keep = sv->loss.hold && t->held;
+    t->held = false;
     for (int it = 0; it < iterations; it++) {
       bool same_kap = t->factored;
-      for (int j = 0; j < m; j++) {
+      for (int j = 0; !keep && j < m; j++) {
         kap[j] = dir[j] > 0 ? sv->loss.kf[j] : dir[j] < 0 ? sv->loss.kb[j] : 0.0;
         same_kap = same_kap && kap[j] == t->kap[j];
       }
-      bool failed = !same_kap && tree_refactor(sim, kap) != 0;
+      bool failed = !keep && !same_kap && tree_refactor(sim, kap) != 0;
       if (failed) { /* no loss rather than a blow-up (as dgp_loss_apply) */
         for (int j = 0; j < m; j++)
           kap[j] = 0.0;
@@ -363,6 +384,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
       if (same)
         break;
     }
+    t->held = !t->tables && t->factored;
   }
   for (int j = 0; j < sv->ndof; j++)
     dq[j] = z[t->dof_node[j]];
@@ -404,6 +426,10 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &t->op_v, nv, sizeof(int));
   dgp_buf_add(l, &t->op_u, nv, sizeof(int));
   dgp_buf_add(l, &t->op_first, nv + 1, sizeof(int));
+  dgp_buf_add(l, &t->op_r, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_x, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_f, nv, sizeof(double));
+  dgp_buf_add(l, &t->op_b, nv, sizeof(double));
   dgp_buf_add(l, &t->op_s, nv, sizeof(double));
   dgp_buf_add(l, &t->op_pa, nv, sizeof(double));
   dgp_buf_add(l, &t->op_pb, nv, sizeof(double));
