@@ -77,8 +77,8 @@ typedef struct dg_topo_ws {
   int *tie_node;
   double *tie_coef;
   double *C;         /* max_ties × nn: ties over raw DOFs (stride nn) */
-  double *P;         /* max_ties × nn: multiplier map (CCᵀ)⁻¹C of active ties */
-  double *A;         /* max_ties × max_ties scratch */
+  double *P;         /* nn × nn: multiplier map (CCᵀ)⁻¹C of the active ties (at most nn) */
+  double *A;         /* nn × nn scratch: C Cᵀ of the active ties and its factor */
   int *active_tie;   /* active row → tie index */
   double *tie_acoef; /* max_terms: side a's share of each lossy tie's coefficients */
   int nactive;
@@ -135,6 +135,49 @@ typedef struct dg_loss_ws {
   int *nu, *nb;             /* nn: how many */
   double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
 } dg_loss_ws;
+
+/* The tree room (lib/solver/tree.c): the ACCEL stage as one sparse solve
+ * over nodes and constraints, for modes whose graph of nodes and
+ * constraints peels leaf by leaf (a drivetrain without loops). Unknowns z = [ẍ; λ]
+ * (nn node accelerations, then one multiplier per constraint: each link,
+ * each active tie); equations I ẍ − Ã λ = w at the nodes and Aᵀ ẍ = 0 at
+ * the constraints, Ã = A with each lossy mesh's side b scaled by 1 + κ_j.
+ * Eliminated leaf by leaf (pivot d_v ≠ 0), or, where a leaf's pivot is 0 (a
+ * shaft without inertia, a constraint between such shafts), with its
+ * neighbour as a pair whose elimination couples nothing: no fill, O(nn + K)
+ * to factor and to solve. Sizes: nv ≤ nn + max_links + max_ties vertices,
+ * ne directed edges (each entry of A twice). */
+typedef struct dg_tree_ws {
+  bool on;                  /* this mode's ACCEL stage solves on the tree */
+  bool factored;            /* the pivots are those of kap */
+  bool tables;              /* a mesh's efficiency follows a table of speed: κ per stage */
+  bool held;                /* kap is that of the directions a segment holds (no tables) */
+  int nv, ne, ncon;         /* vertices (nodes, then constraints), directed edges, constraints */
+  int nops;                 /* eliminations of the factor */
+  int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
+  int *nbr;                 /* per edge: the vertex at its other end */
+  double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */
+  double *kout, *kin;       /* per edge v→w: K[v][w] and K[w][v] */
+  int *con_mesh;            /* per constraint: its lossy mesh, -1 */
+  int *mesh_con;            /* per mesh: its constraint, -1 (an idle redundant tie) */
+  int *dof_node;            /* per DOF: the node whose speed it is (its row of G is e_j) */
+  double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
+  int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */
+  int *step;                /* per vertex: the elimination that removes it */
+  /* per elimination k: vertex v, its partner u (v's pivot 0: they leave
+   * together) or -1, the scale of z_v (1/d_v, or 1/K[v][u]) and a pair's
+   * 1/K[u][v], d_u/K[u][v]; its updates [op_first[k], op_first[k+1]):
+   * z[upd_r] −= upd_f · (scaled z_v) forward, z_v −= upd_b · z[upd_r] back;
+   * the first of them also inline (op_r, op_f, op_b; the rest from op_x) */
+  int *op_v, *op_u, *op_first, *op_r, *op_x;
+  double *op_s, *op_pa, *op_pb, *op_f, *op_b;
+  int *upd_r;
+  double *upd_f, *upd_b;
+  double *z;                /* per vertex: the right side, then the solution */
+  double *kap;              /* per mesh: κ of the factor */
+  int *ent_c, *ent_n;       /* build scratch: the entries of A (constraint, node) ... */
+  double *ent_a, *ent_b;    /* ... and their values */
+} dg_tree_ws;
 
 /* The variable-kinematics room (lib/solver/kin.c): what a refresh of the
  * rows that change with a ratio needs. */
@@ -254,6 +297,7 @@ typedef struct dg_solver {
   struct dg_topo topo;
 
   dg_kin_ws kin;
+  dg_tree_ws tree;
   dg_motion_ws mot;
   dg_loss_ws loss;
   dg_lambda_ws lam;
@@ -353,6 +397,7 @@ struct dg_sim {
   } *choice;
   bool starting;
   bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
+  bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   dg_ctx ctx;
 

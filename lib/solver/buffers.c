@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SOLVER_BUFFERS 160
+#define MAX_SOLVER_BUFFERS 200
 
 static void *buf_get(const dgp_buf *b) {
   void *p;
@@ -26,6 +26,7 @@ static int solver_buffers(dg_sim *sim, dgp_buf *out) {
   dgp_motion_buffers(sim, &l);
   dgp_ports_buffers(sim, &l);
   dgp_loss_buffers(sim, &l);
+  dgp_tree_buffers(sim, &l);
   dgp_rk4_buffers(sim, &l);
   dgp_step_buffers(sim, &l);
   return l.n;

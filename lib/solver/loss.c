@@ -99,6 +99,24 @@ int dgp_loss_build(dg_sim *sim) {
                ws->max_links);
     return ws->error;
   }
+  if (sv->tree.on) { /* the tree solves the meshes' multipliers with the stage */
+    double *a = sv->scratch, *b = sv->f;
+    for (int j = 0; j < m; j++) { /* side b's non-zeros, for the ports room */
+      int t = ws->mesh_tie[j], nb = 0;
+      if (t < 0 || ws->ties[t].active >= 0) {
+        mesh_sides(sim, j, a, b);
+        for (int n = 0; n < nn; n++)
+          if (b[n] != 0.0) {
+            sv->loss.bn[(size_t)j * st + (size_t)nb] = n;
+            sv->loss.bv[(size_t)j * st + (size_t)nb++] = b[n];
+          }
+      }
+      sv->loss.nb[j] = nb;
+      sv->loss.kf[j] = 1.0 / ws->mesh_eta_b[j] - 1.0;
+      sv->loss.kb[j] = ws->mesh_eta[j] - 1.0;
+    }
+    return DG_OK;
+  }
   int K = ws->nlinks + ws->nactive;
   /* a prescribed shaft with a raw DOF of its own is held to its speed by no
    * tie: its constraint e_node joins A (a rheonomic tie is an active tie) */

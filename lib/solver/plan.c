@@ -89,7 +89,7 @@ static void build_lambda_map(dg_sim *sim) {
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn, ma = (size_t)ws->max_ties;
+  size_t st = (size_t)sim->nn, ma = st; /* A is nn × nn: na <= nraw <= nn */
   int na = ws->nactive, nraw = ws->nraw;
   if (na == 0)
     return;
@@ -177,10 +177,21 @@ int dgp_plan_mass(dg_sim *sim, bool refresh) {
   sim->sv.use_B = false;
   if (dirty || sim->in_check) /* the every-mode check needs the factor only */
     return DG_OK;
-  /* M⁻¹ once per mode, and the ACCEL stage's map B = M⁻¹ Gᵀ from node
-   * torques to accelerations: a substep is then one dense product
-   * q̇ = B w with no divisions and no indirection (for drivetrain sizes
-   * cheaper than f = Gᵀ w over the non-zeros and two triangular solves). */
+  /* dense B only where it is the smaller product (small graphs); else
+   * f = Gᵀ w over the non-zeros and M⁻¹ f (measured: the sedan's 15 nodes
+   * and 6 DOFs are faster sparse, the 2-DOF axle dense); built by
+   * dgp_plan_inverse unless the tree room takes the ACCEL stage */
+  sim->sv.use_B = nred * sim->nn <= 2 * sim->sv.nnz;
+  return DG_OK;
+}
+
+/* M⁻¹ once per mode, and the ACCEL stage's map B = M⁻¹ Gᵀ from node
+ * torques to accelerations: a substep is then one dense product
+ * q̇ = B w with no divisions and no indirection (for drivetrain sizes
+ * cheaper than f = Gᵀ w over the non-zeros and two triangular solves). */
+void dgp_plan_inverse(dg_sim *sim) {
+  size_t st = (size_t)sim->nn;
+  int nred = sim->sv.ndof;
   for (int c = 0; c < nred; c++) {
     double *col = sim->sv.f;
     for (int i = 0; i < nred; i++)
@@ -189,10 +200,6 @@ int dgp_plan_mass(dg_sim *sim, bool refresh) {
     for (int i = 0; i < nred; i++)
       sim->sv.Minv[(size_t)i * st + (size_t)c] = col[i];
   }
-  /* dense B only where it is the smaller product (small graphs); else
-   * f = Gᵀ w over the non-zeros and M⁻¹ f (measured: the sedan's 15 nodes
-   * and 6 DOFs are faster sparse, the 2-DOF axle dense) */
-  sim->sv.use_B = nred * sim->nn <= 2 * sim->sv.nnz;
   for (int i = 0; sim->sv.use_B && i < nred; i++) {
     double *bi = sim->sv.B + (size_t)i * st;
     const double *mi = sim->sv.Minv + (size_t)i * st;
@@ -203,7 +210,6 @@ int dgp_plan_mass(dg_sim *sim, bool refresh) {
       bi[n] = v;
     }
   }
-  return DG_OK;
 }
 
 /* out = Gᵀ v for a node vector v (ndof), over G's non-zeros. */
@@ -301,6 +307,9 @@ int dgp_solver_build(dg_sim *sim) {
   int rc = dgp_plan_mass(sim, false);
   if (rc != DG_OK || sim->in_check) /* the every-mode check steps no mode */
     return rc;
+  dgp_tree_build(sim);
+  if (!sim->sv.tree.on) /* the tree's ACCEL stage needs neither M⁻¹ nor B */
+    dgp_plan_inverse(sim);
   return dgp_loss_build(sim);
 }
 

@@ -57,7 +57,9 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   if (np > 0)
     dgp_motion_inertial(sim, w);
   /* ACCEL */
-  if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
+  if (sim->sv.tree.on) { /* one sparse solve, the meshes' losses included */
+    de[sim->n_torque] = dgp_tree_accel(sim, dy, w);
+  } else if (!sim->sv.use_B) { /* f = Gᵀ w, then M⁻¹ f (or the factor of this substep's M) */
     double *f = sim->sv.f;
     dgp_g_transpose(sim, w, f);
     if (sim->sv.variable_kinematics) {
@@ -83,7 +85,8 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
     }
   }
   /* the lossy meshes' loss torques, with the accelerations they change */
-  de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? dgp_loss_apply(sim, y, dy, w) : 0.0;
+  if (!sim->sv.tree.on)
+    de[sim->n_torque] = sim->sv.ws.nmesh > 0 ? dgp_loss_apply(sim, y, dy, w) : 0.0;
   if (sim->n_motion > 0) { /* each prescription's power f_i v_i */
     double *pm = de + sim->n_torque + 1, *fm = sim->sv.mot.force;
     for (int k = 0; k < sim->n_motion; k++)
@@ -236,8 +239,9 @@ void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.rk.k4, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.lam.value, mt, sizeof(double));
   dgp_buf_add(l, &sim->sv.lam.start, mt + 1, sizeof(int));
-  dgp_buf_add(l, &sim->sv.lam.node, mt * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.lam.coef, mt * nn, sizeof(double));
+  /* Λ: a row per active tie (at most nn), at most nn entries each */
+  dgp_buf_add(l, &sim->sv.lam.node, nn * nn, sizeof(int));
+  dgp_buf_add(l, &sim->sv.lam.coef, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ydense, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ysave, ny, sizeof(double));
 }

@@ -6,6 +6,8 @@
  *   kin.c     variable kinematics: the rows that change with a ratio, refreshed
  *   loss.c    lossy meshes: maps per mode, multipliers and loss torques per stage
  *   dense.c   Cholesky, Gaussian elimination, dot products (stride nn)
+ *   tree.c    the ACCEL stage, losses included, as one sparse solve over the
+ *             forest of nodes and constraints (linear time; loop-free modes)
  *   rk4.c     one stage SPEEDS → FORCES → ACCEL, RK4 and its dense output, tie forces
  *   inputs.c  schedules and callbacks inside the step
  *   step.c    the step: segments, events, commit, energy audit
@@ -52,6 +54,7 @@ void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_step_buffers(dg_sim *sim, dgp_buf_list *l);
+void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l);
 
 /* ---- dense.c ------------------------------------------------------------ */
 
@@ -68,6 +71,18 @@ static inline double dgp_dot(const double *a, const double *b, int n) {
     v += a[i] * b[i];
   return v;
 }
+
+/* ---- tree.c ------------------------------------------------------------- */
+
+/* On any K whose graph (start, nbr) peels leaf by leaf, with kout[e] =
+ * K[v][w] and kin[e] = K[w][v] at edge e = v→w and the diagonal diag0:
+ * the factor (-1: singular, -2: a loop), and K z = b in place. */
+int dgp_tree_factor(dg_tree_ws *t);
+void dgp_tree_solve(const dg_tree_ws *t, double *z);
+/* The mode's system and its factor (tree.on when the ACCEL stage uses it). */
+void dgp_tree_build(dg_sim *sim);
+/* The ACCEL stage: q̇ into dq, loss torques added to w; the loss power. */
+double dgp_tree_accel(dg_sim *sim, double *dq, double *w);
 
 /* ---- topo.c ------------------------------------------------------------- */
 
@@ -94,6 +109,8 @@ void dgp_describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, int),
 /* M = Gᵀ diag(I) G and its factor (and M⁻¹, B for constant kinematics);
  * `refresh`: only the rows that change. */
 int dgp_plan_mass(dg_sim *sim, bool refresh);
+/* M⁻¹ and, for small modes (use_B), B = M⁻¹ Gᵀ: the dense ACCEL stage's. */
+void dgp_plan_inverse(dg_sim *sim);
 /* The SPEEDS stage's rows: one non-zero, two, more. */
 void dgp_plan_speed_rows(dg_sim *sim);
 /* out = Gᵀ v (ndof) over G's non-zeros. */

@@ -631,8 +631,9 @@ void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.ws.tie_node, (size_t)ws->max_terms, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.tie_coef, (size_t)ws->max_terms, sizeof(double));
   dgp_buf_add(l, &sim->sv.ws.C, mt * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.ws.P, mt * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.ws.A, mt * mt, sizeof(double));
+  /* P and A over the active ties, at most nn (each eliminates a raw DOF) */
+  dgp_buf_add(l, &sim->sv.ws.P, nn * nn, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ws.A, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.ws.active_tie, mt, sizeof(int));
   dgp_buf_add(l, &sim->sv.ws.tie_acoef, (size_t)ws->max_terms, sizeof(double));
   dgp_buf_add(l, &sim->sv.ws.mesh_link, nn, sizeof(int));

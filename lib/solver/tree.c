@@ -1,0 +1,445 @@
+/* The tree room: the ACCEL stage, losses included, as one sparse solve over
+ * the nodes and the constraints of the mode, in time linear in their count
+ * where they form a forest (a drivetrain without loops).
+ *
+ * Unknowns z = [ẍ; λ]: the node accelerations, then one multiplier per
+ * constraint (each recorded link e_dst − Σ c e_src, each active tie). With
+ * K = [[I, −Ã], [Aᵀ, 0]] the stage solves K z = [w; 0]: the nodes' torque
+ * balance I ẍ − w = Ã λ and the kinematics Aᵀ ẍ = 0 (constant ratios, no
+ * prescribed speeds). Ã is A with side b of each lossy mesh j scaled by
+ * 1 + κ_j, so Ã λ carries the loss torques κ_j λ_j b_j (loss.c, and
+ * docs/solver.md, "Losses"); with all κ = 0 the solution is that of
+ * q̇ = M⁻¹ Gᵀ w with ẍ = G q̇. Each DOF is the speed of one node (its raw
+ * DOF survived the elimination of ties), so q̇_j = ẍ at that node.
+ *
+ * K's pattern is symmetric and its graph is that of nodes and constraints.
+ * Eliminated leaf by leaf, a vertex v has one neighbour u left: with a pivot d_v ≠ 0,
+ * d_u −= K[u][v] K[v][u] / d_v (a 1×1 pivot, no fill); with d_v = 0 (a
+ * shaft without inertia, a constraint whose shafts have none) v's equation
+ * K[v][u] z_u = b_v gives z_u at once and u's equation gives z_v after the
+ * others: v and u leave together and u's other neighbours only see z_u on
+ * their right side (the pair's inverse has a zero where they would couple:
+ * again no fill). Node pivots are I_n plus terms (1 + κ) A² / d_c ≥ 0 and
+ * constraint pivots sums of such terms, all of one sign: no cancellation,
+ * so a pivot is 0 exactly when no inertia reaches it. Workspace:
+ * dg_tree_ws (lib/sim.h). */
+#include "solver.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- the factorization, on any K whose graph peels to nothing ----------- */
+
+/* The pivots for the current kout / kin, eliminating leaves (vertices with
+ * at most one neighbour left) until none is left: 0; -1 where a pivot is 0
+ * with no neighbour left to pair it with (K singular) or not finite; -2
+ * when vertices remain that all have two neighbours or more (a loop, which
+ * would fill in). Peeling leaves handles any forest, and more: a shaft
+ * without inertia that only one constraint defines (an open differential's
+ * carrier) leaves with that constraint, which may open a loop through it.
+ * Scratch: order (the queue of leaves), parent (neighbours left). */
+int dgp_tree_factor(dg_tree_ws *t) {
+  int nv = t->nv, nops = 0, head = 0, tail = 0, nup = 0;
+  int *queue = t->order, *deg = t->parent, *step = t->step;
+  memcpy(t->d, t->diag0, sizeof(double) * (size_t)nv);
+  t->factored = false;
+  for (int v = 0; v < nv; v++) {
+    step[v] = INT_MAX;
+    deg[v] = t->start[v + 1] - t->start[v];
+    if (deg[v] <= 1)
+      queue[tail++] = v;
+  }
+  while (head < tail) {
+    int v = queue[head++];
+    if (step[v] != INT_MAX)
+      continue; /* left with a partner */
+    int u = -1, e = -1;
+    for (int f = t->start[v]; f < t->start[v + 1]; f++)
+      if (step[t->nbr[f]] == INT_MAX) {
+        u = t->nbr[f];
+        e = f;
+      }
+    double dv = t->d[v];
+    if (!isfinite(dv))
+      return -1;
+    t->op_v[nops] = v;
+    t->op_first[nops] = nup;
+    if (dv != 0.0) { /* z_v = b_v / d_v − (K[v][u] / d_v) z_u */
+      t->op_u[nops] = -1;
+      t->op_s[nops] = 1.0 / dv;
+      step[v] = nops;
+      if (u >= 0) {
+        t->d[u] -= t->kin[e] * t->kout[e] / dv;
+        t->upd_r[nup] = u;
+        t->upd_f[nup] = t->kin[e];
+        t->upd_b[nup++] = t->kout[e] / dv;
+        if (--deg[u] == 1)
+          queue[tail++] = u;
+      }
+    } else { /* z_u = b_v / K[v][u]; z_v from u's equation */
+      if (u < 0 || t->kout[e] == 0.0 || t->kin[e] == 0.0)
+        return -1;
+      t->op_u[nops] = u;
+      t->op_s[nops] = 1.0 / t->kout[e];
+      t->op_pa[nops] = 1.0 / t->kin[e];
+      t->op_pb[nops] = t->d[u] / t->kin[e];
+      step[v] = step[u] = nops;
+      for (int f = t->start[u]; f < t->start[u + 1]; f++) {
+        int r = t->nbr[f];
+        if (step[r] != INT_MAX)
+          continue;
+        t->upd_r[nup] = r;
+        t->upd_f[nup] = t->kin[f];
+        t->upd_b[nup++] = t->kout[f] / t->kin[e];
+        if (--deg[r] == 1)
+          queue[tail++] = r;
+      }
+    }
+    nops++;
+  }
+  t->op_first[nops] = nup;
+  for (int v = 0; v < nv; v++)
+    if (step[v] == INT_MAX)
+      return -2;
+  /* each elimination's first update inline (most have exactly one: a
+   * chain's, a tree's); one without updates updates itself by 0 */
+  for (int k = 0; k < nops; k++) {
+    int i = t->op_first[k];
+    bool any = i < t->op_first[k + 1];
+    t->op_r[k] = any ? t->upd_r[i] : t->op_v[k];
+    t->op_f[k] = any ? t->upd_f[i] : 0.0;
+    t->op_b[k] = any ? t->upd_b[i] : 0.0;
+    t->op_x[k] = any ? i + 1 : i;
+  }
+  t->nops = nops;
+  t->factored = true;
+  return 0;
+}
+
+/* K z = b in place (z holds b on entry): the eliminations' updates
+ * forward, then back. */
+void dgp_tree_solve(const dg_tree_ws *t, double *z) {
+  const int *op_v = t->op_v, *op_u = t->op_u, *op_r = t->op_r, *op_x = t->op_x;
+  const int *first = t->op_first, *ur = t->upd_r;
+  const double *os = t->op_s, *of = t->op_f, *ob = t->op_b, *uf = t->upd_f, *ub = t->upd_b;
+  int nops = t->nops;
+  for (int k = 0; k < nops; k++) {
+    int v = op_v[k];
+    double zt = z[v] * os[k]; /* z_v / d_v, or a pair's z_u */
+    z[v] = zt;
+    z[op_r[k]] -= of[k] * zt;
+    for (int i = op_x[k]; i < first[k + 1]; i++)
+      z[ur[i]] -= uf[i] * zt;
+  }
+  for (int k = nops - 1; k >= 0; k--) {
+    int v = op_v[k], u = op_u[k];
+    double sum = u < 0 ? z[v] : z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
+    sum -= ob[k] * z[op_r[k]];
+    for (int i = op_x[k]; i < first[k + 1]; i++)
+      sum -= ub[i] * z[ur[i]];
+    if (u >= 0)
+      z[u] = z[v];
+    z[v] = sum;
+  }
+}
+
+/* ---- the mode's system -------------------------------------------------- */
+
+/* K's entries for the multipliers κ in kap (per mesh): at edge n→c,
+ * K[n][c] = −(A + κ B) and K[c][n] = A. */
+static void tree_values(dg_sim *sim, const double *kap) {
+  dg_tree_ws *t = &sim->sv.tree;
+  int nn = sim->nn;
+  for (int v = 0; v < t->nv; v++)
+    for (int e = t->start[v]; e < t->start[v + 1]; e++) {
+      int c = v < nn ? t->nbr[e] - nn : v - nn;
+      int j = t->con_mesh[c];
+      double at = t->a[e] + (j >= 0 && kap ? kap[j] * t->b[e] : 0.0);
+      if (v < nn) {
+        t->kout[e] = -at;
+        t->kin[e] = t->a[e];
+      } else {
+        t->kout[e] = t->a[e];
+        t->kin[e] = -at;
+      }
+    }
+}
+
+/* Factors for kap (NULL: no losses), remembering it. */
+static int tree_refactor(dg_sim *sim, const double *kap) {
+  dg_tree_ws *t = &sim->sv.tree;
+  int m = sim->sv.ws.nmesh;
+  tree_values(sim, kap);
+  for (int j = 0; j < m; j++)
+    t->kap[j] = kap ? kap[j] : 0.0;
+  return dgp_tree_factor(t);
+}
+
+/* One entry (constraint c, node n, A, side-b part) of A, merged with an
+ * earlier one of the same pair. */
+static void add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a, double b) {
+  for (int i = first; i < *ne; i++)
+    if (t->ent_n[i] == n) {
+      t->ent_a[i] += a;
+      t->ent_b[i] += b;
+      return;
+    }
+  t->ent_c[*ne] = c;
+  t->ent_n[*ne] = n;
+  t->ent_a[*ne] = a;
+  t->ent_b[*ne] = b;
+  (*ne)++;
+}
+
+/* Whether the tree is the cheaper ACCEL stage: the dense stage's
+ * multiply-adds (B or M⁻¹, the mesh system) against the tree's vertices
+ * and entries, with the weight measured on the families of
+ * scripts/scaling.py and the bench graphs (callgrind and time; the
+ * dense stage's products vectorize, the tree's solve is indirect): the
+ * tree wins where dense > 0.5 tree (chains of 8 lossy gears, trees of 16
+ * differentials, 8 spring-dampers, the 8x8 truck), the dense stage below
+ * (the axle, the sedan, awd_3diff: within 10 % of each other there). */
+static bool tree_pays(const dg_sim *sim, int nentries) {
+  const dg_solver *sv = &sim->sv;
+  double nd = sv->ndof, nn = sim->nn, m = sv->ws.nmesh;
+  double dense = sv->use_B ? nd * nn : sv->nnz + nd * nd;
+  if (m > 0)
+    dense += m * (nn + 3.0 * nd) + (m > 2 ? m * m * m / 3.0 + m * m : 4.0 * m);
+  double tree = 4.0 * (nn + sv->tree.ncon) + 6.0 * nentries + 8.0 * m;
+  return dense > 0.5 * tree;
+}
+
+/* Builds the mode's system after the dense plan (plan.c): on when the mode
+ * has constant kinematics, no prescribed speeds, a forest of nodes and
+ * constraints, a DOF per node and a regular K, and the tree is the cheaper
+ * stage (or the tests ask for it). */
+void dgp_tree_build(dg_sim *sim) {
+  dg_solver *sv = &sim->sv;
+  dg_topo_ws *ws = &sv->ws;
+  dg_tree_ws *t = &sv->tree;
+  int nn = sim->nn;
+  t->on = false;
+  t->factored = false;
+  t->held = false;
+  t->tables = false;
+  for (int j = 0; j < ws->nmesh; j++)
+    t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
+  if (sv->variable_kinematics || sv->mot.np > 0 || !ws->links_complete || sim->in_check)
+    return;
+  int K = ws->nlinks + ws->nactive;
+  if (nn - K != sv->ndof)
+    return;
+  t->ncon = K;
+  t->nv = nn + K;
+  /* the entries of A by constraint: links, then active ties */
+  int ne = 0;
+  for (int k = 0; k < ws->nlinks; k++) {
+    int first = ne;
+    add_entry(t, &ne, first, k, ws->link_dst[k], 1.0, 0.0);
+    for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
+      add_entry(t, &ne, first, k, ws->link_src[i], -ws->link_coef[i], -ws->link_coef[i]);
+  }
+  for (int a = 0; a < ws->nactive; a++) {
+    const dg_tie *tie = &ws->ties[ws->active_tie[a]];
+    int first = ne;
+    for (int i = tie->first; i < tie->first + tie->n; i++)
+      add_entry(t, &ne, first, ws->nlinks + a, ws->tie_node[i], ws->tie_coef[i],
+                tie->mesh >= 0 ? ws->tie_coef[i] - ws->tie_acoef[i] : 0.0);
+  }
+  for (int c = 0; c < K; c++)
+    t->con_mesh[c] = -1;
+  for (int j = 0; j < ws->nmesh; j++) {
+    int k = ws->mesh_link[j], tie = ws->mesh_tie[j];
+    int c = k >= 0 ? k : ws->ties[tie].active >= 0 ? ws->nlinks + ws->ties[tie].active : -1;
+    t->mesh_con[j] = c;
+    if (c >= 0)
+      t->con_mesh[c] = j;
+  }
+  /* the graph: each entry an edge both ways, by vertex */
+  memset(t->start, 0, sizeof(int) * (size_t)(t->nv + 1));
+  for (int i = 0; i < ne; i++) {
+    t->start[t->ent_n[i] + 1]++;
+    t->start[nn + t->ent_c[i] + 1]++;
+  }
+  for (int v = 0; v < t->nv; v++)
+    t->start[v + 1] += t->start[v];
+  int *fill = t->step; /* scratch: the next free edge of each vertex */
+  memcpy(fill, t->start, sizeof(int) * (size_t)t->nv);
+  for (int i = 0; i < ne; i++) {
+    int n = t->ent_n[i], c = nn + t->ent_c[i];
+    int en = fill[n]++, ec = fill[c]++;
+    t->nbr[en] = c;
+    t->nbr[ec] = n;
+    t->a[en] = t->a[ec] = t->ent_a[i];
+    t->b[en] = t->b[ec] = t->ent_b[i];
+  }
+  t->ne = 2 * ne;
+  /* each DOF the speed of one node */
+  for (int j = 0; j < sv->ndof; j++) {
+    int node = ws->raw_node[ws->col_raw[j]];
+    int r = sv->row_start[node];
+    if (sv->row_start[node + 1] != r + 1 || sv->gs_dof[r] != j || sv->gs_val[r] != 1.0)
+      return;
+    t->dof_node[j] = node;
+  }
+  for (int v = 0; v < t->nv; v++)
+    t->diag0[v] = v < nn ? sv->inertia[v] : 0.0;
+  if (!sim->tree_always && !tree_pays(sim, ne))
+    return;
+  if (tree_refactor(sim, NULL) != 0)
+    return;
+  t->on = true;
+}
+
+/* Mesh j's side a dotted with a node vector x, and side b into *bx, over
+ * its constraint's entries (side a's coefficient A − B, side b's B). */
+static inline double mesh_dot(const dg_tree_ws *t, int nn, int j, const double *x, double *bx) {
+  double ax = 0.0, b = 0.0;
+  int c = t->mesh_con[j];
+  if (c >= 0)
+    for (int e = t->start[nn + c]; e < t->start[nn + c + 1]; e++) {
+      double xn = x[t->nbr[e]];
+      ax += (t->a[e] - t->b[e]) * xn;
+      b += t->b[e] * xn;
+    }
+  *bx = b;
+  return ax;
+}
+
+/* w += f b_j */
+static inline void mesh_add_b(const dg_tree_ws *t, int nn, int j, double f, double *w) {
+  int c = nn + t->mesh_con[j];
+  for (int e = t->start[c]; e < t->start[c + 1]; e++)
+    w[t->nbr[e]] += f * t->b[e];
+}
+
+/* z = K⁻¹ [w; 0] for the current factor. */
+static void tree_stage_solve(dg_sim *sim, const double *w) {
+  dg_tree_ws *t = &sim->sv.tree;
+  memcpy(t->z, w, sizeof(double) * (size_t)sim->nn);
+  memset(t->z + sim->nn, 0, sizeof(double) * (size_t)t->ncon);
+  dgp_tree_solve(t, t->z);
+}
+
+/* The ACCEL stage on the tree: q̇ into dq with the lossy meshes' loss
+ * torques, which are added to w; the directions of power flow chosen as
+ * dgp_loss_apply chooses them (the same iteration, each pass one solve,
+ * refactored only when κ changes). Returns the loss power (≤ 0). */
+double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
+  dg_solver *sv = &sim->sv;
+  dg_tree_ws *t = &sv->tree;
+  const dg_topo_ws *ws = &sv->ws;
+  int nn = sim->nn, m = ws->nmesh;
+  const double *x = sv->xw, *z = t->z;
+  double *lam = sv->loss.lam, *kap = sv->loss.kap;
+  int *dir = sv->loss.dir;
+  if (m == 0) {
+    tree_stage_solve(sim, w);
+  } else {
+    for (int j = 0; t->tables && j < m; j++) { /* efficiencies over speed: κ at side a's speed */
+      const dg_table1d *ta = ws->mesh_tab_a[j], *tb = ws->mesh_tab_b[j];
+      if (!ta && !tb)
+        continue;
+      double bx, v = mesh_dot(t, nn, j, x, &bx);
+      if (tb)
+        sv->loss.kf[j] = 1.0 / dg_table1d_eval(tb, fabs(v)) - 1.0;
+      if (ta)
+        sv->loss.kb[j] = dg_table1d_eval(ta, fabs(v)) - 1.0;
+    }
+    int iterations = sv->loss.hold ? 1 : 2 * m + 3;
+    /* inside a segment, with constant efficiencies, κ stays that of the
+     * directions its first stage took (held) */
+    bool keep = sv->loss.hold && t->held;
+    t->held = false;
+    for (int it = 0; it < iterations; it++) {
+      bool same_kap = t->factored;
+      for (int j = 0; !keep && j < m; j++) {
+        kap[j] = dir[j] > 0 ? sv->loss.kf[j] : dir[j] < 0 ? sv->loss.kb[j] : 0.0;
+        same_kap = same_kap && kap[j] == t->kap[j];
+      }
+      bool failed = !keep && !same_kap && tree_refactor(sim, kap) != 0;
+      if (failed) { /* no loss rather than a blow-up (as dgp_loss_apply) */
+        for (int j = 0; j < m; j++)
+          kap[j] = 0.0;
+        tree_refactor(sim, kap);
+      }
+      tree_stage_solve(sim, w);
+      for (int j = 0; j < m; j++)
+        lam[j] = t->mesh_con[j] >= 0 ? z[nn + t->mesh_con[j]] : 0.0;
+      if (failed || sv->loss.hold)
+        break;
+      bool same = true;
+      for (int j = 0; j < m; j++) {
+        double bx, v = mesh_dot(t, nn, j, x, &bx);
+        if (v == 0.0) /* at rest: the power about to flow */
+          v = mesh_dot(t, nn, j, z, &bx);
+        double p = lam[j] * v;
+        int nd_dir = p > 0.0 ? 1 : p < 0.0 ? -1 : (lam[j] == 0.0 ? dir[j] : 0);
+        if (nd_dir != dir[j]) {
+          dir[j] = nd_dir;
+          same = false;
+        }
+      }
+      if (same)
+        break;
+    }
+    t->held = !t->tables && t->factored;
+  }
+  for (int j = 0; j < sv->ndof; j++)
+    dq[j] = z[t->dof_node[j]];
+  double p_loss = 0.0;
+  for (int j = 0; j < m; j++) {
+    double bx;
+    sv->loss.p[j] = lam[j] * mesh_dot(t, nn, j, x, &bx);
+    double f = kap[j] * lam[j];
+    if (f == 0.0)
+      continue;
+    mesh_add_b(t, nn, j, f, w);
+    p_loss += f * bx;
+  }
+  return p_loss;
+}
+
+/* The arrays this room owns (buffers.c). */
+void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  dg_tree_ws *t = &sim->sv.tree;
+  size_t nn = (size_t)sim->nn;
+  size_t nv = nn + (size_t)ws->max_links + (size_t)ws->max_ties;
+  size_t nent = (size_t)ws->max_links + 2 * (size_t)ws->max_terms;
+  size_t ncon = (size_t)ws->max_links + (size_t)ws->max_ties;
+  dgp_buf_add(l, &t->start, nv + 1, sizeof(int));
+  dgp_buf_add(l, &t->nbr, 2 * nent, sizeof(int));
+  dgp_buf_add(l, &t->a, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->b, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->kout, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->kin, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->con_mesh, ncon, sizeof(int));
+  dgp_buf_add(l, &t->mesh_con, nn, sizeof(int));
+  dgp_buf_add(l, &t->dof_node, nn, sizeof(int));
+  dgp_buf_add(l, &t->diag0, nv, sizeof(double));
+  dgp_buf_add(l, &t->d, nv, sizeof(double));
+  dgp_buf_add(l, &t->order, nv, sizeof(int));
+  dgp_buf_add(l, &t->parent, nv, sizeof(int));
+  dgp_buf_add(l, &t->step, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_v, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_u, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_first, nv + 1, sizeof(int));
+  dgp_buf_add(l, &t->op_r, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_x, nv, sizeof(int));
+  dgp_buf_add(l, &t->op_f, nv, sizeof(double));
+  dgp_buf_add(l, &t->op_b, nv, sizeof(double));
+  dgp_buf_add(l, &t->op_s, nv, sizeof(double));
+  dgp_buf_add(l, &t->op_pa, nv, sizeof(double));
+  dgp_buf_add(l, &t->op_pb, nv, sizeof(double));
+  dgp_buf_add(l, &t->upd_r, 2 * nent, sizeof(int));
+  dgp_buf_add(l, &t->upd_f, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->upd_b, 2 * nent, sizeof(double));
+  dgp_buf_add(l, &t->z, nv, sizeof(double));
+  dgp_buf_add(l, &t->kap, nn, sizeof(double));
+  dgp_buf_add(l, &t->ent_c, nent, sizeof(int));
+  dgp_buf_add(l, &t->ent_n, nent, sizeof(int));
+  dgp_buf_add(l, &t->ent_a, nent, sizeof(double));
+  dgp_buf_add(l, &t->ent_b, nent, sizeof(double));
+}

@@ -1,0 +1,391 @@
+/* The tree room (lib/solver/tree.c): the sparse solve of K = [[I, −Ã],
+ * [Aᵀ, 0]] over a forest, against dense Gaussian elimination on random
+ * systems of the same structure, and the ACCEL stage it replaces against
+ * the dense one on whole simulations.
+ *
+ * Tolerances. The random systems have entries of order 1 (inertias 0.1-2,
+ * coefficients 0.2-2 with signs, κ in (−0.5, 1)) on forests of up to 60
+ * vertices whose pivots are sums of positive terms (no cancellation: see
+ * tree.c), so both solves are backward stable and agree to a few hundred
+ * ulps of the solution's scale: 1e-11 relative to max |z| leaves three
+ * decades to spare. A simulation on the tree and on the dense stage
+ * integrates the same ODE whose right side differs by round-off at each
+ * stage (different orders of operations); over the dissipative launches
+ * below that does not grow past ~1e-13 relative, so 1e-9 (the baselines'
+ * figure, tests/test_baseline.c) is six decades above it and far below any
+ * modelling difference. */
+#include "solver/solver.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SOLVE_TOL 1e-11
+#define SIM_TOL 1e-9
+#define MAXV 128
+
+/* A deterministic generator (tests must not depend on libc's rand). */
+static double uniform(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0;
+}
+
+typedef struct rig {
+  dg_tree_ws t;
+  int start[MAXV + 1], nbr[2 * MAXV], order[MAXV], parent[MAXV], step[MAXV];
+  int op_v[MAXV], op_u[MAXV], op_first[MAXV + 1], op_r[MAXV], op_x[MAXV], upd_r[2 * MAXV];
+  double op_s[MAXV], op_pa[MAXV], op_pb[MAXV], op_f[MAXV], op_b[MAXV];
+  double upd_f[2 * MAXV], upd_b[2 * MAXV];
+  double kout[2 * MAXV], kin[2 * MAXV], diag0[MAXV], d[MAXV];
+  double dense[MAXV * MAXV];
+} rig;
+
+/* Points the workspace at the rig's arrays. */
+static void rig_bind(rig *r, int nv) {
+  dg_tree_ws *t = &r->t;
+  t->nv = nv;
+  t->start = r->start;
+  t->nbr = r->nbr;
+  t->kout = r->kout;
+  t->kin = r->kin;
+  t->diag0 = r->diag0;
+  t->d = r->d;
+  t->order = r->order;
+  t->parent = r->parent;
+  t->step = r->step;
+  t->op_v = r->op_v;
+  t->op_u = r->op_u;
+  t->op_first = r->op_first;
+  t->op_r = r->op_r;
+  t->op_x = r->op_x;
+  t->op_f = r->op_f;
+  t->op_b = r->op_b;
+  t->op_s = r->op_s;
+  t->op_pa = r->op_pa;
+  t->op_pb = r->op_pb;
+  t->upd_r = r->upd_r;
+  t->upd_f = r->upd_f;
+  t->upd_b = r->upd_b;
+}
+
+/* A random tree of about nv vertices, grown from node 0 by attaching each
+ * new vertex to an earlier one of the other kind (so the graph is
+ * bipartite and acyclic), then a node below each constraint that has none
+ * (a constraint joins its parent shaft to at least one more). Node
+ * diagonals are inertias, every zero_every-th exactly 0 (shafts without
+ * inertia); constraint diagonals are 0. At edge (n, c), K[c][n] = A and
+ * K[n][c] = −(1 + κ) A, κ = 0 or in (−0.5, 1) (a lossy mesh's side b).
+ * Returns the vertex count. */
+static int random_forest(rig *r, unsigned seed, int nv, int zero_every) {
+  unsigned s = seed;
+  memset(r, 0, sizeof *r);
+  int kind[MAXV], pa[MAXV];
+  double va[MAXV], vk[MAXV];
+  bool has_child[MAXV] = {false};
+  kind[0] = 0;
+  pa[0] = -1;
+  int n0 = nv;
+  nv = 1;
+  for (int v = 1; v < MAXV; v++) {
+    int p = -1;
+    if (v < n0)
+      p = (int)(uniform(&s) * v);
+    else
+      for (int c = 0; c < n0 && p < 0; c++)
+        if (kind[c] == 1 && !has_child[c])
+          p = c;
+    if (p < 0)
+      break;
+    nv = v + 1;
+    pa[v] = p;
+    has_child[p] = true;
+    kind[v] = 1 - kind[p];
+    double mag = 0.2 + 1.8 * uniform(&s);
+    va[v] = uniform(&s) < 0.5 ? -mag : mag;
+    vk[v] = uniform(&s) < 0.5 ? 0.0 : -0.5 + 1.5 * uniform(&s);
+  }
+  int deg[MAXV] = {0}, fill[MAXV];
+  for (int v = 1; v < nv; v++) {
+    deg[v]++;
+    deg[pa[v]]++;
+  }
+  for (int v = 0; v < nv; v++)
+    r->start[v + 1] = r->start[v] + deg[v];
+  memcpy(fill, r->start, sizeof fill);
+  for (int v = 0; v < nv; v++) {
+    bool massless = zero_every > 0 && v % zero_every == 1;
+    r->diag0[v] = kind[v] == 0 && !massless ? 0.1 + 1.9 * uniform(&s) : 0.0;
+    r->dense[v * MAXV + v] = r->diag0[v];
+  }
+  for (int v = 1; v < nv; v++) {
+    int p = pa[v], n = kind[v] == 0 ? v : p, c = kind[v] == 0 ? p : v;
+    double k_nc = -(1.0 + vk[v]) * va[v], k_cn = va[v];
+    int ev = fill[v]++, ep = fill[p]++;
+    r->nbr[ev] = p;
+    r->nbr[ep] = v;
+    r->kout[ev] = v == n ? k_nc : k_cn; /* edge x→y: kout = K[x][y], kin = K[y][x] */
+    r->kin[ev] = v == n ? k_cn : k_nc;
+    r->kout[ep] = r->kin[ev];
+    r->kin[ep] = r->kout[ev];
+    r->dense[n * MAXV + c] = k_nc;
+    r->dense[c * MAXV + n] = k_cn;
+  }
+  rig_bind(r, nv);
+  return nv;
+}
+
+/* The tree's solution against dense elimination for a random right side
+ * (a random forest with shafts without inertia may be singular: then the
+ * tree must say so). */
+static int check_against_dense(unsigned seed, int nv, int zero_every) {
+  static rig r;
+  nv = random_forest(&r, seed, nv, zero_every);
+  int frc = dgp_tree_factor(&r.t);
+  static double s[MAXV * MAXV];
+  double x[MAXV], z[MAXV];
+  unsigned u = seed ^ 0x9e3779b9u;
+  for (int v = 0; v < nv; v++)
+    x[v] = z[v] = -1.0 + 2.0 * uniform(&u);
+  memcpy(s, r.dense, sizeof s);
+  int drc = dgp_solve_dense(s, x, nv, MAXV);
+  double scale = 0.0;
+  for (int v = 0; drc == 0 && v < nv; v++)
+    scale = fmax(scale, fabs(x[v]));
+  if (frc != 0) {
+    /* a zero pivot with no partner: K is singular (a shaft without inertia
+     * that nothing with inertia follows), so dense elimination fails or
+     * divides by round-off (a solution 1e8 times the data's scale) */
+    ck_assert_msg(drc != 0 || scale > 1e8, "seed %u: the tree found K singular", seed);
+    return 0;
+  }
+  ck_assert_msg(drc == 0, "seed %u: dense elimination found K singular", seed);
+  dgp_tree_solve(&r.t, z);
+  for (int v = 0; v < nv; v++)
+    ck_assert_msg(fabs(z[v] - x[v]) <= SOLVE_TOL * scale,
+                  "seed %u vertex %d: tree %.17g dense %.17g", seed, v, z[v], x[v]);
+  int pairs = 0;
+  for (int k = 0; k < r.t.nops; k++)
+    pairs += r.op_u[k] >= 0;
+  return pairs > 0 ? 2 : 1;
+}
+
+START_TEST(random_forests_with_inertia) {
+  for (unsigned seed = 1; seed <= 200; seed++) /* constraints pair with their leaves */
+    ck_assert_int_ne(check_against_dense(seed, 2 + (int)(seed % 59), 0), 0);
+}
+END_TEST
+
+/* Every third vertex of node kind without inertia: more pairs, and the
+ * singular systems recognized; most are regular and use pairs. */
+START_TEST(random_forests_without_some_inertia) {
+  int regular_with_pairs = 0;
+  for (unsigned seed = 1; seed <= 200; seed++)
+    regular_with_pairs += check_against_dense(seed, 2 + (int)(seed % 59), 3) == 2;
+  ck_assert_int_ge(regular_with_pairs, 50);
+}
+END_TEST
+
+/* K from a list of entries of A (constraint, node, A) over nn nodes of
+ * inertia I and nc constraints, lossless: K[n][c] = −A, K[c][n] = A. */
+static void rig_from_entries(rig *r, int nn, const double *inertia, int nc, int ne,
+                             const int (*ent)[2], const double *val) {
+  memset(r, 0, sizeof *r);
+  int nv = nn + nc, deg[MAXV] = {0}, fill[MAXV];
+  for (int i = 0; i < ne; i++) {
+    deg[ent[i][1]]++;
+    deg[nn + ent[i][0]]++;
+  }
+  for (int v = 0; v < nv; v++)
+    r->start[v + 1] = r->start[v] + deg[v];
+  memcpy(fill, r->start, sizeof fill);
+  for (int v = 0; v < nn; v++)
+    r->dense[v * MAXV + v] = r->diag0[v] = inertia[v];
+  for (int i = 0; i < ne; i++) {
+    int n = ent[i][1], c = nn + ent[i][0], en = fill[n]++, ec = fill[c]++;
+    r->nbr[en] = c;
+    r->nbr[ec] = n;
+    r->kout[en] = r->kin[ec] = -val[i];
+    r->kin[en] = r->kout[ec] = val[i];
+    r->dense[n * MAXV + c] = -val[i];
+    r->dense[c * MAXV + n] = val[i];
+  }
+  rig_bind(r, nv);
+}
+
+/* A loop of two shafts with inertia and two constraints between them (a
+ * locked differential's outputs: x0 = x1 twice over) cannot be peeled. */
+START_TEST(cycle_refused) {
+  static rig r;
+  const double inertia[2] = {1.0, 2.0};
+  const int ent[4][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+  const double val[4] = {1.0, -1.0, 2.0, -2.0};
+  rig_from_entries(&r, 2, inertia, 2, 4, ent, val);
+  ck_assert_int_eq(dgp_tree_factor(&r.t), -2);
+}
+END_TEST
+
+/* An open differential as lib/blocks declares it: the input x2 = r (x0 +
+ * x1) / 2 and the carrier x3 = (x0 + x1) / 2, a shaft without inertia that
+ * nothing else touches. Both constraints join both outputs (a loop), but
+ * the carrier leaves with its constraint first and the rest is a tree: the
+ * solution equals dense elimination's. */
+START_TEST(differential_carrier_opens_the_loop) {
+  static rig r;
+  static double s[MAXV * MAXV];
+  const double inertia[4] = {0.5, 0.7, 0.02, 0.0}, ratio = 3.5;
+  const int ent[6][2] = {{0, 2}, {0, 0}, {0, 1}, {1, 3}, {1, 0}, {1, 1}};
+  const double val[6] = {1.0, -ratio / 2, -ratio / 2, 1.0, -0.5, -0.5};
+  rig_from_entries(&r, 4, inertia, 2, 6, ent, val);
+  ck_assert_int_eq(dgp_tree_factor(&r.t), 0);
+  double x[6] = {1.0, -2.0, 30.0, 0.0, 0.0, 0.0}, z[6];
+  memcpy(z, x, sizeof z);
+  memcpy(s, r.dense, sizeof s);
+  ck_assert_int_eq(dgp_solve_dense(s, x, 6, MAXV), 0);
+  dgp_tree_solve(&r.t, z);
+  double scale = 0.0;
+  for (int v = 0; v < 6; v++)
+    scale = fmax(scale, fabs(x[v]));
+  for (int v = 0; v < 6; v++)
+    ck_assert_double_eq_tol(z[v], x[v], SOLVE_TOL * scale);
+  int pairs = 0; /* the carrier left with its constraint */
+  for (int k = 0; k < r.t.nops; k++)
+    pairs += r.op_u[k] >= 0;
+  ck_assert_int_eq(pairs, 1);
+}
+END_TEST
+
+/* The simplest pair: a torque w on a shaft without inertia driving a
+ * shaft of inertia I through a gear x_in = r x_out (the link's column
+ * A = (1, −r)). The input's balance 0·ẍ_in = w + λ gives λ = −w, the
+ * output's I ẍ_out = −r λ gives ẍ_out = r w / I, and ẍ_in = r ẍ_out. */
+START_TEST(massless_input_closed_form) {
+  static rig r;
+  memset(&r, 0, sizeof r);
+  /* vertices: 0 input node (I = 0), 1 output node (I = 4), 2 the link
+   * x_in − 2.5 x_out = 0: A = (1, −2.5) */
+  const double I = 4.0, ratio = 2.5, w = 3.0;
+  r.diag0[1] = I;
+  r.start[1] = 1;
+  r.start[2] = 2;
+  r.start[3] = 4;
+  r.nbr[0] = 2;
+  r.nbr[1] = 2;
+  r.nbr[2] = 0;
+  r.nbr[3] = 1;
+  double a_in = 1.0, a_out = -ratio;
+  r.kout[0] = -a_in; /* K[0][2] */
+  r.kin[0] = a_in;   /* K[2][0] */
+  r.kout[1] = -a_out;
+  r.kin[1] = a_out;
+  r.kout[2] = a_in;
+  r.kin[2] = -a_in;
+  r.kout[3] = a_out;
+  r.kin[3] = -a_out;
+  rig_bind(&r, 3);
+  dg_tree_ws *t = &r.t;
+  ck_assert_int_eq(dgp_tree_factor(t), 0);
+  double z[3] = {w, 0.0, 0.0};
+  dgp_tree_solve(t, z);
+  ck_assert_double_eq_tol(z[2], -w, 1e-15);
+  ck_assert_double_eq_tol(z[1], ratio * w / I, 1e-15);
+  ck_assert_double_eq_tol(z[0], ratio * ratio * w / I, 1e-15);
+}
+END_TEST
+
+/* ---- whole simulations: the tree against the dense stage ---------------- */
+
+/* Steps both for `seconds` of the bench launch and compares every node
+ * speed and block state at every step. Fails unless the forced one really
+ * ran on the tree (want_tree) and the other on the dense stage. */
+static void compare_sims(dg_graph *g, double seconds, bool want_tree) {
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  b->tree_always = true;
+  ck_assert_int_eq(dgp_solver_change_topology(b), DG_OK);
+  if (want_tree)
+    ck_assert(b->sv.tree.on);
+  const double dt = 1e-3;
+  double worst = 0.0;
+  long changes_a = dg_sim_topology_changes(a), changes_b = dg_sim_topology_changes(b);
+  int steps = (int)(seconds / dt + 0.5);
+  for (int k = 0; k < steps; k++) {
+    double t = k * dt;
+    dg_batch_launch_inputs(a, t);
+    dg_batch_launch_inputs(b, t);
+    ck_assert_int_eq(dg_sim_step(a, dt), DG_OK);
+    ck_assert_int_eq(dg_sim_step(b, dt), DG_OK);
+    ck_assert_int_eq(dg_sim_topology_changes(a) - changes_a,
+                     dg_sim_topology_changes(b) - changes_b);
+    for (int n = 0; n < a->nn; n++) {
+      double x = a->sv.x[n], y = b->sv.x[n];
+      worst = fmax(worst, fabs(x - y) / fmax(fmax(fabs(x), fabs(y)), 1.0));
+    }
+    for (int i = 0; i < a->ns; i++) {
+      double x = a->sv.s[i], y = b->sv.s[i];
+      worst = fmax(worst, fabs(x - y) / fmax(fmax(fabs(x), fabs(y)), 1.0));
+    }
+  }
+  ck_assert_msg(worst <= SIM_TOL, "worst relative difference %g", worst);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+}
+
+START_TEST(sim_chain_of_lossy_gears) {
+  compare_sims(dg_test_graph_file("graphs/bench/chain_16.json"), 2.0, true);
+}
+END_TEST
+
+START_TEST(sim_diff_tree) {
+  compare_sims(dg_test_graph_file("graphs/bench/diff_tree_16.json"), 2.0, true);
+}
+END_TEST
+
+START_TEST(sim_vehicles) {
+  compare_sims(dg_test_graph_file("graphs/bench/axle_baseline.json"), 2.0, true);
+  compare_sims(dg_test_graph_file("graphs/bench/sedan_baseline.json"), 6.0, false);
+  compare_sims(dg_test_graph_file("graphs/bench/awd_3diff.json"), 6.0, false);
+  compare_sims(dg_test_graph_file("graphs/bench/truck_8x8.json"), 6.0, false);
+}
+END_TEST
+
+/* A spring-damper chain: force elements between shafts of their own (no
+ * constraints between them), with a lossy gear at the end. */
+START_TEST(sim_spring_chain) {
+  compare_sims(dg_test_graphf("{\"drivegraph\": 1, \"blocks\": {"
+                              "\"src\": {\"type\": \"torque_source\", \"inertia\": 0.05, "
+                              "\"torque\": 20},"
+                              "\"s0\": {\"type\": \"spring_damper\", \"stiffness\": 2000, "
+                              "\"damping\": 2},"
+                              "\"m0\": {\"type\": \"inertia\", \"inertia\": 0.01},"
+                              "\"s1\": {\"type\": \"spring_damper\", \"stiffness\": 1500, "
+                              "\"damping\": 1, \"inertia\": 0.004},"
+                              "\"g\": {\"type\": \"gear\", \"ratio\": 3, \"efficiency\": 0.95},"
+                              "\"load\": {\"type\": \"load\", \"inertia\": 0.5, \"c1\": 0.05}},"
+                              "\"connections\": [[\"src.out\", \"s0.in\"], [\"s0.out\", "
+                              "\"m0.in\"], [\"m0.out\", \"s1.in\"], [\"s1.out\", \"g.in\"], "
+                              "[\"g.out\", \"load.in\"]]}"),
+               2.0, true);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("tree");
+  TCase *tc = tcase_create("factor");
+  tcase_add_test(tc, random_forests_with_inertia);
+  tcase_add_test(tc, random_forests_without_some_inertia);
+  tcase_add_test(tc, cycle_refused);
+  tcase_add_test(tc, differential_carrier_opens_the_loop);
+  tcase_add_test(tc, massless_input_closed_form);
+  suite_add_tcase(s, tc);
+  TCase *ts = tcase_create("sim");
+  tcase_set_timeout(ts, 60);
+  tcase_add_test(ts, sim_chain_of_lossy_gears);
+  tcase_add_test(ts, sim_diff_tree);
+  tcase_add_test(ts, sim_vehicles);
+  tcase_add_test(ts, sim_spring_chain);
+  suite_add_tcase(s, ts);
+  return s;
+}
+
+int main(void) { return dg_test_run(suite()); }
