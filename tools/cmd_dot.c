@@ -503,10 +503,46 @@ static void put_edge(FILE *out, const dot_graph *dg, int c) {
   }
 }
 
+/* The label of the bindings of block b's inputs to block `from`'s signals,
+ * from input `first` on: "signal → input", one per input, an input after
+ * another of the same signal joined as "signal → a, b", others after
+ * "; ". One arrow per pair of blocks: parallel arrows between the same two
+ * nodes are what Graphviz's router cannot always draw. */
+static void binding_label(const dg_graph *g, int b, int first, int from, char *label,
+                          size_t size) {
+  size_t len = 0;
+  const char *last = NULL;
+  label[0] = '\0';
+  for (int i = first; i < dg_graph_input_count(g, b) && len < size; i++) {
+    dg_input_source src;
+    if (dg_graph_input_source(g, b, i, &src) != 0 || src.kind != 2 || src.block != from)
+      continue;
+    const char *input = dg_graph_input_name(g, b, i);
+    int n = last && strcmp(last, src.signal) == 0
+                ? snprintf(label + len, size - len, ", %s", input)
+                : snprintf(label + len, size - len, "%s%s \xe2\x86\x92 %s", last ? "; " : "",
+                           src.signal, input);
+    len += n > 0 ? (size_t)n : 0;
+    last = src.signal;
+  }
+}
+
+/* Whether an input of block b before `i` is bound to a signal of `from`
+ * (its arrow, with i's label, is drawn already). */
+static bool binding_drawn(const dg_graph *g, int b, int i, int from) {
+  for (int j = 0; j < i; j++) {
+    dg_input_source src;
+    if (dg_graph_input_source(g, b, j, &src) == 0 && src.kind == 2 && src.block == from)
+      return true;
+  }
+  return false;
+}
+
 /* Signal bindings as dotted arrows from the source block to the block
- * that reads it, labelled "signal → input"; channels the file binds by
- * name as small ellipses with a dotted arrow to each reader. Defaults that
- * follow a standard channel are left out (every car would be a thicket). */
+ * that reads it, labelled "signal → input" (one arrow per pair of blocks);
+ * channels the file binds by name as small ellipses with a dotted arrow to
+ * each reader. Defaults that follow a standard channel are left out (every
+ * car would be a thicket). */
 static void put_bindings(FILE *out, const dot_graph *dg) {
   const dg_graph *g = dg->g;
   for (int b = 0; b < dg_graph_block_count(g); b++)
@@ -515,9 +551,11 @@ static void put_bindings(FILE *out, const dot_graph *dg) {
       if (dg_graph_input_source(g, b, i, &src) != 0 || src.kind == 0)
         continue;
       const char *input = dg_graph_input_name(g, b, i);
-      char label[256];
       if (src.kind == 2) {
-        snprintf(label, sizeof label, "%s \xe2\x86\x92 %s", src.signal, input);
+        if (binding_drawn(g, b, i, src.block))
+          continue;
+        char label[512];
+        binding_label(g, b, i, src.block, label, sizeof label);
         fputs("  ", out);
         put_node_name(out, dg_graph_block_id(g, src.block), src.block);
         fputs(" -> ", out);
