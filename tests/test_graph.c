@@ -153,7 +153,9 @@ START_TEST(test_example_graphs) {
 }
 END_TEST
 
-/* validate checks every mode: 2 couplers give 4 combinations. */
+/* validate checks every mode: 2 couplers give 4 combinations. They sit on
+ * either side of "mid", a shaft with inertia, so they are independent
+ * groups: the start, c1 alone and c2 alone are built (3) and cover the 4. */
 START_TEST(test_modes_enumerated) {
   dg_registry *reg = dg_test_registry();
   const char *json = "{\"drivegraph\":1,\"blocks\":{"
@@ -167,14 +169,18 @@ START_TEST(test_modes_enumerated) {
   dg_graph_info info;
   ck_assert_int_eq(dg_graph_validate_string(reg, json, "m.json", NULL, NULL, &info), 0);
   ck_assert_int_eq(info.modes, 4);
+  ck_assert_int_eq(info.modes_built, 3);
+  ck_assert_double_eq(info.modes_covered, 4.0);
+  ck_assert_double_eq(info.mode_combinations, 4.0);
+  ck_assert_int_eq(info.mode_groups, 2);
   ck_assert_int_eq(info.dofs, 1);
   dg_registry_free(reg);
 }
 END_TEST
 
-/* Beyond 4096 combinations the check says how many of how many it made:
- * 13 clutches in a line (2 modes each: 8192 combinations), each alone with
- * the others at their start: 1 + 13 = 14 of 8192, level 1 of 13. */
+/* 13 clutches in a line (2 modes each: 8192 combinations), each between
+ * shafts with inertia: 13 independent groups of one clutch, so the start
+ * and each clutch alone (1 + 13 = 14 builds) cover all 8192. */
 START_TEST(test_modes_partial_reported) {
   char json[8192];
   size_t len = (size_t)snprintf(json, sizeof json, "{\"drivegraph\":1,\"blocks\":{"
@@ -196,10 +202,76 @@ START_TEST(test_modes_partial_reported) {
   snprintf(json + len, sizeof json - len, "]}");
   dg_graph_info info;
   ck_assert_int_eq(dg_graph_validate_string(NULL, json, "c13.json", NULL, NULL, &info), 0);
-  ck_assert_int_eq(info.modes, 14);
+  ck_assert_int_eq(info.modes, 8192);
+  ck_assert_int_eq(info.modes_built, 14);
   ck_assert_double_eq(info.mode_combinations, 8192.0);
-  ck_assert_int_eq(info.mode_level, 1);
+  ck_assert_double_eq(info.modes_covered, 8192.0);
+  ck_assert_int_eq(info.mode_groups, 13);
+  ck_assert_int_eq(info.partial_groups, 0);
+  ck_assert_int_eq(info.mode_level, 0);
   ck_assert_int_eq(info.switching_blocks, 13);
+}
+END_TEST
+
+/* Groups multiply: clutches a0, a1 side by side between eng and m (one
+ * group: their ties join the same two shafts, 4 combinations), b0..b2 side
+ * by side between m and ld (one group, 8), m with inertia between them.
+ * Built: the start, 3 more of a's, 7 more of b's = 11; covered 4 × 8 = 32. */
+START_TEST(test_modes_groups_multiply) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+      "\"m\":{\"type\":\"inertia\",\"inertia\":0.1},\"ld\":{\"type\":\"inertia\",\"inertia\":0.1},"
+      "\"a0\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"a1\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b0\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b1\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b2\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}}},"
+      "\"connections\":[[\"eng.out\",\"a0.in\",\"a1.in\"],[\"a0.out\",\"a1.out\",\"m.in\"],"
+      "[\"m.out\",\"b0.in\",\"b1.in\",\"b2.in\"],[\"b0.out\",\"b1.out\",\"b2.out\",\"ld.in\"]]}";
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(NULL, json, "groups.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 32);
+  ck_assert_int_eq(info.modes_built, 11);
+  ck_assert_double_eq(info.mode_combinations, 32.0);
+  ck_assert_double_eq(info.modes_covered, 32.0);
+  ck_assert_int_eq(info.mode_groups, 2);
+  ck_assert_int_eq(info.partial_groups, 0);
+}
+END_TEST
+
+/* Where structure cannot split: 13 clutches side by side between the same
+ * two shafts are one group of 2^13 = 8192 combinations, more than the 4096
+ * checked in full. The check goes as far from the start as fits: every
+ * combination with at most 6 clutches locked, C(13,0) + ... + C(13,6) =
+ * 1 + 13 + 78 + 286 + 715 + 1287 + 1716 = 4096 built, and says so. */
+START_TEST(test_modes_group_too_large) {
+  char json[4096];
+  size_t len = (size_t)snprintf(json, sizeof json,
+                                "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"torque_source\","
+                                "\"inertia\":0.2},\"ld\":{\"type\":\"inertia\",\"inertia\":0.1}");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len,
+                            ",\"c%d\":{\"type\":\"clutch\",\"max_torque\":100,"
+                            "\"inputs\":{\"pedal\":0}}",
+                            i);
+  len += (size_t)snprintf(json + len, sizeof json - len, "},\"connections\":[[\"eng.out\"");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len, ",\"c%d.in\"", i);
+  len += (size_t)snprintf(json + len, sizeof json - len, "],[\"ld.in\"");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len, ",\"c%d.out\"", i);
+  snprintf(json + len, sizeof json - len, "]]}");
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(NULL, json, "par13.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 4096);
+  ck_assert_int_eq(info.modes_built, 4096);
+  ck_assert_double_eq(info.mode_combinations, 8192.0);
+  ck_assert_double_eq(info.modes_covered, 4096.0);
+  ck_assert_int_eq(info.mode_groups, 1);
+  ck_assert_int_eq(info.partial_groups, 1);
+  ck_assert_int_eq(info.largest_group, 13);
+  ck_assert_double_eq(info.largest_group_modes, 8192.0);
+  ck_assert_int_eq(info.mode_level, 6);
 }
 END_TEST
 
@@ -429,6 +501,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_long_block_ids);
   tcase_add_test(tc, test_modes_enumerated);
   tcase_add_test(tc, test_modes_partial_reported);
+  tcase_add_test(tc, test_modes_groups_multiply);
+  tcase_add_test(tc, test_modes_group_too_large);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);

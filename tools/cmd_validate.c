@@ -45,6 +45,31 @@ static bool simulation_ok(const dg_registry *reg, const char *path, double dt,
   return !fast && rc != DG_ERR_NUMERIC && problems == 0;
 }
 
+/* "J modes checked" when every combination was built; "J modes checked: B
+ * built, the others follow from G independent groups" when the groups
+ * cover the rest; "C of T modes checked: ..." with why, when a group had
+ * too many combinations to build them all (dg_graph_info). */
+static void print_modes(const dg_graph_info *info) {
+  if (info->modes_covered < info->mode_combinations) {
+    printf("%.0f of %.0f modes checked: %d built; %d switching blocks depend on each other (one "
+           "group of %.0f combinations, more than the 4096 checked in full), so ",
+           info->modes_covered, info->mode_combinations, info->modes_built, info->largest_group,
+           info->largest_group_modes);
+    if (info->mode_level <= 1)
+      printf("each of them was checked alone");
+    else
+      printf("every combination with at most %d of them away from their start modes was checked",
+             info->mode_level);
+    if (info->partial_groups > 1)
+      printf(" (and in %d more such groups)", info->partial_groups - 1);
+  } else if (info->modes_built < info->mode_combinations) {
+    printf("%.0f modes checked: %d built, the others follow from %d independent groups",
+           info->mode_combinations, info->modes_built, info->mode_groups);
+  } else {
+    printf("%d modes checked", info->modes_built);
+  }
+}
+
 /* Validates one file against `reg` (NULL: the built-in classes); true when
  * it is valid (and RK4 can take step `dt`, and the scenario fits it). */
 static bool validate_one(const dg_registry *reg, const char *path, double dt,
@@ -53,15 +78,10 @@ static bool validate_one(const dg_registry *reg, const char *path, double dt,
   int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
   if (problems > 0 || !simulation_ok(reg, path, dt, scn, scn_path))
     return false;
-  if (info.modes < info.mode_combinations)
-    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d of %.0f modes "
-           "checked: every combination with at most %d of the %d switching blocks away from its "
-           "start mode)\n",
-           esc(path), info.blocks, info.connections, info.dofs, info.modes, info.mode_combinations,
-           info.mode_level, info.switching_blocks);
-  else
-    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n",
-           esc(path), info.blocks, info.connections, info.dofs, info.modes);
+  printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, ", esc(path), info.blocks,
+         info.connections, info.dofs);
+  print_modes(&info);
+  printf(")\n");
   return true;
 }
 
