@@ -89,28 +89,47 @@ dg_graph *dgp_graph_load_json_file(const dg_registry *reg, const char *path, dg_
   return g;
 }
 
-int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
-                             dg_diag_fn fn, void *user, dg_graph_info *info) {
+/* Hands the graph `load` made to *graph when there were no problems (and
+ * graph is not NULL); releases it otherwise. */
+static int keep_if_valid(dg_graph *g, const dg_diag *d, dg_graph **graph) {
+  if (graph && d->count == 0)
+    *graph = g;
+  else
+    dgp_graph_release(g);
+  return d->count;
+}
+
+int dgp_graph_validate_text(const dg_registry *reg, const char *json, const char *name,
+                            dg_diag_fn fn, void *user, dg_graph_info *info, dg_graph **graph) {
   dg_diag d;
   dgp_diag_init(&d, name ? name : "<string>", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
-  dgp_graph_release(load(reg, json ? json : "", name ? name : "<string>", 0, &d, info));
-  return d.count;
+  if (graph)
+    *graph = NULL;
+  dg_graph *g = load(reg, json ? json : "", name ? name : "<string>", 0, &d, info);
+  return keep_if_valid(g, &d, graph);
+}
+
+int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
+                             dg_diag_fn fn, void *user, dg_graph_info *info) {
+  return dgp_graph_validate_text(reg, json, name, fn, user, info, NULL);
 }
 
 int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
-                                void *user, dg_graph_info *info) {
+                                 void *user, dg_graph_info *info, dg_graph **graph) {
   dg_diag d;
   dgp_diag_init(&d, path ? path : "", fn, user);
   if (info)
     memset(info, 0, sizeof *info);
+  if (graph)
+    *graph = NULL;
   char *text = path ? read_or_report(path, &d) : NULL;
   if (!text)
     return d.count ? d.count : 1;
-  dgp_graph_release(load(reg, text, path, 0, &d, info));
+  dg_graph *g = load(reg, text, path, 0, &d, info);
   free(text);
-  return d.count;
+  return keep_if_valid(g, &d, graph);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -200,8 +219,9 @@ typedef struct mode_facts {
   bool start_locked;     /* the start mode is one */
   char start_by[DG_ERROR_TEXT_LEN / 2]; /* the blocks holding it */
   bool *acts;            /* per block (DG_CLASS_COMPLIANCE): its ends moved apart in some mode */
-  bool allow_tieups;     /* a large graph: tie-ups are not errors (MAX_MODE_COMBINATIONS) */
-  int tieups;            /* modes passed over as tie-ups */
+
+  bool allow_tieups; /* a large graph: tie-ups are not errors (MAX_MODE_COMBINATIONS) */
+  int tieups;        /* modes passed over as tie-ups */
 } mode_facts;
 
 /* Whether nodes a and b have one row of G (free and prescribed columns):
@@ -362,7 +382,7 @@ typedef struct mode_edge {
 } mode_edge;
 
 typedef struct mode_structure {
-  int nv;                  /* nodes + ground (the last) */
+  int nv; /* nodes + ground (the last) */
   mode_edge *e;
   int ne, cap;
   double *in_min, *in_max; /* per port: the inertia its block declared there, over its modes */

@@ -317,8 +317,12 @@ unsigned dgp_graph_override_effect(const dg_graph *g, const char *key, const dg_
  * to the YAML importer and every other path here, so that the core never
  * calls the importers. */
 dg_graph *dgp_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err);
+/* `graph` (may be NULL): the loaded graph when it is valid, else NULL. */
 int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
-                                void *user, dg_graph_info *info);
+                                 void *user, dg_graph_info *info, dg_graph **graph);
+/* dg_graph_validate_string, keeping the graph as above. */
+int dgp_graph_validate_text(const dg_registry *reg, const char *json, const char *name,
+                            dg_diag_fn fn, void *user, dg_graph_info *info, dg_graph **graph);
 
 /* ---- simulation-level checks (sim.c) ------------------------------------ */
 /* Builds a simulation of `g` and checks every reachable mode combination:

@@ -182,7 +182,14 @@ typedef struct dg_graph_info {
 /// NULL, is filled when the graph is valid.
 DG_API int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
                            dg_graph_info *info);
-/// Same for a string.
+/// dg_graph_validate_file that also keeps what it loaded: when the graph is
+/// valid (0 problems), *graph is set to it, as dg_graph_load_file would
+/// load it (free it with dg_graph_free), else to NULL. One load and one
+/// every-mode check for a caller that wants both the problems and the
+/// graph (`drivegraph validate`). `graph` NULL: dg_graph_validate_file.
+DG_API int dg_graph_validate_load_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+                                       void *user, dg_graph_info *info, dg_graph **graph);
+/// dg_graph_validate_file for a string.
 DG_API int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info);
 
