@@ -178,6 +178,31 @@ START_TEST(test_modes_enumerated) {
 }
 END_TEST
 
+/* dg_graph_validate_load_file: the problems and, for a valid file, the
+ * graph from the same load (a simulation of it can be made); NULL for an
+ * invalid one, whose problems are all reported. */
+START_TEST(test_validate_load_file) {
+  char path[1024];
+  dg_test_path(path, sizeof path, "graphs/gear_train.json");
+  dg_graph_info info;
+  dg_graph *g = (dg_graph *)1;
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, &info, &g), 0);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(info.blocks, dg_graph_block_count(g));
+  dg_error err;
+  dg_sim *sim = dg_sim_new(g, &err);
+  ck_assert_msg(sim != NULL, "%s", err.text);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_test_path(path, sizeof path, "tests/data/invalid/double_hold_deep_mode.json");
+  g = (dg_graph *)1;
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, &info, &g), 1);
+  ck_assert_ptr_null(g);
+  /* graph NULL: dg_graph_validate_file */
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, NULL, NULL), 1);
+}
+END_TEST
+
 /* 13 clutches in a line (2 modes each: 8192 combinations), each between
  * shafts with inertia: 13 independent groups of one clutch, so the start
  * and each clutch alone (1 + 13 = 14 builds) cover all 8192. */
@@ -503,6 +528,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_modes_partial_reported);
   tcase_add_test(tc, test_modes_groups_multiply);
   tcase_add_test(tc, test_modes_group_too_large);
+  tcase_add_test(tc, test_validate_load_file);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);
