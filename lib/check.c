@@ -329,21 +329,97 @@ static bool tieup(const dg_sim *sim, int rc, const int *mode) {
          strncmp(sim->sv.ws.errmsg, loop, sizeof loop - 1) == 0;
 }
 
-static void check_one(dg_sim *sim, const int *mode, seen_list *seen, mode_facts *facts,
-                      dg_diag *diag) {
+/* A failed build of the start mode (block -1) or of a block alone in one
+ * of its modes, kept by discover_groups so that the check reports it in
+ * its own order without building the mode again. */
+typedef struct alone_failure {
+  int block, mode, rc, errblock;
+  char errmsg[DG_ERROR_TEXT_LEN];
+} alone_failure;
+
+/* What discover_groups built: the modes it observed, and its failures. */
+typedef struct mode_cache {
+  bool *done; /* per block: its modes alone were built (and observed) */
+  bool start_done;
+  int built;
+  alone_failure *fail;
+  int nfail, cap;
+} mode_cache;
+
+/* False when there is no memory to keep it: the check then builds the
+ * mode again. */
+static bool cache_failure(mode_cache *c, const dg_sim *sim, int rc, int block, int mode) {
+  if (c->nfail == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 8;
+    alone_failure *f = realloc(c->fail, sizeof *f * (size_t)cap);
+    if (!f)
+      return false;
+    c->fail = f;
+    c->cap = cap;
+  }
+  alone_failure *f = &c->fail[c->nfail++];
+  *f = (alone_failure){.block = block, .mode = mode, .rc = rc, .errblock = sim->sv.ws.errblock};
+  snprintf(f->errmsg, sizeof f->errmsg, "%s", sim->sv.ws.errmsg);
+  return true;
+}
+
+/* The cached result of `mode` when it is the start or one block alone and
+ * discover_groups built it: *failure is its failure (NULL: it built).
+ * False when the mode must be built. */
+static bool cached(const mode_cache *c, const dg_sim *sim, const int *mode,
+                   const alone_failure **failure) {
+  int away = 0, block = -1;
+  for (int i = 0; i < sim->nb && away < 2; i++)
+    if (mode[i] != 0) {
+      away++;
+      block = i;
+    }
+  if (away >= 2 || (away == 1 && !c->done[block]) || (away == 0 && !c->start_done))
+    return false;
+  *failure = NULL;
+  for (int k = 0; k < c->nfail; k++)
+    if (c->fail[k].block == block && (block < 0 || c->fail[k].mode == mode[block]))
+      *failure = &c->fail[k];
+  return true;
+}
+
+static void report_failure(const dg_sim *sim, int rc, int errblock, const char *errmsg,
+                           const int *mode, seen_list *seen, dg_diag *diag) {
+  if (seen_before(seen, errmsg))
+    return;
+  char desc[DG_ERROR_TEXT_LEN / 2] = "";
+  if (mode)
+    describe_mode(sim, mode, desc, sizeof desc);
+  char path[DG_ERROR_PATH_LEN] = "";
+  if (errblock >= 0)
+    dgp_pointer_append(path, sizeof path, "/blocks", sim->g->blocks[errblock].id);
+  if (desc[0])
+    dgp_diag_add(diag, rc, path, "%s (in mode %s)", errmsg, desc);
+  else
+    dgp_diag_add(diag, rc, path, "%s", errmsg);
+}
+
+/* Checks one mode, or reports what discover_groups found of it. Returns
+ * whether it was built. */
+static bool check_one(dg_sim *sim, const int *mode, const mode_cache *cache, seen_list *seen,
+                      mode_facts *facts, dg_diag *diag) {
+  const alone_failure *f;
+  if (cached(cache, sim, mode, &f)) {
+    if (f)
+      report_failure(sim, f->rc, f->errblock, f->errmsg, mode, seen, diag);
+    return false;
+  }
   set_modes(sim, mode);
   int rc = dgp_solver_build(sim);
   if (rc == DG_OK)
     observe(sim, facts, mode);
   if (rc != DG_OK && facts->allow_tieups && tieup(sim, rc, mode)) {
     facts->tieups++;
-    return;
+    return true;
   }
-  if (rc == DG_OK || seen_before(seen, sim->sv.ws.errmsg))
-    return;
-  char desc[DG_ERROR_TEXT_LEN / 2];
-  describe_mode(sim, mode, desc, sizeof desc);
-  dgp_sim_report_build(sim, rc, desc, diag);
+  if (rc != DG_OK)
+    report_failure(sim, rc, sim->sv.ws.errblock, sim->sv.ws.errmsg, mode, seen, diag);
+  return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -627,11 +703,34 @@ done:
   return ng;
 }
 
+/* One build of discover_groups: its couplings (when `structure`), what it
+ * shows (observe), and its failure kept for the check to report. */
+static void discover_one(dg_sim *sim, const int *mode, int block, bool structure, mode_structure *s,
+                         mode_cache *cache, mode_facts *facts) {
+  set_modes(sim, mode);
+  int rc = dgp_solver_build(sim);
+  cache->built++;
+  if (structure)
+    record_couplings(sim, rc, block, s);
+  bool kept = rc == DG_OK || cache_failure(cache, sim, rc, block, block < 0 ? 0 : mode[block]);
+  if (rc == DG_OK)
+    observe(sim, facts, block < 0 ? NULL : mode);
+  if (block < 0)
+    cache->start_done = kept;
+  else if (!kept)
+    cache->done[block] = false;
+}
+
 /* Builds the start mode and each switching block alone in each of its
- * modes, reporting nothing, and groups the switching blocks (group[b]).
- * Returns how many groups, or -1 out of memory. */
-static int discover_groups(dg_sim *sim, const int *count, int *mode, int *group) {
+ * modes, observing them and keeping their failures for the check (cache),
+ * and groups the switching blocks (group[b]). Returns how many groups, or
+ * -1 out of memory. */
+static int discover_groups(dg_sim *sim, const int *count, int *mode, int *group, mode_cache *cache,
+                           mode_facts *facts, dg_graph_info *info) {
   int nb = sim->nb;
+  bool structure = false;
+  for (int b = 0; b < nb; b++)
+    structure = structure || count[b] > 1;
   mode_structure s = {.nv = sim->nn + 1};
   s.in_min = malloc(sizeof *s.in_min * ((size_t)sim->n_ports + 1));
   s.in_max = malloc(sizeof *s.in_max * ((size_t)sim->n_ports + 1));
@@ -644,18 +743,20 @@ static int discover_groups(dg_sim *sim, const int *count, int *mode, int *group)
     s.in_max[p] = -INFINITY;
   }
   memset(mode, 0, sizeof *mode * (size_t)nb);
-  set_modes(sim, mode);
-  record_couplings(sim, dgp_solver_build(sim), -1, &s);
-  for (int b = 0; b < nb && !s.unknown; b++)
+  discover_one(sim, mode, -1, structure, &s, cache, facts);
+  if (info && sim->sv.ws.error == 0)
+    info->dofs = sim->sv.ndof;
+  for (int b = 0; b < nb && structure && !s.unknown; b++) {
+    cache->done[b] = true;
     for (int m = 1; m < count[b]; m++) {
       mode[b] = m;
-      set_modes(sim, mode);
-      record_couplings(sim, dgp_solver_build(sim), b, &s);
+      discover_one(sim, mode, b, structure, &s, cache, facts);
       mode[b] = 0;
     }
+  }
   set_modes(sim, mode);
   if (!s.nomem)
-    ng = mode_groups(sim, count, &s, group);
+    ng = structure ? mode_groups(sim, count, &s, group) : 0;
 done:
   free(s.e);
   free(s.in_min);
@@ -693,7 +794,7 @@ static double combos_up_to(const int *count, const int *idx, int n, int level) {
  * lexicographic order, each with every choice of their other modes (an
  * odometer over modes 1..count−1). Returns how many were built. */
 static int check_level(dg_sim *sim, const int *count, const int *idx, int n, int level, int *mode,
-                       seen_list *seen, mode_facts *facts, dg_diag *diag) {
+                       const mode_cache *cache, seen_list *seen, mode_facts *facts, dg_diag *diag) {
   int built = 0;
   int pick[64];
   if (level > n || level > 64)
@@ -705,8 +806,7 @@ static int check_level(dg_sim *sim, const int *count, const int *idx, int n, int
     for (int k = 0; k < level; k++)
       mode[idx[pick[k]]] = 1;
     for (;;) {
-      check_one(sim, mode, seen, facts, diag);
-      built++;
+      built += check_one(sim, mode, cache, seen, facts, diag);
       int k = 0;
       while (k < level && ++mode[idx[pick[k]]] == count[idx[pick[k]]])
         mode[idx[pick[k++]]] = 1;
@@ -730,11 +830,11 @@ static int check_level(dg_sim *sim, const int *count, const int *idx, int n, int
  * meet them), else those with 1 .. `level` of them out of their start
  * mode. Returns how many were built. */
 static int check_group(dg_sim *sim, const int *count, const int *idx, int n, int level, int *mode,
-                       seen_list *seen, mode_facts *facts, dg_diag *diag) {
+                       const mode_cache *cache, seen_list *seen, mode_facts *facts, dg_diag *diag) {
   int built = 0;
   if (level < n) {
     for (int l = 1; l <= level; l++)
-      built += check_level(sim, count, idx, n, l, mode, seen, facts, diag);
+      built += check_level(sim, count, idx, n, l, mode, cache, seen, facts, diag);
     return built;
   }
   memset(mode, 0, sizeof *mode * (size_t)sim->nb);
@@ -744,8 +844,7 @@ static int check_group(dg_sim *sim, const int *count, const int *idx, int n, int
       mode[idx[k++]] = 0;
     if (k == n)
       return built;
-    check_one(sim, mode, seen, facts, diag);
-    built++;
+    built += check_one(sim, mode, cache, seen, facts, diag);
   }
 }
 
@@ -766,7 +865,8 @@ static int group_level(const int *count, const int *idx, int n, int built) {
 /* Checks every group, smallest first (group_level). Returns the modes
  * built. */
 static int check_groups(dg_sim *sim, const int *count, const int *group, int ng, int *mode,
-                        seen_list *seen, mode_facts *facts, dg_diag *diag, dg_graph_info *info) {
+                        const mode_cache *cache, seen_list *seen, mode_facts *facts,
+                        dg_diag *diag, dg_graph_info *info) {
   int nb = sim->nb, built = 0;
   int *idx = malloc(sizeof *idx * ((size_t)nb + 1));
   int *order = malloc(sizeof *order * ((size_t)ng + 1));
@@ -794,7 +894,7 @@ static int check_groups(dg_sim *sim, const int *count, const int *group, int ng,
       if (group[b] == g)
         idx[n++] = b;
     int level = group_level(count, idx, n, built);
-    built += check_group(sim, count, idx, n, level, mode, seen, facts, diag);
+    built += check_group(sim, count, idx, n, level, mode, cache, seen, facts, diag);
     covered *= combos_up_to(count, idx, n, level);
     if (info && level < n) {
       info->mode_level = info->mode_level ? (level < info->mode_level ? level : info->mode_level)
@@ -827,9 +927,10 @@ int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   int *mode = calloc((size_t)nb + 1, sizeof *mode);
   int *count = calloc((size_t)nb + 1, sizeof *count);
   int *group = calloc((size_t)nb + 1, sizeof *group);
+  mode_cache cache = {.done = calloc((size_t)nb + 1, sizeof *cache.done)};
   seen_list seen = {0};
   mode_facts facts = {.acts = calloc((size_t)nb + 1, sizeof *facts.acts)};
-  if (!mode || !count || !group || !facts.acts) {
+  if (!mode || !count || !group || !cache.done || !facts.acts) {
     dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
   }
@@ -842,25 +943,26 @@ int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
     combos *= count[i];
     switching += count[i] > 1;
   }
-  int ng = switching > 0 ? discover_groups(sim, count, mode, group) : 0;
+  if (info)
+    info->modes_covered = 1.0;
+  int ng = discover_groups(sim, count, mode, group, &cache, &facts, info);
   if (ng < 0) {
     dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
   }
-  int checked = 1;
-  int rc = dgp_solver_build(sim);
-  if (rc != DG_OK) {
-    seen_before(&seen, sim->sv.ws.errmsg);
-    dgp_sim_report_build(sim, rc, "", diag);
-  } else {
-    observe(sim, &facts, NULL);
-    if (info)
-      info->dofs = sim->sv.ndof;
+  int checked = cache.built;
+  const alone_failure *start; /* mode: the start, all zero */
+  if (cached(&cache, sim, mode, &start) && start) {
+    report_failure(sim, start->rc, start->errblock, start->errmsg, NULL, &seen, diag);
+  } else if (!cache.start_done) { /* it failed, with no memory to keep why: again */
+    set_modes(sim, mode);
+    int rc = dgp_solver_build(sim);
+    checked++;
+    if (rc != DG_OK)
+      report_failure(sim, rc, sim->sv.ws.errblock, sim->sv.ws.errmsg, NULL, &seen, diag);
   }
-  if (info)
-    info->modes_covered = 1.0;
   facts.allow_tieups = combos > MAX_MODE_COMBINATIONS;
-  checked += check_groups(sim, count, group, ng, mode, &seen, &facts, diag, info);
+  checked += check_groups(sim, count, group, ng, mode, &cache, &seen, &facts, diag, info);
   if (info) {
     info->modes_built = checked;
     info->modes = info->modes_covered < INT_MAX ? (int)info->modes_covered : INT_MAX;
@@ -874,6 +976,8 @@ done:
   free(mode);
   free(count);
   free(group);
+  free(cache.done);
+  free(cache.fail);
   free(seen.text);
   dg_sim_free(sim);
   return diag->count - before;

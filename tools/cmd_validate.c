@@ -57,16 +57,26 @@ static bool simulation_ok(const dg_graph *g, const char *path, double dt, const 
   return !fast && rc != DG_ERR_NUMERIC && problems == 0;
 }
 
+/* A count of combinations: exact below 10^15, else to 3 digits (2^256 is
+ * 1.16e+77). */
+static const char *count_text(double n, char *buf, size_t size) {
+  snprintf(buf, size, n < 1e15 ? "%.0f" : "%.3g", n);
+  return buf;
+}
+
 /* "J modes checked" when every combination was built; "J modes checked: B
  * built, the others follow from G independent groups" when the groups
  * cover the rest; "C of T modes checked: ..." with why, when a group had
  * too many combinations to build them all (dg_graph_info). */
 static void print_modes(const dg_graph_info *info) {
+  char covered[32], all[32], group[32];
+  count_text(info->modes_covered, covered, sizeof covered);
+  count_text(info->mode_combinations, all, sizeof all);
   if (info->modes_covered < info->mode_combinations) {
-    printf("%.0f of %.0f modes checked: %d built; %d switching blocks depend on each other (one "
-           "group of %.0f combinations, more than the 4096 checked in full), so ",
-           info->modes_covered, info->mode_combinations, info->modes_built, info->largest_group,
-           info->largest_group_modes);
+    printf("%s of %s modes checked: %d built; %d switching blocks depend on each other (one "
+           "group of %s combinations, more than the 4096 checked in full), so ",
+           covered, all, info->modes_built, info->largest_group,
+           count_text(info->largest_group_modes, group, sizeof group));
     if (info->mode_level <= 1)
       printf("each of them was checked alone");
     else
@@ -75,8 +85,8 @@ static void print_modes(const dg_graph_info *info) {
     if (info->partial_groups > 1)
       printf(" (and in %d more such groups)", info->partial_groups - 1);
   } else if (info->modes_built < info->mode_combinations) {
-    printf("%.0f modes checked: %d built, the others follow from %d independent groups",
-           info->mode_combinations, info->modes_built, info->mode_groups);
+    printf("%s modes checked: %d built, the others follow from %d independent groups", all,
+           info->modes_built, info->mode_groups);
   } else {
     printf("%d modes checked", info->modes_built);
   }
