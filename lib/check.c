@@ -865,8 +865,8 @@ static int group_level(const int *count, const int *idx, int n, int built) {
 /* Checks every group, smallest first (group_level). Returns the modes
  * built. */
 static int check_groups(dg_sim *sim, const int *count, const int *group, int ng, int *mode,
-                        const mode_cache *cache, seen_list *seen, mode_facts *facts,
-                        dg_diag *diag, dg_graph_info *info) {
+                        const mode_cache *cache, seen_list *seen, mode_facts *facts, dg_diag *diag,
+                        dg_graph_info *info) {
   int nb = sim->nb, built = 0;
   int *idx = malloc(sizeof *idx * ((size_t)nb + 1));
   int *order = malloc(sizeof *order * ((size_t)ng + 1));
@@ -918,6 +918,10 @@ done:
 }
 
 int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
+  return dgp_sim_check_modes_opts(g, 0, diag, info);
+}
+
+int dgp_sim_check_modes_opts(const dg_graph *g, unsigned opts, dg_diag *diag, dg_graph_info *info) {
   int before = diag->count;
   dg_sim *sim = dgp_sim_create(g, diag);
   if (!sim)
@@ -949,6 +953,11 @@ int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info) {
   if (ng < 0) {
     dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
     goto done;
+  }
+  if (opts & DGP_CHECK_NO_GROUPS) {
+    for (int b = 0; b < nb; b++)
+      group[b] = count[b] > 1 ? 0 : -1;
+    ng = switching > 0;
   }
   int checked = cache.built;
   const alone_failure *start; /* mode: the start, all zero */

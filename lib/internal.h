@@ -329,5 +329,13 @@ int dgp_graph_validate_text(const dg_registry *reg, const char *json, const char
  * over-constrained ties and DOFs without inertia. Problems go to diag;
  * returns their number and fills info (dofs in the start mode, modes). */
 int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info);
+/* How dgp_sim_check_modes_opts checks. */
+enum {
+  /* Every switching block in one group: the combinations themselves, as
+   * far as MAX_MODE_COMBINATIONS allows, without the structure (tests
+   * compare the two). */
+  DGP_CHECK_NO_GROUPS = 1u << 0
+};
+int dgp_sim_check_modes_opts(const dg_graph *g, unsigned opts, dg_diag *diag, dg_graph_info *info);
 
 #endif
