@@ -327,7 +327,7 @@ static bool groups_match(const dg_registry *reg, const char *text, const char *n
 }
 
 /* The check by groups against every combination, on the example graphs,
- * the invalid corpus and 200 random drivetrains (within 4096 combinations,
+ * the invalid corpus and 120 random drivetrains (within 4096 combinations,
  * where every combination is built): the same verdict, and no problem the
  * combinations do not show. (It may name fewer: a loop of contradicting
  * ratios names the shafts it holds, which other groups' modes change.) */
@@ -353,7 +353,7 @@ START_TEST(test_groups_match_every_combination) {
     }
     closedir(d);
   }
-  for (unsigned seed = 0; seed < 200; seed++) {
+  for (unsigned seed = 0; seed < 120; seed++) {
     char json[16384], name[32];
     random_graph(seed, json, sizeof json);
     snprintf(name, sizeof name, "random_%u.json", seed);
@@ -361,8 +361,8 @@ START_TEST(test_groups_match_every_combination) {
   }
   dg_registry_free(reg);
   fprintf(stderr, "groups vs every combination: %d graphs, %d with problems\n", compared, invalid);
-  ck_assert_int_ge(compared, 100);
-  ck_assert_int_ge(invalid, 40);
+  ck_assert_int_ge(compared, 60);
+  ck_assert_int_ge(invalid, 30);
 }
 END_TEST
 
