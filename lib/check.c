@@ -6,7 +6,9 @@
  * Kept apart from graph.c so that parsing a graph does not depend on the
  * simulation: the mode check runs the blocks' topology hooks on instances
  * of them, which only a simulation of the graph has. The mode check itself
- * is the second half of this file. */
+ * is the second half of this file: it covers the combinations by
+ * structure (independent groups of switching blocks, each group's
+ * combinations built with the others in their start modes). */
 #include "sim.h"
 
 #include <errno.h>
@@ -136,9 +138,10 @@ int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_di
 /* Every reachable mode                                                     */
 
 /* A group of switching blocks (below) is checked in every combination of
- * its blocks' modes up to this many; a larger one is checked one block at
- * a time (each block's modes with the others in their start modes), and
- * the check says so (dg_graph_info, and validate's line). */
+ * its blocks' modes up to this many; a larger one in the combinations with
+ * at most L of its blocks out of their start modes, L as large as keeps
+ * them within this many (at least 1: each block alone), and the check says
+ * so (dg_graph_info, and validate's line). */
 #define MAX_MODE_COMBINATIONS 4096
 /* At most this many modes are built in all: groups are taken smallest
  * first, and a group past the budget is checked to a lower level. */
