@@ -317,13 +317,25 @@ unsigned dgp_graph_override_effect(const dg_graph *g, const char *key, const dg_
  * to the YAML importer and every other path here, so that the core never
  * calls the importers. */
 dg_graph *dgp_graph_load_json_file(const dg_registry *reg, const char *path, dg_error *err);
+/* `graph` (may be NULL): the loaded graph when it is valid, else NULL. */
 int dgp_graph_validate_json_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
-                                void *user, dg_graph_info *info);
+                                 void *user, dg_graph_info *info, dg_graph **graph);
+/* dg_graph_validate_string, keeping the graph as above. */
+int dgp_graph_validate_text(const dg_registry *reg, const char *json, const char *name,
+                            dg_diag_fn fn, void *user, dg_graph_info *info, dg_graph **graph);
 
 /* ---- simulation-level checks (sim.c) ------------------------------------ */
 /* Builds a simulation of `g` and checks every reachable mode combination:
  * over-constrained ties and DOFs without inertia. Problems go to diag;
  * returns their number and fills info (dofs in the start mode, modes). */
 int dgp_sim_check_modes(const dg_graph *g, dg_diag *diag, dg_graph_info *info);
+/* How dgp_sim_check_modes_opts checks. */
+enum {
+  /* Every switching block in one group: the combinations themselves, as
+   * far as MAX_MODE_COMBINATIONS allows, without the structure (tests
+   * compare the two). */
+  DGP_CHECK_NO_GROUPS = 1u << 0
+};
+int dgp_sim_check_modes_opts(const dg_graph *g, unsigned opts, dg_diag *diag, dg_graph_info *info);
 
 #endif

@@ -46,7 +46,7 @@ typedef struct dg_driver dg_driver;
 dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error *err);
 dg_graph *dg_graph_load_string(const dg_registry *reg, const char *json, const char *name,
                                dg_error *err);
-typedef struct dg_graph_info { int blocks; int connections; int dofs; int modes; } dg_graph_info;
+typedef struct dg_graph_info { int blocks; int connections; int dofs; int modes; ...; } dg_graph_info;
 int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
                            dg_graph_info *info);
 int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,

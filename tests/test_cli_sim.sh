@@ -140,7 +140,7 @@ run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --json --plot "$TMP/
 check "launch --json: exit 0" rc_is 0
 check "launch --json: one line on stdout" [ "$(wc -l <"$TMP/stdout")" -eq 1 ]
 check "launch --json: parses" py 'isinstance(d, dict)'
-check "launch --json: has the fields" py 'all(k in d for k in ["graph", "preset", "steps", "stop_reason", "t_0_100_kmh_s", "t_0_400_m_s", "v_400_m_kmh", "top_speed_kmh", "shifts", "peak_wheel_slip", "energy", "wall_time_s", "ns_per_step", "plot"])'
+check "launch --json: has the fields" py 'all(k in d for k in ["graph", "preset", "steps", "stop_reason", "t_0_100_kmh_s", "t_0_400_m_s", "v_400_m_kmh", "top_speed_kmh", "shifts", "peak_wheel_slip", "energy", "wall_time_s", "ns_per_step", "first_step_cpu_s", "plot"])'
 check "launch --json: same 0-100 as the text" py "abs(d['t_0_100_kmh_s'] - $t100) < 0.006"
 check "launch --json: preset and graph" py 'd["preset"] == "launch" and d["graph"].endswith("sedan_rwd_automatic.json")'
 check "launch --json: shifts are upshifts with rpm" \

@@ -153,7 +153,9 @@ START_TEST(test_example_graphs) {
 }
 END_TEST
 
-/* validate checks every mode: 2 couplers give 4 combinations. */
+/* validate checks every mode: 2 couplers give 4 combinations. They sit on
+ * either side of "mid", a shaft with inertia, so they are independent
+ * groups: the start, c1 alone and c2 alone are built (3) and cover the 4. */
 START_TEST(test_modes_enumerated) {
   dg_registry *reg = dg_test_registry();
   const char *json = "{\"drivegraph\":1,\"blocks\":{"
@@ -167,14 +169,206 @@ START_TEST(test_modes_enumerated) {
   dg_graph_info info;
   ck_assert_int_eq(dg_graph_validate_string(reg, json, "m.json", NULL, NULL, &info), 0);
   ck_assert_int_eq(info.modes, 4);
+  ck_assert_int_eq(info.modes_built, 3);
+  ck_assert_double_eq(info.modes_covered, 4.0);
+  ck_assert_double_eq(info.mode_combinations, 4.0);
+  ck_assert_int_eq(info.mode_groups, 2);
   ck_assert_int_eq(info.dofs, 1);
   dg_registry_free(reg);
 }
 END_TEST
 
-/* Beyond 4096 combinations the check says how many of how many it made:
- * 13 clutches in a line (2 modes each: 8192 combinations), each alone with
- * the others at their start: 1 + 13 = 14 of 8192, level 1 of 13. */
+/* dg_graph_validate_load_file: the problems and, for a valid file, the
+ * graph from the same load (a simulation of it can be made); NULL for an
+ * invalid one, whose problems are all reported. */
+START_TEST(test_validate_load_file) {
+  char path[1024];
+  dg_test_path(path, sizeof path, "graphs/gear_train.json");
+  dg_graph_info info;
+  dg_graph *g = (dg_graph *)1;
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, &info, &g), 0);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(info.blocks, dg_graph_block_count(g));
+  dg_error err;
+  dg_sim *sim = dg_sim_new(g, &err);
+  ck_assert_msg(sim != NULL, "%s", err.text);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_test_path(path, sizeof path, "tests/data/invalid/double_hold_deep_mode.json");
+  g = (dg_graph *)1;
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, &info, &g), 1);
+  ck_assert_ptr_null(g);
+  /* graph NULL: dg_graph_validate_file */
+  ck_assert_int_eq(dg_graph_validate_load_file(NULL, path, NULL, NULL, NULL, NULL), 1);
+}
+END_TEST
+
+/* The problems of a graph's every-mode check, one per line, each without
+ * the mode it was found in; *count of them. With groups (opts 0) or every
+ * combination (DGP_CHECK_NO_GROUPS). NULL: the graph does not load. */
+static collected *mode_problems(const dg_registry *reg, const char *text, const char *name,
+                                unsigned opts) {
+  dg_error err;
+  dg_graph *g = dgp_graph_load_string_opts(reg, text, name, DG_LOAD_NO_MODE_CHECK, &err);
+  if (!g)
+    return NULL;
+  collected *c = calloc(1, sizeof *c);
+  dg_diag d;
+  dgp_diag_init(&d, name, collect, c);
+  dgp_sim_check_modes_opts(g, opts, &d, NULL);
+  dg_graph_free(g);
+  for (char *m = strstr(c->text, " (in mode "); m; m = strstr(m, " (in mode ")) {
+    char *eol = strchr(m, '\n');
+    memmove(m, eol, strlen(eol) + 1);
+  }
+  return c;
+}
+
+/* A problem line of `sub` missing from `all`, or NULL. */
+static const char *line_missing(const char *sub, const char *all) {
+  static char line[1024];
+  for (const char *p = sub; *p;) {
+    size_t n = strcspn(p, "\n");
+    snprintf(line, sizeof line, "%.*s\n", (int)n, p);
+    if (!strstr(all, line))
+      return line;
+    p += n + (p[n] == '\n');
+  }
+  return NULL;
+}
+
+/* A pseudo-random number in [0, n) from the state *s (an LCG). */
+static int pick(unsigned *s, int n) {
+  *s = *s * 1103515245u + 12345u;
+  return (int)((*s >> 16) % (unsigned)n);
+}
+
+/* A random drivetrain for seed: shafts joined by clutches, one-way
+ * clutches, gears and flywheels, brakes on shafts, clutches closing loops
+ * between earlier and later shafts, loads on shafts with nothing else;
+ * one inertia in ten is 0 (DOFs without inertia in some modes). */
+static void random_graph(unsigned seed, char *json, size_t size) {
+  enum { MAX_SHAFTS = 24, MAX_PORTS = 8 };
+  char shaft[MAX_SHAFTS][MAX_PORTS][16];
+  int nport[MAX_SHAFTS] = {1}, nshaft = 1, switching = 0;
+  unsigned s = seed * 2654435761u + 1u;
+  size_t len = (size_t)snprintf(json, size,
+                                "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":"
+                                "\"torque_source\",\"inertia\":%s}",
+                                pick(&s, 10) ? "0.2" : "0");
+  snprintf(shaft[0][0], sizeof shaft[0][0], "src.out");
+  int target = 3 + pick(&s, 9);
+  for (int k = 1; k < 40 && switching < target && nshaft < MAX_SHAFTS; k++) {
+    int kind = pick(&s, 7), at = pick(&s, nshaft);
+    if (nport[at] >= MAX_PORTS - 1)
+      continue;
+    if (kind == 0) { /* a brake on a shaft */
+      len += (size_t)snprintf(json + len, size - len,
+                              ",\"b%d\":{\"type\":\"brake\",\"max_torque\":50}", k);
+      snprintf(shaft[at][nport[at]++], 16, "b%d.in", k);
+      switching++;
+      continue;
+    }
+    if (kind == 1 && nshaft >= 2) { /* a clutch closing a loop */
+      int a = pick(&s, nshaft - 1), b = a + 1 + pick(&s, nshaft - 1 - a);
+      if (nport[a] >= MAX_PORTS - 1 || nport[b] >= MAX_PORTS - 1)
+        continue;
+      len += (size_t)snprintf(json + len, size - len,
+                              ",\"b%d\":{\"type\":\"clutch\",\"max_torque\":80}", k);
+      snprintf(shaft[a][nport[a]++], 16, "b%d.in", k);
+      snprintf(shaft[b][nport[b]++], 16, "b%d.out", k);
+      switching++;
+      continue;
+    }
+    static const char *const types[] = {"clutch\",\"max_torque\":100", "one_way_clutch\"",
+                                        "gear\",\"ratio\":2", "gear\",\"ratio\":0.5",
+                                        "inertia\",\"inertia\":0.1"};
+    int t = pick(&s, 5);
+    const char *zero = t == 4 && pick(&s, 10) == 0 ? "inertia\",\"inertia\":0" : types[t];
+    len += (size_t)snprintf(json + len, size - len, ",\"b%d\":{\"type\":\"%s}", k, zero);
+    switching += t <= 1;
+    snprintf(shaft[at][nport[at]++], 16, "b%d.in", k);
+    snprintf(shaft[nshaft][0], 16, "b%d.out", k);
+    nport[nshaft++] = 1;
+  }
+  for (int i = 0; i < nshaft; i++)
+    if (nport[i] == 1) {
+      len += (size_t)snprintf(json + len, size - len, ",\"l%d\":{\"type\":\"load\",\"inertia\":%s}",
+                              i, pick(&s, 10) ? "0.5" : "0");
+      snprintf(shaft[i][nport[i]++], 16, "l%d.in", i);
+    }
+  len += (size_t)snprintf(json + len, size - len, "},\"connections\":[");
+  for (int i = 0, first = 1; i < nshaft; i++) {
+    len += (size_t)snprintf(json + len, size - len, "%s[", first ? "" : ",");
+    first = 0;
+    for (int p = 0; p < nport[i]; p++)
+      len += (size_t)snprintf(json + len, size - len, "%s\"%s\"", p ? "," : "", shaft[i][p]);
+    len += (size_t)snprintf(json + len, size - len, "]");
+  }
+  snprintf(json + len, size - len, "]}");
+}
+
+/* Compares the check by groups with every combination on one graph; false
+ * when it does not load (without the check). */
+static bool groups_match(const dg_registry *reg, const char *text, const char *name, int *invalid) {
+  collected *grouped = mode_problems(reg, text, name, 0);
+  collected *all = mode_problems(reg, text, name, DGP_CHECK_NO_GROUPS);
+  bool loaded = grouped && all;
+  if (loaded) {
+    ck_assert_msg((grouped->count > 0) == (all->count > 0), "%s: %d problems by groups, %d", name,
+                  grouped->count, all->count);
+    const char *miss = line_missing(grouped->text, all->text);
+    ck_assert_msg(!miss, "%s: by groups only: %s", name, miss ? miss : "");
+    *invalid += all->count > 0;
+  }
+  free(grouped);
+  free(all);
+  return loaded;
+}
+
+/* The check by groups against every combination, on the example graphs,
+ * the invalid corpus and 120 random drivetrains (within 4096 combinations,
+ * where every combination is built): the same verdict, and no problem the
+ * combinations do not show. (It may name fewer: a loop of contradicting
+ * ratios names the shafts it holds, which other groups' modes change.) */
+START_TEST(test_groups_match_every_combination) {
+  const char *dirs[] = {"graphs", "tests/data/invalid"};
+  dg_registry *reg = dg_test_registry();
+  int compared = 0, invalid = 0;
+  for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+    char dir[1024];
+    dg_test_path(dir, sizeof dir, dirs[k]);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "no %s", dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t len = strlen(e->d_name);
+      if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+        continue;
+      char path[1200];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      char *text = slurp(path);
+      compared += groups_match(reg, text, e->d_name, &invalid);
+      free(text);
+    }
+    closedir(d);
+  }
+  for (unsigned seed = 0; seed < 120; seed++) {
+    char json[16384], name[32];
+    random_graph(seed, json, sizeof json);
+    snprintf(name, sizeof name, "random_%u.json", seed);
+    compared += groups_match(reg, json, name, &invalid);
+  }
+  dg_registry_free(reg);
+  fprintf(stderr, "groups vs every combination: %d graphs, %d with problems\n", compared, invalid);
+  ck_assert_int_ge(compared, 60);
+  ck_assert_int_ge(invalid, 30);
+}
+END_TEST
+
+/* 13 clutches in a line (2 modes each: 8192 combinations), each between
+ * shafts with inertia: 13 independent groups of one clutch, so the start
+ * and each clutch alone (1 + 13 = 14 builds) cover all 8192. */
 START_TEST(test_modes_partial_reported) {
   char json[8192];
   size_t len = (size_t)snprintf(json, sizeof json, "{\"drivegraph\":1,\"blocks\":{"
@@ -196,10 +390,76 @@ START_TEST(test_modes_partial_reported) {
   snprintf(json + len, sizeof json - len, "]}");
   dg_graph_info info;
   ck_assert_int_eq(dg_graph_validate_string(NULL, json, "c13.json", NULL, NULL, &info), 0);
-  ck_assert_int_eq(info.modes, 14);
+  ck_assert_int_eq(info.modes, 8192);
+  ck_assert_int_eq(info.modes_built, 14);
   ck_assert_double_eq(info.mode_combinations, 8192.0);
-  ck_assert_int_eq(info.mode_level, 1);
+  ck_assert_double_eq(info.modes_covered, 8192.0);
+  ck_assert_int_eq(info.mode_groups, 13);
+  ck_assert_int_eq(info.partial_groups, 0);
+  ck_assert_int_eq(info.mode_level, 0);
   ck_assert_int_eq(info.switching_blocks, 13);
+}
+END_TEST
+
+/* Groups multiply: clutches a0, a1 side by side between eng and m (one
+ * group: their ties join the same two shafts, 4 combinations), b0..b2 side
+ * by side between m and ld (one group, 8), m with inertia between them.
+ * Built: the start, 3 more of a's, 7 more of b's = 11; covered 4 × 8 = 32. */
+START_TEST(test_modes_groups_multiply) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"torque_source\",\"inertia\":0.2},"
+      "\"m\":{\"type\":\"inertia\",\"inertia\":0.1},\"ld\":{\"type\":\"inertia\",\"inertia\":0.1},"
+      "\"a0\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"a1\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b0\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b1\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}},"
+      "\"b2\":{\"type\":\"clutch\",\"max_torque\":100,\"inputs\":{\"pedal\":0}}},"
+      "\"connections\":[[\"eng.out\",\"a0.in\",\"a1.in\"],[\"a0.out\",\"a1.out\",\"m.in\"],"
+      "[\"m.out\",\"b0.in\",\"b1.in\",\"b2.in\"],[\"b0.out\",\"b1.out\",\"b2.out\",\"ld.in\"]]}";
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(NULL, json, "groups.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 32);
+  ck_assert_int_eq(info.modes_built, 11);
+  ck_assert_double_eq(info.mode_combinations, 32.0);
+  ck_assert_double_eq(info.modes_covered, 32.0);
+  ck_assert_int_eq(info.mode_groups, 2);
+  ck_assert_int_eq(info.partial_groups, 0);
+}
+END_TEST
+
+/* Where structure cannot split: 13 clutches side by side between the same
+ * two shafts are one group of 2^13 = 8192 combinations, more than the 4096
+ * checked in full. The check goes as far from the start as fits: every
+ * combination with at most 6 clutches locked, C(13,0) + ... + C(13,6) =
+ * 1 + 13 + 78 + 286 + 715 + 1287 + 1716 = 4096 built, and says so. */
+START_TEST(test_modes_group_too_large) {
+  char json[4096];
+  size_t len = (size_t)snprintf(json, sizeof json,
+                                "{\"drivegraph\":1,\"blocks\":{\"eng\":{\"type\":\"torque_source\","
+                                "\"inertia\":0.2},\"ld\":{\"type\":\"inertia\",\"inertia\":0.1}");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len,
+                            ",\"c%d\":{\"type\":\"clutch\",\"max_torque\":100,"
+                            "\"inputs\":{\"pedal\":0}}",
+                            i);
+  len += (size_t)snprintf(json + len, sizeof json - len, "},\"connections\":[[\"eng.out\"");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len, ",\"c%d.in\"", i);
+  len += (size_t)snprintf(json + len, sizeof json - len, "],[\"ld.in\"");
+  for (int i = 0; i < 13; i++)
+    len += (size_t)snprintf(json + len, sizeof json - len, ",\"c%d.out\"", i);
+  snprintf(json + len, sizeof json - len, "]]}");
+  dg_graph_info info;
+  ck_assert_int_eq(dg_graph_validate_string(NULL, json, "par13.json", NULL, NULL, &info), 0);
+  ck_assert_int_eq(info.modes, 4096);
+  ck_assert_int_eq(info.modes_built, 4096);
+  ck_assert_double_eq(info.mode_combinations, 8192.0);
+  ck_assert_double_eq(info.modes_covered, 4096.0);
+  ck_assert_int_eq(info.mode_groups, 1);
+  ck_assert_int_eq(info.partial_groups, 1);
+  ck_assert_int_eq(info.largest_group, 13);
+  ck_assert_double_eq(info.largest_group_modes, 8192.0);
+  ck_assert_int_eq(info.mode_level, 6);
 }
 END_TEST
 
@@ -429,6 +689,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_long_block_ids);
   tcase_add_test(tc, test_modes_enumerated);
   tcase_add_test(tc, test_modes_partial_reported);
+  tcase_add_test(tc, test_modes_groups_multiply);
+  tcase_add_test(tc, test_modes_group_too_large);
+  tcase_add_test(tc, test_validate_load_file);
+  tcase_add_test(tc, test_groups_match_every_combination);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);

@@ -186,6 +186,7 @@ typedef struct sim_run {
   bool locked_throughout; /* no degree of freedom after any step so far */
   char stop_reason[160];
   double wall, step_seconds;
+  double first_step_cpu; /* process_cpu_seconds when the first step began */
 
   bool tty;            /* progress line on stderr */
   bool progress_shown;
@@ -760,6 +761,7 @@ static int sim_loop(sim_run *r) {
   r->stopped = should_stop(r);
   double seg = now_seconds();
   out_poll_signals(true);
+  r->first_step_cpu = process_cpu_seconds(); /* the first step follows at once */
   for (long k = 0; k < r->total_steps && !r->stopped; k++) {
     double t = (double)k * r->dt;
     if (r->drv)
@@ -829,6 +831,7 @@ static int print_summary(sim_run *r) {
       .final_time = (double)r->steps * r->dt,
       .wall = r->wall,
       .ns_per_step = ns,
+      .first_step_cpu = r->first_step_cpu,
       .cols = r->cols,
       .ncols = r->ncols,
       .csv = r->o->csv,

@@ -16,20 +16,33 @@
 
 static void print_problem(const dg_error *err, void *user) { print_error(stdout, err, user); }
 
-/* The checks of a valid graph that need a simulation of it, made on one:
- * the step size (dg_sim_check_stiffness at `dt`: a mode RK4 cannot
+/* A simulation of `g` one short step on (at most 1 µs: as
+ * dg_sim_check_stiffness steps a copy of a simulation that has not
+ * stepped, so that bodies have published their loads), checked here on
+ * the simulation itself instead of a copy; a simulation that cannot take
+ * that step is made again, unstepped, for the check to say why. */
+static dg_sim *stepped_sim(const dg_graph *g, double dt, dg_error *err) {
+  dg_sim *sim = dg_sim_new(g, err);
+  if (sim && dg_sim_step(sim, fmin(dt, 1e-6)) != DG_OK) {
+    dg_sim_free(sim);
+    sim = dg_sim_new(g, err);
+  }
+  return sim;
+}
+
+/* The checks of a valid graph `g` that need a simulation of it, made on
+ * one: the step size (dg_sim_check_stiffness at `dt`: a mode RK4 cannot
  * integrate at dt is a problem, printed like the others; a check that
  * cannot run is only a note), then the scenario against it, if any (its
  * names, the channels the graph binds, integer channels: every problem,
  * at the scenario's places; the check changes nothing). */
-static bool simulation_ok(const dg_registry *reg, const char *path, double dt,
-                          const dg_scenario *scn, const char *scn_path) {
+static bool simulation_ok(const dg_graph *g, const char *path, double dt, const dg_scenario *scn,
+                          const char *scn_path) {
   dg_error err;
-  dg_graph *g = dg_graph_load_file(reg, path, &err);
-  dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
+  dg_sim *sim = stepped_sim(g, dt, &err);
   /* a source faster than steps of dt can sample is a problem like a mode
    * RK4 cannot integrate at dt */
-  bool fast = g && dg_graph_check_step(g, dt, print_problem, (void *)path) > 0;
+  bool fast = dg_graph_check_step(g, dt, print_problem, (void *)path) > 0;
   int rc = sim ? dg_sim_check_stiffness(sim, dt, NULL, &err) : err.code;
   if (rc == DG_ERR_NUMERIC) {
     print_error(stdout, &err, path);
@@ -41,8 +54,44 @@ static bool simulation_ok(const dg_registry *reg, const char *path, double dt,
                      ? dg_scenario_check(scn, sim, print_problem, (void *)scn_path)
                      : 0;
   dg_sim_free(sim);
-  dg_graph_free(g);
   return !fast && rc != DG_ERR_NUMERIC && problems == 0;
+}
+
+/* A count of combinations: exact below 10^15, else to 3 digits (2^256 is
+ * 1.16e+77). */
+static const char *count_text(double n, char *buf, size_t size) {
+  snprintf(buf, size, n < 1e15 ? "%.0f" : "%.3g", n);
+  return buf;
+}
+
+/* "J modes checked" when every combination was built; "J modes checked: B
+ * built, the others follow from G independent groups" when the groups
+ * cover the rest; "C of T modes checked: ..." with why, when a group had
+ * too many combinations to build them all (dg_graph_info). */
+static void print_modes(const dg_graph_info *info) {
+  char covered[32], all[32], group[32];
+  count_text(info->modes_covered, covered, sizeof covered);
+  count_text(info->mode_combinations, all, sizeof all);
+  if (info->modes_covered < info->mode_combinations) {
+    printf("%s of %s modes checked: %d built; %d switching blocks depend on each other (one "
+           "group of %s combinations, %s), so ",
+           covered, all, info->modes_built, info->largest_group,
+           count_text(info->largest_group_modes, group, sizeof group),
+           info->largest_group_modes > 4096 ? "more than the 4096 checked in full"
+                                            : "past the 16384 modes built in all");
+    if (info->mode_level <= 1)
+      printf("each of them was checked alone");
+    else
+      printf("every combination with at most %d of them away from their start modes was checked",
+             info->mode_level);
+    if (info->partial_groups > 1)
+      printf(" (and in %d more such groups)", info->partial_groups - 1);
+  } else if (info->modes_built < info->mode_combinations) {
+    printf("%s modes checked: %d built, the others follow from %d independent groups", all,
+           info->modes_built, info->mode_groups);
+  } else {
+    printf("%d modes checked", info->modes_built);
+  }
 }
 
 /* Validates one file against `reg` (NULL: the built-in classes); true when
@@ -50,18 +99,17 @@ static bool simulation_ok(const dg_registry *reg, const char *path, double dt,
 static bool validate_one(const dg_registry *reg, const char *path, double dt,
                          const dg_scenario *scn, const char *scn_path) {
   dg_graph_info info = {0};
-  int problems = dg_graph_validate_file(reg, path, print_problem, (void *)path, &info);
-  if (problems > 0 || !simulation_ok(reg, path, dt, scn, scn_path))
+  dg_graph *g = NULL;
+  /* one load: the graph checked is the graph simulated */
+  int problems = dg_graph_validate_load_file(reg, path, print_problem, (void *)path, &info, &g);
+  bool ok = problems == 0 && g && simulation_ok(g, path, dt, scn, scn_path);
+  dg_graph_free(g);
+  if (!ok)
     return false;
-  if (info.modes < info.mode_combinations)
-    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d of %.0f modes "
-           "checked: every combination with at most %d of the %d switching blocks away from its "
-           "start mode)\n",
-           esc(path), info.blocks, info.connections, info.dofs, info.modes, info.mode_combinations,
-           info.mode_level, info.switching_blocks);
-  else
-    printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, %d modes checked)\n",
-           esc(path), info.blocks, info.connections, info.dofs, info.modes);
+  printf("%s: ok (%d blocks, %d connections, %d DOFs in the start mode, ", esc(path), info.blocks,
+         info.connections, info.dofs);
+  print_modes(&info);
+  printf(")\n");
   return true;
 }
 

@@ -426,6 +426,7 @@ int summary_print_json(const summary *s, const summary_run *run, FILE *out) {
   put(o, "energy", energy_json(sim, &ok), &ok);
   put(o, "wall_time_s", num(run->wall), &ok);
   put(o, "ns_per_step", num(run->ns_per_step), &ok);
+  put(o, "first_step_cpu_s", num(run->first_step_cpu), &ok);
   put(o, "csv", str(run->csv), &ok);
   put(o, "csv_rows", run->csv ? json_integer(run->csv_rows) : json_null(), &ok);
   put(o, "output_interval_s", num(run->interval), &ok);

@@ -34,6 +34,7 @@ typedef struct summary_run {
   long steps;
   double dt, duration, final_time;
   double wall, ns_per_step;
+  double first_step_cpu; /* CPU time of the process when its first step began (s) */
   const int *cols;       /* the CSV columns, for "final values": signal ids, channel k as -(k + 1) */
   int ncols;
   const char *csv;       /* NULL if none */

@@ -154,6 +154,9 @@ bool find_shipped_file(const char *env_var, const char *build_subdir, const char
 /* A strictly positive, finite number of seconds from an option value. */
 bool parse_seconds(const char *text, double *out);
 double now_seconds(void);
+/* The CPU time the process has used so far (s), from its start: loading
+ * the program and its libraries included. */
+double process_cpu_seconds(void);
 
 /* ------------------------------------------------------------------------ */
 /* Graph files                                                              */

@@ -149,15 +149,32 @@ typedef struct dg_graph_info {
   int blocks;
   int connections;
   int dofs;   ///< degrees of freedom in the start mode
-  int modes;  ///< reachable mode combinations checked
-  /// All the combinations of the switching blocks' modes (their product);
-  /// `modes` < this when there are more than 4096: then every combination
-  /// taking at most `mode_level` of the `switching_blocks` out of their
-  /// start mode was checked (each alone, every pair, ...), and the others
-  /// were not.
+  /// Mode combinations checked: `modes_covered` (below), at most INT_MAX.
+  int modes;
+  /// All the combinations of the switching blocks' modes (their product).
   double mode_combinations;
+  /// 1 when some group was checked one block at a time (`partial_groups`),
+  /// else 0.
   int mode_level;
   int switching_blocks;
+  /// The combinations the check covers: those built, and those whose
+  /// verdict follows from them. Switching blocks fall into independent
+  /// groups (blocks whose modes cannot change what another group's modes
+  /// do: elements between shafts with inertia, or in different parts of
+  /// the drivetrain); a mode is valid when its part in each group is, so
+  /// checking each group's combinations with the others in their start
+  /// modes covers the product of the groups' counts. A group of more than
+  /// 4,096 combinations is checked one block at a time (each block's modes
+  /// with the others in their start modes): then this is less than
+  /// `mode_combinations`.
+  double modes_covered;
+  int mode_groups;            ///< independent groups of switching blocks
+  int partial_groups;         ///< of them, checked one block at a time
+  int largest_group;          ///< the switching blocks of the largest of those
+  double largest_group_modes; ///< its combinations
+  /// Modes built (one topology build each): the start mode, then each
+  /// group's; the others covered follow from them.
+  int modes_built;
 } dg_graph_info;
 
 /// Checks a graph file and reports every problem found through `fn` (which
@@ -165,7 +182,14 @@ typedef struct dg_graph_info {
 /// NULL, is filled when the graph is valid.
 DG_API int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
                            dg_graph_info *info);
-/// Same for a string.
+/// dg_graph_validate_file that also keeps what it loaded: when the graph is
+/// valid (0 problems), *graph is set to it, as dg_graph_load_file would
+/// load it (free it with dg_graph_free), else to NULL. One load and one
+/// every-mode check for a caller that wants both the problems and the
+/// graph (`drivegraph validate`). `graph` NULL: dg_graph_validate_file.
+DG_API int dg_graph_validate_load_file(const dg_registry *reg, const char *path, dg_diag_fn fn,
+                                       void *user, dg_graph_info *info, dg_graph **graph);
+/// dg_graph_validate_file for a string.
 DG_API int dg_graph_validate_string(const dg_registry *reg, const char *json, const char *name,
                              dg_diag_fn fn, void *user, dg_graph_info *info);
 

@@ -22,11 +22,13 @@ dg_graph *dg_graph_load_file(const dg_registry *reg, const char *path, dg_error 
   return dgp_graph_load_json_file(reg, path, err);
 }
 
-int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
-                           dg_graph_info *info) {
+int dg_graph_validate_load_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
+                                dg_graph_info *info, dg_graph **graph) {
   if (path && is_yaml_path(path)) {
     if (info)
       memset(info, 0, sizeof *info);
+    if (graph)
+      *graph = NULL;
     dg_error e;
     char *json = dg_import_yaml_to_json(path, NULL, NULL, &e);
     if (!json) {
@@ -34,9 +36,14 @@ int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn 
         fn(&e, user);
       return 1;
     }
-    int problems = dg_graph_validate_string(reg, json, path, fn, user, info);
+    int problems = dgp_graph_validate_text(reg, json, path, fn, user, info, graph);
     free(json);
     return problems;
   }
-  return dgp_graph_validate_json_file(reg, path, fn, user, info);
+  return dgp_graph_validate_json_file(reg, path, fn, user, info, graph);
+}
+
+int dg_graph_validate_file(const dg_registry *reg, const char *path, dg_diag_fn fn, void *user,
+                           dg_graph_info *info) {
+  return dg_graph_validate_load_file(reg, path, fn, user, info, NULL);
 }

@@ -435,7 +435,9 @@ static int start_gear(dg_preset *ps, dg_error *err) {
     dgp_error_set(err, DG_ERR_NOMEM, ps->file, "", "out of memory");
     return DG_ERR_NOMEM;
   }
-  ps->graph = dg_graph_load_string(ps->reg, text, ps->file, err);
+  /* The base graph passed the every-mode check; this copy differs only in
+   * the gearbox's start mode, which changes no combination's verdict. */
+  ps->graph = dgp_graph_load_string_opts(ps->reg, text, ps->file, DG_LOAD_NO_MODE_CHECK, err);
   free(text);
   if (!ps->graph)
     return err ? err->code : DG_ERR_USAGE;

@@ -29,7 +29,8 @@ RUNS = [
 ]
 
 # keys of `sim --json` that describe the process, not the run
-NOT_COMPARED = {"wall_time_s", "ns_per_step", "csv", "csv_rows", "output_interval_s", "plot"}
+NOT_COMPARED = {"wall_time_s", "ns_per_step", "first_step_cpu_s", "csv", "csv_rows",
+                "output_interval_s", "plot"}
 
 
 def csv_of(tmp_path, *args):
