@@ -324,12 +324,10 @@ static void report_facts(const dg_sim *sim, const mode_facts *f, dg_diag *diag) 
  * ratios (check_overconstrained in lib/solver/topo.c) closed by two or
  * more blocks out of their start modes. */
 static bool tieup(const dg_sim *sim, int rc, const int *mode) {
-  static const char loop[] = "over-constrained: a constraint of block";
   int away = 0;
   for (int i = 0; i < sim->nb; i++)
     away += mode[i] != 0;
-  return rc == DG_ERR_OVERCONSTRAINED && away >= 2 &&
-         strncmp(sim->sv.ws.errmsg, loop, sizeof loop - 1) == 0;
+  return rc == DG_ERR_OVERCONSTRAINED && away >= 2 && sim->sv.ws.err_ratio_loop;
 }
 
 /* A failed build of the start mode (block -1) or of a block alone in one

@@ -106,6 +106,7 @@ typedef struct dg_topo_ws {
   int error;         /* first error while building (DG_ERR_*) */
   char errmsg[DG_ERROR_TEXT_LEN];
   int errblock;
+  bool err_ratio_loop; /* the error is a loop of contradicting ratios (check.c's tie-ups) */
 } dg_topo_ws;
 
 struct dg_topo {

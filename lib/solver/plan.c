@@ -226,6 +226,7 @@ int dgp_solver_build(dg_sim *sim) {
   ws->error = 0;
   ws->errmsg[0] = '\0';
   ws->errblock = -1;
+  ws->err_ratio_loop = false;
   ws->nraw = ws->nties = ws->nterms = 0;
   ws->nlinks = 0;
   sim->sv.kin.refreshable = sim->sv.variable_kinematics;

@@ -462,10 +462,12 @@ static void check_overconstrained(dg_sim *sim, int nred) {
     char nodes[160], blocks[160];
     int first;
     dgp_describe_nodes(sim, node_zeroed, nred, nodes, sizeof nodes, blocks, sizeof blocks, &first);
+    bool mine = sim->sv.ws.error == 0; /* dgp_topo_error keeps the first error */
     dgp_topo_error(sim, tie->block, DG_ERR_OVERCONSTRAINED,
                "over-constrained: a constraint of block \"%s\" contradicts the ratios of a loop "
                "(it would hold %s at rest; blocks involved: %s)",
                sim->g->blocks[tie->block].id, nodes, blocks);
+    sim->sv.ws.err_ratio_loop = sim->sv.ws.err_ratio_loop || mine;
   }
 }
 
