@@ -448,7 +448,7 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
  * (into a simulation of the same graph; `saved` is the struct the arrays
  * were saved with). */
 size_t dgp_solver_state_bytes(dg_sim *sim);
-void dgp_solver_save(dg_sim *sim, unsigned char *out);
+void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead);
 void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
 
 /* bind.c: channels named by bindings (before the blocks' init), then the

@@ -92,7 +92,7 @@ static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool che
                       sim->steps, sim->topo_changes, sim->events, sim->segments};
   memcpy(p, &sc, sizeof sc);
   p += sizeof sc;
-  dgp_solver_save(sim, p);
+  dgp_solver_save(sim, p, checksum);
   p += h.hot_size;
   dgp_sim_data_copy(sim, p);
   p += h.data_size;

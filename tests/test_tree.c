@@ -369,6 +369,67 @@ START_TEST(sim_spring_chain) {
 }
 END_TEST
 
+/* Snapshots of a mode on the tree: the tree's arrays are part of the
+ * snapshot only while its mode uses them (dgp_buf_add_live). A snapshot
+ * taken on the tree, restored after stepping on (into the same
+ * simulation and into another of the graph, itself on the dense stage),
+ * steps on bit for bit as the original did; one taken on the dense stage
+ * (the tree's arrays left out) restored into a simulation on the tree
+ * steps as the dense original. The axle's launch (mode changes inside). */
+static void launch(dg_sim *s, int k0, int n, double *rec) {
+  for (int k = 0; k < n; k++) {
+    dg_batch_launch_inputs(s, (k0 + k) * 1e-3);
+    ck_assert_int_eq(dg_sim_step(s, 1e-3), DG_OK);
+    for (int i = 0; i < s->nn; i++)
+      rec[(size_t)k * (size_t)s->nn + (size_t)i] = s->sv.x[i];
+  }
+}
+
+START_TEST(snapshot_on_the_tree) {
+  dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  a->tree_always = true;
+  ck_assert_int_eq(dgp_solver_change_topology(a), DG_OK);
+  ck_assert(a->sv.tree.on && !b->sv.tree.on);
+  enum { N = 400 };
+  size_t n = (size_t)N * (size_t)a->nn;
+  double *r1 = malloc(sizeof *r1 * n), *r2 = malloc(sizeof *r2 * n), *r3 = malloc(sizeof *r3 * n);
+  ck_assert(r1 && r2 && r3);
+  launch(a, 0, 300, r1);
+  dg_error err;
+  dg_snapshot *snap = dg_sim_snapshot(a, &err);
+  ck_assert_msg(snap != NULL, "%s", err.text);
+  launch(a, 300, N, r1);
+  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
+  ck_assert(a->sv.tree.on);
+  launch(a, 300, N, r2);
+  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_OK); /* b was on the dense stage */
+  ck_assert(b->sv.tree.on);
+  launch(b, 300, N, r3);
+  ck_assert(memcmp(r1, r2, sizeof *r1 * n) == 0);
+  ck_assert(memcmp(r1, r3, sizeof *r1 * n) == 0);
+  dg_snapshot_free(snap);
+  /* dense → tree: b's snapshot on the dense stage into a on the tree */
+  dg_sim *c = dg_test_sim(g);
+  launch(c, 0, 300, r1);
+  snap = dg_sim_snapshot(c, &err);
+  ck_assert(!c->sv.tree.on);
+  launch(c, 300, N, r1);
+  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
+  ck_assert(!a->sv.tree.on);
+  launch(a, 300, N, r2);
+  ck_assert(memcmp(r1, r2, sizeof *r1 * n) == 0);
+  dg_snapshot_free(snap);
+  free(r1);
+  free(r2);
+  free(r3);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_sim_free(c);
+  dg_graph_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tree");
   TCase *tc = tcase_create("factor");
@@ -384,6 +445,7 @@ static Suite *suite(void) {
   tcase_add_test(ts, sim_diff_tree);
   tcase_add_test(ts, sim_vehicles);
   tcase_add_test(ts, sim_spring_chain);
+  tcase_add_test(ts, snapshot_on_the_tree);
   suite_add_tcase(s, ts);
   return s;
 }

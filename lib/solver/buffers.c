@@ -65,7 +65,8 @@ void dgp_solver_free(dg_sim *sim) {
   }
 }
 
-/* Snapshots: the solver's arrays, copied whole. */
+/* Snapshots: the solver's arrays, copied whole but for those of a room the
+ * mode does not use (dgp_buf_add_live). */
 size_t dgp_solver_state_bytes(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
@@ -75,11 +76,14 @@ size_t dgp_solver_state_bytes(dg_sim *sim) {
   return total;
 }
 
-void dgp_solver_save(dg_sim *sim, unsigned char *out) {
+void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
-    memcpy(out, buf_get(&spec[i]), spec[i].bytes);
+    if (!spec[i].live || *spec[i].live)
+      memcpy(out, buf_get(&spec[i]), spec[i].bytes);
+    else if (zero_dead) /* bytes that are written out: defined */
+      memset(out, 0, spec[i].bytes);
     out += spec[i].bytes;
   }
 }
@@ -92,7 +96,9 @@ void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *i
   for (int i = 0; i < n; i++) {
     size_t off = (size_t)((char *)spec[i].slot - (char *)&sim->sv);
     memcpy(spec[i].slot, (char *)&keep + off, sizeof(void *));
-    memcpy(buf_get(&spec[i]), in, spec[i].bytes);
+    /* the live flags are the saved solver's now */
+    if (!spec[i].live || *spec[i].live)
+      memcpy(buf_get(&spec[i]), in, spec[i].bytes);
     in += spec[i].bytes;
   }
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;

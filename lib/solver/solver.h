@@ -36,6 +36,10 @@
 typedef struct dgp_buf {
   void *slot;
   size_t bytes;
+  /* NULL, or a flag of the solver's (in sim->sv) that says whether the
+   * array means anything now: a snapshot of a solver with the flag false
+   * skips the array (a room the mode does not use: the tree's) */
+  const bool *live;
 } dgp_buf;
 
 typedef struct dgp_buf_list {
@@ -45,7 +49,14 @@ typedef struct dgp_buf_list {
 
 static inline void dgp_buf_add(dgp_buf_list *l, void *slot, size_t count, size_t size) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL};
+}
+
+/* An array that means something only while *live (a flag in sim->sv). */
+static inline void dgp_buf_add_live(dgp_buf_list *l, void *slot, size_t count, size_t size,
+                                    const bool *live) {
+  DG_ASSERT(l->n < l->cap);
+  l->buf[l->n++] = (dgp_buf){slot, count * size, live};
 }
 
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);

@@ -402,6 +402,9 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
 }
 
 /* The arrays this room owns (buffers.c). */
+/* The arrays of this room (buffers.c): meaningful only while the mode's
+ * ACCEL stage is on the tree (t->on), so a snapshot of another mode skips
+ * them. */
 void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   const dg_topo_ws *ws = &sim->sv.ws;
   dg_tree_ws *t = &sim->sv.tree;
@@ -409,37 +412,37 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nv = nn + (size_t)ws->max_links + (size_t)ws->max_ties;
   size_t nent = (size_t)ws->max_links + 2 * (size_t)ws->max_terms;
   size_t ncon = (size_t)ws->max_links + (size_t)ws->max_ties;
-  dgp_buf_add(l, &t->start, nv + 1, sizeof(int));
-  dgp_buf_add(l, &t->nbr, 2 * nent, sizeof(int));
-  dgp_buf_add(l, &t->a, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->b, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->kout, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->kin, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->con_mesh, ncon, sizeof(int));
-  dgp_buf_add(l, &t->mesh_con, nn, sizeof(int));
-  dgp_buf_add(l, &t->dof_node, nn, sizeof(int));
-  dgp_buf_add(l, &t->diag0, nv, sizeof(double));
-  dgp_buf_add(l, &t->d, nv, sizeof(double));
-  dgp_buf_add(l, &t->order, nv, sizeof(int));
-  dgp_buf_add(l, &t->parent, nv, sizeof(int));
-  dgp_buf_add(l, &t->step, nv, sizeof(int));
-  dgp_buf_add(l, &t->op_v, nv, sizeof(int));
-  dgp_buf_add(l, &t->op_u, nv, sizeof(int));
-  dgp_buf_add(l, &t->op_first, nv + 1, sizeof(int));
-  dgp_buf_add(l, &t->op_r, nv, sizeof(int));
-  dgp_buf_add(l, &t->op_x, nv, sizeof(int));
-  dgp_buf_add(l, &t->op_f, nv, sizeof(double));
-  dgp_buf_add(l, &t->op_b, nv, sizeof(double));
-  dgp_buf_add(l, &t->op_s, nv, sizeof(double));
-  dgp_buf_add(l, &t->op_pa, nv, sizeof(double));
-  dgp_buf_add(l, &t->op_pb, nv, sizeof(double));
-  dgp_buf_add(l, &t->upd_r, 2 * nent, sizeof(int));
-  dgp_buf_add(l, &t->upd_f, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->upd_b, 2 * nent, sizeof(double));
-  dgp_buf_add(l, &t->z, nv, sizeof(double));
-  dgp_buf_add(l, &t->kap, nn, sizeof(double));
-  dgp_buf_add(l, &t->ent_c, nent, sizeof(int));
-  dgp_buf_add(l, &t->ent_n, nent, sizeof(int));
-  dgp_buf_add(l, &t->ent_a, nent, sizeof(double));
-  dgp_buf_add(l, &t->ent_b, nent, sizeof(double));
+  dgp_buf_add_live(l, &t->start, nv + 1, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->nbr, 2 * nent, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->a, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->b, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->kout, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->kin, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->con_mesh, ncon, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->mesh_con, nn, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->dof_node, nn, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->diag0, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->d, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->order, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->parent, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->step, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_v, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_u, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_first, nv + 1, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_r, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_x, nv, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->op_f, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->op_b, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->op_s, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->op_pa, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->op_pb, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->upd_r, 2 * nent, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->upd_f, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->upd_b, 2 * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->z, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->kap, nn, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->ent_c, nent, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->ent_n, nent, sizeof(int), &t->on);
+  dgp_buf_add_live(l, &t->ent_a, nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->ent_b, nent, sizeof(double), &t->on);
 }
