@@ -400,6 +400,7 @@ struct dg_sim {
   bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
   bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
+  size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
   dg_ctx ctx;
 
   dg_solver sv;

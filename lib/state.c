@@ -159,11 +159,16 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   for (int b = 0; b < sim->nb; b++) {
     size_t ds = sim->blocks[b].klass->data_size;
     unsigned char *d = sim->blocks[b].data;
-    for (size_t k = 0; k < ds; k++)
-      if (!keep || !keep[k])
-        d[k] = p[k];
-      else if (keep_values)
-        d[k] = keep_values[k];
+    if (!keep) {
+      if (ds)
+        memcpy(d, p, ds);
+    } else {
+      for (size_t k = 0; k < ds; k++)
+        if (!keep[k])
+          d[k] = p[k];
+        else if (keep_values)
+          d[k] = keep_values[k];
+    }
     p += ds;
     if (keep)
       keep += ds;

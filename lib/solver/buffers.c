@@ -41,7 +41,9 @@ int dgp_solver_alloc(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   int rc = DG_OK;
+  sim->solver_bytes = 0;
   for (int i = 0; i < n; i++) {
+    sim->solver_bytes += spec[i].bytes;
     void *p = calloc(spec[i].bytes ? spec[i].bytes : 1, 1);
     buf_set(&spec[i], p);
     if (!p)
@@ -67,14 +69,7 @@ void dgp_solver_free(dg_sim *sim) {
 
 /* Snapshots: the solver's arrays, copied whole but for those of a room the
  * mode does not use (dgp_buf_add_live). */
-size_t dgp_solver_state_bytes(dg_sim *sim) {
-  dgp_buf spec[MAX_SOLVER_BUFFERS];
-  int n = solver_buffers(sim, spec);
-  size_t total = 0;
-  for (int i = 0; i < n; i++)
-    total += spec[i].bytes;
-  return total;
-}
+size_t dgp_solver_state_bytes(dg_sim *sim) { return sim->solver_bytes; }
 
 void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
