@@ -75,7 +75,7 @@ def rebuild_ir(exe, graph, steps):
                           exe, "bench", graph, "--steps", str(steps), "--reps", "1"])
         if rc != 0:
             raise RuntimeError("callgrind failed on %s: %s" % (graph, err[-400:]))
-        out, err, rc = run(["callgrind_annotate", "--inclusive=yes", out_file])
+        out, err, rc = run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out_file])
         for line in out.splitlines():
             if "dgp_solver_change_topology" in line and "[" in line and "=>" not in line:
                 m = re.match(r"\s*([\d,]+)", line)
