@@ -42,44 +42,8 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def chain(n):
-    blocks = {"src": {"type": "torque_source", "inertia": 0.05, "torque": 20}}
-    conns = []
-    prev = "src.out"
-    for i in range(n):
-        g, m = "g%d" % i, "m%d" % i
-        blocks[g] = {"type": "gear", "ratio": 1.25 if i % 2 == 0 else 0.8, "efficiency": 0.999}
-        blocks[m] = {"type": "inertia", "inertia": 0.01}
-        conns += [[prev, g + ".in"], [g + ".out", m + ".in"]]
-        prev = m + ".out"
-    blocks["load"] = {"type": "load", "inertia": 0.5, "c1": 0.05, "c2": 0.001}
-    conns.append([prev, "load.in"])
-    return {"drivegraph": 1, "name": "Scaling: chain of %d lossy gears" % n,
-            "blocks": blocks, "connections": conns}
-
-
-def tree(leaves):
-    blocks = {"src": {"type": "torque_source", "inertia": 0.1, "torque": 50},
-              "final": {"type": "gear", "ratio": 3.0, "efficiency": 0.98}}
-    conns = [["src.out", "final.in"]]
-    frontier = ["final.out"]
-    count = 0
-    while len(frontier) < leaves:
-        nxt = []
-        for port in frontier:
-            d = "d%d" % count
-            count += 1
-            blocks[d] = {"type": "differential", "kind": "open", "inertia": 0.02}
-            conns.append([port, d + ".in"])
-            nxt += [d + ".left", d + ".right"]
-        frontier = nxt
-    for i, port in enumerate(frontier):
-        load = "load%d" % i
-        blocks[load] = {"type": "load", "inertia": 0.5 + 0.05 * (i % 16),
-                        "c1": 0.02 + 0.01 * (i % 16), "c2": 0.001}
-        conns.append([port, load + ".in"])
-    return {"drivegraph": 1, "name": "Scaling: tree of open differentials over %d loads" % leaves,
-            "blocks": blocks, "connections": conns}
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from gen_bench_graphs import chain_graph as chain, diff_tree_graph as tree  # noqa: E402
 
 
 def spring(n):
