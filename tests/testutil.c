@@ -150,6 +150,13 @@ double dg_test_signal(const dg_sim *sim, const char *name) {
   return dg_sim_signal(sim, id);
 }
 
+void dg_test_check_balance(const dg_sim *sim, double rel) {
+  dg_energy e;
+  dg_sim_energy(sim, &e);
+  ck_assert_msg(fabs(e.balance_error) <= rel * e.work_in, "balance error %g J of %g J in",
+                e.balance_error, e.work_in);
+}
+
 void dg_test_set_initial(dg_sim *sim, int n, const char *const *names, const double *values) {
   int ids[8];
   ck_assert_int_le(n, 8);

@@ -97,6 +97,8 @@ dg_sim *dg_test_sim(const dg_graph *g);
 
 /* Signal value by name; fails the test if unknown. */
 double dg_test_signal(const dg_sim *sim, const char *name);
+/* The shaft audit closes: |balance_error| <= rel · work_in. */
+void dg_test_check_balance(const dg_sim *sim, double rel);
 
 /* Sets the initial values of `n` (at most 8) signals given by name, in one
  * dg_sim_set_initial call; fails the test on an unknown name or an error. */
