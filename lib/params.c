@@ -303,7 +303,10 @@ static void parse_array(const dg_param_def *d, const json_t *v, unsigned char *o
   if (read_numbers(v, d, path, vals, c->diag) && (d->flags & DG_P_INCREASING))
     check_increasing(vals, n, path, c->diag);
   if (c->diag->count == before) {
-    dg_array a = {(int)n, vals};
+    dg_array a;
+    memset(&a, 0, sizeof a); /* padding too: a parsed struct is compared bytewise (memos) */
+    a.n = (int)n;
+    a.v = vals;
     store(out, d->offset, &a, sizeof a);
   }
 }
@@ -403,7 +406,11 @@ static void parse_table1d(const dg_param_def *d, const json_t *v, unsigned char 
       check_increasing(y, ny, yp, c->diag);
   }
   if (c->diag->count == before) {
-    dg_table1d t = {(int)x.n, x.v, y};
+    dg_table1d t;
+    memset(&t, 0, sizeof t); /* padding too: a parsed struct is compared bytewise (memos) */
+    t.n = (int)x.n;
+    t.x = x.v;
+    t.y = y;
     store(out, d->offset, &t, sizeof t);
   }
 }
