@@ -560,7 +560,6 @@ struct dg_cycle_run {
   size_t state_size;
   double effort_gain; /* effort_kp + effort_ki dt / 2 */
   long tries;         /* steps taken, the repeated ones included */
-  double last_u;      /* the effort the last step was taken with */
   double learned_gain; /* the last secant's −dW/du over m · path (0: none yet) */
   double mass;            /* the vehicle's, from its kinetic energy bookkeeping (NaN: unknown) */
   double v0;              /* body speed at the start */
@@ -899,8 +898,9 @@ const char *dg_cycle_run_vehicle(const dg_cycle_run *run) { return run->vehicle;
  * effort u (held over the step) that makes the prescription's work W over
  * it 0. W falls with u about as m · effort_gain · v̄ · dt (the driver's
  * command moves by accel_gain (kp + ki t) u, a force of m (kp + ki t) u if
- * accel_gain is the car's pedal per m/s²): a first correction by that
- * slope, then secant steps, at most 5 tries, the effort within ±20 m/s²;
+ * accel_gain is the car's pedal per m/s²): a first correction by the
+ * slope the last secant measured (that one until there is a secant), then
+ * secant steps, at most 5 tries, the effort within ±20 m/s²;
  * the first within 0.5 N of mean force is accepted, else the best of them
  * (taken again). No allocation (the state buffer is the run's). */
 static int dgp_cycle_iterate(dg_cycle_run *run) {
@@ -926,10 +926,8 @@ static int dgp_cycle_iterate(dg_cycle_run *run) {
       best_w = fabs(W1);
       best_u = u1;
     }
-    if (!(fabs(W1) > tol) || !(path > 1e-9)) {
-      run->last_u = u1;
+    if (!(fabs(W1) > tol) || !(path > 1e-9))
       return DG_OK;
-    }
     if (k > 0 && W1 != W0) {
       double g = -(W1 - W0) / (u1 - u0) / (run->mass * path);
       if (g > 0.1 * run->effort_gain && g < 10.0 * run->effort_gain)
@@ -944,7 +942,6 @@ static int dgp_cycle_iterate(dg_cycle_run *run) {
     W0 = W1;
     u1 = fmax(-ITERATE_MAX_EFFORT, fmin(ITERATE_MAX_EFFORT, u2));
   }
-  run->last_u = best_u;
   if (best_u == u1) /* the last try was the best */
     return DG_OK;
   if (dgp_sim_state_load(sim, run->state, run->state_size) != DG_OK)
