@@ -25,6 +25,17 @@
                  "\"connections\":[[\"src.out\",\"ld.in\"]]}",                                 \
                  block)
 
+/* The rig's "c" alone driving the load (no time sources), a graph that
+ * must fail to load with `message` at JSON pointer `pointer`; `block` as
+ * signal_rig's. */
+#define signal_rig_error(pointer, message, block)                                              \
+  dg_test_graph_error_at(pointer, message,                                                     \
+                         "{\"drivegraph\":1,\"blocks\":{\"c\":{%s},"                         \
+                         "\"src\":{\"type\":\"torque_source\",\"inputs\":{\"command\":"     \
+                         "\"c.output\"}},\"ld\":{\"type\":\"load\",\"inertia\":1}},"         \
+                         "\"connections\":[[\"src.out\",\"ld.in\"]]}",                       \
+                         block)
+
 /* Steps the simulation to time t (a multiple of the step from now). */
 static inline void signal_rig_run_to(dg_sim *sim, double t) {
   long n = lround((t - dg_sim_time(sim)) / SIGNAL_RIG_DT);

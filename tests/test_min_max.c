@@ -33,13 +33,9 @@ START_TEST(test_max) { check_kind("max", -0.5, INFINITY, -0.5); }
 END_TEST
 
 START_TEST(test_bad_kind) {
-  dg_test_graph_error_at("/blocks/c/kind", "must be one of \"min\", \"max\" (got \"mid\"); did you mean \"min\"?",
-                         "{\"drivegraph\":1,\"blocks\":{\"c\":{\"type\":\"min_max\","
-                         "\"kind\":\"mid\",\"inputs\":{\"a\":1,\"b\":2}},"
-                         "\"src\":{\"type\":\"torque_source\",\"inputs\":{\"command\":"
-                         "\"c.output\"}},\"ld\":{\"type\":\"load\",\"inertia\":1}},"
-                         "\"connections\":[[\"src.out\",\"ld.in\"]]}%s",
-                         "");
+  signal_rig_error("/blocks/c/kind",
+                   "must be one of \"min\", \"max\" (got \"mid\"); did you mean \"min\"?",
+                   "\"type\":\"min_max\",\"kind\":\"mid\",\"inputs\":{\"a\":1,\"b\":2}");
 }
 END_TEST
 
