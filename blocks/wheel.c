@@ -104,7 +104,6 @@
 
 #include <drivegraph/block.h>
 #include <math.h>
-#include <string.h>
 
 enum { PORT_HUB, PORT_GROUND };
 enum { MODEL_ROLLING, MODEL_MAGIC };
@@ -170,12 +169,6 @@ typedef struct wheel_data {
   double mf_peak;      /* that |MF| (the static friction coefficient) */
   int ch_brake_stamp, ch_brake_pool;
   int ch_tally[NUM_TALLY]; /* hold_check's round tallies (wheel_tally_names) */
-  /* derived from the normal load, recomputed only when it changes (the
-   * body publishes it once per step; the substeps reuse it) or a number it
-   * is made of does (parameters may be tuned between steps): the key is
-   * fz, the tyre's B, C, D, damping ratio and relaxation length, the
-   * wheel's inertia and radius, and mf_peak */
-  double cache_key[9], damping_cached, limit_cached;
 } wheel_data;
 
 static const char *const tyre_models[] = {"rolling", "magic_formula", NULL};
@@ -327,27 +320,20 @@ static double wheel_slip_rate(const wheel_params *p, double w, double v, double 
  * formula plus the tread damping c·σ·dκ/dt, within ±Fz·max|MF|. */
 static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k, double *dk) {
   const wheel_params *p = self->params;
-  wheel_data *d = self->data;
+  const wheel_data *d = self->data;
   const tyre_params *t = &p->tyre;
   double fz = wheel_fz(self, ctx);
   double fx = fz * mf(t, k);
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   *dk = wheel_slip_rate(p, w, v, k);
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
-    const double key[9] = {fz,          t->B,       t->C,      t->D,      t->damping_ratio,
-                           t->relaxation_length, p->inertia, p->radius, d->mf_peak};
-    bool same = true; /* fz first: the one that changes from step to step */
-    for (int i = 0; i < 9 && same; i++)
-      same = key[i] == d->cache_key[i];
-    if (!same) {
-      double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
-      d->damping_cached =
-          2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
-      d->limit_cached = fz * d->mf_peak;
-      memcpy(d->cache_key, key, sizeof key);
-    }
-    fx += d->damping_cached * *dk;
-    double lim = d->limit_cached;
+    /* computed at each call from fz and the parameters (which may be
+     * tuned between steps): a sqrt, cheaper than keeping it keyed */
+    double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
+    double damping =
+        2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
+    fx += damping * *dk;
+    double lim = fz * d->mf_peak;
     fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
   }
   return fx;
