@@ -723,6 +723,37 @@ int dgp_bind_channels(dg_sim *sim) {
   return 0;
 }
 
+/* The slots the motion blocks' inputs read, with the slots their sources'
+ * inputs read in turn (every input of a source counted, feedthrough or
+ * not), in evaluation order: what a substep evaluates before it knows its
+ * speeds, to know the prescribed ones (dgp_bind_eval_motion). */
+static int motion_slots(dg_sim *sim, const int *consumer) {
+  unsigned char *need = calloc((size_t)sim->nb + 1, 1), *take = calloc((size_t)sim->n_slots + 1, 1);
+  if (!need || !take) {
+    free(need);
+    free(take);
+    return -1;
+  }
+  for (int b = 0; b < sim->nb; b++)
+    need[b] = sim->blocks[b].klass->motion != NULL;
+  for (bool more = true; more;) { /* to a fixed point: any order of the slots */
+    more = false;
+    for (int k = sim->n_slots - 1; k >= 0; k--)
+      if (need[consumer[k]] && !take[k]) {
+        take[k] = 1;
+        need[sim->slots[k].src->index] = 1;
+        more = true;
+      }
+  }
+  sim->n_motion_slots = 0;
+  for (int k = 0; k < sim->n_slots; k++)
+    if (take[k])
+      sim->motion_slots[sim->n_motion_slots++] = k;
+  free(need);
+  free(take);
+  return 0;
+}
+
 int dgp_bind_sim(dg_sim *sim) {
   const dg_graph *g = sim->g;
   int total = 0, slots = 0;
@@ -738,9 +769,13 @@ int dgp_bind_sim(dg_sim *sim) {
   /* pointers in block order; slots in evaluation order */
   int *first = calloc((size_t)g->num_blocks + 1, sizeof *first);
   unsigned char *seen = calloc((size_t)sim->n_inputs + 1, 1);
-  if (!sim->in_ptr || !sim->slot_val || !sim->slots || !sim->input_integer || !first || !seen) {
+  int *consumer = calloc((size_t)slots + 1, sizeof *consumer);
+  sim->motion_slots = calloc((size_t)slots + 1, sizeof *sim->motion_slots);
+  if (!sim->in_ptr || !sim->slot_val || !sim->slots || !sim->input_integer || !first || !seen ||
+      !consumer || !sim->motion_slots) {
     free(first);
     free(seen);
+    free(consumer);
     return -1;
   }
   int at = 0;
@@ -781,6 +816,7 @@ int dgp_bind_sim(dg_sim *sim) {
         *s = (dg_slot){.src = src, .signal = bi->signal,
                        .node = sd->port >= 0 ? src->node[sd->port] : -1,
                        .scale = sd->scale != 0.0 ? sd->scale : 1.0};
+        consumer[sim->n_slots] = b;
         *dst = &sim->slot_val[sim->n_slots++];
         break;
       }
@@ -789,7 +825,19 @@ int dgp_bind_sim(dg_sim *sim) {
   }
   free(first);
   free(seen);
-  return 0;
+  int rc = motion_slots(sim, consumer);
+  free(consumer);
+  return rc;
+}
+
+void dgp_bind_eval_motion(dg_sim *sim) {
+  const dg_ctx *ctx = &sim->ctx;
+  for (int i = 0; i < sim->n_motion_slots; i++) {
+    int k = sim->motion_slots[i];
+    const dg_slot *s = &sim->slots[k];
+    sim->slot_val[k] = s->node >= 0 ? s->scale * ctx->speed[s->node]
+                                    : s->src->klass->signal(s->src, ctx, s->signal);
+  }
 }
 
 void dgp_bind_eval_slots(dg_sim *sim) {

@@ -492,6 +492,7 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->evb);
   free(sim->ev_off);
   free(sim->motion_blocks);
+  free(sim->motion_slots);
   free(sim->motion_slot);
   free(sim->input_names);
   free(sim->input);

@@ -364,6 +364,8 @@ struct dg_sim {
   /* blocks with a motion hook, and each block's slot among them (-1) */
   int *motion_blocks, n_motion;
   int *motion_slot;
+  /* the input slots the motion blocks need, in evaluation order (bind.c) */
+  int *motion_slots, n_motion_slots;
 
   /* hook lists, built once */
   dg_hook_entry *pre, *torque, *post, *hold;
@@ -401,6 +403,10 @@ struct dg_sim {
   bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
+  /* the mode's plan in the solver's arrays: a number given by each build
+   * (plan_builds counts them), so that a state saved for a retry
+   * (dgp_sim_state_save) need not copy the plan when it is still there */
+  uint64_t plan_gen, plan_builds;
   dg_ctx ctx;
 
   dg_solver sv;
@@ -449,8 +455,8 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
  * (into a simulation of the same graph; `saved` is the struct the arrays
  * were saved with). */
 size_t dgp_solver_state_bytes(dg_sim *sim);
-void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead);
-void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in);
+void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan);
+void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in, bool plan);
 
 /* bind.c: channels named by bindings (before the blocks' init), then the
  * blocks' input pointers and slots (after it), and the slots' values at the
@@ -458,6 +464,9 @@ void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *i
 int dgp_bind_channels(dg_sim *sim);
 int dgp_bind_sim(dg_sim *sim);
 void dgp_bind_eval_slots(dg_sim *sim);
+/* Only the slots the motion blocks need (sim->motion_slots): the others
+ * keep their values. */
+void dgp_bind_eval_motion(dg_sim *sim);
 static inline void dgp_bind_eval(dg_sim *sim) {
   if (sim->n_slots > 0)
     dgp_bind_eval_slots(sim);

@@ -37,6 +37,9 @@ typedef struct state_header {
   uint32_t solver_size; /* sizeof(dg_solver) of the writer */
   int32_t nb, nn, ns, n_inputs, n_channels;
   uint64_t data_size, hot_size, total;
+  /* 0: the mode's plan is in the bytes; else they lack it, and this is
+   * the writer's plan_gen then (a retry's state: dgp_sim_state_save) */
+  uint64_t plan_gen;
   uint64_t checksum; /* FNV-1a of everything after the header */
 } state_header;
 
@@ -77,7 +80,15 @@ static void header_of(dg_sim *sim, state_header *h) {
   h->total = dgp_sim_state_size(sim);
 }
 
-static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool checksum) {
+/* What a state's bytes are for: another process (checksummed), a snapshot
+ * in memory (whole), or a retry of the same simulation (without the mode's
+ * plan, which its reader has or builds again). */
+typedef enum state_use { STATE_BYTES, STATE_SNAPSHOT, STATE_RETRY } state_use;
+
+static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, state_use use) {
+  bool checksum = use == STATE_BYTES;
+  /* with variable kinematics every stage refreshes the plan: copied */
+  bool plan = use != STATE_RETRY || sim->sv.variable_kinematics;
   if (!sim || !buf || sim->failed)
     return 0;
   size_t total = dgp_sim_state_size(sim);
@@ -85,6 +96,7 @@ static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool che
     return 0;
   state_header h;
   header_of(sim, &h);
+  h.plan_gen = plan ? 0 : sim->plan_gen;
   unsigned char *p = buf + sizeof h;
   memcpy(p, &sim->sv, sizeof(dg_solver));
   p += sizeof(dg_solver);
@@ -92,7 +104,7 @@ static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool che
                       sim->steps, sim->topo_changes, sim->events, sim->segments};
   memcpy(p, &sc, sizeof sc);
   p += sizeof sc;
-  dgp_solver_save(sim, p, checksum);
+  dgp_solver_save(sim, p, checksum, plan);
   p += h.hot_size;
   dgp_sim_data_copy(sim, p);
   p += h.data_size;
@@ -112,17 +124,41 @@ static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, bool che
 }
 
 size_t dgp_sim_state_write(dg_sim *sim, unsigned char *buf, size_t size) {
-  return state_write(sim, buf, size, true);
+  return state_write(sim, buf, size, STATE_BYTES);
 }
 
 size_t dgp_sim_state_save(dg_sim *sim, unsigned char *buf, size_t size) {
-  return state_write(sim, buf, size, false);
+  return state_write(sim, buf, size, STATE_RETRY);
 }
 
 static int state_refused(dg_error *err, const dg_sim *sim, const char *why) {
   dgp_error_set(err, DG_ERR_USAGE, sim ? sim->g->file : "", "", "not a state of this simulation: %s",
                why);
   return DG_ERR_USAGE;
+}
+
+/* A retry's state whose plan is not the one in the arrays: the plan built
+ * again from the restored blocks (constant kinematics: a function of their
+ * modes alone), then the restored scalars and arrays put back over what
+ * the build wrote beside it. The build must give the saved mode (its
+ * sizes are compared): a block whose topology depends on anything else is
+ * refused rather than run on a plan not its own. */
+static int plan_rebuild(dg_sim *sim, const state_header *h, const unsigned char *arrays,
+                        dg_error *err) {
+  dg_solver restored = sim->sv;
+  int rc = dgp_solver_build(sim);
+  bool same = rc == DG_OK && sim->sv.ndof == restored.ndof && sim->sv.nnz == restored.nnz &&
+              sim->sv.ws.nties == restored.ws.nties && sim->sv.ws.nactive == restored.ws.nactive &&
+              sim->sv.ws.nmesh == restored.ws.nmesh && sim->sv.tree.on == restored.tree.on;
+  sim->sv = restored;
+  dgp_solver_load(sim, &restored, arrays, false);
+  if (!same) {
+    state_refused(&sim->err, sim, "its mode could not be built again");
+    sim->failed = true;
+    return state_refused(err, sim, "its mode could not be built again");
+  }
+  sim->plan_gen = h->plan_gen;
+  return DG_OK;
 }
 
 static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const unsigned char *keep,
@@ -145,6 +181,8 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
     return state_refused(err, sim, "wrong size");
   if (checksum && dgp_fnv1a(buf + sizeof h, size - sizeof h) != h.checksum)
     return state_refused(err, sim, "checksum mismatch (damaged bytes)");
+  if (h.plan_gen != 0 && (checksum || keep))
+    return state_refused(err, sim, "a retry's state (without its mode's plan)");
   const unsigned char *p = buf + sizeof h;
   dg_solver saved;
   memcpy(&saved, p, sizeof saved);
@@ -154,7 +192,11 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   state_scalars sc;
   memcpy(&sc, p, sizeof sc);
   p += sizeof sc;
-  dgp_solver_load(sim, &saved, p);
+  /* a retry's state lacks the plan: the one in the arrays is it, or the
+   * plan is built again below, once the blocks are restored */
+  bool plan_here = h.plan_gen == 0 || h.plan_gen == sim->plan_gen;
+  const unsigned char *arrays = p;
+  dgp_solver_load(sim, &saved, p, h.plan_gen == 0);
   p += h.hot_size;
   for (int b = 0; b < sim->nb; b++) {
     size_t ds = sim->blocks[b].klass->data_size;
@@ -205,6 +247,11 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   sim->failed = false;
   dgp_error_clear(&sim->err);
   sim->sv.ports.valid = false;
+  if (!plan_here) {
+    int rc = plan_rebuild(sim, &h, arrays, err);
+    if (rc != DG_OK)
+      return rc;
+  }
   dgp_bind_eval(sim);
   return DG_OK;
 }
@@ -242,7 +289,7 @@ dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
     dgp_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
     return NULL;
   }
-  dgp_sim_state_save(sim, bytes, size);
+  state_write(sim, bytes, size, STATE_SNAPSHOT);
   dgp_graph_retain(sim->g);
   *snap = (dg_snapshot){.g = sim->g, .size = size, .bytes = bytes};
   return snap;

@@ -353,6 +353,94 @@ START_TEST(state_round_trip) {
 }
 END_TEST
 
+/* ---- a retry's state (dgp_sim_state_save / _load) ------------------------- */
+
+/* A run that, before each step, saves its state for a retry, takes a
+ * detour (one long step from there, across shifts, lock-ups and slips:
+ * often into another mode), loads the state back and takes the step:
+ * every signal after every step bit for bit the same as a run without
+ * detours. The detours that ended in another mode had their plan built
+ * again at the load, the others kept the plan in the arrays: both kinds
+ * are counted, and a launch has both. */
+static void retry_exact(const char *graph, const char *scenario, long steps, double detour,
+                        int min_rebuilds) {
+  dg_test_drive a = dg_test_start(graph, scenario), b = dg_test_start(graph, scenario);
+  double *ra = record(a.sim, steps);
+  int n = dg_sim_signal_count(b.sim);
+  size_t size = dgp_sim_state_size(b.sim);
+  unsigned char *buf = malloc(size);
+  double *rb = malloc(sizeof *rb * (size_t)(n * steps + 1));
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_ptr_nonnull(rb);
+  int rebuilt = 0, kept = 0;
+  for (long k = 0; k < steps; k++) {
+    ck_assert_uint_eq(dgp_sim_state_save(b.sim, buf, size), size);
+    uint64_t gen = b.sim->plan_gen;
+    ck_assert_msg(dg_sim_step(b.sim, detour) == DG_OK, "detour at step %ld: %s", k,
+                  dg_sim_last_error(b.sim)->text);
+    uint64_t builds = b.sim->plan_builds;
+    bool moved = b.sim->plan_gen != gen;
+    ck_assert_int_eq(dgp_sim_state_load(b.sim, buf, size), DG_OK);
+    ck_assert_uint_eq(b.sim->plan_gen, gen);
+    if (moved) {
+      ck_assert_uint_eq(b.sim->plan_builds, builds + 1);
+      rebuilt++;
+    } else {
+      ck_assert_uint_eq(b.sim->plan_builds, builds);
+      kept++;
+    }
+    ck_assert_msg(dg_sim_step(b.sim, DT) == DG_OK, "step %ld: %s", k,
+                  dg_sim_last_error(b.sim)->text);
+    for (int i = 0; i < n; i++)
+      rb[k * n + i] = dg_sim_signal(b.sim, i);
+  }
+  same_records(ra, rb, b.sim, steps);
+  ck_assert_msg(rebuilt >= min_rebuilds && kept > 0, "%s: %d rebuilt, %d kept", graph, rebuilt,
+                kept);
+  free(ra);
+  free(rb);
+  free(buf);
+  dg_test_finish(&a);
+  dg_test_finish(&b);
+}
+
+START_TEST(retry_state_sedan) {
+  retry_exact("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json", 2500, 0.3, 10);
+}
+END_TEST
+
+START_TEST(retry_state_dct) {
+  retry_exact("graphs/dct.json", "graphs/scenarios/dct_upshifts.json", 3000, 0.2, 5);
+}
+END_TEST
+
+START_TEST(retry_state_clutches) {
+  retry_exact("graphs/coupled_clutches.json", "graphs/scenarios/coupled_clutches.json", 1500, 0.1,
+              3);
+}
+END_TEST
+
+START_TEST(retry_state_ev) {
+  retry_exact("graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json", 30000, 1.0, 1);
+}
+END_TEST
+
+/* A retry's state is for the simulation that saved it: the checksummed
+ * reader and a keep mask refuse it. */
+START_TEST(retry_state_refused_elsewhere) {
+  dg_test_drive a = dg_test_start("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json");
+  run_steps(a.sim, 100);
+  size_t size = dgp_sim_state_size(a.sim);
+  unsigned char *buf = malloc(size);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(dgp_sim_state_save(a.sim, buf, size), size);
+  dg_error err;
+  ck_assert_int_eq(dgp_sim_state_read(a.sim, buf, size, NULL, NULL, &err), DG_ERR_USAGE);
+  free(buf);
+  dg_test_finish(&a);
+}
+END_TEST
+
 Suite *simstate_suite(void) {
   Suite *s = suite_create("simstate");
   TCase *tc = tcase_create("params");
@@ -364,6 +452,11 @@ Suite *simstate_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("bytes");
   tcase_add_test(tc, state_round_trip);
+  tcase_add_test(tc, retry_state_sedan);
+  tcase_add_test(tc, retry_state_dct);
+  tcase_add_test(tc, retry_state_clutches);
+  tcase_add_test(tc, retry_state_ev);
+  tcase_add_test(tc, retry_state_refused_elsewhere);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -68,14 +68,20 @@ void dgp_solver_free(dg_sim *sim) {
 }
 
 /* Snapshots: the solver's arrays, copied whole but for those of a room the
- * mode does not use (dgp_buf_add_live). */
+ * mode does not use (dgp_buf_add_live) and, when `plan` is false, those of
+ * the mode's plan (dgp_buf_add_plan: the state saved for a retry, whose
+ * reader has them or builds them again). */
 size_t dgp_solver_state_bytes(dg_sim *sim) { return sim->solver_bytes; }
 
-void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead) {
+static bool buf_copied(const dgp_buf *b, bool plan) {
+  return (!b->live || *b->live) && (plan || !b->plan);
+}
+
+void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
-    if (!spec[i].live || *spec[i].live)
+    if (buf_copied(&spec[i], plan))
       memcpy(out, buf_get(&spec[i]), spec[i].bytes);
     else if (zero_dead) /* bytes that are written out: defined */
       memset(out, 0, spec[i].bytes);
@@ -83,7 +89,7 @@ void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead) {
   }
 }
 
-void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in) {
+void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in, bool plan) {
   dg_solver keep = sim->sv;
   sim->sv = *saved; /* the scalars; the pointers are put back below */
   dgp_buf spec[MAX_SOLVER_BUFFERS];
@@ -92,7 +98,7 @@ void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *i
     size_t off = (size_t)((char *)spec[i].slot - (char *)&sim->sv);
     memcpy(spec[i].slot, (char *)&keep + off, sizeof(void *));
     /* the live flags are the saved solver's now */
-    if (!spec[i].live || *spec[i].live)
+    if (buf_copied(&spec[i], plan))
       memcpy(buf_get(&spec[i]), in, spec[i].bytes);
     in += spec[i].bytes;
   }

@@ -59,6 +59,7 @@ void dgp_kin_refresh_lambda(dg_sim *sim) {
  * is not refreshable and builds in full. Returns DG_OK, or -1 when the
  * refresh cannot be made (the structure differs: build in full). */
 static int refresh_rows(dg_sim *sim) {
+  sim->plan_gen = ++sim->plan_builds; /* the plan changes (lib/state.c) */
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
   ws->refreshing = true;
@@ -152,6 +153,6 @@ void dgp_kin_bias(dg_sim *sim, const double *q, double *w) {
 /* The arrays this room owns (buffers.c). */
 void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add(l, &sim->sv.kin.Gd, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.kin.Mfix, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.kin.Gd, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.kin.Mfix, nn * nn, sizeof(double));
 }

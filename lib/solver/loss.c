@@ -370,15 +370,15 @@ int dgp_loss_event_values(const dg_sim *sim, double *g, const double *p) {
 /* The arrays this room owns (buffers.c). */
 void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add(l, &sim->sv.loss.u, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.b, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.h, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.d, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.ga, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.gb, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.gap, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.gbp, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.W, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.u, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.b, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.h, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.d, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.ga, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.gb, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.gap, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.gbp, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.W, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.S, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.lam0, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.lam, nn, sizeof(double));
@@ -390,12 +390,12 @@ void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.loss.watch, nn, 1);
   dgp_buf_add(l, &sim->sv.loss.kf, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.kb, nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.un, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.loss.bn, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.loss.uv, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.bv, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.nu, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.loss.nb, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.loss.cA, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.loss.cAtA, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.un, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.bn, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.uv, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.bv, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.nu, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.nb, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.cA, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.loss.cAtA, nn * nn, sizeof(double));
 }

@@ -144,14 +144,14 @@ void dgp_motion_segment_start(dg_sim *sim, double t) {
 /* The arrays this room owns (buffers.c). */
 void dgp_motion_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add(l, &sim->sv.mot.block, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.mot.block, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.mot.v, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.vd, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.force, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.lam_force, nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.mot.gp_node, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.mot.gp_col, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.mot.gp_val, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.mot.gp_node, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.mot.gp_col, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.mot.gp_val, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.theta, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.x1, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.mot.xsum, nn, sizeof(double));

@@ -223,6 +223,7 @@ void dgp_g_transpose(const dg_sim *sim, const double *v, double *out) {
 int dgp_solver_build(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
+  sim->plan_gen = ++sim->plan_builds; /* a new plan (lib/state.c) */
   ws->error = 0;
   ws->errmsg[0] = '\0';
   ws->errblock = -1;
@@ -410,28 +411,28 @@ int dgp_solver_change_topology(dg_sim *sim) {
 /* The arrays this room owns (buffers.c). */
 void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add(l, &sim->sv.inertia, nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.inertia, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.x, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.normal_load, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.xw, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.tau, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.gvec, nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.G, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.gs_node, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.gs_dof, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.gs_val, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.row_start, nn + 1, sizeof(int));
-  dgp_buf_add(l, &sim->sv.single_node, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.single_dof, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.single_val, nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.multi_node, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.pair_node, nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.pair_dof, 2 * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.pair_val, 2 * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.M, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.Minv, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.B, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.L, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.G, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.gs_node, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.gs_dof, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.gs_val, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.row_start, nn + 1, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.single_node, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.single_dof, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.single_val, nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.multi_node, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.pair_node, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.pair_dof, 2 * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.pair_val, 2 * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.M, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.Minv, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.B, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.L, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.q, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.s, (size_t)sim->ns, sizeof(double));
   dgp_buf_add(l, &sim->sv.f, nn, sizeof(double));

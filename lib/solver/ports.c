@@ -209,12 +209,12 @@ void dgp_ports_add_inertia(dg_sim *sim, const dg_block *b, int port, double iner
 void dgp_ports_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn, np = (size_t)sim->n_ports;
   dgp_buf_add(l, &sim->sv.ports.base, (size_t)sim->nb + 1, sizeof(int));
-  dgp_buf_add(l, &sim->sv.ports.inertia, np, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.ports.inertia, np, sizeof(double));
   dgp_buf_add(l, &sim->sv.ports.applied, np, sizeof(double));
   dgp_buf_add(l, &sim->sv.ports.torque, np, sizeof(double));
-  dgp_buf_add(l, &sim->sv.ports.cA, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.ports.cAtA, nn * nn, sizeof(double));
-  dgp_buf_add(l, &sim->sv.ports.owner, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.ports.cA, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.ports.cAtA, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.ports.owner, nn, sizeof(int));
   dgp_buf_add(l, &sim->sv.ports.rate, (size_t)sim->ns, sizeof(double));
   dgp_buf_add(l, &sim->sv.ports.acc, nn, sizeof(double));
 }

@@ -29,7 +29,7 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   if (np > 0 && !sim->sv.mot.frozen) { /* MOTION: the prescribed speeds at t (motion.c) */
     ctx->state = s;
     ctx->t = t;
-    dgp_bind_eval(sim);
+    dgp_bind_eval_motion(sim); /* the prescribed speeds' inputs; the rest after SPEEDS */
     dgp_motion_eval(sim, t);
   }
   /* SPEEDS */
@@ -238,10 +238,10 @@ void dgp_rk4_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.rk.k3, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.k4, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.lam.value, mt, sizeof(double));
-  dgp_buf_add(l, &sim->sv.lam.start, mt + 1, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.lam.start, mt + 1, sizeof(int));
   /* Λ: a row per active tie (at most nn), at most nn entries each */
-  dgp_buf_add(l, &sim->sv.lam.node, nn * nn, sizeof(int));
-  dgp_buf_add(l, &sim->sv.lam.coef, nn * nn, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.lam.node, nn * nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.lam.coef, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ydense, ny, sizeof(double));
   dgp_buf_add(l, &sim->sv.rk.ysave, ny, sizeof(double));
 }

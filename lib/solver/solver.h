@@ -40,6 +40,10 @@ typedef struct dgp_buf {
    * array means anything now: a snapshot of a solver with the flag false
    * skips the array (a room the mode does not use: the tree's) */
   const bool *live;
+  /* written by the mode's build alone (dgp_solver_build and what it calls)
+   * and only read between builds: an in-memory state save skips it when
+   * the mode's arrays are still those of the save (lib/state.c) */
+  bool plan;
 } dgp_buf;
 
 typedef struct dgp_buf_list {
@@ -49,14 +53,27 @@ typedef struct dgp_buf_list {
 
 static inline void dgp_buf_add(dgp_buf_list *l, void *slot, size_t count, size_t size) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, false};
+}
+
+/* An array of the mode's plan (see dgp_buf.plan). */
+static inline void dgp_buf_add_plan(dgp_buf_list *l, void *slot, size_t count, size_t size) {
+  DG_ASSERT(l->n < l->cap);
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, true};
 }
 
 /* An array that means something only while *live (a flag in sim->sv). */
 static inline void dgp_buf_add_live(dgp_buf_list *l, void *slot, size_t count, size_t size,
                                     const bool *live) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, live};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, live, false};
+}
+
+/* An array of the mode's plan that means something only while *live. */
+static inline void dgp_buf_add_plan_live(dgp_buf_list *l, void *slot, size_t count, size_t size,
+                                         const bool *live) {
+  DG_ASSERT(l->n < l->cap);
+  l->buf[l->n++] = (dgp_buf){slot, count * size, live, true};
 }
 
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);
