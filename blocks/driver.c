@@ -183,16 +183,31 @@ typedef struct driver_point {
 
 /* The block's data: the pieces of the trace last read (now and ahead), and
  * a memo of the last point evaluated with everything it was evaluated at
- * (time, inputs, state and a copy of the parameters, which may be tuned
+ * (time, inputs, state and the parameters' epoch: they may be tuned
  * between steps). The pedals' bindings read several signals at each stage
  * (throttle, brake, brake_power), each of them this point: reused exactly. */
 typedef struct driver_data {
   int hint_now, hint_ahead;
-  bool valid;
+  double seg_start; /* the step segment's start (pre_step) */
+  bool valid, key_left;
   double key_t, key_v, key_i, key_effort;
-  driver_params key_params;
+  unsigned long key_params;
   driver_point memo;
 } driver_data;
+
+/* The trace and its slope at t; `left`: at a breakpoint, the slope of the
+ * piece that ends there (a point past the segment's start: its stages and
+ * events see the trace's acceleration as the segment began with it, as
+ * schedules are read, not the next piece's at the segment's very end). */
+static double trace_at(const dg_table1d *tr, double t, bool left, int *hint, double *slope) {
+  double v = dg_table1d_eval_hint(tr, t, hint, slope);
+  if (left && tr->n >= 2) {
+    int k = t == tr->x[tr->n - 1] ? tr->n - 1 : *hint;
+    if (k > 0 && tr->x[k] == t)
+      *slope = (tr->y[k] - tr->y[k - 1]) / (tr->x[k] - tr->x[k - 1]);
+  }
+  return v;
+}
 
 static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   const driver_params *p = self->params;
@@ -200,14 +215,15 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
   double V = KMH_PER_MS * dg_block_input(ctx, self, IN_SPEED);
   double i = dg_block_state(ctx, self)[0];
   double effort = p->follow == FOLLOW_EFFORT ? dg_block_input(ctx, self, IN_EFFORT) : 0.0;
-  if (d->valid && d->key_t == ctx->t && d->key_v == V && d->key_i == i &&
-      d->key_effort == effort && memcmp(&d->key_params, p, sizeof *p) == 0)
+  bool left = ctx->t > d->seg_start;
+  if (d->valid && d->key_t == ctx->t && d->key_left == left && d->key_v == V && d->key_i == i &&
+      d->key_effort == effort && d->key_params == dg_ctx_params_epoch(ctx))
     return d->memo;
   double tp = ctx->t + p->preview;
   driver_point q;
   double a_now, a_ahead;
-  double s_now = dg_table1d_eval_hint(&p->trace, ctx->t, &d->hint_now, &a_now);
-  double s_ahead = dg_table1d_eval_hint(&p->trace, tp, &d->hint_ahead, &a_ahead);
+  double s_now = trace_at(&p->trace, ctx->t, left, &d->hint_now, &a_now);
+  double s_ahead = trace_at(&p->trace, tp, left, &d->hint_ahead, &a_ahead);
   q.v = V / KMH_PER_MS;
   q.e = s_now - V;
   double ep = s_ahead - V;
@@ -230,13 +246,18 @@ static driver_point driver_eval(const dg_block *self, const dg_ctx *ctx) {
     q.c = q.c < hold ? q.c : hold;
   }
   d->valid = true;
+  d->key_left = left;
   d->key_t = ctx->t;
   d->key_v = V;
   d->key_i = i;
   d->key_effort = effort;
-  memcpy(&d->key_params, p, sizeof *p); /* padding too, for the memcmp */
+  d->key_params = dg_ctx_params_epoch(ctx);
   d->memo = q;
   return q;
+}
+
+static void driver_pre_step(dg_block *self, dg_ctx *ctx) {
+  ((driver_data *)self->data)->seg_start = ctx->t;
 }
 
 static void driver_torque_downstream(dg_block *self, dg_ctx *ctx) {
@@ -301,6 +322,7 @@ const dg_block_class dg_block_driver = {
     .signals = driver_signals,
     .num_states = 1,
     .data_size = sizeof(driver_data),
+    .pre_step = driver_pre_step,
     .torque_downstream = driver_torque_downstream,
     .signal = driver_signal,
     .set_signal = driver_set_signal,

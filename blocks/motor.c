@@ -133,14 +133,14 @@ typedef struct motor_data {
   double w_max;       /* rad/s */
   double w_fade;      /* regen fade speed, rad/s */
   /* A memo of the last point's clipped torque and regeneration power, with
-   * everything they were computed from (speed, every input, a copy of the
-   * parameters, which may be tuned between steps): the bindings read
+   * everything they were computed from (speed, every input, the
+   * parameters' epoch: they may be tuned between steps): the bindings read
    * several of the machine's signals at each stage (torque, electric power,
    * regen_available, friction_brake), each needing the clipped torque (a
    * secant on the efficiency map). NaN: not computed for this key. */
   bool memo_valid;
   double memo_w, memo_in[MOTOR_NUM_INPUTS];
-  motor_params memo_params;
+  unsigned long memo_params; /* the parameters' epoch (dg_ctx_params_epoch) */
   double memo_torque, memo_regen;
 } motor_data;
 
@@ -331,20 +331,20 @@ static double motor_electric(const dg_block *self, double w, double t);
 /* The memo of the point (w, the inputs, the parameters): kept when it is
  * the memo's, else started afresh (nothing computed). */
 static motor_data *motor_memo(const dg_block *self, const dg_ctx *ctx, double w) {
-  const motor_params *p = self->params;
   motor_data *d = self->data;
+  unsigned long epoch = dg_ctx_params_epoch(ctx);
   double in[MOTOR_NUM_INPUTS];
   bool same = d->memo_valid && d->memo_w == w;
   for (int k = 0; k < MOTOR_NUM_INPUTS; k++) {
     in[k] = dg_block_input(ctx, self, k);
     same = same && in[k] == d->memo_in[k];
   }
-  if (same && memcmp(&d->memo_params, p, sizeof *p) == 0)
+  if (same && d->memo_params == epoch)
     return d;
   d->memo_valid = true;
   d->memo_w = w;
   memcpy(d->memo_in, in, sizeof in);
-  memcpy(&d->memo_params, p, sizeof *p); /* padding too, for the memcmp */
+  d->memo_params = epoch;
   d->memo_torque = NAN;
   d->memo_regen = NAN;
   return d;

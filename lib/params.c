@@ -304,7 +304,7 @@ static void parse_array(const dg_param_def *d, const json_t *v, unsigned char *o
     check_increasing(vals, n, path, c->diag);
   if (c->diag->count == before) {
     dg_array a;
-    memset(&a, 0, sizeof a); /* padding too: a parsed struct is compared bytewise (memos) */
+    memset(&a, 0, sizeof a); /* padding too: a parsed struct has defined bytes wherever it is copied */
     a.n = (int)n;
     a.v = vals;
     store(out, d->offset, &a, sizeof a);
@@ -407,7 +407,7 @@ static void parse_table1d(const dg_param_def *d, const json_t *v, unsigned char 
   }
   if (c->diag->count == before) {
     dg_table1d t;
-    memset(&t, 0, sizeof t); /* padding too: a parsed struct is compared bytewise (memos) */
+    memset(&t, 0, sizeof t); /* padding too: a parsed struct has defined bytes wherever it is copied */
     t.n = (int)x.n;
     t.x = x.v;
     t.y = y;

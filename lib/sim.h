@@ -324,6 +324,7 @@ struct dg_sim {
   int nb, nn, ns;           /* blocks, nodes, continuous states */
   int n_ports;              /* ports of all blocks */
   long input_epoch;         /* counts changes of inputs between steps (caches) */
+  unsigned long params_epoch; /* counts tunings (dg_ctx_params_epoch: the blocks' memos) */
   dg_block *blocks;
   dg_error err;
   bool failed;

@@ -247,6 +247,8 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   sim->failed = false;
   dgp_error_clear(&sim->err);
   sim->sv.ports.valid = false;
+  if (h.plan_gen == 0) /* bytes from elsewhere: the blocks' memos in them are not trusted */
+    sim->params_epoch++;
   if (!plan_here) {
     int rc = plan_rebuild(sim, &h, arrays, err);
     if (rc != DG_OK)

@@ -593,6 +593,10 @@ DG_API void dg_ctx_start_speed(dg_ctx *ctx, const dg_block *b, int port, double 
 /// (dg_sim_start_choice) says which speeds the start chose and why.
 DG_API void dg_ctx_start_speed_why(dg_ctx *ctx, const dg_block *b, int port, double speed,
                                    const char *why);
+/// A number that changes whenever the simulation's parameters are changed
+/// while it runs (a tuning between steps): a block's memo of values it
+/// computed from its parameters keys on it rather than on a copy of them.
+DG_API unsigned long dg_ctx_params_epoch(const dg_ctx *ctx);
 /// Stops the simulation with an error naming the block and the time.
 DG_API void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -225,6 +225,7 @@ int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const d
       q += ds;
     }
     sim->input_epoch++; /* caches of the state's values go (port torques) */
+    sim->params_epoch++; /* and the blocks' memos (dg_ctx_params_epoch) */
     sim->sv.ports.valid = false;
     dgp_bind_eval(sim);
   }

@@ -148,9 +148,16 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
       if (r < est)
         est = r;
     }
-    double w = hi - lo;
-    if (!(est > lo + 1e-6 * w && est < hi - 1e-6 * w))
+    /* an estimate at an end (a root there, or a function that jumps)
+     * tries just inside it: the bracket shrinks a millionfold when the
+     * root is in that sliver, where bisection would take twenty halvings */
+    double w = hi - lo, d = fmax(1e-6 * w, 0.5 * tol);
+    if (!(est == est) || 4.0 * d >= w)
       est = lo + 0.5 * w;
+    else if (!(est > lo + d))
+      est = lo + d;
+    else if (!(est < hi - d))
+      est = hi - d;
     events_at(sim, t, est, h, ny);
     bool crossed = false;
     for (int i = 0; i < ne && !crossed; i++)
@@ -328,6 +335,8 @@ int dgp_solver_step(dg_sim *sim, double dt) {
 }
 
 void dg_ctx_request_topology(dg_ctx *ctx) { ctx->sim->topo_request = true; }
+
+unsigned long dg_ctx_params_epoch(const dg_ctx *ctx) { return ctx->sim->params_epoch; }
 
 /* The arrays this room owns (buffers.c). */
 void dgp_step_buffers(dg_sim *sim, dgp_buf_list *l) {
