@@ -404,6 +404,8 @@ struct dg_sim {
   bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
+  struct dgp_buf *bufs;     /* their list, for the snapshots (buffers.c) */
+  int n_bufs;
   /* the mode's plan in the solver's arrays: a number given by each build
    * (plan_builds counts them), so that a state saved for a retry
    * (dgp_sim_state_save) need not copy the plan when it is still there */

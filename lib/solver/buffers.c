@@ -41,6 +41,15 @@ int dgp_solver_alloc(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   int rc = DG_OK;
+  /* the list kept for the snapshots (its pointers are into sim->sv: a
+   * simulation is never copied) */
+  sim->bufs = malloc(sizeof *sim->bufs * (size_t)n);
+  if (sim->bufs) {
+    memcpy(sim->bufs, spec, sizeof *spec * (size_t)n);
+    sim->n_bufs = n;
+  } else {
+    rc = DG_ERR_NOMEM;
+  }
   sim->solver_bytes = 0;
   for (int i = 0; i < n; i++) {
     sim->solver_bytes += spec[i].bytes;
@@ -65,6 +74,9 @@ void dgp_solver_free(dg_sim *sim) {
     free(buf_get(&spec[i]));
     buf_set(&spec[i], NULL);
   }
+  free(sim->bufs);
+  sim->bufs = NULL;
+  sim->n_bufs = 0;
 }
 
 /* Snapshots: the solver's arrays, copied whole but for those of a room the
@@ -78,8 +90,8 @@ static bool buf_copied(const dgp_buf *b, bool plan) {
 }
 
 void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan) {
-  dgp_buf spec[MAX_SOLVER_BUFFERS];
-  int n = solver_buffers(sim, spec);
+  const dgp_buf *spec = sim->bufs;
+  int n = sim->n_bufs;
   for (int i = 0; i < n; i++) {
     if (buf_copied(&spec[i], plan))
       memcpy(out, buf_get(&spec[i]), spec[i].bytes);
@@ -92,8 +104,8 @@ void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan)
 void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in, bool plan) {
   dg_solver keep = sim->sv;
   sim->sv = *saved; /* the scalars; the pointers are put back below */
-  dgp_buf spec[MAX_SOLVER_BUFFERS];
-  int n = solver_buffers(sim, spec);
+  const dgp_buf *spec = sim->bufs;
+  int n = sim->n_bufs;
   for (int i = 0; i < n; i++) {
     size_t off = (size_t)((char *)spec[i].slot - (char *)&sim->sv);
     memcpy(spec[i].slot, (char *)&keep + off, sizeof(void *));
