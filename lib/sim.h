@@ -270,6 +270,8 @@ typedef struct dg_audit_ws {
  * creation at its largest size, so a step never allocates, and the state of
  * a simulation is these arrays plus the blocks' data (dg_sim_snapshot
  * copies them). */
+typedef struct dgp_plan_cache dgp_plan_cache;
+
 typedef struct dg_solver {
   /* per node */
   double *inertia;
@@ -406,6 +408,7 @@ struct dg_sim {
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
   struct dgp_buf *bufs;     /* their list, for the snapshots (buffers.c) */
   int n_bufs;
+  struct dgp_plan_cache *cache; /* the plans of visited modes (solver/cache.c), or NULL */
   /* the mode's plan in the solver's arrays: a number given by each build
    * (plan_builds counts them), so that a state saved for a retry
    * (dgp_sim_state_save) need not copy the plan when it is still there */

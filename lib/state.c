@@ -6,6 +6,7 @@
  * solver's scalars and arrays, every block's data, the input values and
  * their schedules' places, the channels, time and counters (lib/sim.h). */
 #include "sim.h"
+#include "solver/solver.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,8 +151,7 @@ static int plan_rebuild(dg_sim *sim, const state_header *h, const unsigned char 
   bool same = rc == DG_OK && sim->sv.ndof == restored.ndof && sim->sv.nnz == restored.nnz &&
               sim->sv.ws.nties == restored.ws.nties && sim->sv.ws.nactive == restored.ws.nactive &&
               sim->sv.ws.nmesh == restored.ws.nmesh && sim->sv.tree.on == restored.tree.on;
-  sim->sv = restored;
-  dgp_solver_load(sim, &restored, arrays, false);
+  dgp_solver_load(sim, &restored, arrays, false); /* the arrays: the pointers are the build's */
   if (!same) {
     state_refused(&sim->err, sim, "its mode could not be built again");
     sim->failed = true;
@@ -197,6 +197,10 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   bool plan_here = h.plan_gen == 0 || h.plan_gen == sim->plan_gen;
   const unsigned char *arrays = p;
   dgp_solver_load(sim, &saved, p, h.plan_gen == 0);
+  if (h.plan_gen == 0) { /* the arrays now hold a plan no build numbered */
+    sim->plan_gen = ++sim->plan_builds;
+    dgp_cache_forget(sim);
+  }
   p += h.hot_size;
   for (int b = 0; b < sim->nb; b++) {
     size_t ds = sim->blocks[b].klass->data_size;

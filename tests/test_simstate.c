@@ -360,7 +360,7 @@ END_TEST
  * often into another mode), loads the state back and takes the step:
  * every signal after every step bit for bit the same as a run without
  * detours. The detours that ended in another mode had their plan built
- * again at the load, the others kept the plan in the arrays: both kinds
+ * again (or taken from the mode cache) at the load, the others kept the plan in the arrays: both kinds
  * are counted, and a launch has both. */
 static void retry_exact(const char *graph, const char *scenario, long steps, double detour,
                         int min_rebuilds) {
@@ -382,8 +382,8 @@ static void retry_exact(const char *graph, const char *scenario, long steps, dou
     bool moved = b.sim->plan_gen != gen;
     ck_assert_int_eq(dgp_sim_state_load(b.sim, buf, size), DG_OK);
     ck_assert_uint_eq(b.sim->plan_gen, gen);
-    if (moved) {
-      ck_assert_uint_eq(b.sim->plan_builds, builds + 1);
+    if (moved) { /* built again, or taken from the mode cache (lib/solver/cache.c) */
+      ck_assert_uint_le(b.sim->plan_builds, builds + 1);
       rebuilt++;
     } else {
       ck_assert_uint_eq(b.sim->plan_builds, builds);

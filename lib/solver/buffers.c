@@ -64,10 +64,14 @@ int dgp_solver_alloc(dg_sim *sim) {
       sim->sv.ports.base[b + 1] = sim->sv.ports.base[b] + sim->g->blocks[b].num_ports;
   if (sim->sv.audit.pw)
     sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  if (rc == DG_OK)
+    rc = dgp_cache_alloc(sim);
   return rc;
 }
 
 void dgp_solver_free(dg_sim *sim) {
+  if (sim->bufs)
+    dgp_cache_free(sim);
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {

@@ -223,7 +223,7 @@ void dgp_g_transpose(const dg_sim *sim, const double *v, double *out) {
 int dgp_solver_build(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
   size_t st = (size_t)sim->nn;
-  sim->plan_gen = ++sim->plan_builds; /* a new plan (lib/state.c) */
+  bool cached = dgp_cache_begin(sim); /* on a free slot of the mode cache (cache.c) */
   ws->error = 0;
   ws->errmsg[0] = '\0';
   ws->errblock = -1;
@@ -255,6 +255,9 @@ int dgp_solver_build(dg_sim *sim) {
   }
   if (ws->error)
     return ws->error;
+  if (cached && dgp_cache_lookup(sim))
+    return DG_OK; /* a mode visited before: its plan as it was built */
+  sim->plan_gen = ++sim->plan_builds; /* a new plan (lib/state.c) */
   int nred = dgp_topo_eliminate(sim);
   if (ws->error)
     return ws->error;
@@ -312,7 +315,10 @@ int dgp_solver_build(dg_sim *sim) {
   dgp_tree_build(sim);
   if (!sim->sv.tree.on) /* the tree's ACCEL stage needs neither M⁻¹ nor B */
     dgp_plan_inverse(sim);
-  return dgp_loss_build(sim);
+  rc = dgp_loss_build(sim);
+  if (cached)
+    dgp_cache_store(sim, rc);
+  return rc;
 }
 
 /* The SPEEDS stage's plan: G's rows of one non-zero (most shafts: a gear's

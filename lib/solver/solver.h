@@ -76,6 +76,24 @@ static inline void dgp_buf_add_plan_live(dgp_buf_list *l, void *slot, size_t cou
   l->buf[l->n++] = (dgp_buf){slot, count * size, live, true};
 }
 
+/* The mode cache (cache.c): created after the buffers, freed before them;
+ * a build begins on a free slot (true: through the cache), looks the
+ * mode up after the hooks (true: a hit, the plan in place) or stores it at
+ * its end; anything else writing the plan arrays forgets the current
+ * slot. Tests: verify (every hit built again in full and compared) and
+ * counts. */
+int dgp_cache_alloc(dg_sim *sim);
+void dgp_cache_free(dg_sim *sim);
+bool dgp_cache_begin(dg_sim *sim);
+bool dgp_cache_lookup(dg_sim *sim);
+void dgp_cache_store(dg_sim *sim, int rc);
+void dgp_cache_forget(dg_sim *sim);
+/* The solver's plan pointers back at the current slot's arrays (after a
+ * struct copy of the solver put older ones there). */
+void dgp_cache_repoint(dg_sim *sim);
+void dgp_cache_verify(dg_sim *sim, bool on);
+void dgp_cache_stats(const dg_sim *sim, long *hits, long *misses, long *verify_fail);
+
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l);

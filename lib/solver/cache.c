@@ -1,0 +1,410 @@
+/* The mode cache room: the plans of the modes a simulation visited, kept so
+ * that returning to one builds nothing.
+ *
+ * A mode's plan is every array its build writes (dgp_buf_add_plan: R, T,
+ * G, M and its factor, the tie-force map, the meshes' maps, the tree's
+ * structure) and the build's scalars (sizes, flags). Each slot owns a full
+ * set of the plan arrays; the solver's pointers point at the current
+ * slot's. A build starts on a free slot (the least recently used), runs
+ * the blocks' state_upstream hooks there (their declarations: raw DOFs,
+ * ties, links, meshes, inertias), and looks the declarations up among
+ * the slots: on a hit the solver's pointers move to that slot and its
+ * scalars are taken (no elimination, no factor, no inverse, no loss map);
+ * on a miss the build goes on in the free slot, which then holds the new
+ * mode. The key is the declarations themselves (compared byte for byte
+ * with each slot's: a few slots, no hash), so a tuned ratio or inertia is
+ * another mode.
+ *
+ * Bounded: at most DGP_CACHE_SLOTS slots and DGP_CACHE_BUDGET bytes of
+ * plan arrays in all (a graph whose plan is larger than half the budget
+ * has no cache). Not used while a mode's kinematics vary (the plan is
+ * refreshed at every stage) nor by validate's every-mode check. Anything
+ * else that writes the plan arrays (a snapshot's restore) makes the
+ * current slot's key void (dgp_cache_forget). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (glibc; the build asks for POSIX 2008) */
+#include "solver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define DGP_CACHE_SLOTS 8
+#define DGP_CACHE_BUDGET ((size_t)32 << 20)
+
+typedef struct plan_slot {
+  void **arr;            /* per buffer of sim->bufs: this slot's array (plan ones) */
+  unsigned char *mem;    /* slots 1…: every array in one mapped block (slot 0: the solver's own) */
+  unsigned char *key;    /* the declarations of its mode */
+  size_t key_len;
+  dg_solver sv;          /* the solver as its build left it (the scalars) */
+  uint64_t gen;          /* its plan's number (sim->plan_gen) */
+  unsigned long used;
+  bool valid;
+} plan_slot;
+
+struct dgp_plan_cache {
+  int nslots, cur, probe;
+  size_t block;          /* bytes of a slot's block */
+  int *plan, nplan;      /* the plan arrays' places in sim->bufs */
+  plan_slot slot[DGP_CACHE_SLOTS];
+  size_t key_cap;
+  unsigned long clock;
+  long hits, misses;
+  /* tests: every hit also builds the mode in full and compares */
+  bool verify, bypass;
+  long verify_fail;
+  dg_solver start;       /* verify: the solver where the build began */
+};
+
+/* ---- the key: the declarations of the hooks, in order ------------------- */
+
+typedef struct key_writer {
+  unsigned char *p;
+  size_t n, cap;
+} key_writer;
+
+static void put(key_writer *w, const void *v, size_t size) {
+  if (w->n + size <= w->cap)
+    memcpy(w->p + w->n, v, size);
+  w->n += size;
+}
+
+#define PUT(w, x) put((w), &(x), sizeof(x))
+
+static size_t key_bound(const dg_sim *sim) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  size_t nn = (size_t)sim->nn, mt = (size_t)ws->max_ties, terms = (size_t)ws->max_terms;
+  size_t ml = (size_t)ws->max_links;
+  return 16 * sizeof(int) + nn * 3 * sizeof(int) + mt * (5 * sizeof(int) + 2) +
+         terms * (sizeof(int) + 2 * sizeof(double)) + ml * (4 * sizeof(int) + 1) +
+         terms * (sizeof(int) + 2 * sizeof(double)) +
+         nn * (2 * sizeof(int) + 2 * sizeof(double) + 2 * sizeof(void *)) +
+         nn * sizeof(double) + (size_t)sim->n_ports * sizeof(double);
+}
+
+/* The declarations as bytes (no padding: field by field). */
+static size_t key_write(const dg_sim *sim, unsigned char *out, size_t cap) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  key_writer w = {out, 0, cap};
+  PUT(&w, sim->tree_always); /* a build option: the same declarations on the tree */
+  PUT(&w, ws->nraw);
+  PUT(&w, ws->nties);
+  PUT(&w, ws->nterms);
+  PUT(&w, ws->nlinks);
+  PUT(&w, ws->nmesh);
+  put(&w, ws->raw_owner, sizeof(int) * (size_t)ws->nraw);
+  put(&w, ws->raw_node, sizeof(int) * (size_t)ws->nraw);
+  put(&w, ws->raw_presc, sizeof(int) * (size_t)ws->nraw);
+  for (int t = 0; t < ws->nties; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    PUT(&w, tie->block);
+    PUT(&w, tie->first);
+    PUT(&w, tie->n);
+    PUT(&w, tie->mesh);
+    PUT(&w, tie->presc);
+    unsigned char flags = (unsigned char)((tie->ground ? 1 : 0) | (tie->yields ? 2 : 0));
+    PUT(&w, flags);
+  }
+  put(&w, ws->tie_node, sizeof(int) * (size_t)ws->nterms);
+  put(&w, ws->tie_coef, sizeof(double) * (size_t)ws->nterms);
+  put(&w, ws->tie_acoef, sizeof(double) * (size_t)ws->nterms);
+  int lterms = 0;
+  for (int k = 0; k < ws->nlinks; k++) {
+    PUT(&w, ws->link_dst[k]);
+    PUT(&w, ws->link_first[k]);
+    PUT(&w, ws->link_n[k]);
+    PUT(&w, ws->link_block[k]);
+    PUT(&w, ws->link_var[k]);
+    lterms = ws->link_first[k] + ws->link_n[k];
+  }
+  put(&w, ws->link_src, sizeof(int) * (size_t)lterms);
+  put(&w, ws->link_coef, sizeof(double) * (size_t)lterms);
+  put(&w, ws->link_rate, sizeof(double) * (size_t)lterms);
+  put(&w, ws->mesh_link, sizeof(int) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_tie, sizeof(int) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_eta, sizeof(double) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_eta_b, sizeof(double) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_tab_a, sizeof(void *) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_tab_b, sizeof(void *) * (size_t)ws->nmesh);
+  put(&w, sim->sv.inertia, sizeof(double) * (size_t)sim->nn);
+  put(&w, sim->sv.ports.inertia, sizeof(double) * (size_t)sim->n_ports);
+  return w.n;
+}
+
+/* ---- slots ---------------------------------------------------------------- */
+
+static void *buf_ptr(const dgp_buf *b) {
+  void *p;
+  memcpy(&p, b->slot, sizeof p);
+  return p;
+}
+
+/* The solver's plan arrays become slot s's. */
+static void point_at(dg_sim *sim, int s) {
+  dgp_plan_cache *c = sim->cache;
+  void **arr = c->slot[s].arr;
+  for (int k = 0; k < c->nplan; k++) {
+    int i = c->plan[k];
+    memcpy(sim->bufs[i].slot, &arr[i], sizeof(void *));
+  }
+  c->cur = s;
+}
+
+int dgp_cache_alloc(dg_sim *sim) {
+  sim->cache = NULL;
+  size_t plan_bytes = 0;
+  for (int i = 0; i < sim->n_bufs; i++)
+    if (sim->bufs[i].plan)
+      plan_bytes += sim->bufs[i].bytes;
+  size_t fit = plan_bytes ? DGP_CACHE_BUDGET / plan_bytes : DGP_CACHE_SLOTS;
+  int n = fit < DGP_CACHE_SLOTS ? (int)fit : DGP_CACHE_SLOTS;
+  if (n < 2 || sim->sv.variable_kinematics)
+    return DG_OK; /* no cache: every build in full */
+  dgp_plan_cache *c = calloc(1, sizeof *c);
+  if (!c)
+    return DG_ERR_NOMEM;
+  sim->cache = c;
+  c->nslots = n;
+  c->plan = malloc(sizeof *c->plan * ((size_t)sim->n_bufs + 1));
+  if (!c->plan)
+    return DG_ERR_NOMEM;
+  for (int i = 0; i < sim->n_bufs; i++)
+    if (sim->bufs[i].plan)
+      c->plan[c->nplan++] = i;
+  c->key_cap = key_bound(sim);
+  /* one block per slot, mapped: zero pages the kernel gives when first
+   * touched (a simulation that never changes mode touches none; calloc
+   * would clear them all at its creation) */
+  size_t block = 0;
+  for (int k = 0; k < c->nplan; k++)
+    block += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
+  c->block = block ? block : 64;
+  for (int s = 0; s < n; s++) {
+    plan_slot *sl = &c->slot[s];
+    sl->arr = calloc((size_t)sim->n_bufs + 1, sizeof *sl->arr);
+    sl->key = malloc(c->key_cap);
+    if (s > 0) {
+      void *m = mmap(NULL, c->block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      sl->mem = m == MAP_FAILED ? NULL : m;
+    }
+    if (!sl->arr || !sl->key || (s > 0 && !sl->mem))
+      return DG_ERR_NOMEM;
+    size_t at = 0;
+    for (int k = 0; k < c->nplan; k++) {
+      int i = c->plan[k];
+      /* slot 0's are the arrays the solver was given */
+      sl->arr[i] = s == 0 ? buf_ptr(&sim->bufs[i]) : sl->mem + at;
+      at += (sim->bufs[i].bytes + 63) & ~(size_t)63;
+    }
+  }
+  c->cur = 0;
+  return DG_OK;
+}
+
+/* The solver keeps slot 0's arrays (its own, which it frees), holding the
+ * current plan; the other slots' blocks go. */
+void dgp_cache_free(dg_sim *sim) {
+  dgp_plan_cache *c = sim->cache;
+  if (!c)
+    return;
+  if (c->cur != 0 && c->slot[0].arr && c->slot[c->cur].arr) {
+    for (int k = 0; k < c->nplan; k++) {
+      int i = c->plan[k];
+      memcpy(c->slot[0].arr[i], c->slot[c->cur].arr[i], sim->bufs[i].bytes);
+    }
+    point_at(sim, 0);
+  }
+  for (int s = 0; s < c->nslots; s++) {
+    free(c->slot[s].arr);
+    free(c->slot[s].key);
+    if (c->slot[s].mem)
+      munmap(c->slot[s].mem, c->block);
+  }
+  free(c->plan);
+  free(c);
+  sim->cache = NULL;
+}
+
+void dgp_cache_repoint(dg_sim *sim) {
+  if (sim->cache)
+    point_at(sim, sim->cache->cur);
+}
+
+void dgp_cache_forget(dg_sim *sim) {
+  if (sim->cache)
+    sim->cache->slot[sim->cache->cur].valid = false;
+}
+
+/* At a build's start: true when it goes through the cache (then on a free
+ * slot, the least recently used one). */
+bool dgp_cache_begin(dg_sim *sim) {
+  dgp_plan_cache *c = sim->cache;
+  if (!c)
+    return false;
+  if (c->bypass || sim->in_check || sim->sv.variable_kinematics) {
+    if (!c->bypass)
+      c->slot[c->cur].valid = false; /* written in place */
+    return false;
+  }
+  /* the current slot when it keeps no mode (the first build: a simulation
+   * that never changes mode touches no other slot), else the least
+   * recently used other one */
+  int probe = c->slot[c->cur].valid ? -1 : c->cur;
+  for (int s = 0; s < c->nslots && probe != c->cur; s++) {
+    if (s == c->cur)
+      continue;
+    if (probe < 0 || !c->slot[s].valid ||
+        (c->slot[probe].valid && c->slot[s].used < c->slot[probe].used))
+      probe = s;
+    if (!c->slot[probe].valid)
+      break;
+  }
+  if (c->verify) {
+    c->start = sim->sv;
+    for (int i = 0; i < sim->n_bufs; i++) /* no bytes left from another mode */
+      if (sim->bufs[i].plan)
+        memset(c->slot[probe].arr[i], 0, sim->bufs[i].bytes);
+  }
+  c->slot[probe].valid = false;
+  c->probe = probe;
+  point_at(sim, probe);
+  return true;
+}
+
+/* The plan's scalars of a slot, and what a build does beside its arrays. */
+static void take_scalars(dg_sim *sim, const dg_solver *b) {
+  dg_solver *sv = &sim->sv;
+  sv->ndof = b->ndof;
+  sv->nnz = b->nnz;
+  sv->n_single = b->n_single;
+  sv->n_pair = b->n_pair;
+  sv->n_multi = b->n_multi;
+  sv->use_B = b->use_B;
+  sv->ws.nactive = b->ws.nactive;
+  sv->ws.err_ratio_loop = b->ws.err_ratio_loop;
+  sv->kin.refreshable = b->kin.refreshable;
+  sv->kin.lam_stale = b->kin.lam_stale;
+  sv->tree.on = b->tree.on;
+  sv->tree.tables = b->tree.tables;
+  sv->tree.ncon = b->tree.ncon;
+  sv->tree.nv = b->tree.nv;
+  sv->tree.ne = b->tree.ne;
+  sv->tree.nops = b->tree.nops;
+  sv->tree.factored = false; /* its pivots are of the last mode's meshes */
+  sv->tree.held = false;
+  sv->mot.np = b->mot.np;
+  sv->mot.n_gp = b->mot.n_gp;
+  sv->mot.vt = NAN;
+  if (!sv->loss.hold)
+    for (int j = 0; j < sv->ws.nmesh; j++)
+      sv->loss.dir[j] = 0;
+}
+
+static int verify_hit(dg_sim *sim, int hit);
+
+/* After the hooks: the mode looked up. True on a hit (the plan is in
+ * place); false on a miss (the build goes on in the free slot). */
+bool dgp_cache_lookup(dg_sim *sim) {
+  dgp_plan_cache *c = sim->cache;
+  plan_slot *pr = &c->slot[c->probe];
+  if (!sim->sv.ws.links_complete)
+    return false;
+  size_t n = key_write(sim, pr->key, c->key_cap);
+  if (n > c->key_cap)
+    return false;
+  pr->key_len = n;
+  for (int s = 0; s < c->nslots; s++) { /* a few slots: compared whole, no hash */
+    plan_slot *sl = &c->slot[s];
+    if (s == c->probe || !sl->valid || sl->key_len != n || memcmp(sl->key, pr->key, n) != 0)
+      continue;
+    point_at(sim, s);
+    take_scalars(sim, &sl->sv);
+    sim->plan_gen = sl->gen;
+    sl->used = ++c->clock;
+    c->hits++;
+    if (c->verify)
+      c->verify_fail += verify_hit(sim, s);
+    return true;
+  }
+  c->misses++;
+  return false;
+}
+
+/* At a miss's end: the free slot holds the new mode. */
+void dgp_cache_store(dg_sim *sim, int rc) {
+  dgp_plan_cache *c = sim->cache;
+  plan_slot *sl = &c->slot[c->probe];
+  if (rc != DG_OK || !sim->sv.ws.links_complete || sl->key_len == 0 || c->cur != c->probe)
+    return;
+  sl->sv = sim->sv;
+  sl->gen = sim->plan_gen;
+  sl->used = ++c->clock;
+  sl->valid = true;
+}
+
+/* ---- tests: a hit against a full build ------------------------------------ */
+
+/* The solver's struct with every array pointer cleared (they differ by slot). */
+static void clear_pointers(const dg_sim *sim, dg_solver *sv) {
+  for (int i = 0; i < sim->n_bufs; i++) {
+    size_t off = (size_t)((const char *)sim->bufs[i].slot - (const char *)&sim->sv);
+    memset((char *)sv + off, 0, sizeof(void *));
+  }
+}
+
+/* The mode of slot `hit` built again in full in the free slot (from the
+ * solver as the build began): 1 when the scalars or the plan arrays differ
+ * from the hit's, with what differs on stderr. */
+static int verify_hit(dg_sim *sim, int hit) {
+  dgp_plan_cache *c = sim->cache;
+  dg_solver got = sim->sv;
+  int probe = c->probe;
+  for (int i = 0; i < sim->n_bufs; i++)
+    if (sim->bufs[i].plan)
+      memset(c->slot[probe].arr[i], 0, sim->bufs[i].bytes);
+  sim->sv = c->start;
+  point_at(sim, probe);
+  c->bypass = true;
+  uint64_t gen = sim->plan_gen, builds = sim->plan_builds;
+  int rc = dgp_solver_build(sim);
+  c->bypass = false;
+  sim->plan_gen = gen;
+  sim->plan_builds = builds;
+  int bad = rc != DG_OK;
+  dg_solver want = sim->sv, a = got;
+  clear_pointers(sim, &want);
+  clear_pointers(sim, &a);
+  if (memcmp(&want, &a, sizeof want) != 0) {
+    const unsigned char *x = (const unsigned char *)&want, *y = (const unsigned char *)&a;
+    for (size_t k = 0; k < sizeof want; k++)
+      if (x[k] != y[k]) {
+        fprintf(stderr, "mode cache: the solver's scalars differ at byte %zu of %zu\n", k,
+                sizeof want);
+        break;
+      }
+    bad = 1;
+  }
+  for (int i = 0; i < sim->n_bufs; i++)
+    if (sim->bufs[i].plan &&
+        memcmp(c->slot[probe].arr[i], c->slot[hit].arr[i], sim->bufs[i].bytes) != 0) {
+      fprintf(stderr, "mode cache: plan array %d (%zu bytes) differs\n", i, sim->bufs[i].bytes);
+      bad = 1;
+    }
+  sim->sv = got;
+  point_at(sim, hit);
+  return bad;
+}
+
+void dgp_cache_verify(dg_sim *sim, bool on) {
+  if (sim->cache)
+    sim->cache->verify = on;
+}
+
+void dgp_cache_stats(const dg_sim *sim, long *hits, long *misses, long *verify_fail) {
+  const dgp_plan_cache *c = sim->cache;
+  *hits = c ? c->hits : 0;
+  *misses = c ? c->misses : 0;
+  *verify_fail = c ? c->verify_fail : 0;
+}
