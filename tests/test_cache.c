@@ -17,20 +17,27 @@
 
 #define DT 0.001
 
+/* `steps`, or `short_steps` (past the first hit) with DG_SOAK_SHORT set:
+ * the sanitizer and valgrind runs. */
 typedef struct drive_case {
   const char *graph, *scenario;
-  long steps;
+  long steps, short_steps;
 } drive_case;
 
 static const drive_case cases[] = {
-    {"graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json", 12000},
-    {"graphs/dct.json", "graphs/scenarios/dct_upshifts.json", 8000},
-    {"graphs/coupled_clutches.json", "graphs/scenarios/coupled_clutches.json", 1500},
-    {"graphs/p2_hybrid.json", "graphs/scenarios/p2_electric_then_boost.json", 8000},
-    {"graphs/planetary_automatic.json", "graphs/scenarios/planetary_automatic.json", 8000},
-    {"graphs/hatchback_fwd_manual.json", "graphs/scenarios/manual_launch.json", 8000},
-    {"graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json", 20000},
+    {"graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json", 12000, 3700},
+    {"graphs/dct.json", "graphs/scenarios/dct_upshifts.json", 8000, 300},
+    {"graphs/coupled_clutches.json", "graphs/scenarios/coupled_clutches.json", 1500, 1100},
+    {"graphs/p2_hybrid.json", "graphs/scenarios/p2_electric_then_boost.json", 8000, 4700},
+    {"graphs/planetary_automatic.json", "graphs/scenarios/planetary_automatic.json", 8000, 300},
+    {"graphs/hatchback_fwd_manual.json", "graphs/scenarios/manual_launch.json", 8000, 6400},
+    {"graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json", 20000, 100},
 };
+
+static long steps_of(const drive_case *c) {
+  const char *s = getenv("DG_SOAK_SHORT");
+  return s && *s ? c->short_steps : c->steps;
+}
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
 static double *record(dg_sim *sim, long steps) {
@@ -52,7 +59,8 @@ START_TEST(test_hits_equal_builds) {
   dg_test_drive d = dg_test_start(c->graph, c->scenario);
   ck_assert_msg(d.sim->cache != NULL, "%s has no mode cache", c->graph);
   dgp_cache_verify(d.sim, true);
-  for (long k = 0; k < c->steps; k++)
+  long steps = steps_of(c);
+  for (long k = 0; k < steps; k++)
     ck_assert_msg(dg_sim_step(d.sim, DT) == DG_OK, "%s step %ld: %s", c->graph, k,
                   dg_sim_last_error(d.sim)->text);
   long hits, misses, fail;
@@ -72,9 +80,10 @@ START_TEST(test_same_run_without_cache) {
   dg_test_drive a = dg_test_start(c->graph, c->scenario), b = dg_test_start(c->graph, c->scenario);
   dgp_cache_free(b.sim);
   ck_assert_ptr_null(b.sim->cache);
-  double *ra = record(a.sim, c->steps), *rb = record(b.sim, c->steps);
+  long steps = steps_of(c);
+  double *ra = record(a.sim, steps), *rb = record(b.sim, steps);
   int n = dg_sim_signal_count(a.sim);
-  for (long k = 0; k < c->steps; k++)
+  for (long k = 0; k < steps; k++)
     for (int i = 0; i < n; i++)
       ck_assert_msg(memcmp(&ra[k * n + i], &rb[k * n + i], sizeof(double)) == 0,
                     "%s step %ld: %s %.17g with the cache, %.17g without", c->graph, k,
@@ -123,16 +132,17 @@ END_TEST
  * first (every hit checked against a full build). */
 START_TEST(test_restore_forgets_slot) {
   dg_test_drive a = dg_test_start("graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json");
-  dg_test_step(a.sim, 2000, DT);
+  dg_test_step(a.sim, 3000, DT); /* before the first shift (3.6 s) */
   dg_error err;
   dg_snapshot *snap = dg_sim_snapshot(a.sim, &err);
   ck_assert_msg(snap != NULL, "%s", err.text);
-  double *r1 = record(a.sim, 6000); /* through shifts: other modes */
+  enum { N = 1500 };
+  double *r1 = record(a.sim, N); /* through the shift: other modes */
   ck_assert_int_eq(dg_sim_restore(a.sim, snap, &err), DG_OK);
   dgp_cache_verify(a.sim, true);
-  double *r2 = record(a.sim, 6000);
+  double *r2 = record(a.sim, N);
   int n = dg_sim_signal_count(a.sim);
-  ck_assert_int_eq(memcmp(r1, r2, sizeof(double) * (size_t)n * 6000), 0);
+  ck_assert_int_eq(memcmp(r1, r2, sizeof(double) * (size_t)n * N), 0);
   long hits, misses, fail;
   dgp_cache_stats(a.sim, &hits, &misses, &fail);
   ck_assert_int_eq(fail, 0);
