@@ -100,6 +100,7 @@ typedef struct dg_topo_ws {
   int *link_src;             /* max_terms: source nodes */
   double *link_coef, *link_rate; /* max_terms */
   unsigned char *row_dirty;  /* nn: the node's row depends on a variable link */
+  unsigned char *row_own;    /* nn: raw DOF k writes its node's row (dgp_topo_rows) */
   int refresh_cursor;        /* links visited while refreshing */
   bool refreshing;           /* state_upstream runs to read new coefficients */
   bool refresh_bad;          /* a refresh found another structure: build in full */

@@ -258,6 +258,7 @@ int dgp_solver_build(dg_sim *sim) {
   if (cached && dgp_cache_lookup(sim))
     return DG_OK; /* a mode visited before: its plan as it was built */
   sim->plan_gen = ++sim->plan_builds; /* a new plan (lib/state.c) */
+  dgp_topo_rows(sim);
   int nred = dgp_topo_eliminate(sim);
   if (ws->error)
     return ws->error;

@@ -94,6 +94,10 @@ void dgp_cache_repoint(dg_sim *sim);
 void dgp_cache_verify(dg_sim *sim, bool on);
 void dgp_cache_stats(const dg_sim *sim, long *hits, long *misses, long *verify_fail);
 
+/* R, Ṙ and C from the declarations of the hooks (topo.c), before the
+ * elimination. */
+void dgp_topo_rows(dg_sim *sim);
+
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l);

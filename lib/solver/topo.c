@@ -29,14 +29,11 @@ void dgp_topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* The node gets a new raw DOF of its own. */
+/* The node gets a new raw DOF of its own (its row of R, e_k, is written
+ * with the others by dgp_topo_rows). */
 static void new_raw(dg_sim *sim, int node, int owner) {
   dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nraw++;
-  double *r = dgp_row_of(sim, node);
-  memset(r, 0, sizeof(double) * (size_t)sim->nn);
-  memset(ws->Rd + (size_t)node * (size_t)sim->nn, 0, sizeof(double) * (size_t)sim->nn);
-  r[k] = 1.0;
   ws->has_row[node] = 1;
   ws->raw_owner[k] = owner;
   ws->raw_node[k] = node;
@@ -95,9 +92,7 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   int id = ws->nties++;
   dg_tie *tie = &ws->ties[id];
   *tie = (dg_tie){b->index, ws->nterms, n, n == 1, -1, -1, -1, false};
-  double *c = ws->C + (size_t)id * (size_t)sim->nn;
-  memset(c, 0, sizeof(double) * (size_t)sim->nn);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++) { /* its row of C: dgp_topo_rows */
     dgp_topo_ensure_row(sim, node[i], b->index);
     if (ws->row_dirty[node[i]])
       sim->sv.kin.refreshable = false; /* the elimination would change with the ratio */
@@ -105,9 +100,6 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
     ws->tie_coef[ws->nterms] = coef[i];
     ws->tie_acoef[ws->nterms] = acoef ? acoef[i] : 0.0;
     ws->nterms++;
-    const double *r = dgp_row_of(sim, node[i]);
-    for (int k = 0; k < ws->nraw; k++)
-      c[k] += coef[i] * r[k];
   }
   if (acoef && (eta < 1.0 || eta_b < 1.0))
     add_mesh(sim, b, -1, id, eta, eta_b);
@@ -195,27 +187,15 @@ static void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *
     add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency, eta_b);
     return;
   }
-  double *r = dgp_row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * (size_t)sim->nn;
-  memset(r, 0, sizeof(double) * (size_t)sim->nn);
-  memset(rd, 0, sizeof(double) * (size_t)sim->nn);
-  for (int i = 0; i < n; i++) {
-    const double *sr = dgp_row_of(sim, nodes[i + 1]);
-    const double *srd = ws->Rd + (size_t)nodes[i + 1] * (size_t)sim->nn;
-    for (int k = 0; k < ws->nraw; k++) {
-      r[k] += coef[i] * sr[k];
-      /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
-      rd[k] += coef[i] * srd[k] + (coef_rate ? coef_rate[i] * sr[k] : 0.0);
-    }
-  }
-  ws->has_row[dnode] = 1;
+  ws->has_row[dnode] = 1; /* its row of R: dgp_topo_rows, from the record */
   int k = record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
-  if (efficiency < 1.0 || eta_b < 1.0) {
-    if (k < 0)
-      dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
-                 ws->max_links);
-    else
-      add_mesh(sim, b, k, -1, efficiency, eta_b);
+  if (k < 0) { /* cannot happen: a mode has fewer links than nodes */
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
+                   ws->max_links);
+    return;
   }
+  if (efficiency < 1.0 || eta_b < 1.0)
+    add_mesh(sim, b, k, -1, efficiency, eta_b);
 }
 
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
@@ -353,9 +333,62 @@ void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port) {
   int id = add_tie(sim, b, 1, &node, &one, NULL, 1.0, 1.0);
   if (id < 0)
     return;
-  ws->ties[id].presc = k;
+  ws->ties[id].presc = k; /* its row of C gets −1 at k (dgp_topo_rows) */
   ws->ties[id].ground = false; /* not a hold: it fixes the shaft to a speed */
-  ws->C[(size_t)id * (size_t)sim->nn + (size_t)k] = -1.0;
+}
+
+/* R, Ṙ and C from the hooks' declarations, once they are all made (a mode
+ * the cache has needs none of it: cache.c): each raw DOF's own row e_k,
+ * then each link's row from its sources' (in the order declared: a
+ * source's row is final before any link reads it), then each tie's row of
+ * C from its nodes' rows (and −1 at a prescribed raw DOF). Every row is
+ * final once written, so the sums are those the declarations would have
+ * made at once, term for term. */
+void dgp_topo_rows(dg_sim *sim) {
+  dg_topo_ws *ws = &sim->sv.ws;
+  size_t nn = (size_t)sim->nn;
+  int nraw = ws->nraw;
+  unsigned char *own = ws->row_own; /* raw k has its node's row (not a prescription's own) */
+  memset(own, 1, (size_t)nraw);
+  for (int t = 0; t < ws->nties; t++)
+    if (ws->ties[t].presc >= 0 && ws->raw_node[ws->ties[t].presc] >= 0)
+      own[ws->ties[t].presc] = 0;
+  for (int k = 0; k < nraw; k++) {
+    if (!own[k])
+      continue;
+    double *r = dgp_row_of(sim, ws->raw_node[k]);
+    memset(r, 0, sizeof(double) * nn);
+    memset(ws->Rd + (size_t)ws->raw_node[k] * nn, 0, sizeof(double) * nn);
+    r[k] = 1.0;
+  }
+  for (int l = 0; l < ws->nlinks; l++) {
+    int dnode = ws->link_dst[l], f = ws->link_first[l];
+    double *r = dgp_row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * nn;
+    memset(r, 0, sizeof(double) * nn);
+    memset(rd, 0, sizeof(double) * nn);
+    for (int i = 0; i < ws->link_n[l]; i++) {
+      int src = ws->link_src[f + i];
+      double c = ws->link_coef[f + i], cr = ws->link_rate[f + i];
+      const double *sr = dgp_row_of(sim, src), *srd = ws->Rd + (size_t)src * nn;
+      for (int k = 0; k < nraw; k++) {
+        r[k] += c * sr[k];
+        /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
+        rd[k] += c * srd[k] + (cr != 0.0 ? cr * sr[k] : 0.0);
+      }
+    }
+  }
+  for (int t = 0; t < ws->nties; t++) {
+    const dg_tie *tie = &ws->ties[t];
+    double *c = ws->C + (size_t)t * nn;
+    memset(c, 0, sizeof(double) * nn);
+    for (int i = tie->first; i < tie->first + tie->n; i++) {
+      const double *r = dgp_row_of(sim, ws->tie_node[i]);
+      for (int k = 0; k < nraw; k++)
+        c[k] += ws->tie_coef[i] * r[k];
+    }
+    if (tie->presc >= 0)
+      c[tie->presc] = -1.0;
+  }
 }
 
 /* "block.port" of a node, for messages. */
@@ -653,4 +686,5 @@ void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan(l, &sim->sv.ws.link_coef, (size_t)ws->max_terms, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.row_dirty, nn, 1);
+  dgp_buf_add_plan(l, &sim->sv.ws.row_own, nn, 1);
 }
