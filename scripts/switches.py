@@ -19,6 +19,8 @@ inclusive) per switch.
 
   python3 scripts/switches.py
   python3 scripts/switches.py --max-n 16 --callgrind --markdown out.md
+  python3 scripts/switches.py --write-graphs /tmp/sw   # then, for the mode cache:
+  build/bench/drivegraph-bench-modes /tmp/sw/clutches_16_sine.json
 
 Python 3 standard library only.
 """
@@ -101,7 +103,21 @@ def main():
     ap.add_argument("--callgrind", action="store_true",
                     help="instructions per rebuild (valgrind; slow)")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as markdown")
+    ap.add_argument("--write-graphs", metavar="DIR",
+                    help="only write the graphs (clutches_N_sine.json, clutches_N_open.json) "
+                         "into DIR: for build/bench/drivegraph-bench-modes")
     args = ap.parse_args()
+    if args.write_graphs:
+        os.makedirs(args.write_graphs, exist_ok=True)
+        n = 1
+        while n <= args.max_n:
+            for amp in (1.0, 0.0):
+                p = os.path.join(args.write_graphs,
+                                 "clutches_%d_%s.json" % (n, "sine" if amp else "open"))
+                with open(p, "w") as f:
+                    json.dump(clutches(n, amp), f, indent=1)
+            n *= 2
+        return
     exe = os.path.abspath(args.exe)
     if not os.access(exe, os.X_OK):
         sys.exit("switches.py: no executable %s (build first: make)" % exe)
