@@ -12,8 +12,10 @@
  * rounds each, and their ratio. Internal API: linked with the core. */
 #include "solver/solver.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define REPS 20000
@@ -44,12 +46,32 @@ static double per_change(dg_sim *sim) {
   return r[ROUNDS / 2];
 }
 
+#define USAGE "usage: drivegraph-bench-modes GRAPH [STEPS]\n"
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: drivegraph-bench-modes GRAPH [STEPS]\n");
+  if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+    printf(USAGE "Times a switch into a visited mode with the mode cache and built in full, after\n"
+                 "STEPS steps of 1 ms (default 5000) of GRAPH (scripts/switches.py --write-graphs\n"
+                 "writes clutch chains); lib/solver/cache.c, docs/performance.md.\n");
+    return 0;
+  }
+  if (argc < 2 || argc > 3) {
+    fprintf(stderr, "drivegraph-bench-modes: %s\n" USAGE,
+            argc < 2 ? "no graph file given" : "one graph and one step count at most");
     return 2;
   }
-  long steps = argc > 2 ? atol(argv[2]) : 5000;
+  long steps = 5000;
+  if (argc > 2) {
+    char *end;
+    errno = 0;
+    steps = strtol(argv[2], &end, 10);
+    if (errno || end == argv[2] || *end || steps < 0 || steps > 100000000) {
+      fprintf(stderr, "drivegraph-bench-modes: STEPS: expected a whole number from 0 to 1e8 "
+                      "(got '%s')\n",
+              argv[2]);
+      return 2;
+    }
+  }
   dg_error err;
   dg_graph *g = dg_graph_load_file(NULL, argv[1], &err);
   dg_sim *sim = g ? dg_sim_new(g, &err) : NULL;
@@ -66,7 +88,9 @@ int main(int argc, char **argv) {
   }
   for (long k = 0; k < steps; k++)
     if (dg_sim_step(sim, 1e-3) != DG_OK) {
-      fprintf(stderr, "drivegraph-bench-modes: %s\n", dg_sim_last_error(sim)->text);
+      fprintf(stderr, "drivegraph-bench-modes: %s: %s\n", argv[1], dg_sim_last_error(sim)->text);
+      dg_sim_free(sim);
+      dg_graph_free(g);
       return 1;
     }
   long hits, misses, fail;
