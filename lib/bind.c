@@ -830,23 +830,22 @@ int dgp_bind_sim(dg_sim *sim) {
   return rc;
 }
 
+/* Slot s's value at the context's point. */
+static inline double slot_value(const dg_ctx *ctx, const dg_slot *s) {
+  return s->node >= 0 ? s->scale * ctx->speed[s->node]
+                      : s->src->klass->signal(s->src, ctx, s->signal);
+}
+
 void dgp_bind_eval_motion(dg_sim *sim) {
-  const dg_ctx *ctx = &sim->ctx;
   for (int i = 0; i < sim->n_motion_slots; i++) {
     int k = sim->motion_slots[i];
-    const dg_slot *s = &sim->slots[k];
-    sim->slot_val[k] = s->node >= 0 ? s->scale * ctx->speed[s->node]
-                                    : s->src->klass->signal(s->src, ctx, s->signal);
+    sim->slot_val[k] = slot_value(&sim->ctx, &sim->slots[k]);
   }
 }
 
 void dgp_bind_eval_slots(dg_sim *sim) {
-  const dg_ctx *ctx = &sim->ctx;
-  for (int k = 0; k < sim->n_slots; k++) {
-    const dg_slot *s = &sim->slots[k];
-    sim->slot_val[k] = s->node >= 0 ? s->scale * ctx->speed[s->node]
-                                    : s->src->klass->signal(s->src, ctx, s->signal);
-  }
+  for (int k = 0; k < sim->n_slots; k++)
+    sim->slot_val[k] = slot_value(&sim->ctx, &sim->slots[k]);
 }
 
 /* ------------------------------------------------------------------------ */

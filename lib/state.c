@@ -197,9 +197,10 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   bool plan_here = h.plan_gen == 0 || h.plan_gen == sim->plan_gen;
   const unsigned char *arrays = p;
   dgp_solver_load(sim, &saved, p, h.plan_gen == 0);
-  if (h.plan_gen == 0) { /* the arrays now hold a plan no build numbered */
-    sim->plan_gen = ++sim->plan_builds;
+  if (h.plan_gen == 0) { /* whole bytes, from a snapshot or elsewhere: */
+    sim->plan_gen = ++sim->plan_builds; /* the arrays hold a plan no build numbered */
     dgp_cache_forget(sim);
+    sim->params_epoch++; /* and the blocks' memos in them are not trusted */
   }
   p += h.hot_size;
   for (int b = 0; b < sim->nb; b++) {
@@ -251,8 +252,6 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   sim->failed = false;
   dgp_error_clear(&sim->err);
   sim->sv.ports.valid = false;
-  if (h.plan_gen == 0) /* bytes from elsewhere: the blocks' memos in them are not trusted */
-    sim->params_epoch++;
   if (!plan_here) {
     int rc = plan_rebuild(sim, &h, arrays, err);
     if (rc != DG_OK)

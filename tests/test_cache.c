@@ -40,19 +40,6 @@ static long steps_of(const drive_case *c) {
 }
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
-static double *record(dg_sim *sim, long steps) {
-  int n = dg_sim_signal_count(sim);
-  double *v = malloc(sizeof *v * (size_t)(n * steps + 1));
-  ck_assert_ptr_nonnull(v);
-  for (long k = 0; k < steps; k++) {
-    int rc = dg_sim_step(sim, DT);
-    ck_assert_msg(rc == DG_OK, "step %ld: %s", k, dg_sim_last_error(sim)->text);
-    for (int i = 0; i < n; i++)
-      v[k * n + i] = dg_sim_signal(sim, i);
-  }
-  return v;
-}
-
 /* Each hit against a full build of its mode. */
 START_TEST(test_hits_equal_builds) {
   const drive_case *c = &cases[_i];
@@ -81,13 +68,8 @@ START_TEST(test_same_run_without_cache) {
   dgp_cache_free(b.sim);
   ck_assert_ptr_null(b.sim->cache);
   long steps = steps_of(c);
-  double *ra = record(a.sim, steps), *rb = record(b.sim, steps);
-  int n = dg_sim_signal_count(a.sim);
-  for (long k = 0; k < steps; k++)
-    for (int i = 0; i < n; i++)
-      ck_assert_msg(memcmp(&ra[k * n + i], &rb[k * n + i], sizeof(double)) == 0,
-                    "%s step %ld: %s %.17g with the cache, %.17g without", c->graph, k,
-                    dg_sim_signal_name(a.sim, i), ra[k * n + i], rb[k * n + i]);
+  double *ra = dg_test_record(a.sim, steps, DT), *rb = dg_test_record(b.sim, steps, DT);
+  dg_test_same_records(ra, rb, a.sim, steps); /* with the cache, without */
   long hits, misses, fail;
   dgp_cache_stats(a.sim, &hits, &misses, &fail);
   ck_assert_msg(hits > 0, "%s: no hit", c->graph);
@@ -137,12 +119,11 @@ START_TEST(test_restore_forgets_slot) {
   dg_snapshot *snap = dg_sim_snapshot(a.sim, &err);
   ck_assert_msg(snap != NULL, "%s", err.text);
   enum { N = 1500 };
-  double *r1 = record(a.sim, N); /* through the shift: other modes */
+  double *r1 = dg_test_record(a.sim, N, DT); /* through the shift: other modes */
   ck_assert_int_eq(dg_sim_restore(a.sim, snap, &err), DG_OK);
   dgp_cache_verify(a.sim, true);
-  double *r2 = record(a.sim, N);
-  int n = dg_sim_signal_count(a.sim);
-  ck_assert_int_eq(memcmp(r1, r2, sizeof(double) * (size_t)n * N), 0);
+  double *r2 = dg_test_record(a.sim, N, DT);
+  dg_test_same_records(r1, r2, a.sim, N);
   long hits, misses, fail;
   dgp_cache_stats(a.sim, &hits, &misses, &fail);
   ck_assert_int_eq(fail, 0);

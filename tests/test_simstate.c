@@ -13,30 +13,6 @@
 
 #define DT 0.001
 
-/* Every signal's value after each of `steps` steps (malloc'ed, steps ×
- * signal count). */
-static double *record(dg_sim *sim, long steps) {
-  int n = dg_sim_signal_count(sim);
-  double *v = malloc(sizeof *v * (size_t)(n * steps + 1));
-  ck_assert_ptr_nonnull(v);
-  for (long k = 0; k < steps; k++) {
-    int rc = dg_sim_step(sim, DT);
-    ck_assert_msg(rc == DG_OK, "step %ld: %s", k, dg_sim_last_error(sim)->text);
-    for (int i = 0; i < n; i++)
-      v[k * n + i] = dg_sim_signal(sim, i);
-  }
-  return v;
-}
-
-static void same_records(const double *a, const double *b, const dg_sim *sim, long steps) {
-  int n = dg_sim_signal_count(sim);
-  for (long k = 0; k < steps; k++)
-    for (int i = 0; i < n; i++)
-      ck_assert_msg(memcmp(&a[k * n + i], &b[k * n + i], sizeof(double)) == 0,
-                    "step %ld: %s differs (%.17g vs %.17g)", k, dg_sim_signal_name(sim, i),
-                    a[k * n + i], b[k * n + i]);
-}
-
 /* `text` with the first `from` replaced by `to` (malloc'ed). */
 static char *replace(const char *text, const char *from, const char *to) {
   const char *at = strstr(text, from);
@@ -106,8 +82,8 @@ START_TEST(tune_at_start_equals_load) {
   dg_driver *db = dg_driver_new(scn, b, &err);
   ck_assert_msg(db != NULL, "%s", err.text);
 
-  double *ra = record(a, 4000), *rb = record(b, 4000);
-  same_records(ra, rb, a, 4000);
+  double *ra = dg_test_record(a, 4000, DT), *rb = dg_test_record(b, 4000, DT);
+  dg_test_same_records(ra, rb, a, 4000);
   free(ra);
   free(rb);
   dg_driver_free(da);
@@ -212,8 +188,8 @@ START_TEST(tune_mid_run) {
   const dg_override away[] = {{"body.cda", "1.5"}, {"engine.idle_rpm", "900"}};
   ck_assert_msg(dgp_sim_tune(sim, json, "sedan.json", 2, away, &err) == DG_OK, "%s", err.text);
   ck_assert_int_eq(dgp_sim_tune(sim, json, "sedan.json", 0, NULL, &err), DG_OK);
-  double *ra = record(ref.sim, 3000), *rb = record(sim, 3000);
-  same_records(ra, rb, sim, 3000);
+  double *ra = dg_test_record(ref.sim, 3000, DT), *rb = dg_test_record(sim, 3000, DT);
+  dg_test_same_records(ra, rb, sim, 3000);
   free(ra);
   free(rb);
 
@@ -333,8 +309,8 @@ START_TEST(state_round_trip) {
   dg_sim_free(s1);
   ck_assert_msg(dgp_sim_state_read(fresh, buf, size, keep, NULL, &err) == DG_OK, "%s", err.text);
   ck_assert(dg_sim_time(fresh) == dg_sim_time(a.sim));
-  double *ra = record(a.sim, 3000), *rb = record(fresh, 3000);
-  same_records(ra, rb, fresh, 3000);
+  double *ra = dg_test_record(a.sim, 3000, DT), *rb = dg_test_record(fresh, 3000, DT);
+  dg_test_same_records(ra, rb, fresh, 3000);
   free(ra);
   free(rb);
 
@@ -365,7 +341,7 @@ END_TEST
 static void retry_exact(const char *graph, const char *scenario, long steps, double detour,
                         int min_rebuilds) {
   dg_test_drive a = dg_test_start(graph, scenario), b = dg_test_start(graph, scenario);
-  double *ra = record(a.sim, steps);
+  double *ra = dg_test_record(a.sim, steps, DT);
   int n = dg_sim_signal_count(b.sim);
   size_t size = dgp_sim_state_size(b.sim);
   unsigned char *buf = malloc(size);
@@ -394,7 +370,7 @@ static void retry_exact(const char *graph, const char *scenario, long steps, dou
     for (int i = 0; i < n; i++)
       rb[k * n + i] = dg_sim_signal(b.sim, i);
   }
-  same_records(ra, rb, b.sim, steps);
+  dg_test_same_records(ra, rb, b.sim, steps);
   ck_assert_msg(rebuilt >= min_rebuilds && kept > 0, "%s: %d rebuilt, %d kept", graph, rebuilt,
                 kept);
   free(ra);

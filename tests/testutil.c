@@ -186,6 +186,28 @@ void dg_test_step(dg_sim *sim, int n, double dt) {
   }
 }
 
+double *dg_test_record(dg_sim *sim, long steps, double dt) {
+  int n = dg_sim_signal_count(sim);
+  double *v = malloc(sizeof *v * (size_t)(n * steps + 1));
+  ck_assert_ptr_nonnull(v);
+  for (long k = 0; k < steps; k++) {
+    int rc = dg_sim_step(sim, dt);
+    ck_assert_msg(rc == DG_OK, "step %ld: %s", k, dg_sim_last_error(sim)->text);
+    for (int i = 0; i < n; i++)
+      v[k * n + i] = dg_sim_signal(sim, i);
+  }
+  return v;
+}
+
+void dg_test_same_records(const double *a, const double *b, const dg_sim *sim, long steps) {
+  int n = dg_sim_signal_count(sim);
+  for (long k = 0; k < steps; k++)
+    for (int i = 0; i < n; i++)
+      ck_assert_msg(memcmp(&a[k * n + i], &b[k * n + i], sizeof(double)) == 0,
+                    "%s, step %ld: %s differs (%.17g vs %.17g)", dg_graph_file(dg_sim_graph(sim)), k,
+                    dg_sim_signal_name(sim, i), a[k * n + i], b[k * n + i]);
+}
+
 json_t *dg_test_json_take(char *text) {
   json_error_t je;
   json_t *doc = json_loads(text, 0, &je);

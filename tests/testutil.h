@@ -114,6 +114,13 @@ void dg_test_set_input(dg_sim *sim, const char *name, double value);
  * step that does not return DG_OK. */
 void dg_test_step(dg_sim *sim, int n, double dt);
 
+/* Every signal's value after each of `steps` steps of `dt` (malloc'ed,
+ * steps × signal count); fails the test at a step that fails. */
+double *dg_test_record(dg_sim *sim, long steps, double dt);
+/* Two such records equal bit for bit; fails naming the first step and
+ * signal that differ. */
+void dg_test_same_records(const double *a, const double *b, const dg_sim *sim, long steps);
+
 /* Parses `text` as JSON and frees it; fails the test if it is not JSON. */
 json_t *dg_test_json_take(char *text);
 

@@ -227,11 +227,6 @@ void dgp_cache_free(dg_sim *sim) {
   sim->cache = NULL;
 }
 
-void dgp_cache_repoint(dg_sim *sim) {
-  if (sim->cache)
-    point_at(sim, sim->cache->cur);
-}
-
 void dgp_cache_forget(dg_sim *sim) {
   if (sim->cache)
     sim->cache->slot[sim->cache->cur].valid = false;

@@ -314,8 +314,7 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
         for (int i = 0; i < m; i++)
           v += kap[i] * lam[i] * dgp_dot(ga, sv->loss.d + (size_t)i * st, nd);
       }
-      double p = lam[j] * v;
-      int nd_dir = p > 0.0 ? 1 : p < 0.0 ? -1 : (lam[j] == 0.0 ? dir[j] : 0);
+      int nd_dir = dgp_mesh_direction(lam[j], v, dir[j]);
       if (nd_dir != dir[j]) {
         dir[j] = nd_dir;
         same = false;

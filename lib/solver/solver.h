@@ -88,11 +88,17 @@ bool dgp_cache_begin(dg_sim *sim);
 bool dgp_cache_lookup(dg_sim *sim);
 void dgp_cache_store(dg_sim *sim, int rc);
 void dgp_cache_forget(dg_sim *sim);
-/* The solver's plan pointers back at the current slot's arrays (after a
- * struct copy of the solver put older ones there). */
-void dgp_cache_repoint(dg_sim *sim);
 void dgp_cache_verify(dg_sim *sim, bool on);
 void dgp_cache_stats(const dg_sim *sim, long *hits, long *misses, long *verify_fail);
+
+/* A lossy mesh's direction of power flow from its multiplier λ and the
+ * speed v it transmits at: +1 / −1 as λ·v, and where no power flows the
+ * held one `dir` while λ is 0, else 0 (the loss solve, dense or on the
+ * tree, iterates it to a fixed point). */
+static inline int dgp_mesh_direction(double lam, double v, int dir) {
+  double p = lam * v;
+  return p > 0.0 ? 1 : p < 0.0 ? -1 : (lam == 0.0 ? dir : 0);
+}
 
 /* R, Ṙ and C from the declarations of the hooks (topo.c), before the
  * elimination. */

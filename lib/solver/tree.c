@@ -374,8 +374,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
         double bx, v = mesh_dot(t, nn, j, x, &bx);
         if (v == 0.0) /* at rest: the power about to flow */
           v = mesh_dot(t, nn, j, z, &bx);
-        double p = lam[j] * v;
-        int nd_dir = p > 0.0 ? 1 : p < 0.0 ? -1 : (lam[j] == 0.0 ? dir[j] : 0);
+        int nd_dir = dgp_mesh_direction(lam[j], v, dir[j]);
         if (nd_dir != dir[j]) {
           dir[j] = nd_dir;
           same = false;
