@@ -173,6 +173,16 @@ static double brake_capacity(const dg_block *self, const dg_ctx *ctx) {
   return p->kind == KIND_FRICTION ? p->max_torque * brake_engagement(self, ctx) : 0.0;
 }
 
+/* The capacity for the hold's event function: T_cap with the engagement
+ * unclamped below 0, so that a command falling through 0 makes the
+ * function cross zero with a slope rather than flatten at 0 (the
+ * clutch's event capacity, blocks/clutch.c). */
+static double brake_event_capacity(const dg_block *self, const dg_ctx *ctx) {
+  const brake_params *p = self->params;
+  double e = dg_block_input(ctx, self, IN_ENGAGEMENT);
+  return p->max_torque * (e < 1.0 ? e : 1.0);
+}
+
 static bool lock_engaged(const dg_block *self, const dg_ctx *ctx) {
   return brake_engagement(self, ctx) >= LOCK_ENGAGED;
 }
@@ -350,7 +360,7 @@ static int brake_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
     return 1;
   }
   if (d->mode == MODE_HELD)
-    g[1] = p->static_factor * brake_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
+    g[1] = p->static_factor * brake_event_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
   else if (d->dir != 0)
     g[0] = w * d->dir - d->rest_tol;
   else

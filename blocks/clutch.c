@@ -94,6 +94,8 @@ typedef struct clutch_data {
   bool have_lambda;   /* lambda holds a post_step value of the current lock */
   double lambda;      /* tie multiplier: torque the lock applies at `in` */
   int tie;            /* tie id in the locked mode, -1 otherwise */
+  int cmd_dir;        /* slipping: sign of the shift command at the segment's start, 0 if
+                         there is no capacity to gain or lose through its zero */
 } clutch_data;
 
 static const char *const clutch_modes_enum[] = {"pedal", "auto", NULL};
@@ -182,15 +184,22 @@ static void clutch_check(const void *params, dg_check *chk) {
     dg_check_error(chk, "launch_rpm", "only used with mode \"auto\"");
 }
 
-/* e in [0, 1] for a pedal position and an engine-side speed (rad/s). */
-static double clutch_engagement(const clutch_params *p, double pedal, double force, double w_in) {
+/* The pedal's engagement in [0, 1] at a pedal position and an engine-side
+ * speed (rad/s), before the shift command's factor. */
+static double clutch_pedal_engagement(const clutch_params *p, double pedal, double w_in) {
   pedal = dg_clamp01(pedal);
   double e = p->engagement.n > 0 ? dg_table1d_eval(&p->engagement, pedal) : 1.0 - pedal;
   if (p->mode == ENGAGE_AUTO) {
     double x = dg_clamp01((w_in * DG_RPM_PER_RAD_S - p->idle_rpm) / (p->launch_rpm - p->idle_rpm));
     e *= x * x * (3.0 - 2.0 * x);
   }
-  return dg_clamp01(e) * dg_clamp01(force);
+  return dg_clamp01(e);
+}
+
+/* e in [0, 1] for a pedal position, a shift command and an engine-side
+ * speed (rad/s). */
+static double clutch_engagement(const clutch_params *p, double pedal, double force, double w_in) {
+  return clutch_pedal_engagement(p, pedal, w_in) * dg_clamp01(force);
 }
 
 /* Kinetic capacity T_cap (N·m) at the context's inputs and speeds. */
@@ -199,6 +208,20 @@ static double clutch_capacity(const dg_block *self, const dg_ctx *ctx) {
   return p->max_torque * clutch_engagement(p, dg_block_input(ctx, self, IN_PEDAL),
                                            dg_block_input(ctx, self, IN_ENGAGEMENT),
                                            dg_port_speed(ctx, self, PORT_IN));
+}
+
+/* The capacity for the hold's event function: T_cap, but with the shift
+ * command unclamped below 0, so that where a command falls through 0 the
+ * function crosses zero with a slope (and the solver's secant finds it in
+ * a few tries) instead of becoming 0 on a stretch (a corner, found only by
+ * halving). Its sign is the capacity's wherever that is > 0. */
+static double clutch_event_capacity(const dg_block *self, const dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  double force = dg_block_input(ctx, self, IN_ENGAGEMENT);
+  return p->max_torque *
+         clutch_pedal_engagement(p, dg_block_input(ctx, self, IN_PEDAL),
+                                 dg_port_speed(ctx, self, PORT_IN)) *
+         (force < 1.0 ? force : 1.0);
 }
 
 static double clutch_slip(const dg_block *self, const dg_ctx *ctx) {
@@ -255,10 +278,22 @@ static void clutch_release(clutch_data *d, dg_ctx *ctx, bool in_post_step) {
   dg_ctx_request_topology(ctx);
 }
 
+/* The sign of the shift command where the capacity turns through 0 with
+ * it (the pedal's engagement > 0), else 0. */
+static int clutch_command_dir(const dg_block *self, const dg_ctx *ctx) {
+  const clutch_params *p = self->params;
+  double force = dg_block_input(ctx, self, IN_ENGAGEMENT);
+  if (!(clutch_pedal_engagement(p, dg_block_input(ctx, self, IN_PEDAL),
+                                dg_port_speed(ctx, self, PORT_IN)) > 0.0))
+    return 0;
+  return dg_sign(force);
+}
+
 static void clutch_pre_step(dg_block *self, dg_ctx *ctx) {
   const clutch_params *p = self->params;
   clutch_data *d = self->data;
   double cap = clutch_capacity(self, ctx);
+  d->cmd_dir = clutch_command_dir(self, ctx);
   if (d->mode == MODE_LOCKED) {
     /* New inputs, same state: the last post_step's λ against the new capacity. */
     if (!(cap > 0.0) || (d->have_lambda && fabs(d->lambda) > p->static_factor * cap))
@@ -325,22 +360,36 @@ static void clutch_hold_check(dg_block *self, dg_ctx *ctx) {
  *   g0 = tol − |Δω| while slipping with no direction yet (both sides at
  *        one speed, no capacity): the slip leaving zero, so that the
  *        friction acts from then on (pre_step picks the direction) rather
- *        than from the next step. */
+ *        than from the next step;
+ *   g2 = c · e_cmd while slipping, c the sign of the shift command e_cmd
+ *        (input `engagement`) at the segment's start: the command passing
+ *        through 0, where the capacity starts or stops (a lock at that
+ *        moment when the sides turn together; otherwise a corner in the
+ *        torque, which a segment must not straddle: RK4 and its dense
+ *        output assume the torques smooth inside a segment).
+ * g1 uses the capacity with the command unclamped below 0
+ * (clutch_event_capacity), so it crosses zero with a slope. */
 static int clutch_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   const clutch_params *p = self->params;
   const clutch_data *d = self->data;
-  g[0] = g[1] = 1.0;
+  g[0] = g[1] = g[2] = 1.0;
   if (d->mode == MODE_LOCKED) {
-    g[1] = p->static_factor * clutch_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
-    return 1;
-  } else if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0) {
-    g[0] = clutch_slip(self, ctx) * d->dir;
-    return 1;
-  } else if (d->dir == 0) {
-    g[0] = dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) - fabs(clutch_slip(self, ctx));
+    g[1] = p->static_factor * clutch_event_capacity(self, ctx) - fabs(dg_ctx_tie_force(ctx, d->tie));
     return 1;
   }
-  return 0;
+  int active = 0;
+  if (d->cmd_dir != 0) {
+    g[2] = d->cmd_dir * dg_block_input(ctx, self, IN_ENGAGEMENT);
+    active = 1;
+  }
+  if (d->dir != 0 && clutch_capacity(self, ctx) > 0.0) {
+    g[0] = clutch_slip(self, ctx) * d->dir;
+    active = 1;
+  } else if (d->dir == 0) {
+    g[0] = dg_slip_zero_tol(ctx, self, PORT_IN, PORT_OUT) - fabs(clutch_slip(self, ctx));
+    active = 1;
+  }
+  return active;
 }
 
 static double clutch_signal(const dg_block *self, const dg_ctx *ctx, int index) {
@@ -390,6 +439,6 @@ const dg_block_class dg_block_clutch = {
     .post_step = clutch_post_step,
     .hold_check = clutch_hold_check,
     .signal = clutch_signal,
-    .num_events = 2,
+    .num_events = 3,
     .event_values = clutch_event_values,
 };

@@ -236,6 +236,10 @@ typedef struct dg_rk4_ws {
  * segment start, its end, and a trial time. */
 typedef struct dg_event_ws {
   double *g0, *g1, *gt;
+  double *gend;       /* while locating: the functions at the segment's end, */
+  double *glo;        /* at the bracket's left end (of the RK4 step to it), */
+  unsigned char *off; /* those the dense output is not trusted for, */
+  double *kf;         /* and the segment's RK4 stages k2, k3, k4 */
 } dg_event_ws;
 
 /* Tie multipliers (lib/solver/rk4.c) from the ACCEL stage: λ = Λ (I ẍ − w),

@@ -362,7 +362,8 @@ START_TEST(test_lsd_lock_unlock_transitions) {
   ck_assert(dg_sim_block_work(sim, dg_test_block_index(dg_sim_graph(sim), "diff")) < 0);
   dg_energy e;
   dg_sim_energy(sim, &e);
-  ck_assert(e.impact_loss <= 0 && e.impact_loss > -1e-2 * e.work_in);
+  /* the relock meets equal speeds: its impact is round-off (1e-16 of the work) */
+  ck_assert(e.impact_loss <= 1e-14 * e.work_in && e.impact_loss > -1e-2 * e.work_in);
   dg_sim_free(sim);
   dg_graph_free(g);
 }

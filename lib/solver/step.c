@@ -122,26 +122,68 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
   event_values(sim, sim->sv.ev.gt, sim->sv.loss.p);
 }
 
-/* Finds the first θ in (0, 1] where an event function that is > 0 at θ = 0
- * (g0) is <= 0 (it is at θ = 1: g1). Regula falsi on the earliest crossing,
- * Illinois' way: an end kept twice in a row has its values halved in the
- * next secant (for each function: the root estimate moves past the kept
- * end's stall, superlinear convergence), and bisection if the estimate
- * still falls at an end; returns the right end of the final bracket, where
- * the crossing has happened. */
-static double locate_event(dg_sim *sim, double t, double h, int ny) {
+/* Event functions at the end of the RK4 step in yt, at time tb (its
+ * speeds, states, tie forces and bound inputs; the meshes' powers of its
+ * fourth stage, as at every segment's end). */
+static void end_values(dg_sim *sim, double tb, double *g) {
+  dg_ctx *ctx = &sim->ctx;
+  dgp_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
+  ctx->t = tb;
+  ctx->speed = sim->sv.xw;
+  ctx->state = sim->sv.rk.yt + sim->sv.ndof;
+  dgp_lambda_at(sim, tb, sim->sv.rk.yt);
+  dgp_bind_eval(sim);
+  event_values(sim, g, sim->sv.loss.p4);
+}
+
+/* A function's crossing from a to b: from > 0 to <= 0, or from exactly
+ * 0 to < 0. The second is a function that a located event left at 0: the
+ * blocks decide on strict inequalities (a hold lets go above its
+ * capacity, not at it), so a root hit exactly switches nothing there, and
+ * the function going on below 0 is the crossing, located just past the
+ * segment's start. */
+static inline bool crosses(double a, double b) { return (a > 0.0 && b <= 0.0) || (a == 0.0 && b < 0.0); }
+
+/* Whether a function crosses from glo to g (the ones marked off left out
+ * when `masked`). */
+static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, bool masked) {
+  const unsigned char *off = sim->sv.ev.off;
+  for (int i = 0; i < event_count(sim); i++)
+    if (crosses(glo[i], g[i]) && !(masked && off[i]))
+      return true;
+  return false;
+}
+
+/* Finds the first θ in (lo, hi] where an event function that is > 0 at θ =
+ * lo (g0) is <= 0 (it is at θ = hi: g1). Regula falsi on the earliest
+ * crossing, Illinois' way: an end kept twice in a row has its values halved
+ * in the next secant (for each function: the root estimate moves past the
+ * kept end's stall, superlinear convergence), and bisection if the
+ * estimate falls at an end or the bracket has not halved in two tries;
+ * returns the right end of the final bracket, where the crossing has
+ * happened.
+ *
+ * The tries are points on the dense output (the functions marked off left
+ * out), or, with `shoot`, RK4 steps from the segment's start to them
+ * (three more stages each, every function): then yt is left holding the
+ * step to the returned θ. */
+static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, double hi,
+                           bool shoot) {
   int ne = event_count(sim);
-  double lo = 0.0, hi = 1.0;
+  const unsigned char *off = sim->sv.ev.off;
+  double done = -1.0; /* the θ yt holds */
   double *ghi = sim->sv.ev.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
   double s_lo = 1.0, s_hi = 1.0; /* Illinois' weights of the ends' values */
   int last = 0;
+  bool inside = true; /* a try just inside the right end is allowed */
+  double w1 = 2.0, w2 = 2.0; /* the bracket's width one and two tries ago */
   /* g at the bracket's ends: at lo in g0, at hi in g1 */
   for (int it = 0; it < 100 && hi - lo > tol && !sim->failed; it++) {
     /* the earliest secant root among the functions that have crossed at hi */
     double est = hi;
     for (int i = 0; i < ne; i++) {
-      if (!(sim->sv.ev.g0[i] > 0.0) || ghi[i] > 0.0)
+      if (!crosses(sim->sv.ev.g0[i], ghi[i]) || (!shoot && off[i]))
         continue;
       double a = s_lo * sim->sv.ev.g0[i], b = s_hi * ghi[i];
       double r = lo + (hi - lo) * a / (a - b);
@@ -151,19 +193,32 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     /* an estimate at the bracket's right end (a root there, or a function
      * that jumps) tries just inside it: the bracket shrinks a millionfold
      * when the root is in that sliver, where bisection would take twenty
-     * halvings. One at the left end bisects, as before: stepping inside
-     * there (a hold at its capacity where the segment starts) cost two
-     * tests their closed forms, a cause not yet found */
+     * halvings. When that try has crossed too (a function that is 0 on
+     * a stretch before the end), the next tries bisect until one has not
+     * crossed: trying inside again would creep a millionth at a time. One
+     * at the left end bisects, as before: stepping inside there (a hold
+     * at its capacity where the segment starts) cost two tests their
+     * closed forms, a cause not yet found */
     double w = hi - lo, d = fmax(1e-6 * w, 0.5 * tol);
-    if (!(est == est) || 4.0 * d >= w || !(est > lo + 1e-6 * w))
+    bool at_end = false;
+    if (!(est == est) || 4.0 * d >= w || (shoot && w > 0.5 * w2))
       est = lo + 0.5 * w;
+    else if (!(est > lo + 0.25 * tol))
+      est = lo + 0.5 * tol;
     else if (!(est < hi - d))
-      est = hi - d;
-    events_at(sim, t, est, h, ny);
-    bool crossed = false;
-    for (int i = 0; i < ne && !crossed; i++)
-      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.gt[i] <= 0.0;
+      at_end = true, est = inside ? hi - d : lo + 0.5 * w;
+    if (shoot) {
+      dgp_rk4_stages(sim, t, est * h, ny);
+      end_values(sim, t + est * h, sim->sv.ev.gt);
+      done = est;
+    } else {
+      events_at(sim, t, est, h, ny);
+    }
+    bool crossed = any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.gt, !shoot);
     int side = crossed ? 1 : -1;
+    inside = !(crossed && at_end);
+    w2 = w1;
+    w1 = w;
     if (crossed) { /* hi moves; lo kept */
       hi = est;
       memcpy(ghi, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
@@ -177,7 +232,82 @@ static double locate_event(dg_sim *sim, double t, double h, int ny) {
     }
     last = side;
   }
+  if (shoot && done != hi && !sim->failed)
+    dgp_rk4_stages(sim, t, hi * h, ny);
   return hi;
+}
+
+/* The first switching condition crossed in the segment of length h from
+ * t, whose RK4 step is in yt with the functions at its start in g0 and at
+ * its end in g1 (some crossed): returns θ, with yt holding the RK4 step to
+ * θh (θ = 1: the whole step, no event before the end within tol_t).
+ *
+ * Located on the dense output, then confirmed by the RK4 step to that
+ * point. Where the solution has a corner inside the segment (a capacity
+ * starting where a command passes 0, a table's corner) the dense output's
+ * cubic can cross where the solution does not: a slip that leaves zero
+ * only after the corner, whose cubic leaves it at once. Such a function
+ * is not trusted on the dense output from there on (marked off), and the
+ * others are searched again beyond that point; what is left unfound there
+ * is located on RK4 steps from the segment's start (bracketed by real
+ * values at both ends). Without this, each false root ended a sliver
+ * segment with nothing switched, up to the segments' cap, step after
+ * step. */
+static double find_event(dg_sim *sim, double t, double h, int ny, double tol_t) {
+  int ne = event_count(sim);
+  size_t gb = sizeof(double) * (size_t)ne, kb = sizeof(double) * (size_t)ny;
+  dg_event_ws *ev = &sim->sv.ev;
+  memcpy(ev->gend, ev->g1, gb);
+  memcpy(ev->glo, ev->g0, gb);
+  memset(ev->off, 0, (size_t)ne);
+  double lo = 0.0;
+  for (int round = 0; round <= ne && !sim->failed; round++) {
+    if (!any_crossed(sim, ev->glo, ev->gend, true))
+      break; /* all that cross are marked off */
+    if (round == 0) { /* the step to a root overwrites k2..k4: kept for more rounds */
+      memcpy(ev->kf, sim->sv.rk.k2, kb);
+      memcpy(ev->kf + ny, sim->sv.rk.k3, kb);
+      memcpy(ev->kf + 2 * ny, sim->sv.rk.k4, kb);
+    } else {
+      memcpy(sim->sv.rk.k2, ev->kf, kb);
+      memcpy(sim->sv.rk.k3, ev->kf + ny, kb);
+      memcpy(sim->sv.rk.k4, ev->kf + 2 * ny, kb);
+    }
+    memcpy(ev->g0, ev->glo, gb);
+    memcpy(ev->g1, ev->gend, gb);
+    double theta = locate_event(sim, t, h, ny, lo, 1.0, false);
+    if (sim->failed)
+      return 1.0;
+    if (round == 0 && theta * h >= h - tol_t)
+      return 1.0; /* at the end: yt is the whole step still */
+    dgp_rk4_stages(sim, t, theta * h, ny); /* k1 is the same: one RK4 step to θ */
+    end_values(sim, t + theta * h, ev->gt);
+    if (any_crossed(sim, ev->glo, ev->gt, false)) {
+      bool masked_too = false;
+      for (int i = 0; i < ne && !masked_too; i++)
+        masked_too = ev->off[i] && crosses(ev->glo[i], ev->gt[i]);
+      if (!masked_too)
+        return theta; /* confirmed */
+      /* one not trusted crossed before θ: located on RK4 steps in (lo, θ] */
+      memcpy(ev->g0, ev->glo, gb);
+      memcpy(ev->g1, ev->gt, gb);
+      memset(ev->off, 0, (size_t)ne);
+      return locate_event(sim, t, h, ny, lo, theta, true);
+    }
+    /* not confirmed: nothing has crossed by θ; the functions the dense
+     * output saw crossing there are not trusted beyond it */
+    for (int i = 0; i < ne; i++)
+      if (!ev->off[i] && crosses(ev->g0[i], ev->g1[i]))
+        ev->off[i] = 1;
+    memcpy(ev->glo, ev->gt, gb);
+    lo = theta;
+  }
+  if (sim->failed)
+    return 1.0;
+  memcpy(ev->g0, ev->glo, gb);
+  memcpy(ev->g1, ev->gend, gb);
+  memset(ev->off, 0, (size_t)ne);
+  return locate_event(sim, t, h, ny, lo, 1.0, true);
 }
 
 /* Integrates one segment from sim->t towards t_end (a breakpoint or the
@@ -242,26 +372,18 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
-    dgp_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
-    ctx->t = tb;
-    ctx->speed = sim->sv.xw;
-    ctx->state = sim->sv.rk.yt + nd;
-    dgp_lambda_at(sim, tb, sim->sv.rk.yt);
-    dgp_bind_eval(sim);
-    event_values(sim, sim->sv.ev.g1, sim->sv.loss.p4);
-    bool crossed = false;
-    for (int i = 0; i < event_count(sim) && !crossed; i++)
-      crossed = sim->sv.ev.g0[i] > 0.0 && sim->sv.ev.g1[i] <= 0.0;
-    if (crossed) {
-      double theta = locate_event(sim, t, h, ny);
+    end_values(sim, tb, sim->sv.ev.g1);
+    if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, false)) {
+      double theta = find_event(sim, t, h, ny, tol);
       if (!sim->failed && theta * h < h - tol) {
         h = theta * h;
         tb = t + h;
         sim->events++;
         sim->last_event = tb;
-        dgp_rk4_stages(sim, t, h, ny); /* k1 is the same: one RK4 step to the event */
         dgp_lambda_at(sim, tb, NULL);
-      } else {
+      } else if (!sim->failed) {
+        if (theta != 1.0) /* within tol of the end: the whole segment */
+          dgp_rk4_stages(sim, t, h, ny);
         dgp_inputs_at(sim, tb);
       }
     }
@@ -347,4 +469,8 @@ void dgp_step_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add(l, &sim->sv.ev.g0, (size_t)sim->n_events + nn + 1, sizeof(double));
   dgp_buf_add(l, &sim->sv.ev.g1, (size_t)sim->n_events + nn + 1, sizeof(double));
   dgp_buf_add(l, &sim->sv.ev.gt, (size_t)sim->n_events + nn + 1, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.gend, (size_t)sim->n_events + nn + 1, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.glo, (size_t)sim->n_events + nn + 1, sizeof(double));
+  dgp_buf_add(l, &sim->sv.ev.off, (size_t)sim->n_events + nn + 1, sizeof(unsigned char));
+  dgp_buf_add(l, &sim->sv.ev.kf, 3 * (nn + (size_t)sim->ns), sizeof(double));
 }
