@@ -154,14 +154,34 @@ static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, b
   return false;
 }
 
+/* The root in (a, c) of the parabola through (a, fa), (b, fb), (c, fc)
+ * (a < c, fa > 0 >= fc, b outside [a, c] or inside), or NaN. */
+static double muller_root(double b, double fb, double a, double fa, double c, double fc) {
+  if (!(b != a && b != c && a != c))
+    return NAN;
+  double f_ab = (fa - fb) / (a - b), f_ac = (fc - fa) / (c - a);
+  double f_bac = (f_ac - f_ab) / (c - b); /* the second divided difference */
+  /* p(x) = fa + f_ac (x − a) + f_bac (x − a)(x − c), in y = x − a */
+  double A = f_bac, B = f_ac - f_bac * (c - a), C = fa;
+  if (fabs(A) * (c - a) < 1e-12 * fabs(B)) /* a line */
+    return B != 0.0 ? a - C / B : NAN;
+  double disc = B * B - 4.0 * A * C;
+  if (!(disc >= 0.0))
+    return NAN;
+  double q = -0.5 * (B + copysign(sqrt(disc), B));
+  double y1 = q / A, y2 = q != 0.0 ? C / q : NAN;
+  double x1 = a + y1, x2 = a + y2;
+  bool in1 = x1 > a && x1 < c, in2 = x2 > a && x2 < c;
+  return in1 && (!in2 || x1 < x2) ? x1 : in2 ? x2 : NAN;
+}
+
 /* Finds the first θ in (lo, hi] where an event function that is > 0 at θ =
  * lo (g0) is <= 0 (it is at θ = hi: g1). Regula falsi on the earliest
- * crossing, Illinois' way: an end kept twice in a row has its values halved
- * in the next secant (for each function: the root estimate moves past the
- * kept end's stall, superlinear convergence), and bisection if the
- * estimate falls at an end or the bracket has not halved in two tries;
- * returns the right end of the final bracket, where the crossing has
- * happened.
+ * crossing, with Anderson–Björck's scaling of an end kept twice in a row
+ * (the root estimate moves past the kept end's stall), Muller's step (the
+ * parabola through the ends and the end replaced last) where it falls in
+ * the bracket, and the guards below; returns the right end of the final
+ * bracket, where the crossing has happened.
  *
  * The tries are points on the dense output (the functions marked off left
  * out), or, with `shoot`, RK4 steps from the segment's start to them
@@ -174,21 +194,26 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
   double done = -1.0; /* the θ yt holds */
   double *ghi = sim->sv.ev.g1;
   double tol = fmax(EVENT_TOL, 1e-14 / h);
-  double s_lo = 1.0, s_hi = 1.0; /* Illinois' weights of the ends' values */
+  double s_lo = 1.0, s_hi = 1.0; /* Anderson–Björck's weights of the ends' values */
   int last = 0;
   bool inside = true; /* a try just inside the right end is allowed */
   double w1 = 2.0, w2 = 2.0; /* the bracket's width one and two tries ago */
+  /* the end the last try replaced (its θ and its value of the function
+   * the secant followed), for the parabola through it and the ends */
+  int old_k = -1;
+  double old_x = 0.0, old_g = 0.0;
   /* g at the bracket's ends: at lo in g0, at hi in g1 */
   for (int it = 0; it < 100 && hi - lo > tol && !sim->failed; it++) {
     /* the earliest secant root among the functions that have crossed at hi */
     double est = hi;
+    int kd = -1; /* the function whose root that is */
     for (int i = 0; i < ne; i++) {
       if (!crosses(sim->sv.ev.g0[i], ghi[i]) || (!shoot && off[i]))
         continue;
       double a = s_lo * sim->sv.ev.g0[i], b = s_hi * ghi[i];
       double r = lo + (hi - lo) * a / (a - b);
-      if (r < est)
-        est = r;
+      if (r < est || kd < 0)
+        est = r, kd = i;
     }
     /* an estimate at the bracket's right end (a root there, or a function
      * that jumps) tries just inside it: the bracket shrinks a millionfold
@@ -196,12 +221,23 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
      * halvings. When that try has crossed too (a function that is 0 on
      * a stretch before the end), the next tries bisect until one has not
      * crossed: trying inside again would creep a millionth at a time. One
-     * at the left end bisects, as before: stepping inside there (a hold
-     * at its capacity where the segment starts) cost two tests their
-     * closed forms, a cause not yet found */
+     * within a quarter of the tolerance of the left end tries half the
+     * tolerance past it (the root is there). In shooting, a bracket that
+     * has not halved in two tries without Muller's step is bisected. */
+    /* Muller's step: the root in the bracket of the parabola through the
+     * ends and the end replaced last, for the function the secant
+     * follows. Where the bracket's secant crawls (a function flat at one
+     * end: a slip leaving zero grows as θ²; or curved) it lands near the
+     * root at once */
+    bool extrap = false;
+    if (old_k >= 0 && old_k == kd) {
+      double x = muller_root(old_x, old_g, lo, sim->sv.ev.g0[kd], hi, ghi[kd]);
+      if (x > lo && x < hi)
+        est = x, extrap = true;
+    }
     double w = hi - lo, d = fmax(1e-6 * w, 0.5 * tol);
     bool at_end = false;
-    if (!(est == est) || 4.0 * d >= w || (shoot && w > 0.5 * w2))
+    if (!(est == est) || 4.0 * d >= w || (shoot && !extrap && w > 0.5 * w2))
       est = lo + 0.5 * w;
     else if (!(est > lo + 0.25 * tol))
       est = lo + 0.5 * tol;
@@ -219,16 +255,30 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
     inside = !(crossed && at_end);
     w2 = w1;
     w1 = w;
+    /* Anderson–Björck's factor for the end kept twice: 1 − g_new / g_old
+     * of the function the secant followed, 0.5 where that is not in (0, 1) */
+    double fac = 0.5;
+    if (kd >= 0) {
+      double gold = crossed ? ghi[kd] : sim->sv.ev.g0[kd], gnew = sim->sv.ev.gt[kd];
+      double mab = gold != 0.0 ? 1.0 - gnew / gold : 0.0;
+      if (mab > 0.0 && mab < 1.0)
+        fac = mab;
+    }
+    old_k = kd; /* the end this try replaces */
+    if (kd >= 0) {
+      old_x = crossed ? hi : lo;
+      old_g = crossed ? ghi[kd] : sim->sv.ev.g0[kd];
+    }
     if (crossed) { /* hi moves; lo kept */
       hi = est;
       memcpy(ghi, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
       s_hi = 1.0;
-      s_lo = side == last ? 0.5 * s_lo : 1.0;
+      s_lo = side == last ? fac * s_lo : 1.0;
     } else { /* lo moves; hi kept */
       lo = est;
       memcpy(sim->sv.ev.g0, sim->sv.ev.gt, sizeof(double) * (size_t)ne);
       s_lo = 1.0;
-      s_hi = side == last ? 0.5 * s_hi : 1.0;
+      s_hi = side == last ? fac * s_hi : 1.0;
     }
     last = side;
   }
