@@ -156,12 +156,16 @@ typedef struct dg_tree_ws {
   bool held;                /* kap is that of the directions a segment holds (no tables) */
   int nv, ne, ncon;         /* vertices (nodes, then constraints), directed edges, constraints */
   int nops;                 /* eliminations of the factor */
+  bool simple;              /* none pairs two vertices or updates more than one (a chain) */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
   int *nbr;                 /* per edge: the vertex at its other end */
   double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */
   double *kout, *kin;       /* per edge v→w: K[v][w] and K[w][v] */
   int *con_mesh;            /* per constraint: its lossy mesh, -1 */
   int *mesh_con;            /* per mesh: its constraint, -1 (an idle redundant tie) */
+  int *mesh_first;          /* per mesh: its constraint's entries [mesh_first[j], mesh_first[j+1]) */
+  int *mesh_node;           /* ... copied out of the graph: node, */
+  double *mesh_ab, *mesh_b; /* side a's coefficient A − B and side b's B */
   int *dof_node;            /* per DOF: the node whose speed it is (its row of G is e_j) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
   int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */

@@ -104,6 +104,7 @@ int dgp_tree_factor(dg_tree_ws *t) {
       return -2;
   /* each elimination's first update inline (most have exactly one: a
    * chain's, a tree's); one without updates updates itself by 0 */
+  t->simple = true;
   for (int k = 0; k < nops; k++) {
     int i = t->op_first[k];
     bool any = i < t->op_first[k + 1];
@@ -111,6 +112,7 @@ int dgp_tree_factor(dg_tree_ws *t) {
     t->op_f[k] = any ? t->upd_f[i] : 0.0;
     t->op_b[k] = any ? t->upd_b[i] : 0.0;
     t->op_x[k] = any ? i + 1 : i;
+    t->simple = t->simple && t->op_u[k] < 0 && t->op_x[k] == t->op_first[k + 1];
   }
   t->nops = nops;
   t->factored = true;
@@ -124,6 +126,19 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z) {
   const int *first = t->op_first, *ur = t->upd_r;
   const double *os = t->op_s, *of = t->op_f, *ob = t->op_b, *uf = t->upd_f, *ub = t->upd_b;
   int nops = t->nops;
+  if (t->simple) { /* the same operations without the pairs' and extra updates' branches */
+    for (int k = 0; k < nops; k++) {
+      int v = op_v[k];
+      double zt = z[v] * os[k];
+      z[v] = zt;
+      z[op_r[k]] -= of[k] * zt;
+    }
+    for (int k = nops - 1; k >= 0; k--) {
+      int v = op_v[k];
+      z[v] -= ob[k] * z[op_r[k]];
+    }
+    return;
+  }
   for (int k = 0; k < nops; k++) {
     int v = op_v[k];
     double zt = z[v] * os[k]; /* z_v / d_v, or a pair's z_u */
@@ -275,6 +290,18 @@ void dgp_tree_build(dg_sim *sim) {
     t->b[en] = t->b[ec] = t->ent_b[i];
   }
   t->ne = 2 * ne;
+  /* each mesh's entries in a row of their own, for the stages' dot products */
+  int k = 0;
+  for (int j = 0; j < ws->nmesh; j++) {
+    t->mesh_first[j] = k;
+    int c = t->mesh_con[j];
+    for (int e = c >= 0 ? t->start[nn + c] : 0; c >= 0 && e < t->start[nn + c + 1]; e++, k++) {
+      t->mesh_node[k] = t->nbr[e];
+      t->mesh_ab[k] = t->a[e] - t->b[e];
+      t->mesh_b[k] = t->b[e];
+    }
+  }
+  t->mesh_first[ws->nmesh] = k;
   /* each DOF the speed of one node */
   for (int j = 0; j < sv->ndof; j++) {
     int node = ws->raw_node[ws->col_raw[j]];
@@ -294,24 +321,21 @@ void dgp_tree_build(dg_sim *sim) {
 
 /* Mesh j's side a dotted with a node vector x, and side b into *bx, over
  * its constraint's entries (side a's coefficient A − B, side b's B). */
-static inline double mesh_dot(const dg_tree_ws *t, int nn, int j, const double *x, double *bx) {
+static inline double mesh_dot(const dg_tree_ws *t, int j, const double *x, double *bx) {
   double ax = 0.0, b = 0.0;
-  int c = t->mesh_con[j];
-  if (c >= 0)
-    for (int e = t->start[nn + c]; e < t->start[nn + c + 1]; e++) {
-      double xn = x[t->nbr[e]];
-      ax += (t->a[e] - t->b[e]) * xn;
-      b += t->b[e] * xn;
-    }
+  for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++) {
+    double xn = x[t->mesh_node[e]];
+    ax += t->mesh_ab[e] * xn;
+    b += t->mesh_b[e] * xn;
+  }
   *bx = b;
   return ax;
 }
 
 /* w += f b_j */
-static inline void mesh_add_b(const dg_tree_ws *t, int nn, int j, double f, double *w) {
-  int c = nn + t->mesh_con[j];
-  for (int e = t->start[c]; e < t->start[c + 1]; e++)
-    w[t->nbr[e]] += f * t->b[e];
+static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
+  for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
+    w[t->mesh_node[e]] += f * t->mesh_b[e];
 }
 
 /* z = K⁻¹ [w; 0] for the current factor. */
@@ -341,7 +365,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
       const dg_table1d *ta = ws->mesh_tab_a[j], *tb = ws->mesh_tab_b[j];
       if (!ta && !tb)
         continue;
-      double bx, v = mesh_dot(t, nn, j, x, &bx);
+      double bx, v = mesh_dot(t, j, x, &bx);
       if (tb)
         sv->loss.kf[j] = 1.0 / dg_table1d_eval(tb, fabs(v)) - 1.0;
       if (ta)
@@ -371,9 +395,9 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
         break;
       bool same = true;
       for (int j = 0; j < m; j++) {
-        double bx, v = mesh_dot(t, nn, j, x, &bx);
+        double bx, v = mesh_dot(t, j, x, &bx);
         if (v == 0.0) /* at rest: the power about to flow */
-          v = mesh_dot(t, nn, j, z, &bx);
+          v = mesh_dot(t, j, z, &bx);
         int nd_dir = dgp_mesh_direction(lam[j], v, dir[j]);
         if (nd_dir != dir[j]) {
           dir[j] = nd_dir;
@@ -390,11 +414,11 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
     double bx;
-    sv->loss.p[j] = lam[j] * mesh_dot(t, nn, j, x, &bx);
+    sv->loss.p[j] = lam[j] * mesh_dot(t, j, x, &bx);
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
-    mesh_add_b(t, nn, j, f, w);
+    mesh_add_b(t, j, f, w);
     p_loss += f * bx;
   }
   return p_loss;
@@ -419,6 +443,10 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_live(l, &t->kin, 2 * nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->con_mesh, ncon, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_con, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_first, nn + 1, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_node, nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_ab, nent, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_b, nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->dof_node, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->diag0, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->d, nv, sizeof(double), &t->on);
