@@ -230,9 +230,9 @@ typedef struct mode_facts {
 /* Whether nodes a and b have one row of G (free and prescribed columns):
  * they turn as one shaft in this mode. */
 static bool same_row(const dg_sim *sim, int a, int b) {
-  size_t st = (size_t)sim->nn;
-  const double *ra = sim->sv.G + (size_t)a * st, *rb = sim->sv.G + (size_t)b * st;
   int nred = sim->sv.ndof + sim->sv.mot.np;
+  size_t st = (size_t)nred; /* G's row stride (solver.h: dgp_gst) */
+  const double *ra = sim->sv.G + (size_t)a * st, *rb = sim->sv.G + (size_t)b * st;
   for (int j = 0; j < nred; j++)
     if (fabs(ra[j] - rb[j]) > 1e-12 * (fabs(ra[j]) + fabs(rb[j])) + 1e-15)
       return false;

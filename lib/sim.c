@@ -897,7 +897,7 @@ void dg_sim_momentum(const dg_sim *sim, double *p) {
 void dg_sim_mass_matrix(const dg_sim *sim, double *m) {
   for (int i = 0; i < sim->sv.ndof; i++)
     for (int j = 0; j < sim->sv.ndof; j++)
-      m[i * sim->sv.ndof + j] = sim->sv.M[(size_t)i * (size_t)sim->nn + (size_t)j];
+      m[i * sim->sv.ndof + j] = sim->sv.M[(size_t)i * (size_t)sim->sv.ndof + (size_t)j]; /* stride n_dof */
 }
 
 double dg_sim_port_speed(const dg_sim *sim, const char *block_port) {

@@ -63,22 +63,22 @@ typedef struct dg_timed_input {
 /* Topology workspace: sizes are bounds fixed at creation. */
 typedef struct dg_topo_ws {
   int nraw;          /* raw DOFs declared in this build */
-  double *R;         /* nn × nn: node rows over raw DOFs (row stride nn) */
-  double *Rd;        /* nn × nn: their time derivatives (variable kinematics) */
+  double *R;         /* nn × nraw: node rows over raw DOFs (row stride nraw: dgp_rst) */
+  double *Rd;        /* nn × nraw: their time derivatives (variable kinematics only, else 0 bytes) */
   unsigned char *has_row;
   int *raw_owner;    /* block that declared raw DOF k */
   int *raw_node;     /* node of raw DOF k */
   int *raw_presc;    /* 1: raw DOF k is prescribed (dg_topo_prescribe), never a pivot */
-  double *T;         /* nn × nn: raw DOFs from reduced DOFs (stride nn) */
+  double *T;         /* nraw × nred: raw DOFs from reduced DOFs (stride nraw) */
   int *col_raw;      /* raw DOF each reduced column came from */
   int nties, max_ties;
   dg_tie *ties;
   int nterms, max_terms;
   int *tie_node;
   double *tie_coef;
-  double *C;         /* max_ties × nn: ties over raw DOFs (stride nn) */
-  double *P;         /* nn × nn: multiplier map (CCᵀ)⁻¹C of the active ties (at most nn) */
-  double *A;         /* nn × nn scratch: C Cᵀ of the active ties and its factor */
+  double *C;         /* nties × nraw: ties over raw DOFs (stride nraw; sized max_ties × nn) */
+  double *P;         /* nactive × nraw (stride nraw): multiplier map (CCᵀ)⁻¹C of the active ties */
+  double *A;         /* nactive × nactive scratch (stride nactive): C Cᵀ of the active ties and its factor */
   int *active_tie;   /* active row → tie index */
   double *tie_acoef; /* max_terms: side a's share of each lossy tie's coefficients */
   int nactive;
@@ -132,9 +132,11 @@ typedef struct dg_loss_ws {
   unsigned char *watch;     /* nn: the segment locates this mesh's power reversal */
   bool hold;                /* inside a segment: the directions its first stage took */
   double *kf, *kb;          /* nn: κ when side b drives (1/η − 1), when side a does (η − 1) */
-  int *un, *bn;             /* nn × nn: the non-zeros of u_j and b_j (nodes) ... */
-  double *uv, *bv;          /* ... and their values */
+  int *un, *bn;             /* the non-zeros of u_j and b_j (nodes), mesh after mesh ... */
+  double *uv, *bv;          /* ... and their values (sized nn × nn) */
   int *nu, *nb;             /* nn: how many */
+  int *u0, *b0;             /* nn: mesh j's first in un/uv, bn/bv (packed: a mesh's few
+                             * non-zeros, not a row of nn) */
   double *cA, *cAtA;        /* nn × nn: constraint columns over nodes, and AᵀA's factor */
 } dg_loss_ws;
 
@@ -188,7 +190,7 @@ typedef struct dg_tree_ws {
 /* The variable-kinematics room (lib/solver/kin.c): what a refresh of the
  * rows that change with a ratio needs. */
 typedef struct dg_kin_ws {
-  double *Gd;               /* nn × nn: Ġ */
+  double *Gd;               /* nn × nred (stride nred, as G): Ġ; variable kinematics only */
   double *Mfix;             /* M of the rows that do not change */
   bool refreshable;         /* the mode's variable links can be refreshed in place */
   bool lam_stale;           /* Λ predates a refresh of the rows */
@@ -291,7 +293,7 @@ typedef struct dg_solver {
 
   /* the current mode's plan (lib/solver/plan.c) */
   int ndof;
-  double *G;                /* nn × nn (stride nn) */
+  double *G;                /* nn × nred, free and prescribed columns (stride nred: dgp_gst) */
   int nnz;
   int *gs_node, *gs_dof;    /* G's non-zeros, by node */
   double *gs_val;
@@ -301,7 +303,7 @@ typedef struct dg_solver {
   int *pair_node, *pair_dof, n_pair; /* SPEEDS: rows of two non-zeros */
   double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
-  double *M, *L, *Minv;     /* ndof × ndof (stride nn) */
+  double *M, *L, *Minv;     /* ndof × ndof (stride ndof: dgp_mst) */
   double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
   bool use_B;               /* the ACCEL stage uses B (small modes) */
   bool variable_kinematics;

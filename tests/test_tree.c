@@ -430,6 +430,95 @@ START_TEST(snapshot_on_the_tree) {
 }
 END_TEST
 
+/* ---- memory (issue 19) -------------------------------------------------- */
+
+/* A torque source, n lossy gears (gears true) or spring-dampers, each
+ * followed by a flywheel, and a load: scripts/scaling.py's "chain" (one
+ * DOF, tools/gen_bench_graphs.py's chain_N) and "spring" (n + 1 DOFs)
+ * families. */
+static dg_graph *series(int n, bool gears) {
+  size_t cap = 400 + (size_t)n * 260, len = 0;
+  char *j = malloc(cap);
+  ck_assert(j != NULL);
+  len += (size_t)snprintf(j + len, cap - len,
+                          "{\"drivegraph\": 1, \"blocks\": {\"src\": {\"type\": "
+                          "\"torque_source\", \"inertia\": 0.05, \"torque\": 20}");
+  for (int i = 0; i < n; i++) {
+    if (gears)
+      len += (size_t)snprintf(j + len, cap - len,
+                              ", \"s%d\": {\"type\": \"gear\", \"ratio\": %g, "
+                              "\"efficiency\": 0.999}",
+                              i, i % 2 == 0 ? 1.25 : 0.8);
+    else
+      len += (size_t)snprintf(j + len, cap - len,
+                              ", \"s%d\": {\"type\": \"spring_damper\", \"stiffness\": %g, "
+                              "\"damping\": 2}",
+                              i, 2000.0 + 100.0 * (i % 7));
+    len += (size_t)snprintf(j + len, cap - len,
+                            ", \"m%d\": {\"type\": \"inertia\", \"inertia\": 0.01}", i);
+  }
+  len += (size_t)snprintf(j + len, cap - len,
+                          ", \"load\": {\"type\": \"load\", \"inertia\": 0.5, \"c1\": 0.05, "
+                          "\"c2\": 0.001}}, \"connections\": [[\"src.out\", \"s0.in\"]");
+  for (int i = 0; i < n; i++) {
+    len += (size_t)snprintf(j + len, cap - len, ", [\"s%d.out\", \"m%d.in\"]", i, i);
+    if (i + 1 < n)
+      len += (size_t)snprintf(j + len, cap - len, ", [\"m%d.out\", \"s%d.in\"]", i, i + 1);
+    else
+      len += (size_t)snprintf(j + len, cap - len, ", [\"m%d.out\", \"load.in\"]", i);
+  }
+  len += (size_t)snprintf(j + len, cap - len, "]}");
+  ck_assert(len < cap);
+  dg_graph *g = dg_test_graph(j);
+  free(j);
+  return g;
+}
+
+/* The bytes of the solver's arrays a simulation of g has in memory after
+ * 50 steps of the bench launch (its sizes in *nn, *nraw, *ndof). */
+static size_t resident_after_launch(dg_graph *g, int *nn, int *nraw, int *ndof) {
+  dg_sim *sim = dg_test_sim(g);
+  for (int k = 0; k < 50; k++) {
+    dg_batch_launch_inputs(sim, k * 1e-3);
+    ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+  }
+  ck_assert(sim->sv.tree.on);
+  size_t r = dgp_solver_resident_bytes(sim);
+  *nn = sim->nn;
+  *nraw = sim->sv.ws.nraw;
+  *ndof = sim->sv.ndof;
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  return r;
+}
+
+/* The solver's arrays are sized for the worst mode of the graph (node ×
+ * node), mapped, and written with the strides of the mode's own sizes
+ * (lib/solver/buffers.c, docs/solver.md "Memory"): what a simulation has
+ * in memory grows with its nodes and its mode's dense rows, not with
+ * nodes². A chain of lossy gears (one raw DOF) within 4 kB per node, and
+ * twice the gears at most 2.2 times the memory (nodes² would be four); a
+ * chain of 256 spring-dampers (257 raw DOFs and DOFs: its rows of R, T, G
+ * and M are dense) within its dense rows' bytes and as much per node. */
+START_TEST(memory_follows_the_modes) {
+  int nn, nn512, nraw, ndof;
+  size_t r256 = resident_after_launch(series(256, true), &nn, &nraw, &ndof);
+  ck_assert_int_eq(nraw, 1);
+  size_t r512 = resident_after_launch(series(512, true), &nn512, &nraw, &ndof);
+  if (r256 == 0 || r512 == 0)
+    return; /* the system cannot say (mincore) */
+  ck_assert_msg(r512 <= 4096 * (size_t)nn512, "chain of 512 gears: %zu bytes for %d nodes", r512,
+                nn512);
+  ck_assert_msg(r512 <= 2.2 * (double)r256, "chain: %zu bytes at 256 gears, %zu at 512", r256,
+                r512);
+  size_t s256 = resident_after_launch(series(256, false), &nn, &nraw, &ndof);
+  ck_assert_int_eq(ndof, 257);
+  size_t dense = sizeof(double) * (3 * (size_t)nn * (size_t)nraw + 3 * (size_t)ndof * (size_t)ndof);
+  ck_assert_msg(s256 <= dense + 4096 * (size_t)nn, "256 spring-dampers: %zu bytes (dense rows %zu)",
+                s256, dense);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tree");
   TCase *tc = tcase_create("factor");
@@ -446,6 +535,7 @@ static Suite *suite(void) {
   tcase_add_test(ts, sim_vehicles);
   tcase_add_test(ts, sim_spring_chain);
   tcase_add_test(ts, snapshot_on_the_tree);
+  tcase_add_test(ts, memory_follows_the_modes);
   suite_add_tcase(s, ts);
   return s;
 }

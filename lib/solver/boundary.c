@@ -96,7 +96,7 @@ int dgp_solver_motion_boundary(dg_sim *sim, int n, const int *blocks, double *in
   /* J_ij = M_pp − M_fp,iᵀ M_ff⁻¹ M_fp,j */
   for (int i = 0; inertia && i < n; i++) {
     m_fp_column(sim, col[i], a);
-    dgp_cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, a);
+    dgp_cholesky_solve(sim->sv.L, nd, dgp_mst(sim), a);
     for (int j = 0; j < n; j++) {
       m_fp_column(sim, col[j], b);
       inertia[(size_t)i * (size_t)n + (size_t)j] = m_pp(sim, col[i], col[j]) - dgp_dot(a, b, nd);
@@ -141,7 +141,7 @@ int dgp_solver_port_mobility(dg_sim *sim, int n, const int *nodes, double *y) {
       a[d] = 0.0;
     for (int k = sim->sv.row_start[nodes[i]]; k < sim->sv.row_start[nodes[i] + 1]; k++)
       a[sim->sv.gs_dof[k]] = sim->sv.gs_val[k];
-    dgp_cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, a);
+    dgp_cholesky_solve(sim->sv.L, nd, dgp_mst(sim), a);
     for (int j = 0; j < n; j++) {
       double v = 0.0;
       for (int k = sim->sv.row_start[nodes[j]]; k < sim->sv.row_start[nodes[j] + 1]; k++)

@@ -1,13 +1,49 @@
 /* The buffers room: every array the solver owns, listed by the room that
  * owns it (each room's dgp_*_buffers, with sizes that depend only on the
  * graph), allocated once at creation, freed, and copied whole for
- * snapshots. A step never allocates. */
+ * snapshots. A step never allocates.
+ *
+ * Memory. Many arrays are sized for the worst mode of the graph (node ×
+ * node: R, T, G, M, the dense mesh maps, ...), while a large mode uses a
+ * corner of them or none (a mode on the tree needs no M⁻¹, B or dense
+ * mesh maps; a chain of gears has one raw DOF). An array of at least
+ * DGP_MAP_MIN bytes is therefore mapped on its own: zero pages that the
+ * kernel gives when first touched, so what a simulation costs in memory is
+ * what its modes write, not the bound (calloc would come from the heap
+ * once a freed simulation has raised malloc's mapping threshold, and clear
+ * every byte). The smaller ones (every array of a car-sized graph) are
+ * calloc'd as before. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (glibc; the build asks for POSIX 2008) */
 #include "solver.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define MAX_SOLVER_BUFFERS 200
+/* glibc's initial mapping threshold; none under AddressSanitizer, which
+ * checks the bounds of calloc'd arrays and not those inside a mapping */
+#if defined(__SANITIZE_ADDRESS__)
+#define DGP_MAP_MIN SIZE_MAX
+#else
+#define DGP_MAP_MIN ((size_t)128 << 10)
+#endif
+
+static void *buf_alloc(size_t bytes) {
+  if (bytes < DGP_MAP_MIN)
+    return calloc(bytes ? bytes : 1, 1);
+  void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? NULL : m;
+}
+
+static void buf_release(void *p, size_t bytes) {
+  if (bytes < DGP_MAP_MIN)
+    free(p);
+  else if (p)
+    munmap(p, bytes);
+}
 
 static void *buf_get(const dgp_buf *b) {
   void *p;
@@ -53,7 +89,7 @@ int dgp_solver_alloc(dg_sim *sim) {
   sim->solver_bytes = 0;
   for (int i = 0; i < n; i++) {
     sim->solver_bytes += spec[i].bytes;
-    void *p = calloc(spec[i].bytes ? spec[i].bytes : 1, 1);
+    void *p = buf_alloc(spec[i].bytes);
     buf_set(&spec[i], p);
     if (!p)
       rc = DG_ERR_NOMEM;
@@ -75,12 +111,40 @@ void dgp_solver_free(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
-    free(buf_get(&spec[i]));
+    buf_release(buf_get(&spec[i]), spec[i].bytes);
     buf_set(&spec[i], NULL);
   }
   free(sim->bufs);
   sim->bufs = NULL;
   sim->n_bufs = 0;
+}
+
+/* Tests: the bytes of the solver's arrays in memory now (the mode cache's
+ * slots aside): a mapped array's pages that have been touched, the
+ * calloc'd ones whole; 0 where the system cannot say. */
+size_t dgp_solver_resident_bytes(const dg_sim *sim) {
+  long pg = sysconf(_SC_PAGESIZE);
+  if (pg <= 0 || DGP_MAP_MIN == SIZE_MAX)
+    return 0;
+  size_t page = (size_t)pg, total = 0;
+  unsigned char vec[256];
+  for (int i = 0; i < sim->n_bufs; i++) {
+    size_t bytes = sim->bufs[i].bytes;
+    if (bytes < DGP_MAP_MIN) {
+      total += bytes;
+      continue;
+    }
+    unsigned char *p = buf_get(&sim->bufs[i]); /* page-aligned: mapped */
+    size_t pages = (bytes + page - 1) / page;
+    for (size_t at = 0; at < pages; at += sizeof vec) {
+      size_t n = pages - at < sizeof vec ? pages - at : sizeof vec;
+      if (mincore(p + at * page, n * page, vec) != 0)
+        return 0;
+      for (size_t k = 0; k < n; k++)
+        total += (vec[k] & 1) ? page : 0;
+    }
+  }
+  return total;
 }
 
 /* Snapshots: the solver's arrays, copied whole but for those of a room the

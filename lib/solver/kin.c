@@ -32,7 +32,7 @@ void dgp_kin_refresh_link(dg_sim *sim, const dg_block *b, int dst, int n, const 
  * entries that were zero stay zero). */
 void dgp_kin_refresh_lambda(dg_sim *sim) {
   const dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_rst(sim);
   for (int a = 0; a < ws->nactive; a++) {
     const double *p = ws->P + (size_t)a * st;
     for (int k = sim->sv.lam.start[a]; k < sim->sv.lam.start[a + 1]; k++) {
@@ -61,7 +61,7 @@ void dgp_kin_refresh_lambda(dg_sim *sim) {
 static int refresh_rows(dg_sim *sim) {
   sim->plan_gen = ++sim->plan_builds; /* the plan changes (lib/state.c) */
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_rst(sim); /* Ṙ and T (nraw is the build's) */
   ws->refreshing = true;
   ws->refresh_bad = false;
   ws->refresh_cursor = 0;
@@ -93,7 +93,7 @@ static int refresh_rows(dg_sim *sim) {
   for (int n = 0; n < sim->nn; n++) {
     if (!ws->row_dirty[n])
       continue;
-    double *gr = sim->sv.G + (size_t)n * st, *gd = sim->sv.kin.Gd + (size_t)n * st;
+    double *gr = sim->sv.G + (size_t)n * dgp_gst(sim), *gd = sim->sv.kin.Gd + (size_t)n * dgp_gst(sim);
     dgp_reduced_row(sim, n, nred, gr);
     const double *rd = ws->Rd + (size_t)n * st;
     for (int j = 0; j < nred; j++) {
@@ -140,7 +140,7 @@ void dgp_kin_bias(dg_sim *sim, const double *q, double *w) {
   for (int n = 0; n < sim->nn; n++) {
     if (sim->sv.inertia[n] == 0.0 || !sim->sv.ws.row_dirty[n]) /* Ġ is zero elsewhere */
       continue;
-    const double *gd = sim->sv.kin.Gd + (size_t)n * (size_t)sim->nn;
+    const double *gd = sim->sv.kin.Gd + (size_t)n * dgp_gst(sim);
     double bias = 0.0;
     for (int j = 0; j < nd; j++)
       bias += gd[j] * q[j];
@@ -153,6 +153,8 @@ void dgp_kin_bias(dg_sim *sim, const double *q, double *w) {
 /* The arrays this room owns (buffers.c). */
 void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add_plan(l, &sim->sv.kin.Gd, nn * nn, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.kin.Mfix, nn * nn, sizeof(double));
+  /* only for a graph with variable kinematics (a CVT) */
+  size_t var = sim->sv.variable_kinematics ? nn * nn : 0;
+  dgp_buf_add_plan(l, &sim->sv.kin.Gd, var, sizeof(double));
+  dgp_buf_add_plan(l, &sim->sv.kin.Mfix, var, sizeof(double));
 }

@@ -20,7 +20,6 @@
  * meshing power, no loss whatever it carries). */
 void dgp_loss_check_ties(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
   for (int t = 0; t < ws->nties && !ws->error; t++) {
     const dg_tie *tie = &ws->ties[t];
     if (tie->mesh < 0 || tie->active >= 0)
@@ -29,7 +28,7 @@ void dgp_loss_check_ties(dg_sim *sim) {
     for (int d = 0; d < sim->sv.ndof + sim->sv.mot.np; d++) {
       double v = 0.0;
       for (int i = tie->first; i < tie->first + tie->n; i++) {
-        double g = sim->sv.G[(size_t)ws->tie_node[i] * st + (size_t)d];
+        double g = sim->sv.G[(size_t)ws->tie_node[i] * dgp_gst(sim) + (size_t)d];
         v += ws->tie_acoef[i] * g;
         scale = fmax(scale, fabs(ws->tie_coef[i] * g));
       }
@@ -101,16 +100,19 @@ int dgp_loss_build(dg_sim *sim) {
   }
   if (sv->tree.on) { /* the tree solves the meshes' multipliers with the stage */
     double *a = sv->scratch, *b = sv->f;
+    int at = 0;
     for (int j = 0; j < m; j++) { /* side b's non-zeros, for the ports room */
       int t = ws->mesh_tie[j], nb = 0;
+      sv->loss.b0[j] = at;
       if (t < 0 || ws->ties[t].active >= 0) {
         mesh_sides(sim, j, a, b);
         for (int n = 0; n < nn; n++)
           if (b[n] != 0.0) {
-            sv->loss.bn[(size_t)j * st + (size_t)nb] = n;
-            sv->loss.bv[(size_t)j * st + (size_t)nb++] = b[n];
+            sv->loss.bn[at + nb] = n;
+            sv->loss.bv[at + nb++] = b[n];
           }
       }
+      at += nb;
       sv->loss.nb[j] = nb;
       sv->loss.kf[j] = 1.0 / ws->mesh_eta_b[j] - 1.0;
       sv->loss.kb[j] = ws->mesh_eta[j] - 1.0;
@@ -184,24 +186,28 @@ int dgp_loss_build(dg_sim *sim) {
     gp_transpose(sim, b, sv->loss.gbp + (size_t)j * st);
     double *d = sv->loss.d + (size_t)j * st;
     memcpy(d, sv->loss.gb + (size_t)j * st, sizeof(double) * (size_t)nd);
-    dgp_cholesky_solve(sv->L, nd, st, d);
+    dgp_cholesky_solve(sv->L, nd, dgp_mst(sim), d);
     for (int n = 0; n < nn; n++)
       tmp[n] = sv->inertia[n] * u[n];
     dgp_g_transpose(sim, tmp, sv->loss.h + (size_t)j * st);
   }
-  for (int j = 0; j < m; j++) { /* the stage's sparse copies */
+  for (int j = 0, ua = 0, ba = 0; j < m; j++) { /* the stage's sparse copies, packed */
     const double *u = sv->loss.u + (size_t)j * st, *b = sv->loss.b + (size_t)j * st;
     int nu = 0, nb = 0;
+    sv->loss.u0[j] = ua;
+    sv->loss.b0[j] = ba;
     for (int n = 0; n < nn; n++) {
       if (u[n] != 0.0) {
-        sv->loss.un[(size_t)j * st + (size_t)nu] = n;
-        sv->loss.uv[(size_t)j * st + (size_t)nu++] = u[n];
+        sv->loss.un[ua + nu] = n;
+        sv->loss.uv[ua + nu++] = u[n];
       }
       if (b[n] != 0.0) {
-        sv->loss.bn[(size_t)j * st + (size_t)nb] = n;
-        sv->loss.bv[(size_t)j * st + (size_t)nb++] = b[n];
+        sv->loss.bn[ba + nb] = n;
+        sv->loss.bv[ba + nb++] = b[n];
       }
     }
+    ua += nu;
+    ba += nb;
     sv->loss.nu[j] = nu;
     sv->loss.nb[j] = nb;
     sv->loss.kf[j] = 1.0 / ws->mesh_eta_b[j] - 1.0; /* side b drives */
@@ -266,8 +272,8 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
   double *lam0 = sv->loss.lam0, *lam = sv->loss.lam, *kap = sv->loss.kap;
   int *dir = sv->loss.dir;
   for (int j = 0; j < m; j++) {
-    const int *un = sv->loss.un + (size_t)j * st;
-    const double *uv = sv->loss.uv + (size_t)j * st;
+    const int *un = sv->loss.un + sv->loss.u0[j];
+    const double *uv = sv->loss.uv + sv->loss.u0[j];
     double v = dgp_dot(sv->loss.h + (size_t)j * st, dq, nd);
     for (int k = 0; k < sv->loss.nu[j]; k++)
       v -= uv[k] * w[un[k]];
@@ -332,8 +338,8 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     if (f == 0.0)
       continue;
     const double *d = sv->loss.d + (size_t)j * st;
-    const int *bn = sv->loss.bn + (size_t)j * st;
-    const double *bv = sv->loss.bv + (size_t)j * st;
+    const int *bn = sv->loss.bn + sv->loss.b0[j];
+    const double *bv = sv->loss.bv + sv->loss.b0[j];
     for (int i = 0; i < nd; i++)
       dq[i] += f * d[i];
     for (int k = 0; k < sv->loss.nb[j]; k++)
@@ -395,6 +401,8 @@ void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan(l, &sim->sv.loss.bv, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.loss.nu, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.loss.nb, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.u0, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.loss.b0, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.loss.cA, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.loss.cAtA, nn * nn, sizeof(double));
 }

@@ -31,9 +31,9 @@
 void dgp_motion_plan(dg_sim *sim, int nred) {
   dg_motion_ws *m = &sim->sv.mot;
   const dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
   int nf = sim->sv.ndof;
   m->np = nred - nf;
+  size_t st = dgp_gst(sim);
   m->n_gp = 0;
   m->vt = NAN;
   for (int i = 0; i < m->np; i++)
@@ -185,7 +185,7 @@ void dgp_solver_settle_motion(dg_sim *sim) {
  * shaft in the current mode (the same row of G: an inertia's two ports, a
  * source's), so a block's ports agree. */
 void dgp_solver_set_angle(dg_sim *sim, int node, double angle) {
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_gst(sim);
   int nred = sim->sv.ndof + sim->sv.mot.np;
   const double *r = sim->sv.G + (size_t)node * st;
   for (int n = 0; n < sim->nn; n++) {

@@ -26,17 +26,17 @@ static bool node_moves(const dg_sim *sim, int n, int unused) {
  * no kinetic energy is v = [−L₁₁⁻ᵀ l_j; 1; 0…] (M v = 0); the nodes it moves
  * are the shafts without inertia, named in the message. */
 static void report_zero_inertia(dg_sim *sim, int j) {
-  size_t st = (size_t)sim->nn;
+  size_t mst = dgp_mst(sim);
   double *v = sim->sv.f;
   for (int k = 0; k < sim->sv.ndof; k++)
     v[k] = 0.0;
   for (int k = 0; k < j; k++)
-    v[k] = sim->sv.L[(size_t)j * st + (size_t)k];
+    v[k] = sim->sv.L[(size_t)j * mst + (size_t)k];
   for (int i = j - 1; i >= 0; i--) { /* L₁₁ᵀ w = l_j */
     double sum = v[i];
     for (int k = i + 1; k < j; k++)
-      sum -= sim->sv.L[(size_t)k * st + (size_t)i] * v[k];
-    v[i] = sum / sim->sv.L[(size_t)i * st + (size_t)i];
+      sum -= sim->sv.L[(size_t)k * mst + (size_t)i] * v[k];
+    v[i] = sum / sim->sv.L[(size_t)i * mst + (size_t)i];
   }
   for (int k = 0; k < j; k++)
     v[k] = -v[k];
@@ -45,7 +45,7 @@ static void report_zero_inertia(dg_sim *sim, int j) {
   for (int n = 0; n < sim->nn; n++) {
     double x = 0.0;
     for (int k = 0; k <= j; k++)
-      x += sim->sv.G[(size_t)n * st + (size_t)k] * v[k];
+      x += sim->sv.G[(size_t)n * dgp_gst(sim) + (size_t)k] * v[k];
     sim->sv.scratch[n] = x;
     vmax = fmax(vmax, fabs(x));
   }
@@ -65,7 +65,7 @@ static void report_zero_inertia(dg_sim *sim, int j) {
  * node residuals r = I ẍ − w with no pass over the raw DOFs. */
 static void build_lambda_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_rst(sim);
   int na = ws->nactive, nraw = ws->nraw;
   sim->sv.kin.lam_stale = false;
   int nz = 0;
@@ -89,7 +89,8 @@ static void build_lambda_map(dg_sim *sim) {
 /* P = (C Cᵀ)⁻¹ C over the active ties. */
 static void build_multiplier_map(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn, ma = st; /* A is nn × nn: na <= nraw <= nn */
+  /* C and P over the raw DOFs; A is na × na (na <= nraw <= nn) */
+  size_t st = dgp_rst(sim), ma = (size_t)ws->nactive;
   int na = ws->nactive, nraw = ws->nraw;
   if (na == 0)
     return;
@@ -129,7 +130,7 @@ static void build_multiplier_map(dg_sim *sim) {
 /* Adds the contributions I·g gᵀ of the nodes `on` selects (all when NULL,
  * else those whose flag equals `want`) to M. */
 static void add_node_inertia(dg_sim *sim, const unsigned char *on, unsigned char want) {
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_mst(sim);
   for (int n = 0; n < sim->nn; n++) {
     double in = sim->sv.inertia[n];
     if (in == 0.0 || (on && on[n] != want))
@@ -149,7 +150,7 @@ static void add_node_inertia(dg_sim *sim, const unsigned char *on, unsigned char
  * not change is kept (Mfix), a refresh adds the changing rows to it, and a
  * substep solves with the factor (no inverse per refresh). */
 int dgp_plan_mass(dg_sim *sim, bool refresh) {
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_mst(sim);
   int nred = sim->sv.ndof;
   const unsigned char *dirty = sim->sv.variable_kinematics ? sim->sv.ws.row_dirty : NULL;
   for (int j = 0; j < nred; j++)
@@ -190,7 +191,7 @@ int dgp_plan_mass(dg_sim *sim, bool refresh) {
  * q̇ = B w with no divisions and no indirection (for drivetrain sizes
  * cheaper than f = Gᵀ w over the non-zeros and two triangular solves). */
 void dgp_plan_inverse(dg_sim *sim) {
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_mst(sim);
   int nred = sim->sv.ndof;
   for (int c = 0; c < nred; c++) {
     double *col = sim->sv.f;
@@ -201,7 +202,7 @@ void dgp_plan_inverse(dg_sim *sim) {
       sim->sv.Minv[(size_t)i * st + (size_t)c] = col[i];
   }
   for (int i = 0; sim->sv.use_B && i < nred; i++) {
-    double *bi = sim->sv.B + (size_t)i * st;
+    double *bi = sim->sv.B + (size_t)i * (size_t)sim->nn; /* ndof × nn */
     const double *mi = sim->sv.Minv + (size_t)i * st;
     for (int n = 0; n < sim->nn; n++) {
       double v = 0.0;
@@ -266,10 +267,12 @@ int dgp_solver_build(dg_sim *sim) {
   while (np < nred && ws->raw_presc[ws->col_raw[nred - 1 - np]])
     np++;
   sim->sv.ndof = nred - np;
+  sim->sv.mot.np = np; /* G's row stride is nred (dgp_gst) */
+  size_t gst = dgp_gst(sim);
   /* G = R T and its non-zeros by node */
   sim->sv.nnz = 0;
   for (int n = 0; n < sim->nn; n++) {
-    double *gr = sim->sv.G + (size_t)n * st;
+    double *gr = sim->sv.G + (size_t)n * gst;
     dgp_reduced_row(sim, n, nred, gr);
     for (int j = 0; j < nred; j++) {
       if (fabs(gr[j]) < 1e-15)
@@ -278,12 +281,12 @@ int dgp_solver_build(dg_sim *sim) {
   }
   if (sim->sv.variable_kinematics) /* Ġ = Ṙ T (ties are constant) */
     for (int n = 0; n < sim->nn; n++) {
-      double *gd = sim->sv.kin.Gd + (size_t)n * st;
-      const double *rd = ws->Rd + (size_t)n * st;
+      double *gd = sim->sv.kin.Gd + (size_t)n * gst;
+      const double *rd = ws->Rd + (size_t)n * dgp_rst(sim);
       for (int j = 0; j < nred; j++) {
         double v = 0.0;
         for (int k = 0; k < ws->nraw; k++)
-          v += rd[k] * ws->T[(size_t)k * st + (size_t)j];
+          v += rd[k] * ws->T[(size_t)k * dgp_rst(sim) + (size_t)j];
         gd[j] = v;
       }
     }
@@ -293,7 +296,7 @@ int dgp_solver_build(dg_sim *sim) {
   if (np > 0)
     sim->sv.kin.refreshable = false; /* prescribed columns: every substep builds in full */
   for (int n = 0; n < sim->nn; n++) {
-    const double *gr = sim->sv.G + (size_t)n * st;
+    const double *gr = sim->sv.G + (size_t)n * gst;
     sim->sv.row_start[n] = sim->sv.nnz;
     for (int j = 0; j < nred - np; j++)
       if (gr[j] != 0.0) {
@@ -385,7 +388,7 @@ void dgp_plan_project(dg_sim *sim, const double *x, double *q) {
     for (int a = sim->sv.row_start[n]; a < sim->sv.row_start[n + 1]; a++)
       q[sim->sv.gs_dof[a]] -= sim->sv.gs_val[a] * xp;
   }
-  dgp_cholesky_solve(sim->sv.L, sim->sv.ndof, (size_t)sim->nn, q);
+  dgp_cholesky_solve(sim->sv.L, sim->sv.ndof, dgp_mst(sim), q);
 }
 
 void dgp_fail_topology(dg_sim *sim, int rc) {

@@ -110,15 +110,14 @@ static void hook_torques(dg_sim *sim) {
 static void loss_torques(dg_sim *sim) {
   dg_port_ws *pw = &sim->sv.ports;
   const dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
   for (int j = 0; j < ws->nmesh; j++) {
     double f = sim->sv.loss.kap[j] * sim->sv.loss.lam[j];
     if (f == 0.0)
       continue;
     int owner = ws->mesh_link[j] >= 0 ? ws->link_block[ws->mesh_link[j]]
                                       : ws->ties[ws->mesh_tie[j]].block;
-    const int *bn = sim->sv.loss.bn + (size_t)j * st;
-    const double *bv = sim->sv.loss.bv + (size_t)j * st;
+    const int *bn = sim->sv.loss.bn + sim->sv.loss.b0[j];
+    const double *bv = sim->sv.loss.bv + sim->sv.loss.b0[j];
     for (int k = 0; k < sim->sv.loss.nb[j]; k++) {
       int p = port_on(sim, owner, bn[k]);
       if (p >= 0)
@@ -154,7 +153,7 @@ static int compute_port_torques(dg_sim *sim) {
     acc[m->gp_node[k]] += m->gp_val[k] * m->vd[m->gp_col[k]];
   if (sim->sv.variable_kinematics)
     for (int n = 0; n < nn; n++) {
-      const double *gd = sim->sv.kin.Gd + (size_t)n * st;
+      const double *gd = sim->sv.kin.Gd + (size_t)n * dgp_gst(sim);
       for (int j = 0; j < nd; j++)
         acc[n] += gd[j] * y[j];
       for (int i = 0; i < m->np; i++)

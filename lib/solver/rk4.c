@@ -64,10 +64,10 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
     dgp_g_transpose(sim, w, f);
     if (sim->sv.variable_kinematics) {
       memcpy(dy, f, sizeof(double) * (size_t)nd);
-      dgp_cholesky_solve(sim->sv.L, nd, (size_t)sim->nn, dy);
+      dgp_cholesky_solve(sim->sv.L, nd, dgp_mst(sim), dy);
     } else {
       for (int i = 0; i < nd; i++) {
-        const double *mi = sim->sv.Minv + (size_t)i * (size_t)sim->nn;
+        const double *mi = sim->sv.Minv + (size_t)i * dgp_mst(sim);
         double v = 0.0;
         for (int j = 0; j < nd; j++)
           v += mi[j] * f[j];

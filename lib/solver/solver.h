@@ -104,6 +104,10 @@ static inline int dgp_mesh_direction(double lam, double v, int dir) {
  * elimination. */
 void dgp_topo_rows(dg_sim *sim);
 
+/* Tests: the bytes of the solver's arrays that are in memory now (a mapped
+ * array's touched pages, the small ones whole; buffers.c). */
+size_t dgp_solver_resident_bytes(const dg_sim *sim);
+
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l);
 void dgp_kin_buffers(dg_sim *sim, dgp_buf_list *l);
@@ -144,9 +148,13 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w);
 
 /* The first error of a build: code, message and the block it names. */
 void dgp_topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) DG_PRINTF(4, 5);
+/* Row stride of R, Ṙ, C, T and P (rows over the raw DOFs; T's columns,
+ * nred, are at most as many): the build's raw DOF count, final once the
+ * hooks have declared (R and C are written after them, dgp_topo_rows). */
+static inline size_t dgp_rst(const dg_sim *sim) { return (size_t)sim->sv.ws.nraw; }
 /* Node `node`'s row of R over the raw DOFs. */
 static inline double *dgp_row_of(const dg_sim *sim, int node) {
-  return sim->sv.ws.R + (size_t)node * (size_t)sim->nn;
+  return sim->sv.ws.R + (size_t)node * dgp_rst(sim);
 }
 /* A node without a row gets a raw DOF of its own. */
 void dgp_topo_ensure_row(dg_sim *sim, int node, int owner);
@@ -161,6 +169,16 @@ void dgp_describe_nodes(const dg_sim *sim, bool (*on)(const dg_sim *, int, int),
                         char *nodes, size_t nsize, char *blocks, size_t bsize, int *first);
 
 /* ---- plan.c ------------------------------------------------------------- */
+
+/* Row stride of the mode's DOF × DOF arrays (M, its factor L, M⁻¹ and
+ * kin.Mfix): the mode's DOF count, so that a mode writes n_dof² of them
+ * (the arrays are sized for the largest, nn²; buffers.c maps them). */
+static inline size_t dgp_mst(const dg_sim *sim) { return (size_t)sim->sv.ndof; }
+/* Row stride of G and kin.Gd (nn × the mode's columns, free and
+ * prescribed): those columns, nred. */
+static inline size_t dgp_gst(const dg_sim *sim) {
+  return (size_t)(sim->sv.ndof + sim->sv.mot.np);
+}
 
 /* M = Gᵀ diag(I) G and its factor (and M⁻¹, B for constant kinematics);
  * `refresh`: only the rows that change. */

@@ -11,7 +11,7 @@
 int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *value, char *why,
                          size_t why_size) {
   int nd = sim->sv.ndof;
-  size_t st = (size_t)sim->nn, snd = (size_t)(nd ? nd : 1);
+  size_t snd = (size_t)(nd ? nd : 1);
   double *T = calloc(snd * snd, sizeof(double));
   double *c = calloc(snd, sizeof(double));
   double *a = calloc(snd, sizeof(double));
@@ -32,7 +32,7 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
   }
   int nz = nd;
   for (int i = 0; i < n; i++) {
-    const double *gr = sim->sv.G + (size_t)node[i] * st;
+    const double *gr = sim->sv.G + (size_t)node[i] * dgp_gst(sim);
     double b = value[i], scale = 0.0;
     const dg_motion_ws *m = &sim->sv.mot;
     for (int k = 0; k < m->n_gp; k++)
@@ -87,7 +87,7 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
     for (int i = 0; i < nd; i++) {
       double mi = 0.0;
       for (int j = 0; j < nd; j++)
-        mi += sim->sv.M[(size_t)i * st + (size_t)j] * tmp[j];
+        mi += sim->sv.M[(size_t)i * dgp_mst(sim) + (size_t)j] * tmp[j];
       v += T[(size_t)i * snd + (size_t)k] * mi;
     }
     rhs[k] = v;
@@ -95,7 +95,7 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
       double m = 0.0;
       for (int i = 0; i < nd; i++)
         for (int j = 0; j < nd; j++)
-          m += T[(size_t)i * snd + (size_t)k] * sim->sv.M[(size_t)i * st + (size_t)j] *
+          m += T[(size_t)i * snd + (size_t)k] * sim->sv.M[(size_t)i * dgp_mst(sim) + (size_t)j] *
                T[(size_t)j * snd + (size_t)l];
       A[(size_t)k * snd + (size_t)l] = m;
     }

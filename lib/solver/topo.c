@@ -346,7 +346,8 @@ void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port) {
  * made at once, term for term. */
 void dgp_topo_rows(dg_sim *sim) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t nn = (size_t)sim->nn;
+  size_t rst = dgp_rst(sim); /* the rows' stride: nraw */
+  bool var = sim->sv.variable_kinematics; /* Ṙ is kept only then (sized 0 else) */
   int nraw = ws->nraw;
   unsigned char *own = ws->row_own; /* raw k has its node's row (not a prescription's own) */
   memset(own, 1, (size_t)nraw);
@@ -357,30 +358,35 @@ void dgp_topo_rows(dg_sim *sim) {
     if (!own[k])
       continue;
     double *r = dgp_row_of(sim, ws->raw_node[k]);
-    memset(r, 0, sizeof(double) * nn);
-    memset(ws->Rd + (size_t)ws->raw_node[k] * nn, 0, sizeof(double) * nn);
+    memset(r, 0, sizeof(double) * rst);
+    if (var)
+      memset(ws->Rd + (size_t)ws->raw_node[k] * rst, 0, sizeof(double) * rst);
     r[k] = 1.0;
   }
   for (int l = 0; l < ws->nlinks; l++) {
     int dnode = ws->link_dst[l], f = ws->link_first[l];
-    double *r = dgp_row_of(sim, dnode), *rd = ws->Rd + (size_t)dnode * nn;
-    memset(r, 0, sizeof(double) * nn);
-    memset(rd, 0, sizeof(double) * nn);
+    double *r = dgp_row_of(sim, dnode), *rd = var ? ws->Rd + (size_t)dnode * rst : NULL;
+    memset(r, 0, sizeof(double) * rst);
+    if (rd)
+      memset(rd, 0, sizeof(double) * rst);
     for (int i = 0; i < ws->link_n[l]; i++) {
       int src = ws->link_src[f + i];
       double c = ws->link_coef[f + i], cr = ws->link_rate[f + i];
-      const double *sr = dgp_row_of(sim, src), *srd = ws->Rd + (size_t)src * nn;
-      for (int k = 0; k < nraw; k++) {
+      const double *sr = dgp_row_of(sim, src);
+      for (int k = 0; k < nraw; k++)
         r[k] += c * sr[k];
-        /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
+      if (!rd)
+        continue;
+      const double *srd = ws->Rd + (size_t)src * rst;
+      /* d/dt (c · x_src) = ċ · x_src + c · ẋ_src-part from the source's own rate */
+      for (int k = 0; k < nraw; k++)
         rd[k] += c * srd[k] + (cr != 0.0 ? cr * sr[k] : 0.0);
-      }
     }
   }
   for (int t = 0; t < ws->nties; t++) {
     const dg_tie *tie = &ws->ties[t];
-    double *c = ws->C + (size_t)t * nn;
-    memset(c, 0, sizeof(double) * nn);
+    double *c = ws->C + (size_t)t * rst;
+    memset(c, 0, sizeof(double) * rst);
     for (int i = tie->first; i < tie->first + tie->n; i++) {
       const double *r = dgp_row_of(sim, ws->tie_node[i]);
       for (int k = 0; k < nraw; k++)
@@ -457,7 +463,7 @@ void dgp_reduced_row(const dg_sim *sim, int node, int nred, double *out) {
   for (int k = 0; k < ws->nraw; k++) {
     if (r[k] == 0.0)
       continue;
-    const double *tk = ws->T + (size_t)k * (size_t)sim->nn;
+    const double *tk = ws->T + (size_t)k * dgp_rst(sim);
     for (int j = 0; j < nred; j++)
       out[j] += r[k] * tk[j];
   }
@@ -549,7 +555,7 @@ static void prescribed_conflict(dg_sim *sim, const dg_tie *tie, int owner) {
  * prescribed speeds the last. */
 static void prescribed_last(dg_sim *sim, int nred) {
   dg_topo_ws *ws = &sim->sv.ws;
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_rst(sim);
   int nf = 0;
   for (int j = 0; j < nred; j++)
     nf += !ws->raw_presc[ws->col_raw[j]];
@@ -579,7 +585,7 @@ int dgp_topo_eliminate(dg_sim *sim) {
   check_double_holds(sim);
   if (ws->error)
     return ws->nraw;
-  size_t st = (size_t)sim->nn;
+  size_t st = dgp_rst(sim);
   int nraw = ws->nraw, nred = nraw;
   for (int k = 0; k < nraw; k++) {
     double *tk = ws->T + (size_t)k * st;
@@ -655,7 +661,8 @@ void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   const dg_topo_ws *ws = &sim->sv.ws;
   size_t nn = (size_t)sim->nn, mt = (size_t)ws->max_ties, ml = (size_t)ws->max_links;
   dgp_buf_add_plan(l, &sim->sv.ws.R, nn * nn, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.Rd, nn * nn, sizeof(double));
+  /* Ṙ only for a graph with variable kinematics (a CVT) */
+  dgp_buf_add_plan(l, &sim->sv.ws.Rd, sim->sv.variable_kinematics ? nn * nn : 0, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.has_row, nn, 1);
   dgp_buf_add_plan(l, &sim->sv.ws.raw_owner, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.ws.raw_node, nn, sizeof(int));
