@@ -35,7 +35,14 @@ static void *buf_alloc(size_t bytes) {
   if (bytes < DGP_MAP_MIN)
     return calloc(bytes ? bytes : 1, 1);
   void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return m == MAP_FAILED ? NULL : m;
+  if (m == MAP_FAILED)
+    return NULL;
+#ifdef MADV_NOHUGEPAGE
+  /* a mode writes a corner of the array: with transparent huge pages set
+   * to "always", one write would make 2 MB resident (best effort) */
+  madvise(m, bytes, MADV_NOHUGEPAGE);
+#endif
+  return m;
 }
 
 static void buf_release(void *p, size_t bytes) {

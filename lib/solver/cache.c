@@ -188,6 +188,10 @@ int dgp_cache_alloc(dg_sim *sim) {
     if (s > 0) {
       void *m = mmap(NULL, c->block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       sl->mem = m == MAP_FAILED ? NULL : m;
+#ifdef MADV_NOHUGEPAGE
+      if (sl->mem) /* pages as written, as the solver's own arrays (buffers.c) */
+        madvise(sl->mem, c->block, MADV_NOHUGEPAGE);
+#endif
     }
     if (!sl->arr || !sl->key || (s > 0 && !sl->mem))
       return DG_ERR_NOMEM;
