@@ -215,15 +215,6 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
       if (r < est || kd < 0)
         est = r, kd = i;
     }
-    /* an estimate at the bracket's right end (a root there, or a function
-     * that jumps) tries just inside it: the bracket shrinks a millionfold
-     * when the root is in that sliver, where bisection would take twenty
-     * halvings. When that try has crossed too (a function that is 0 on
-     * a stretch before the end), the next tries bisect until one has not
-     * crossed: trying inside again would creep a millionth at a time. One
-     * within a quarter of the tolerance of the left end tries half the
-     * tolerance past it (the root is there). In shooting, a bracket that
-     * has not halved in two tries without Muller's step is bisected. */
     /* Muller's step: the root in the bracket of the parabola through the
      * ends and the end replaced last, for the function the secant
      * follows. Where the bracket's secant crawls (a function flat at one
@@ -235,6 +226,15 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
       if (x > lo && x < hi)
         est = x, extrap = true;
     }
+    /* an estimate at the bracket's right end (a root there, or a function
+     * that jumps) tries just inside it: the bracket shrinks a millionfold
+     * when the root is in that sliver, where bisection would take twenty
+     * halvings. When that try has crossed too (a function that is 0 on
+     * a stretch before the end), the next tries bisect until one has not
+     * crossed: trying inside again would creep a millionth at a time. One
+     * within a quarter of the tolerance of the left end tries half the
+     * tolerance past it (the root is there). In shooting, a bracket that
+     * has not halved in two tries without Muller's step is bisected. */
     double w = hi - lo, d = fmax(1e-6 * w, 0.5 * tol);
     bool at_end = false;
     if (!(est == est) || 4.0 * d >= w || (shoot && !extrap && w > 0.5 * w2))
