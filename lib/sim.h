@@ -472,6 +472,11 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
  * (into a simulation of the same graph; `saved` is the struct the arrays
  * were saved with). */
 size_t dgp_solver_state_bytes(dg_sim *sim);
+/* Zeroed memory of `bytes`: calloc'd when small, else mapped on its own
+ * (its pages resident only once written; solver/buffers.c); freed with
+ * its size. */
+void *dgp_pages_alloc(size_t bytes);
+void dgp_pages_free(void *p, size_t bytes);
 void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan);
 void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in, bool plan);
 

@@ -39,7 +39,8 @@ typedef struct state_header {
   int32_t nb, nn, ns, n_inputs, n_channels;
   uint64_t data_size, hot_size, total;
   /* 0: the mode's plan is in the bytes; else they lack it, and this is
-   * the writer's plan_gen then (a retry's state: dgp_sim_state_save) */
+   * the writer's plan_gen then (a retry's state: dgp_sim_state_save), or
+   * PLAN_REBUILD (a snapshot of a large plan: built again at restore) */
   uint64_t plan_gen;
   uint64_t checksum; /* FNV-1a of everything after the header */
 } state_header;
@@ -50,6 +51,25 @@ typedef struct state_scalars {
 } state_scalars;
 
 static size_t hot_size(dg_sim *sim) { return dgp_solver_state_bytes(sim); }
+
+/* A snapshot leaves out a plan larger than this and builds it again at
+ * restore (the mode cache keeps no plan over the same bound): the plan's
+ * arrays are sized for the graph's worst mode (node × node), so a whole
+ * copy of a 512-gear chain's was 334 MB, most of it zeros, where a mode
+ * build takes milliseconds. Smaller plans are copied: a restore then
+ * builds nothing. */
+#define SNAPSHOT_PLAN_MAX ((size_t)16 << 20)
+/* plan_gen of a state whose plan is built again whatever the reader has
+ * (a snapshot may be restored into another simulation of the graph, whose
+ * plan numbers are its own) */
+#define PLAN_REBUILD UINT64_MAX
+
+static size_t plan_bytes(const dg_sim *sim) {
+  size_t n = 0;
+  for (int i = 0; i < sim->n_bufs; i++)
+    n += sim->bufs[i].plan ? sim->bufs[i].bytes : 0;
+  return n;
+}
 
 size_t dgp_sim_state_size(const dg_sim *csim) {
   dg_sim *sim = (dg_sim *)csim; /* the solver's list of arrays is built from a non-const sim */
@@ -87,17 +107,18 @@ static void header_of(dg_sim *sim, state_header *h) {
 typedef enum state_use { STATE_BYTES, STATE_SNAPSHOT, STATE_RETRY } state_use;
 
 static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, state_use use) {
-  bool checksum = use == STATE_BYTES;
-  /* with variable kinematics every stage refreshes the plan: copied */
-  bool plan = use != STATE_RETRY || sim->sv.variable_kinematics;
   if (!sim || !buf || sim->failed)
     return 0;
+  bool checksum = use == STATE_BYTES;
+  /* with variable kinematics every stage refreshes the plan: copied */
+  bool plan = use == STATE_BYTES || sim->sv.variable_kinematics ||
+              (use == STATE_SNAPSHOT && plan_bytes(sim) <= SNAPSHOT_PLAN_MAX);
   size_t total = dgp_sim_state_size(sim);
   if (size < total)
     return 0;
   state_header h;
   header_of(sim, &h);
-  h.plan_gen = plan ? 0 : sim->plan_gen;
+  h.plan_gen = plan ? 0 : use == STATE_RETRY ? sim->plan_gen : PLAN_REBUILD;
   unsigned char *p = buf + sizeof h;
   memcpy(p, &sim->sv, sizeof(dg_solver));
   p += sizeof(dg_solver);
@@ -157,7 +178,8 @@ static int plan_rebuild(dg_sim *sim, const state_header *h, const unsigned char 
     sim->failed = true;
     return state_refused(err, sim, "its mode could not be built again");
   }
-  sim->plan_gen = h->plan_gen;
+  if (h->plan_gen != PLAN_REBUILD) /* a retry's: the plan is the writer's again */
+    sim->plan_gen = h->plan_gen;
   return DG_OK;
 }
 
@@ -194,14 +216,15 @@ static int state_read(dg_sim *sim, const unsigned char *buf, size_t size, const 
   p += sizeof sc;
   /* a retry's state lacks the plan: the one in the arrays is it, or the
    * plan is built again below, once the blocks are restored */
-  bool plan_here = h.plan_gen == 0 || h.plan_gen == sim->plan_gen;
+  bool plan_here = h.plan_gen == 0 || (h.plan_gen != PLAN_REBUILD && h.plan_gen == sim->plan_gen);
   const unsigned char *arrays = p;
   dgp_solver_load(sim, &saved, p, h.plan_gen == 0);
   if (h.plan_gen == 0) { /* whole bytes, from a snapshot or elsewhere: */
     sim->plan_gen = ++sim->plan_builds; /* the arrays hold a plan no build numbered */
     dgp_cache_forget(sim);
-    sim->params_epoch++; /* and the blocks' memos in them are not trusted */
   }
+  if (h.plan_gen == 0 || h.plan_gen == PLAN_REBUILD)
+    sim->params_epoch++; /* maybe another simulation's: the blocks' memos are not trusted */
   p += h.hot_size;
   for (int b = 0; b < sim->nb; b++) {
     size_t ds = sim->blocks[b].klass->data_size;
@@ -288,7 +311,9 @@ dg_snapshot *dg_sim_snapshot(dg_sim *sim, dg_error *err) {
   }
   size_t size = dgp_sim_state_size(sim);
   dg_snapshot *snap = calloc(1, sizeof *snap);
-  unsigned char *bytes = snap ? malloc(size) : NULL;
+  /* mapped when large: the parts a snapshot does not write (a large plan,
+   * the arrays of a room the mode does not use) take no memory */
+  unsigned char *bytes = snap ? dgp_pages_alloc(size) : NULL;
   if (!bytes) {
     free(snap);
     dgp_error_set(err, DG_ERR_NOMEM, sim->g->file, "", "out of memory");
@@ -318,6 +343,6 @@ void dg_snapshot_free(dg_snapshot *snap) {
   if (!snap)
     return;
   dgp_graph_release(snap->g);
-  free(snap->bytes);
+  dgp_pages_free(snap->bytes, snap->size);
   free(snap);
 }

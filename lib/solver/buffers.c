@@ -31,7 +31,7 @@
 #define DGP_MAP_MIN ((size_t)128 << 10)
 #endif
 
-static void *buf_alloc(size_t bytes) {
+void *dgp_pages_alloc(size_t bytes) {
   if (bytes < DGP_MAP_MIN)
     return calloc(bytes ? bytes : 1, 1);
   void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -45,7 +45,7 @@ static void *buf_alloc(size_t bytes) {
   return m;
 }
 
-static void buf_release(void *p, size_t bytes) {
+void dgp_pages_free(void *p, size_t bytes) {
   if (bytes < DGP_MAP_MIN)
     free(p);
   else if (p)
@@ -96,7 +96,7 @@ int dgp_solver_alloc(dg_sim *sim) {
   sim->solver_bytes = 0;
   for (int i = 0; i < n; i++) {
     sim->solver_bytes += spec[i].bytes;
-    void *p = buf_alloc(spec[i].bytes);
+    void *p = dgp_pages_alloc(spec[i].bytes);
     buf_set(&spec[i], p);
     if (!p)
       rc = DG_ERR_NOMEM;
@@ -118,7 +118,7 @@ void dgp_solver_free(dg_sim *sim) {
   dgp_buf spec[MAX_SOLVER_BUFFERS];
   int n = solver_buffers(sim, spec);
   for (int i = 0; i < n; i++) {
-    buf_release(buf_get(&spec[i]), spec[i].bytes);
+    dgp_pages_free(buf_get(&spec[i]), spec[i].bytes);
     buf_set(&spec[i], NULL);
   }
   free(sim->bufs);
