@@ -563,9 +563,12 @@ START_TEST(snapshot_of_a_large_plan) {
   launch(b, 100, N, r3);
   ck_assert(memcmp(r1, r2, sizeof *r1 * n) == 0);
   ck_assert(memcmp(r1, r3, sizeof *r1 * n) == 0);
-  /* mapped arrays only (not under AddressSanitizer, which calloc's them) */
+  /* mapped arrays only (not under AddressSanitizer, which calloc's them).
+   * A whole copy makes more than the plan's bytes resident (89 MB); the
+   * rest of the state is 6.7 MB (13.5 MB under valgrind, whose shadow
+   * memory counts too): a third of the plan tells them apart */
   if (before > 0 && after > 0 && dgp_solver_resident_bytes(a) > 0)
-    ck_assert_msg(after < before + plan / 8, "the snapshot made %zu of the plan's %zu bytes resident",
+    ck_assert_msg(after < before + plan / 3, "the snapshot made %zu of the plan's %zu bytes resident",
                   after > before ? after - before : 0, plan);
   dg_snapshot_free(snap);
   free(r1);
