@@ -474,9 +474,16 @@ int dgp_solver_set_speeds(dg_sim *sim, int n, const int *node, const double *val
 size_t dgp_solver_state_bytes(dg_sim *sim);
 /* Zeroed memory of `bytes`: calloc'd when small, else mapped on its own
  * (its pages resident only once written; solver/buffers.c); freed with
- * its size. */
+ * its size. dgp_pages_map / _unmap: always mapped. */
 void *dgp_pages_alloc(size_t bytes);
 void dgp_pages_free(void *p, size_t bytes);
+void *dgp_pages_map(size_t bytes);
+void dgp_pages_unmap(void *p, size_t bytes);
+/* The bytes of the mode's plan arrays (dgp_buf_add_plan), and the size
+ * past which a plan is not copied: the mode cache keeps none (its budget
+ * holds two), a snapshot leaves it out and its restore builds it again. */
+size_t dgp_plan_bytes(const dg_sim *sim);
+#define DGP_PLAN_LARGE ((size_t)16 << 20)
 void dgp_solver_save(dg_sim *sim, unsigned char *out, bool zero_dead, bool plan);
 void dgp_solver_load(dg_sim *sim, const dg_solver *saved, const unsigned char *in, bool plan);
 

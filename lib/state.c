@@ -52,24 +52,15 @@ typedef struct state_scalars {
 
 static size_t hot_size(dg_sim *sim) { return dgp_solver_state_bytes(sim); }
 
-/* A snapshot leaves out a plan larger than this and builds it again at
- * restore (the mode cache keeps no plan over the same bound): the plan's
- * arrays are sized for the graph's worst mode (node × node), so a whole
- * copy of a 512-gear chain's was 334 MB, most of it zeros, where a mode
- * build takes milliseconds. Smaller plans are copied: a restore then
- * builds nothing. */
-#define SNAPSHOT_PLAN_MAX ((size_t)16 << 20)
+/* A snapshot leaves out a plan larger than DGP_PLAN_LARGE and builds it
+ * again at restore: the plan's arrays are sized for the graph's worst mode
+ * (node × node), so a whole copy of a 512-gear chain's was 334 MB, most
+ * of it zeros, where a mode build takes milliseconds. Smaller plans are
+ * copied: a restore then builds nothing. */
 /* plan_gen of a state whose plan is built again whatever the reader has
  * (a snapshot may be restored into another simulation of the graph, whose
  * plan numbers are its own) */
 #define PLAN_REBUILD UINT64_MAX
-
-static size_t plan_bytes(const dg_sim *sim) {
-  size_t n = 0;
-  for (int i = 0; i < sim->n_bufs; i++)
-    n += sim->bufs[i].plan ? sim->bufs[i].bytes : 0;
-  return n;
-}
 
 size_t dgp_sim_state_size(const dg_sim *csim) {
   dg_sim *sim = (dg_sim *)csim; /* the solver's list of arrays is built from a non-const sim */
@@ -112,7 +103,7 @@ static size_t state_write(dg_sim *sim, unsigned char *buf, size_t size, state_us
   bool checksum = use == STATE_BYTES;
   /* with variable kinematics every stage refreshes the plan: copied */
   bool plan = use == STATE_BYTES || sim->sv.variable_kinematics ||
-              (use == STATE_SNAPSHOT && plan_bytes(sim) <= SNAPSHOT_PLAN_MAX);
+              (use == STATE_SNAPSHOT && dgp_plan_bytes(sim) <= DGP_PLAN_LARGE);
   size_t total = dgp_sim_state_size(sim);
   if (size < total)
     return 0;

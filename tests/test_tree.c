@@ -541,10 +541,8 @@ static size_t process_resident(void) {
 START_TEST(snapshot_of_a_large_plan) {
   dg_graph *g = series(256, true);
   dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
-  size_t plan = 0;
-  for (int i = 0; i < a->n_bufs; i++)
-    plan += a->bufs[i].plan ? a->bufs[i].bytes : 0;
-  ck_assert_msg(plan > ((size_t)16 << 20), "plan of %zu bytes", plan);
+  size_t plan = dgp_plan_bytes(a);
+  ck_assert_msg(plan > DGP_PLAN_LARGE, "plan of %zu bytes", plan);
   enum { N = 200 };
   size_t n = (size_t)N * (size_t)a->nn;
   double *r1 = malloc(sizeof *r1 * n), *r2 = malloc(sizeof *r2 * n), *r3 = malloc(sizeof *r3 * n);

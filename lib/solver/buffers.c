@@ -31,9 +31,7 @@
 #define DGP_MAP_MIN ((size_t)128 << 10)
 #endif
 
-void *dgp_pages_alloc(size_t bytes) {
-  if (bytes < DGP_MAP_MIN)
-    return calloc(bytes ? bytes : 1, 1);
+void *dgp_pages_map(size_t bytes) {
   void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
     return NULL;
@@ -45,11 +43,27 @@ void *dgp_pages_alloc(size_t bytes) {
   return m;
 }
 
+void dgp_pages_unmap(void *p, size_t bytes) {
+  if (p)
+    munmap(p, bytes);
+}
+
+void *dgp_pages_alloc(size_t bytes) {
+  return bytes < DGP_MAP_MIN ? calloc(bytes ? bytes : 1, 1) : dgp_pages_map(bytes);
+}
+
 void dgp_pages_free(void *p, size_t bytes) {
   if (bytes < DGP_MAP_MIN)
     free(p);
-  else if (p)
-    munmap(p, bytes);
+  else
+    dgp_pages_unmap(p, bytes);
+}
+
+size_t dgp_plan_bytes(const dg_sim *sim) {
+  size_t n = 0;
+  for (int i = 0; i < sim->n_bufs; i++)
+    n += sim->bufs[i].plan ? sim->bufs[i].bytes : 0;
+  return n;
 }
 
 static void *buf_get(const dgp_buf *b) {

@@ -21,17 +21,15 @@
  * refreshed at every stage) nor by validate's every-mode check. Anything
  * else that writes the plan arrays (a snapshot's restore) makes the
  * current slot's key void (dgp_cache_forget). */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (glibc; the build asks for POSIX 2008) */
 #include "solver.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define DGP_CACHE_SLOTS 8
-#define DGP_CACHE_BUDGET ((size_t)32 << 20)
+#define DGP_CACHE_BUDGET (2 * DGP_PLAN_LARGE)
 
 typedef struct plan_slot {
   void **arr;            /* per buffer of sim->bufs: this slot's array (plan ones) */
@@ -154,10 +152,7 @@ static void point_at(dg_sim *sim, int s) {
 
 int dgp_cache_alloc(dg_sim *sim) {
   sim->cache = NULL;
-  size_t plan_bytes = 0;
-  for (int i = 0; i < sim->n_bufs; i++)
-    if (sim->bufs[i].plan)
-      plan_bytes += sim->bufs[i].bytes;
+  size_t plan_bytes = dgp_plan_bytes(sim);
   size_t fit = plan_bytes ? DGP_CACHE_BUDGET / plan_bytes : DGP_CACHE_SLOTS;
   int n = fit < DGP_CACHE_SLOTS ? (int)fit : DGP_CACHE_SLOTS;
   if (n < 2 || sim->sv.variable_kinematics)
@@ -174,9 +169,9 @@ int dgp_cache_alloc(dg_sim *sim) {
     if (sim->bufs[i].plan)
       c->plan[c->nplan++] = i;
   c->key_cap = key_bound(sim);
-  /* one block per slot, mapped: zero pages the kernel gives when first
-   * touched (a simulation that never changes mode touches none; calloc
-   * would clear them all at its creation) */
+  /* one block per slot, mapped (dgp_pages_map): zero pages the kernel
+   * gives when first touched (a simulation that never changes mode
+   * touches none; calloc would clear them all at its creation) */
   size_t block = 0;
   for (int k = 0; k < c->nplan; k++)
     block += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
@@ -185,14 +180,8 @@ int dgp_cache_alloc(dg_sim *sim) {
     plan_slot *sl = &c->slot[s];
     sl->arr = calloc((size_t)sim->n_bufs + 1, sizeof *sl->arr);
     sl->key = malloc(c->key_cap);
-    if (s > 0) {
-      void *m = mmap(NULL, c->block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      sl->mem = m == MAP_FAILED ? NULL : m;
-#ifdef MADV_NOHUGEPAGE
-      if (sl->mem) /* pages as written, as the solver's own arrays (buffers.c) */
-        madvise(sl->mem, c->block, MADV_NOHUGEPAGE);
-#endif
-    }
+    if (s > 0)
+      sl->mem = dgp_pages_map(c->block);
     if (!sl->arr || !sl->key || (s > 0 && !sl->mem))
       return DG_ERR_NOMEM;
     size_t at = 0;
@@ -223,8 +212,7 @@ void dgp_cache_free(dg_sim *sim) {
   for (int s = 0; s < c->nslots; s++) {
     free(c->slot[s].arr);
     free(c->slot[s].key);
-    if (c->slot[s].mem)
-      munmap(c->slot[s].mem, c->block);
+    dgp_pages_unmap(c->slot[s].mem, c->block);
   }
   free(c->plan);
   free(c);

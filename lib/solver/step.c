@@ -144,12 +144,15 @@ static void end_values(dg_sim *sim, double tb, double *g) {
  * segment's start. */
 static inline bool crosses(double a, double b) { return (a > 0.0 && b <= 0.0) || (a == 0.0 && b < 0.0); }
 
-/* Whether a function crosses from glo to g (the ones marked off left out
- * when `masked`). */
-static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, bool masked) {
+/* Which functions any_crossed looks at: all, those the dense output is
+ * trusted for, or those marked off (sim->sv.ev.off). */
+typedef enum { FN_ALL, FN_TRUSTED, FN_OFF } fn_set;
+
+/* Whether a function of the set crosses from glo to g. */
+static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, fn_set set) {
   const unsigned char *off = sim->sv.ev.off;
   for (int i = 0; i < event_count(sim); i++)
-    if (crosses(glo[i], g[i]) && !(masked && off[i]))
+    if (crosses(glo[i], g[i]) && (set == FN_ALL || (set == FN_OFF) == (off[i] != 0)))
       return true;
   return false;
 }
@@ -250,7 +253,7 @@ static double locate_event(dg_sim *sim, double t, double h, int ny, double lo, d
     } else {
       events_at(sim, t, est, h, ny);
     }
-    bool crossed = any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.gt, !shoot);
+    bool crossed = any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.gt, shoot ? FN_ALL : FN_TRUSTED);
     int side = crossed ? 1 : -1;
     inside = !(crossed && at_end);
     w2 = w1;
@@ -312,7 +315,7 @@ static double find_event(dg_sim *sim, double t, double h, int ny, double tol_t) 
   memset(ev->off, 0, (size_t)ne);
   double lo = 0.0;
   for (int round = 0; round <= ne && !sim->failed; round++) {
-    if (!any_crossed(sim, ev->glo, ev->gend, true))
+    if (!any_crossed(sim, ev->glo, ev->gend, FN_TRUSTED))
       break; /* all that cross are marked off */
     if (round == 0) { /* the step to a root overwrites k2..k4: kept for more rounds */
       memcpy(ev->kf, sim->sv.rk.k2, kb);
@@ -332,11 +335,8 @@ static double find_event(dg_sim *sim, double t, double h, int ny, double tol_t) 
       return 1.0; /* at the end: yt is the whole step still */
     dgp_rk4_stages(sim, t, theta * h, ny); /* k1 is the same: one RK4 step to θ */
     end_values(sim, t + theta * h, ev->gt);
-    if (any_crossed(sim, ev->glo, ev->gt, false)) {
-      bool masked_too = false;
-      for (int i = 0; i < ne && !masked_too; i++)
-        masked_too = ev->off[i] && crosses(ev->glo[i], ev->gt[i]);
-      if (!masked_too)
+    if (any_crossed(sim, ev->glo, ev->gt, FN_ALL)) {
+      if (!any_crossed(sim, ev->glo, ev->gt, FN_OFF))
         return theta; /* confirmed */
       /* one not trusted crossed before θ: located on RK4 steps in (lo, θ] */
       memcpy(ev->g0, ev->glo, gb);
@@ -423,7 +423,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   /* EVENTS: a switching condition crossed inside the segment ends it there */
   if (events) {
     end_values(sim, tb, sim->sv.ev.g1);
-    if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, false)) {
+    if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, FN_ALL)) {
       double theta = find_event(sim, t, h, ny, tol);
       if (!sim->failed && theta * h < h - tol) {
         h = theta * h;
