@@ -353,7 +353,6 @@ static const char *diff_mode_name(const dg_block *self, int mode) {
 }
 
 static int diff_init(dg_block *self, dg_init *init) {
-  (void)init;
   const diff_params *p = self->params;
   diff_data *d = self->data;
   d->lock_tie = -1;
@@ -361,6 +360,16 @@ static int diff_init(dg_block *self, dg_init *init) {
   d->mode = MODE_LOCKED;
   d->dir = 1.0;
   d->capacity = p->kind == KIND_CLUTCH_LSD ? p->preload : 0.0;
+  /* only a clutch pack decides and has events; only a coupling or a
+   * pack adds torque; a locked one reads its lock's torque after a segment */
+  unsigned idle = 0;
+  if (p->kind != KIND_CLUTCH_LSD)
+    idle |= DG_HOOK_EVENTS | DG_HOOK_HOLD_CHECK;
+  if (p->kind != KIND_CLUTCH_LSD && p->kind != KIND_VISCOUS)
+    idle |= DG_HOOK_TORQUE;
+  if (p->kind != KIND_CLUTCH_LSD && p->kind != KIND_LOCKED)
+    idle |= DG_HOOK_POST_STEP;
+  dg_init_idle(init, idle);
   return 0;
 }
 

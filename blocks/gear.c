@@ -157,11 +157,21 @@ static const dg_signal_def gear_signals[] = {
     {0},
 };
 
+static bool gear_sticks(const gear_params *p);
+static const dg_table1d *gear_watched(const gear_params *p, int k);
+
 static int gear_init(dg_block *self, dg_init *init) {
-  (void)init;
+  const gear_params *p = self->params;
   gear_data *d = self->data;
   d->mode = MODE_ROLLING;
   d->tie_ratio = d->tie_hold = -1;
+  /* without bearing friction, a stuck mode or tables to watch, the gear is
+   * its link alone (the mesh's loss is the solver's): no torque, nothing
+   * to decide, no event */
+  if (!gear_sticks(p) && !gear_watched(p, 0) && !gear_watched(p, 1) && p->bearing_c0 == 0.0 &&
+      p->bearing_c1 == 0.0 && p->bearing_out_c0 == 0.0 && p->bearing_out_c1 == 0.0)
+    dg_init_idle(init, DG_HOOK_PRE_STEP | DG_HOOK_TORQUE | DG_HOOK_POST_STEP | DG_HOOK_EVENTS |
+                           DG_HOOK_HOLD_CHECK);
   return 0;
 }
 

@@ -86,10 +86,15 @@ static double load_torque(const load_params *p, double w, int s) {
 }
 
 static int load_init(dg_block *self, dg_init *init) {
-  (void)init;
+  const load_params *p = self->params;
   load_data *d = self->data;
   d->mode = MODE_SLIDING;
   d->tie = -1;
+  /* without Coulomb friction it never sticks and s does not count; without
+   * any friction it is an inertia alone */
+  if (!(p->c0 > 0.0))
+    dg_init_idle(init, DG_HOOK_PRE_STEP | DG_HOOK_POST_STEP | DG_HOOK_EVENTS | DG_HOOK_HOLD_CHECK |
+                           (p->c1 == 0.0 && p->c2 == 0.0 ? DG_HOOK_TORQUE : 0u));
   return 0;
 }
 

@@ -100,6 +100,15 @@ int dg_init_input(dg_init *init, const char *name) {
 
 double *dg_init_state(dg_init *init) { return init->sim->sv.s + init->block->state; }
 
+void dg_init_idle(dg_init *init, unsigned hooks) {
+  const dg_block_class *c = init->block->klass;
+  if ((hooks & DG_HOOK_TORQUE) && c->num_states > 0) {
+    dg_init_error(init, "a block with states keeps torque_downstream (it writes their rates)");
+    return;
+  }
+  init->sim->idle[init->block->index] |= hooks;
+}
+
 void dg_init_error(dg_init *init, const char *fmt, ...) {
   char path[DG_ERROR_PATH_LEN];
   dgp_pointer_append(path, sizeof path, "/blocks", init->block->id);
@@ -296,7 +305,8 @@ static int build_hook_lists(dg_sim *sim) {
   sim->ev_off = calloc((size_t)sim->nb + 1, sizeof *sim->ev_off);
   sim->motion_blocks = calloc((size_t)sim->nb + 1, sizeof *sim->motion_blocks);
   sim->motion_slot = calloc((size_t)sim->nb + 1, sizeof *sim->motion_slot);
-  if (!sim->pre || !sim->torque || !sim->post || !sim->hold || !sim->state_blocks || !sim->var_blocks ||
+  sim->idle = calloc((size_t)sim->nb + 1, sizeof *sim->idle);
+  if (!sim->idle || !sim->pre || !sim->torque || !sim->post || !sim->hold || !sim->state_blocks || !sim->var_blocks ||
       !sim->evb || !sim->ev_off || !sim->motion_blocks || !sim->motion_slot)
     return -1;
   for (int i = 0; i < sim->nb; i++) { /* blocks that may prescribe a speed, in graph order */
@@ -336,6 +346,35 @@ static int build_hook_lists(dg_sim *sim) {
     }
   }
   return 0;
+}
+
+/* Leaves out of the hook lists what the blocks' inits said they do
+ * without (dg_init_idle). The event functions of the blocks that keep
+ * theirs are packed again; the audit keeps its entries (audit.ne, sized
+ * before the inits), those of idle torque hooks unused. */
+static void drop_idle_hooks(dg_sim *sim) {
+  dg_hook_entry *lists[] = {sim->pre, sim->torque, sim->post, sim->hold};
+  int *counts[] = {&sim->n_pre, &sim->n_torque, &sim->n_post, &sim->n_hold};
+  static const unsigned hook[] = {DG_HOOK_PRE_STEP, DG_HOOK_TORQUE, DG_HOOK_POST_STEP,
+                                  DG_HOOK_HOLD_CHECK};
+  for (int l = 0; l < 4; l++) {
+    int n = 0;
+    for (int i = 0; i < *counts[l]; i++)
+      if (!(sim->idle[lists[l][i].b->index] & hook[l]))
+        lists[l][n++] = lists[l][i];
+    *counts[l] = n;
+  }
+  int n = 0, off = 0;
+  for (int i = 0; i < sim->n_evb; i++) {
+    dg_block *b = sim->evb[i].b;
+    if (sim->idle[b->index] & DG_HOOK_EVENTS)
+      continue;
+    sim->evb[n] = sim->evb[i];
+    sim->ev_off[n++] = off;
+    off += b->klass->num_events;
+  }
+  sim->n_evb = n;
+  sim->n_events = off;
 }
 
 dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
@@ -394,6 +433,7 @@ dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
     if (b->klass->init(b, &init) != 0 && !init.failed)
       dg_init_error(&init, "block %s failed to initialize", b->klass->type);
   }
+  drop_idle_hooks(sim);
   if (diag->count > before || build_signals(sim) != 0 || build_port_signals(sim) != 0 || dgp_bind_sim(sim) != 0) {
     if (diag->count == before)
       dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");
@@ -491,6 +531,7 @@ void dg_sim_free(dg_sim *sim) {
   free(sim->timed);
   free(sim->evb);
   free(sim->ev_off);
+  free(sim->idle);
   free(sim->motion_blocks);
   free(sim->motion_slots);
   free(sim->motion_slot);

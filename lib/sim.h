@@ -386,6 +386,7 @@ struct dg_sim {
   int n_pre, n_torque, n_post, n_hold;
   int *state_blocks, n_state_blocks;
   int *var_blocks, n_var_blocks;
+  unsigned *idle;           /* per block: hooks its init said it does without (DG_HOOK_*) */
   dg_hook_entry *evb;       /* blocks with event functions */
   int n_evb;
   int *ev_off;              /* per evb entry: first of its functions in g0/g1/gt */

@@ -310,6 +310,65 @@ START_TEST(test_efficiency_by_direction) {
 }
 END_TEST
 
+/* A gear without bearing friction, stuck mode or tables says at init that
+ * it needs none of its hooks (dg_init_idle), and the solver leaves them
+ * out. Against a copy of the class without init (so with every hook
+ * called), a lossy gear whose power reverses (a sine torque against a
+ * constant one: the solver locates each reversal) runs bit for bit the
+ * same, with the same events and the same energy audit. */
+START_TEST(test_idle_hooks_change_nothing) {
+  dg_registry *reg = dg_test_registry();
+  static dg_block_class busy;
+  busy = *dg_registry_find(reg, "gear");
+  busy.type = "gear_busy";
+  busy.init = NULL; /* data zeroed: rolling, as gear_init leaves it */
+  dg_error err;
+  ck_assert_msg(dg_registry_add(reg, &busy, &err) == DG_OK, "%s", err.text);
+  const char *types[2] = {"gear", "gear_busy"};
+  double end[2][4];
+  long events[2] = {0, 0};
+  for (int c = 0; c < 2; c++) {
+    dg_graph *g = dg_test_graph_regf(
+        reg,
+        "{\"drivegraph\":1,\"blocks\":{\"t_in\":{\"type\":\"torque_source\",\"torque\":3},"
+        "\"j1\":{\"type\":\"inertia\",\"inertia\":0.3},"
+        "\"g\":{\"type\":\"%s\",\"ratio\":2,\"efficiency\":0.9,\"efficiency_reverse\":0.6},"
+        "\"j2\":{\"type\":\"inertia\",\"inertia\":2},"
+        "\"s\":{\"type\":\"sine_source\",\"amplitude\":20,\"frequency\":1.3},"
+        "\"t_out\":{\"type\":\"torque_source\",\"torque\":1,\"inputs\":{\"command\":\"s.value\"}}},"
+        "\"connections\":[[\"t_in.out\",\"j1.in\"],[\"j1.out\",\"g.in\"],[\"g.out\",\"j2.in\","
+        "\"t_out.out\"]]}",
+        types[c]);
+    dg_sim *sim = dg_test_sim(g);
+    double last = NAN;
+    for (int i = 0; i < 3000; i++) {
+      ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
+      double te = dg_sim_last_event_time(sim);
+      if (te == te && te != last) {
+        events[c]++;
+        last = te;
+      }
+    }
+    dg_energy e;
+    dg_sim_energy(sim, &e);
+    end[c][0] = dg_test_signal(sim, "j1.omega");
+    end[c][1] = dg_test_signal(sim, "j2.omega");
+    end[c][2] = e.efficiency_loss;
+    end[c][3] = e.balance_error;
+    ck_assert_double_le(fabs(e.balance_error), 1e-12 * e.work_in);
+    dg_sim_free(sim);
+    dg_graph_free(g);
+  }
+  ck_assert_int_ge(events[0], 6); /* the power reverses about 8 times in 3 s */
+  ck_assert_int_eq(events[0], events[1]);
+  for (int k = 0; k < 4; k++)
+    ck_assert_msg(end[0][k] == end[1][k], "value %d: %.17g (idle hooks) vs %.17g (called)", k,
+                  end[0][k], end[1][k]);
+  ck_assert_double_lt(end[0][2], 0.0);
+  dg_registry_free(reg);
+}
+END_TEST
+
 /* Bearing friction on `in` (bearing_c0 = 2 N·m, bearing_c1 N·m·s/rad), a
  * lossless mesh, r = 2, J1 = 0.3, J2 = 2: M = J2 + r² J1 = 3.2 at `out`.
  * - 12 N·m on `in` from rest: the gear starts stuck (at rest with
@@ -527,6 +586,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_inertia_referred_to_input);
   tcase_add_test(tc, test_defaults);
   tcase_add_test(tc, test_efficiency_by_direction);
+  tcase_add_test(tc, test_idle_hooks_change_nothing);
   tcase_add_test(tc, test_efficiency_over_speed);
   tcase_add_loop_test(tc, test_efficiency_breakpoints_located, 0,
                       (int)(sizeof kink_dts / sizeof kink_dts[0]));

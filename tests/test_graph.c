@@ -503,6 +503,41 @@ START_TEST(test_registry) {
 }
 END_TEST
 
+/* dg_init_idle: a block with states cannot do without torque_downstream
+ * (it writes their rates); the simulation is refused, naming the block. */
+static void stateful_torque(dg_block *self, dg_ctx *ctx) {
+  (void)self;
+  (void)ctx;
+}
+
+static int stateful_init(dg_block *self, dg_init *init) {
+  (void)self;
+  dg_init_idle(init, DG_HOOK_TORQUE | DG_HOOK_EVENTS);
+  return 0;
+}
+
+START_TEST(test_idle_torque_with_states) {
+  static const dg_port_def ports[] = {{.name = "in", .dir = DG_PORT_IN}, {0}};
+  static const dg_block_class stateful = {.abi = DG_BLOCK_ABI,
+                                          .type = "stateful",
+                                          .ports = ports,
+                                          .num_states = 1,
+                                          .init = stateful_init,
+                                          .torque_downstream = stateful_torque};
+  dg_registry *reg = dg_test_registry();
+  dg_error err;
+  ck_assert_msg(dg_registry_add(reg, &stateful, &err) == DG_OK, "%s", err.text);
+  const char *json = "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\","
+                     "\"inertia\":1},\"x\":{\"type\":\"stateful\"}},"
+                     "\"connections\":[[\"src.out\",\"x.in\"]]}";
+  ck_assert_ptr_null(dg_graph_load_string(reg, json, "idle.json", &err));
+  ck_assert_str_eq(err.file, "idle.json");
+  ck_assert_str_eq(err.path, "/blocks/x");
+  ck_assert_str_eq(err.text, "a block with states keeps torque_downstream (it writes their rates)");
+  dg_registry_free(reg);
+}
+END_TEST
+
 /* ---- what overriding a parameter can do to the every-mode check -------- */
 
 static const struct {
@@ -694,6 +729,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_validate_load_file);
   tcase_add_test(tc, test_groups_match_every_combination);
   tcase_add_test(tc, test_registry);
+  tcase_add_test(tc, test_idle_torque_with_states);
   tcase_add_test(tc, test_shaft_of_three);
   tcase_add_test(tc, test_source_in_line);
   tcase_add_test(tc, test_downstream);

@@ -693,6 +693,23 @@ DG_API int dg_init_channel(dg_init *init, const char *name);
 /// In init: the block's num_states continuous states, to give them start
 /// values (they are 0 otherwise).
 DG_API double *dg_init_state(dg_init *init);
+/// Hooks of a class that one of its blocks may do without (dg_init_idle).
+enum {
+  DG_HOOK_PRE_STEP = 1u << 0,
+  DG_HOOK_TORQUE = 1u << 1,
+  DG_HOOK_POST_STEP = 1u << 2,
+  DG_HOOK_EVENTS = 1u << 3,
+  DG_HOOK_HOLD_CHECK = 1u << 4
+};
+/// In init: the hooks (DG_HOOK_*) that this block's parameters leave
+/// nothing to do, for its whole simulation: the solver then never calls
+/// them (a gear without bearing friction, stuck mode or efficiency tables
+/// has no torque of its own, nothing to decide and no event; its mesh's
+/// loss is the solver's). The block must behave exactly as if they were
+/// called: only hooks that change nothing and add nothing may be named.
+/// A class with states keeps torque_downstream (it writes their rates):
+/// naming it there is an init error.
+DG_API void dg_init_idle(dg_init *init, unsigned hooks);
 /// Reports an init failure (the framework adds the block's path).
 DG_API void dg_init_error(dg_init *init, const char *fmt, ...)
 #if defined(__GNUC__)
