@@ -156,6 +156,7 @@ typedef struct dg_tree_ws {
   bool factored;            /* the pivots are those of kap */
   bool tables;              /* a mesh's efficiency follows a table of speed: κ per stage */
   bool held;                /* kap is that of the directions a segment holds (no tables) */
+  int nn;                   /* nodes (vertices 0 .. nn − 1; aliases among them are gone) */
   int nv, ne, ncon;         /* vertices (nodes, then constraints), directed edges, constraints */
   int nops;                 /* eliminations of the factor */
   bool simple;              /* none pairs two vertices or updates more than one (a chain) */
@@ -169,6 +170,13 @@ typedef struct dg_tree_ws {
   int *mesh_node;           /* ... copied out of the graph: node, */
   double *mesh_ab, *mesh_b; /* side a's coefficient A − B and side b's B */
   int *dof_node;            /* per DOF: the node whose speed it is (its row of G is e_j) */
+  /* aliases: nodes a lossless link with one source makes copies, x_n =
+   * c x_root (a shaft block's far end, a lossless gear's): not vertices;
+   * their inertia and torque go to the root, and z_n = c z_root after */
+  int nalias;
+  bool *gone;               /* per node: an alias, no vertex of the factor */
+  int *al_node, *al_root;   /* per alias: the node, its root (a vertex) */
+  double *al_c;             /* per alias: c */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
   int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */
   int *step;                /* per vertex: the elimination that removes it */

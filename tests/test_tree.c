@@ -351,6 +351,39 @@ START_TEST(sim_vehicles) {
 }
 END_TEST
 
+/* Aliases: lossless links with one source (a flywheel's far end, a
+ * lossless gear's output) are no vertices of the tree: their inertia and
+ * torque go to their root through the product of the ratios on the way.
+ * Three lossless gears in a row (products over two levels), flywheels, a
+ * lossy gear between them: the tree against the dense stage, and the
+ * count of aliases. */
+START_TEST(sim_aliases) {
+  const char *json =
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.05,\"torque\":20},"
+      "\"a\":{\"type\":\"gear\",\"ratio\":2},\"b\":{\"type\":\"gear\",\"ratio\":0.7},"
+      "\"m0\":{\"type\":\"inertia\",\"inertia\":0.01},"
+      "\"c\":{\"type\":\"gear\",\"ratio\":1.5,\"efficiency\":0.97},"
+      "\"m1\":{\"type\":\"inertia\",\"inertia\":0.02},"
+      "\"d\":{\"type\":\"gear\",\"ratio\":3},"
+      "\"ld\":{\"type\":\"load\",\"inertia\":0.3,\"c1\":0.01}},"
+      "\"connections\":[[\"src.out\",\"a.in\"],[\"a.out\",\"b.in\"],[\"b.out\",\"m0.in\"],"
+      "[\"m0.out\",\"c.in\"],[\"c.out\",\"m1.in\"],[\"m1.out\",\"d.in\"],[\"d.out\",\"ld.in\"]]}";
+  dg_graph *g = dg_test_graphf("%s", json);
+  dg_sim *sim = dg_test_sim(g);
+  sim->tree_always = true;
+  ck_assert_int_eq(dgp_solver_change_topology(sim), DG_OK);
+  ck_assert(sim->sv.tree.on);
+  /* 7 nodes, one DOF: a's, b's and m0's outputs alias the source's shaft,
+   * m1's and d's the lossy gear's output */
+  ck_assert_int_eq(sim->nn, 7);
+  ck_assert_int_eq(sim->sv.tree.nalias, 5);
+  ck_assert_int_eq(sim->sv.tree.ncon, 1); /* the lossy mesh alone */
+  dg_sim_free(sim);
+  compare_sims(g, 3.0, true);
+}
+END_TEST
+
 /* A spring-damper chain: force elements between shafts of their own (no
  * constraints between them), with a lossy gear at the end. */
 START_TEST(sim_spring_chain) {
@@ -590,6 +623,7 @@ static Suite *suite(void) {
   TCase *ts = tcase_create("sim");
   tcase_set_timeout(ts, 60);
   tcase_add_test(ts, sim_chain_of_lossy_gears);
+  tcase_add_test(ts, sim_aliases);
   tcase_add_test(ts, sim_diff_tree);
   tcase_add_test(ts, sim_vehicles);
   tcase_add_test(ts, sim_spring_chain);

@@ -47,7 +47,9 @@ int dgp_tree_factor(dg_tree_ws *t) {
   for (int v = 0; v < nv; v++) {
     step[v] = INT_MAX;
     deg[v] = t->start[v + 1] - t->start[v];
-    if (deg[v] <= 1)
+    if (v < t->nn && t->gone[v])
+      step[v] = -1; /* an alias: no vertex */
+    else if (deg[v] <= 1)
       queue[tail++] = v;
   }
   while (head < tail) {
@@ -207,6 +209,84 @@ static void add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a,
   (*ne)++;
 }
 
+/* The aliases of the mode (dg_tree_ws): a link with one source that is
+ * no lossy mesh, x_dst = c x_src, makes dst a copy of src, and of src's
+ * root where src is one too (the coefficients multiplied along). Fills
+ * gone, al_*; returns per link its constraint (-1: an alias), in scratch
+ * of the factor (parent). */
+static int *find_aliases(dg_sim *sim) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  dg_tree_ws *t = &sim->sv.tree;
+  int nn = sim->nn, *lcon = t->parent, *up = t->order, *root = t->step, *path = t->al_node;
+  double *c_up = t->d, *c_root = t->z;
+  for (int k = 0; k < ws->nlinks; k++)
+    lcon[k] = 0;
+  for (int j = 0; j < ws->nmesh; j++)
+    if (ws->mesh_link[j] >= 0)
+      lcon[ws->mesh_link[j]] = 1; /* lossy: stays */
+  for (int n = 0; n < nn; n++)
+    up[n] = -1;
+  for (int k = 0, c = 0; k < ws->nlinks; k++) {
+    if (ws->link_n[k] == 1 && !lcon[k]) {
+      up[ws->link_dst[k]] = ws->link_src[ws->link_first[k]];
+      c_up[ws->link_dst[k]] = ws->link_coef[ws->link_first[k]];
+      lcon[k] = -1;
+    } else {
+      lcon[k] = c++;
+    }
+  }
+  for (int n = 0; n < nn; n++) {
+    root[n] = up[n] < 0 ? n : -1;
+    c_root[n] = 1.0;
+  }
+  for (int n = 0; n < nn; n++) { /* each node's root, once: up the unresolved path */
+    int len = 0, r = n;
+    while (root[r] < 0) {
+      path[len++] = r;
+      r = up[r];
+    }
+    while (len > 0) {
+      int m = path[--len];
+      root[m] = root[up[m]];
+      c_root[m] = c_up[m] * c_root[up[m]];
+    }
+  }
+  t->nalias = 0;
+  for (int n = 0; n < nn; n++) {
+    t->gone[n] = root[n] != n;
+    if (t->gone[n]) { /* (al_node was the paths' scratch) */
+      t->al_root[t->nalias] = root[n];
+      t->al_c[t->nalias] = c_root[n];
+      t->al_node[t->nalias++] = n;
+    }
+  }
+  return lcon;
+}
+
+/* The entries of A at an alias moved to its root (times c), merged with
+ * one of the same constraint there; returns the count left. */
+static int alias_entries(dg_tree_ws *t, int ne) {
+  if (t->nalias == 0)
+    return ne;
+  int *where = t->order; /* per node: its alias's index */
+  for (int i = 0; i < t->nalias; i++)
+    where[t->al_node[i]] = i;
+  int out = 0;
+  for (int i = 0, first = 0, prev = -1; i < ne; i++) {
+    int n = t->ent_n[i], c = t->ent_c[i];
+    if (c != prev) /* a constraint's entries are together */
+      first = out;
+    prev = c;
+    double s = 1.0;
+    if (t->gone[n]) {
+      s = t->al_c[where[n]];
+      n = t->al_root[where[n]];
+    }
+    add_entry(t, &out, first, c, n, s * t->ent_a[i], s * t->ent_b[i]);
+  }
+  return out;
+}
+
 /* Whether the tree is the cheaper ACCEL stage: the dense stage's
  * multiply-adds (B or M⁻¹, the mesh system) against the tree's vertices
  * and entries, with the weight measured on the families of
@@ -242,35 +322,63 @@ void dgp_tree_build(dg_sim *sim) {
     t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
   if (sv->variable_kinematics || sv->mot.np > 0 || !ws->links_complete || sim->in_check)
     return;
-  int K = ws->nlinks + ws->nactive;
-  if (nn - K != sv->ndof)
+  if (nn - (ws->nlinks + ws->nactive) != sv->ndof)
     return;
+  t->nn = nn;
+  int *lcon = find_aliases(sim); /* per link: its constraint, -1 for an alias */
+  int nkept = 0;
+  for (int k = 0; k < ws->nlinks; k++)
+    nkept += lcon[k] >= 0;
+  int K = nkept + ws->nactive;
   t->ncon = K;
   t->nv = nn + K;
-  /* the entries of A by constraint: links, then active ties */
+  /* the entries of A by constraint: links (not aliases), then active ties */
   int ne = 0;
   for (int k = 0; k < ws->nlinks; k++) {
-    int first = ne;
-    add_entry(t, &ne, first, k, ws->link_dst[k], 1.0, 0.0);
+    int first = ne, c = lcon[k];
+    if (c < 0)
+      continue;
+    add_entry(t, &ne, first, c, ws->link_dst[k], 1.0, 0.0);
     for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
-      add_entry(t, &ne, first, k, ws->link_src[i], -ws->link_coef[i], -ws->link_coef[i]);
+      add_entry(t, &ne, first, c, ws->link_src[i], -ws->link_coef[i], -ws->link_coef[i]);
   }
   for (int a = 0; a < ws->nactive; a++) {
     const dg_tie *tie = &ws->ties[ws->active_tie[a]];
     int first = ne;
     for (int i = tie->first; i < tie->first + tie->n; i++)
-      add_entry(t, &ne, first, ws->nlinks + a, ws->tie_node[i], ws->tie_coef[i],
+      add_entry(t, &ne, first, nkept + a, ws->tie_node[i], ws->tie_coef[i],
                 tie->mesh >= 0 ? ws->tie_coef[i] - ws->tie_acoef[i] : 0.0);
   }
   for (int c = 0; c < K; c++)
     t->con_mesh[c] = -1;
   for (int j = 0; j < ws->nmesh; j++) {
     int k = ws->mesh_link[j], tie = ws->mesh_tie[j];
-    int c = k >= 0 ? k : ws->ties[tie].active >= 0 ? ws->nlinks + ws->ties[tie].active : -1;
+    int c = k >= 0 ? lcon[k] : ws->ties[tie].active >= 0 ? nkept + ws->ties[tie].active : -1;
     t->mesh_con[j] = c;
     if (c >= 0)
       t->con_mesh[c] = j;
   }
+  /* each mesh's entries in a row of their own, for the stages' dot
+   * products with node speeds and accelerations: at the nodes themselves
+   * (an alias's acceleration is written back after each solve) */
+  int *cfirst = t->op_first; /* scratch: constraint c's entries [cfirst[c], cfirst[c+1]) */
+  for (int c = 0, i = 0; c <= K; c++) {
+    cfirst[c] = i;
+    while (i < ne && t->ent_c[i] == c)
+      i++;
+  }
+  int k = 0;
+  for (int j = 0; j < ws->nmesh; j++) {
+    int c = t->mesh_con[j];
+    t->mesh_first[j] = k;
+    for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++, k++) {
+      t->mesh_node[k] = t->ent_n[i];
+      t->mesh_ab[k] = t->ent_a[i] - t->ent_b[i];
+      t->mesh_b[k] = t->ent_b[i];
+    }
+  }
+  t->mesh_first[ws->nmesh] = k;
+  ne = alias_entries(t, ne); /* the entries at an alias moved to its root */
   /* the graph: each entry an edge both ways, by vertex */
   memset(t->start, 0, sizeof(int) * (size_t)(t->nv + 1));
   for (int i = 0; i < ne; i++) {
@@ -290,18 +398,6 @@ void dgp_tree_build(dg_sim *sim) {
     t->b[en] = t->b[ec] = t->ent_b[i];
   }
   t->ne = 2 * ne;
-  /* each mesh's entries in a row of their own, for the stages' dot products */
-  int k = 0;
-  for (int j = 0; j < ws->nmesh; j++) {
-    t->mesh_first[j] = k;
-    int c = t->mesh_con[j];
-    for (int e = c >= 0 ? t->start[nn + c] : 0; c >= 0 && e < t->start[nn + c + 1]; e++, k++) {
-      t->mesh_node[k] = t->nbr[e];
-      t->mesh_ab[k] = t->a[e] - t->b[e];
-      t->mesh_b[k] = t->b[e];
-    }
-  }
-  t->mesh_first[ws->nmesh] = k;
   /* each DOF the speed of one node */
   for (int j = 0; j < sv->ndof; j++) {
     int node = ws->raw_node[ws->col_raw[j]];
@@ -311,7 +407,9 @@ void dgp_tree_build(dg_sim *sim) {
     t->dof_node[j] = node;
   }
   for (int v = 0; v < t->nv; v++)
-    t->diag0[v] = v < nn ? sv->inertia[v] : 0.0;
+    t->diag0[v] = v < nn && !t->gone[v] ? sv->inertia[v] : 0.0;
+  for (int i = 0; i < t->nalias; i++) /* c² I of each alias at its root */
+    t->diag0[t->al_root[i]] += t->al_c[i] * t->al_c[i] * sv->inertia[t->al_node[i]];
   if (!sim->tree_always && !tree_pays(sim, ne))
     return;
   if (tree_refactor(sim, NULL) != 0)
@@ -341,9 +439,21 @@ static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
 /* z = K⁻¹ [w; 0] for the current factor. */
 static void tree_stage_solve(dg_sim *sim, const double *w) {
   dg_tree_ws *t = &sim->sv.tree;
-  memcpy(t->z, w, sizeof(double) * (size_t)sim->nn);
-  memset(t->z + sim->nn, 0, sizeof(double) * (size_t)t->ncon);
-  dgp_tree_solve(t, t->z);
+  double *z = t->z;
+  const int *an = t->al_node, *ar = t->al_root;
+  const double *ac = t->al_c;
+  memcpy(z, w, sizeof(double) * (size_t)sim->nn);
+  memset(z + sim->nn, 0, sizeof(double) * (size_t)t->ncon);
+  for (int i = 0; i < t->nalias; i++) /* an alias's torque acts at its root, through c */
+    z[ar[i]] += ac[i] * z[an[i]];
+  dgp_tree_solve(t, z);
+}
+
+/* The aliases' accelerations after a solve, c times their roots' (only a
+ * mesh at rest reads them: the DOFs' nodes are never aliases). */
+static void tree_unfold(dg_tree_ws *t) {
+  for (int i = 0; i < t->nalias; i++)
+    t->z[t->al_node[i]] = t->al_c[i] * t->z[t->al_root[i]];
 }
 
 /* The ACCEL stage on the tree: q̇ into dq with the lossy meshes' loss
@@ -359,6 +469,8 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
   double *lam = sv->loss.lam, *kap = sv->loss.kap;
   int *dir = sv->loss.dir;
   if (m == 0) {
+    if (!t->factored) /* a mode taken from the cache: the pivots are another's */
+      tree_refactor(sim, NULL);
     tree_stage_solve(sim, w);
   } else {
     for (int j = 0; t->tables && j < m; j++) { /* efficiencies over speed: κ at side a's speed */
@@ -393,11 +505,15 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
         lam[j] = t->mesh_con[j] >= 0 ? z[nn + t->mesh_con[j]] : 0.0;
       if (failed || sv->loss.hold)
         break;
-      bool same = true;
+      bool same = true, unfolded = false;
       for (int j = 0; j < m; j++) {
         double bx, v = mesh_dot(t, j, x, &bx);
-        if (v == 0.0) /* at rest: the power about to flow */
+        if (v == 0.0) { /* at rest: the power about to flow */
+          if (!unfolded)
+            tree_unfold(t);
+          unfolded = true;
           v = mesh_dot(t, j, z, &bx);
+        }
         int nd_dir = dgp_mesh_direction(lam[j], v, dir[j]);
         if (nd_dir != dir[j]) {
           dir[j] = nd_dir;
@@ -448,6 +564,10 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->mesh_ab, nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_b, nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->dof_node, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->gone, nn, sizeof(bool), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_node, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_root, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_c, nn, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->diag0, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->d, nv, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->order, nv, sizeof(int), &t->on);
