@@ -220,8 +220,9 @@ static void planetary_check(const void *params, dg_check *chk) {
                    p->ring_teeth);
 }
 
+static bool planetary_sticks(const planetary_params *p);
+
 static int planetary_init(dg_block *self, dg_init *init) {
-  (void)init;
   const planetary_params *p = self->params;
   planetary_data *d = self->data;
   d->ks = p->sun_teeth / (p->sun_teeth + p->ring_teeth);
@@ -229,6 +230,10 @@ static int planetary_init(dg_block *self, dg_init *init) {
   d->tie = d->tie_lock = -1;
   d->factor = 1.0;
   d->mode = MODE_ROLLING;
+  /* a set that cannot stick has nothing to decide (post_step still reads
+   * its forces for the signals) */
+  if (!planetary_sticks(p))
+    dg_init_idle(init, DG_HOOK_PRE_STEP | DG_HOOK_EVENTS | DG_HOOK_HOLD_CHECK);
   return 0;
 }
 

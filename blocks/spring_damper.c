@@ -253,6 +253,10 @@ static int spring_init(dg_block *self, dg_init *init) {
   d->side = SIDE_DRIVE;
   d->tie = -1;
   dg_init_state(init)[0] = half_lash(p); /* drive flanks touching, no force */
+  /* without backlash the flanks never part: a side to decide (drive and
+   * coast act alike at zero lash) and no contact events */
+  if (!(p->backlash > 0.0))
+    dg_init_idle(init, DG_HOOK_PRE_STEP | DG_HOOK_POST_STEP | DG_HOOK_EVENTS);
   return 0;
 }
 
