@@ -166,9 +166,13 @@ typedef struct dg_tree_ws {
   double *kout, *kin;       /* per edge v→w: K[v][w] and K[w][v] */
   int *con_mesh;            /* per constraint: its lossy mesh, -1 */
   int *mesh_con;            /* per mesh: its constraint, -1 (an idle redundant tie) */
-  int *mesh_first;          /* per mesh: its constraint's entries [mesh_first[j], mesh_first[j+1]) */
-  int *mesh_node;           /* ... copied out of the graph: node, */
-  double *mesh_ab, *mesh_b; /* side a's coefficient A − B and side b's B */
+  /* per mesh, its constraint's entries at the nodes themselves, in two
+   * rows of their non-zeros (a link's side a is its dst alone, side b its
+   * sources): side a's coefficients A − B in [mesh_first[j],
+   * mesh_first[j+1]) of mesh_node / mesh_ab, side b's B in [mesh_bfirst[j],
+   * mesh_bfirst[j+1]) of mesh_bnode / mesh_b */
+  int *mesh_first, *mesh_node, *mesh_bfirst, *mesh_bnode;
+  double *mesh_ab, *mesh_b;
   int *dof_node;            /* per DOF: the node whose speed it is (its row of G is e_j) */
   /* aliases: nodes a lossless link with one source makes copies, x_n =
    * c x_root (a shaft block's far end, a lossless gear's): not vertices;

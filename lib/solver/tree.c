@@ -367,17 +367,24 @@ void dgp_tree_build(dg_sim *sim) {
     while (i < ne && t->ent_c[i] == c)
       i++;
   }
-  int k = 0;
+  int k = 0, kb = 0;
   for (int j = 0; j < ws->nmesh; j++) {
     int c = t->mesh_con[j];
     t->mesh_first[j] = k;
-    for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++, k++) {
-      t->mesh_node[k] = t->ent_n[i];
-      t->mesh_ab[k] = t->ent_a[i] - t->ent_b[i];
-      t->mesh_b[k] = t->ent_b[i];
+    t->mesh_bfirst[j] = kb;
+    for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++) {
+      if (t->ent_a[i] - t->ent_b[i] != 0.0) {
+        t->mesh_node[k] = t->ent_n[i];
+        t->mesh_ab[k++] = t->ent_a[i] - t->ent_b[i];
+      }
+      if (t->ent_b[i] != 0.0) {
+        t->mesh_bnode[kb] = t->ent_n[i];
+        t->mesh_b[kb++] = t->ent_b[i];
+      }
     }
   }
   t->mesh_first[ws->nmesh] = k;
+  t->mesh_bfirst[ws->nmesh] = kb;
   ne = alias_entries(t, ne); /* the entries at an alias moved to its root */
   /* the graph: each entry an edge both ways, by vertex */
   memset(t->start, 0, sizeof(int) * (size_t)(t->nv + 1));
@@ -421,19 +428,18 @@ void dgp_tree_build(dg_sim *sim) {
  * its constraint's entries (side a's coefficient A − B, side b's B). */
 static inline double mesh_dot(const dg_tree_ws *t, int j, const double *x, double *bx) {
   double ax = 0.0, b = 0.0;
-  for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++) {
-    double xn = x[t->mesh_node[e]];
-    ax += t->mesh_ab[e] * xn;
-    b += t->mesh_b[e] * xn;
-  }
+  for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
+    ax += t->mesh_ab[e] * x[t->mesh_node[e]];
+  for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++)
+    b += t->mesh_b[e] * x[t->mesh_bnode[e]];
   *bx = b;
   return ax;
 }
 
 /* w += f b_j */
 static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
-  for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
-    w[t->mesh_node[e]] += f * t->mesh_b[e];
+  for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++)
+    w[t->mesh_bnode[e]] += f * t->mesh_b[e];
 }
 
 /* z = K⁻¹ [w; 0] for the current factor. */
@@ -467,6 +473,7 @@ static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
   const double *x = sv->xw, *z = t->z, *kap = sv->loss.kap;
   const double *mab = t->mesh_ab, *mb = t->mesh_b;
   const int *mf = t->mesh_first, *mn = t->mesh_node, *mc = t->mesh_con;
+  const int *mbf = t->mesh_bfirst, *mbn = t->mesh_bnode;
   double *lam = sv->loss.lam, *p = sv->loss.p;
   tree_stage_solve(sim, w);
   for (int j = 0; j < sv->ndof; j++)
@@ -474,18 +481,17 @@ static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
     double l = mc[j] >= 0 ? z[nn + mc[j]] : 0.0, ax = 0.0, bx = 0.0;
-    for (int e = mf[j]; e < mf[j + 1]; e++) {
-      double xn = x[mn[e]];
-      ax += mab[e] * xn;
-      bx += mb[e] * xn;
-    }
+    for (int e = mf[j]; e < mf[j + 1]; e++)
+      ax += mab[e] * x[mn[e]];
     lam[j] = l;
     p[j] = l * ax;
     double f = kap[j] * l;
     if (f == 0.0)
       continue;
-    for (int e = mf[j]; e < mf[j + 1]; e++)
-      w[mn[e]] += f * mb[e];
+    for (int e = mbf[j]; e < mbf[j + 1]; e++) {
+      bx += mb[e] * x[mbn[e]];
+      w[mbn[e]] += f * mb[e];
+    }
     p_loss += f * bx;
   }
   return p_loss;
@@ -600,6 +606,8 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->mesh_node, nent, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_ab, nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_b, nent, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_bfirst, nn + 1, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_bnode, nent, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->dof_node, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->gone, nn, sizeof(bool), &t->on);
   dgp_buf_add_plan_live(l, &t->al_node, nn, sizeof(int), &t->on);
