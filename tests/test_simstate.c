@@ -417,6 +417,57 @@ START_TEST(retry_state_refused_elsewhere) {
 }
 END_TEST
 
+/* A retry's state whose plan must be built again at the load (the mode
+ * changed since the save) and whose blocks no longer build that mode (a
+ * block whose kinematics depend on something outside its data, here a
+ * test's switch): refused, naming why, and the simulation stops rather
+ * than run on a plan not its own. */
+static bool shifter_locked = true;
+
+static void shifter_upstream(dg_block *self, dg_topo *topo) {
+  if (shifter_locked)
+    dg_topo_lock(topo, self, 0, 1);
+}
+
+START_TEST(retry_state_mode_not_rebuilt) {
+  static const dg_port_def ports[] = {{.name = "in", .dir = DG_PORT_IN},
+                                      {.name = "out", .dir = DG_PORT_OUT},
+                                      {0}};
+  static const dg_block_class shifter = {
+      .abi = DG_BLOCK_ABI, .type = "shifter", .ports = ports, .state_upstream = shifter_upstream};
+  dg_registry *reg = dg_test_registry();
+  dg_error err;
+  ck_assert_msg(dg_registry_add(reg, &shifter, &err) == DG_OK, "%s", err.text);
+  shifter_locked = true;
+  dg_graph *g = dg_test_graph_regf(
+      reg, "{\"drivegraph\":1,\"blocks\":{\"src\":{\"type\":\"torque_source\",\"inertia\":1,"
+           "\"torque\":2},\"s\":{\"type\":\"shifter\"},\"ld\":{\"type\":\"load\",\"inertia\":3}},"
+           "\"connections\":[[\"src.out\",\"s.in\"],[\"s.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  run_steps(sim, 10);
+  size_t size = dgp_sim_state_size(sim);
+  unsigned char *buf = malloc(size);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(dgp_sim_state_save(sim, buf, size), size);
+  /* the lock lets go by the switch: another mode, another plan */
+  shifter_locked = false;
+  ck_assert_int_eq(dgp_solver_change_topology(sim), DG_OK);
+  ck_assert_int_eq(dgp_sim_state_load(sim, buf, size), DG_ERR_USAGE);
+  ck_assert_str_eq(dg_sim_last_error(sim)->text,
+                   "not a state of this simulation: its mode could not be built again");
+  ck_assert_int_ne(dg_sim_step(sim, DT), DG_OK);
+  /* with the switch back, the same bytes load and the run goes on */
+  shifter_locked = true;
+  ck_assert_int_eq(dgp_sim_state_load(sim, buf, size), DG_OK);
+  run_steps(sim, 10);
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 2.0 / 4.0 * 20 * DT, 1e-12);
+  free(buf);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
 Suite *simstate_suite(void) {
   Suite *s = suite_create("simstate");
   TCase *tc = tcase_create("params");
@@ -433,6 +484,7 @@ Suite *simstate_suite(void) {
   tcase_add_test(tc, retry_state_clutches);
   tcase_add_test(tc, retry_state_ev);
   tcase_add_test(tc, retry_state_refused_elsewhere);
+  tcase_add_test(tc, retry_state_mode_not_rebuilt);
   suite_add_tcase(s, tc);
   return s;
 }
