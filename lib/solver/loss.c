@@ -344,6 +344,9 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     if (same)
       break;
   }
+  /* the loss power f b·x over b's few non-zeros at the stage's node speeds
+   * (as the tree does), not Gᵀb·q over the DOFs */
+  const double *x = sv->xw;
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
     sv->loss.p[j] = lam[j] * side_a_speed(sim, j, q);
@@ -355,11 +358,12 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     const double *bv = sv->loss.bv + sv->loss.b0[j];
     for (int i = 0; i < nd; i++)
       dq[i] += f * d[i];
-    for (int k = 0, nb = sv->loss.nb[j]; k < nb; k++)
+    double bx = 0.0;
+    for (int k = 0, nb = sv->loss.nb[j]; k < nb; k++) {
       w[bn[k]] += f * bv[k];
-    p_loss += f * dgp_dot(sv->loss.gb + (size_t)j * st, q, nd);
-    if (np > 0)
-      p_loss += f * dgp_dot(sv->loss.gbp + (size_t)j * st, sv->mot.v, np);
+      bx += bv[k] * x[bn[k]];
+    }
+    p_loss += f * bx;
   }
   return p_loss;
 }
