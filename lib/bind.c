@@ -844,8 +844,10 @@ void dgp_bind_eval_motion(dg_sim *sim) {
 }
 
 void dgp_bind_eval_slots(dg_sim *sim) {
-  for (int k = 0; k < sim->n_slots; k++)
-    sim->slot_val[k] = slot_value(&sim->ctx, &sim->slots[k]);
+  const dg_slot *slots = sim->slots; /* in locals: a signal hook may write any memory */
+  double *val = sim->slot_val;
+  for (int k = 0, n = sim->n_slots; k < n; k++)
+    val[k] = slot_value(&sim->ctx, &slots[k]);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -258,13 +258,31 @@ static int mesh_solve(dg_solver *sv, int m, size_t st) {
   return dgp_solve_dense(sv->loss.S, lam, m, st);
 }
 
+/* Side a's speed of mesh j at the stage: a·x. A link's side a is e_dst,
+ * so its speed is the SPEEDS stage's x[dst] (sv.xw, of the stage's q): the
+ * very products and sums of ga·q + gap·v, read instead of made again
+ * (a row with two prescribed terms adds them in another order: the last
+ * bit); a tie's, ga·q + gap·v over the DOFs. */
+static inline double side_a_speed(const dg_sim *sim, int j, const double *q) {
+  const dg_solver *sv = &sim->sv;
+  int k = sv->ws.mesh_link[j];
+  if (k >= 0)
+    return sv->xw[sv->ws.link_dst[k]];
+  size_t st = (size_t)sim->nn;
+  double v = dgp_dot(sv->loss.ga + (size_t)j * st, q, sv->ndof);
+  if (sv->mot.np > 0)
+    v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, sv->mot.np);
+  return v;
+}
+
 /* The ACCEL stage's losses, after the lossless q̇₀ = M⁻¹Gᵀw is in dq: the
  * multipliers of the lossy meshes with their loss torques κ_j λ_j b_j
  * included, (1 − W K) λ = λ₀, for the directions of power flow that the
  * solution itself gives (κ_j = 1/η − 1 when side b drives, η − 1 when side
  * a drives, 0 when no power flows or is about to; the directions of the
  * last solve are the first guess). Then q̇ += Σ κ_j λ_j d_j and w += the
- * loss torques. Returns the loss power (≤ 0). */
+ * loss torques. q is the stage's, whose node speeds the SPEEDS stage left
+ * in sv.xw. Returns the loss power (≤ 0). */
 double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   size_t st = (size_t)sim->nn;
@@ -275,18 +293,17 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     const int *un = sv->loss.un + sv->loss.u0[j];
     const double *uv = sv->loss.uv + sv->loss.u0[j];
     double v = dgp_dot(sv->loss.h + (size_t)j * st, dq, nd);
-    for (int k = 0; k < sv->loss.nu[j]; k++)
+    for (int k = 0, nu = sv->loss.nu[j]; k < nu; k++)
       v -= uv[k] * w[un[k]];
     lam0[j] = v;
   }
-  /* efficiencies over speed: κ at this stage's speed of side a */
-  for (int j = 0; j < m; j++) {
+  /* efficiencies over speed: κ at this stage's speed of side a (the mode's
+   * build says whether a mesh has a table: tree.tables, set for every mode) */
+  for (int j = 0; sv->tree.tables && j < m; j++) {
     const dg_table1d *ta = sv->ws.mesh_tab_a[j], *tb = sv->ws.mesh_tab_b[j];
     if (!ta && !tb)
       continue;
-    double v = dgp_dot(sv->loss.ga + (size_t)j * st, q, nd);
-    if (np > 0)
-      v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
+    double v = side_a_speed(sim, j, q);
     if (tb)
       sv->loss.kf[j] = 1.0 / dg_table1d_eval(tb, fabs(v)) - 1.0;
     if (ta)
@@ -309,11 +326,9 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
       break;
     bool same = true;
     for (int j = 0; j < m; j++) {
-      const double *ga = sv->loss.ga + (size_t)j * st;
-      double v = dgp_dot(ga, q, nd);
-      if (np > 0)
-        v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
+      double v = side_a_speed(sim, j, q);
       if (v == 0.0) { /* at rest: the power about to flow */
+        const double *ga = sv->loss.ga + (size_t)j * st;
         v = dgp_dot(ga, dq, nd);
         if (np > 0)
           v += dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.vd, np);
@@ -329,11 +344,12 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     if (same)
       break;
   }
+  /* the loss power f b·x over b's few non-zeros at the stage's node speeds
+   * (as the tree does), not Gᵀb·q over the DOFs */
+  const double *x = sv->xw;
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
-    sv->loss.p[j] = lam[j] * dgp_dot(sv->loss.ga + (size_t)j * st, q, nd);
-    if (np > 0)
-      sv->loss.p[j] += lam[j] * dgp_dot(sv->loss.gap + (size_t)j * st, sv->mot.v, np);
+    sv->loss.p[j] = lam[j] * side_a_speed(sim, j, q);
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
@@ -342,11 +358,12 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
     const double *bv = sv->loss.bv + sv->loss.b0[j];
     for (int i = 0; i < nd; i++)
       dq[i] += f * d[i];
-    for (int k = 0; k < sv->loss.nb[j]; k++)
+    double bx = 0.0;
+    for (int k = 0, nb = sv->loss.nb[j]; k < nb; k++) {
       w[bn[k]] += f * bv[k];
-    p_loss += f * dgp_dot(sv->loss.gb + (size_t)j * st, q, nd);
-    if (np > 0)
-      p_loss += f * dgp_dot(sv->loss.gbp + (size_t)j * st, sv->mot.v, np);
+      bx += bv[k] * x[bn[k]];
+    }
+    p_loss += f * bx;
   }
   return p_loss;
 }
