@@ -123,7 +123,7 @@ struct dg_topo {
  * κ_j λ_j b_j. */
 typedef struct dg_loss_ws {
   double *u, *b, *h, *d, *ga, *gb; /* nn × nn each */
-  double *gap, *gbp;        /* nn × nn: G_pᵀ a_j, G_pᵀ b_j over the prescribed columns */
+  double *gap;              /* nn × nn: G_pᵀ a_j over the prescribed columns */
   double *W, *S;            /* nn × nn */
   double *lam0, *lam, *kap, *z; /* nn each */
   int *dir;                 /* nn: power direction of the last solve (+1: from side b) */

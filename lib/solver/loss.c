@@ -161,7 +161,7 @@ int dgp_loss_build(dg_sim *sim) {
   double *a = sv->scratch, *z = sv->loss.z, *tmp = sv->f;
   for (int j = 0; j < m; j++) {
     double *rows[] = {sv->loss.u,  sv->loss.b,  sv->loss.h,  sv->loss.d,
-                      sv->loss.ga, sv->loss.gb, sv->loss.gap, sv->loss.gbp};
+                      sv->loss.ga, sv->loss.gb, sv->loss.gap};
     int t = ws->mesh_tie[j];
     if (t >= 0 && ws->ties[t].active < 0) { /* redundant and idle (dgp_loss_check_ties) */
       for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -183,7 +183,6 @@ int dgp_loss_build(dg_sim *sim) {
     dgp_g_transpose(sim, a, sv->loss.ga + (size_t)j * st);
     dgp_g_transpose(sim, b, sv->loss.gb + (size_t)j * st);
     gp_transpose(sim, a, sv->loss.gap + (size_t)j * st);
-    gp_transpose(sim, b, sv->loss.gbp + (size_t)j * st);
     double *d = sv->loss.d + (size_t)j * st;
     memcpy(d, sv->loss.gb + (size_t)j * st, sizeof(double) * (size_t)nd);
     dgp_cholesky_solve(sv->L, nd, dgp_mst(sim), d);
@@ -399,7 +398,6 @@ void dgp_loss_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan(l, &sim->sv.loss.ga, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.loss.gb, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.loss.gap, nn * nn, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.loss.gbp, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.loss.W, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.S, nn * nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.loss.lam0, nn, sizeof(double));
