@@ -174,13 +174,21 @@ typedef struct dg_tree_ws {
   int *mesh_first, *mesh_node, *mesh_bfirst, *mesh_bnode;
   double *mesh_ab, *mesh_b;
   int *dof_node;            /* per DOF: the node whose speed it is (its row of G is e_j) */
-  /* aliases: nodes a lossless link with one source makes copies, x_n =
-   * c x_root (a shaft block's far end, a lossless gear's): not vertices;
-   * their inertia and torque go to the root, and z_n = c z_root after */
+  /* aliases: nodes a link with one source makes copies, x_n = c x_up (a
+   * shaft block's far end, a gear's input; a lossy one only where nothing
+   * below it but copies touches a constraint): not vertices; their
+   * inertia and torque are folded into their up node, the deepest first,
+   * with c and, across a lossy link, 1 + κ of its mesh (docs/solver.md,
+   * "Aliases"), and z_n = C z_root after */
   int nalias;
   bool *gone;               /* per node: an alias, no vertex of the factor */
-  int *al_node, *al_root;   /* per alias: the node, its root (a vertex) */
-  double *al_c;             /* per alias: c */
+  int *al_node, *al_up;     /* per alias, the deepest first: the node, the one it copies */
+  int *al_root, *al_mesh;   /* ... its root (a vertex), the mesh of its link or -1 */
+  double *al_cup, *al_c;    /* ... c of its link, C the product of those up to the root */
+  double *al_g;             /* ... c (1 + κ): what crosses its link, for the factor's κ */
+  double *ieff;             /* per node: its inertia with what is folded into it, for κ */
+  int *mesh_alias;          /* per mesh: the alias its link made, -1 */
+  double *base;             /* per vertex: its inertia (0: a constraint, an alias) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
   int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */
   int *step;                /* per vertex: the elimination that removes it */
@@ -428,6 +436,7 @@ struct dg_sim {
   bool starting;
   bool no_refresh;          /* tests: variable kinematics rebuilt in full every substep */
   bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
+  bool tree_never;          /* tests: ... and on the dense stage everywhere */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
   struct dgp_buf *bufs;     /* their list, for the snapshots (buffers.c) */

@@ -297,13 +297,19 @@ END_TEST
 
 /* ---- whole simulations: the tree against the dense stage ---------------- */
 
-/* Steps both for `seconds` of the bench launch and compares every node
- * speed and block state at every step. Fails unless the forced one really
- * ran on the tree (want_tree) and the other on the dense stage. */
-static void compare_sims(dg_graph *g, double seconds, bool want_tree) {
+/* Steps one simulation held to the dense stage and one on the tree
+ * wherever the mode allows for `seconds` of the bench launch and compares
+ * every node speed and block state at every step, within `tol` relative.
+ * Fails unless the second starts on the tree (want_tree). */
+static void compare_sims_tol(dg_graph *g, double seconds, bool want_tree, double tol) {
   dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  a->tree_never = true;
   b->tree_always = true;
+  dgp_cache_forget(a); /* the start's plan, kept in the cache, is built again */
+  dgp_cache_forget(b);
+  ck_assert_int_eq(dgp_solver_change_topology(a), DG_OK);
   ck_assert_int_eq(dgp_solver_change_topology(b), DG_OK);
+  ck_assert(!a->sv.tree.on);
   if (want_tree)
     ck_assert(b->sv.tree.on);
   const double dt = 1e-3;
@@ -327,10 +333,14 @@ static void compare_sims(dg_graph *g, double seconds, bool want_tree) {
       worst = fmax(worst, fabs(x - y) / fmax(fmax(fabs(x), fabs(y)), 1.0));
     }
   }
-  ck_assert_msg(worst <= SIM_TOL, "worst relative difference %g", worst);
+  ck_assert_msg(worst <= tol, "worst relative difference %g", worst);
   dg_sim_free(a);
   dg_sim_free(b);
   dg_graph_free(g);
+}
+
+static void compare_sims(dg_graph *g, double seconds, bool want_tree) {
+  compare_sims_tol(g, seconds, want_tree, SIM_TOL);
 }
 
 START_TEST(sim_chain_of_lossy_gears) {
@@ -347,16 +357,22 @@ START_TEST(sim_vehicles) {
   compare_sims(dg_test_graph_file("graphs/bench/axle_baseline.json"), 2.0, true);
   compare_sims(dg_test_graph_file("graphs/bench/sedan_baseline.json"), 6.0, false);
   compare_sims(dg_test_graph_file("graphs/bench/awd_3diff.json"), 6.0, false);
-  compare_sims(dg_test_graph_file("graphs/bench/truck_8x8.json"), 6.0, false);
+  /* At 1.3708 s four events leave a mesh whose load is zero to
+   * round-off at the next segment's start: its direction of power flow is
+   * then the sign of that round-off (the dense stage keeps +1, the tree
+   * takes -1), held over the 1 ms segment while the load grows from zero
+   * (loss.c: a reversal is watched only from 1e-9 W). Both are within the
+   * model; they part by 3.1e-6 and agree to 2e-15 before it. */
+  compare_sims_tol(dg_test_graph_file("graphs/bench/truck_8x8.json"), 6.0, false, 1e-5);
 }
 END_TEST
 
-/* Aliases: lossless links with one source (a flywheel's far end, a
- * lossless gear's output) are no vertices of the tree: their inertia and
- * torque go to their root through the product of the ratios on the way.
- * Three lossless gears in a row (products over two levels), flywheels, a
- * lossy gear between them: the tree against the dense stage, and the
- * count of aliases. */
+/* Aliases: links with one source (a flywheel's far end, a gear's input)
+ * make copies, no vertices of the tree: their inertia and torque are
+ * folded into the node they copy, across a lossy gear with 1 + κ, and its
+ * load is taken from the folded balance. Three lossless gears in a row
+ * (folds two levels deep), flywheels and a lossy gear: the tree against
+ * the dense stage, and the count of copies. */
 START_TEST(sim_aliases) {
   const char *json =
       "{\"drivegraph\":1,\"blocks\":{"
@@ -374,11 +390,13 @@ START_TEST(sim_aliases) {
   sim->tree_always = true;
   ck_assert_int_eq(dgp_solver_change_topology(sim), DG_OK);
   ck_assert(sim->sv.tree.on);
-  /* 7 nodes, one DOF: a's, b's and m0's outputs alias the source's shaft,
-   * m1's and d's the lossy gear's output */
+  /* 7 nodes, one DOF: every link has one source, the lossy gear's too
+   * (nothing below it touches a constraint), so six of the nodes are
+   * copies and the tree is one vertex */
   ck_assert_int_eq(sim->nn, 7);
-  ck_assert_int_eq(sim->sv.tree.nalias, 5);
-  ck_assert_int_eq(sim->sv.tree.ncon, 1); /* the lossy mesh alone */
+  ck_assert_int_eq(sim->sv.tree.nalias, 6);
+  ck_assert_int_eq(sim->sv.tree.ncon, 0);
+  ck_assert_int_ge(sim->sv.tree.mesh_alias[0], 0);
   dg_sim_free(sim);
   compare_sims(g, 3.0, true);
 }

@@ -183,13 +183,25 @@ static void tree_values(dg_sim *sim, const double *kap) {
     }
 }
 
-/* Factors for kap (NULL: no losses), remembering it. */
+/* Factors for kap (NULL: no losses), remembering it: the aliases'
+ * inertias folded into the nodes they copy, the deepest first (c times
+ * what crosses the link, c (1 + κ) I), then the vertices' diagonal. */
 static int tree_refactor(dg_sim *sim, const double *kap) {
   dg_tree_ws *t = &sim->sv.tree;
-  int m = sim->sv.ws.nmesh;
+  int m = sim->sv.ws.nmesh, nn = sim->nn;
   tree_values(sim, kap);
   for (int j = 0; j < m; j++)
     t->kap[j] = kap ? kap[j] : 0.0;
+  memcpy(t->ieff, sim->sv.inertia, sizeof(double) * (size_t)nn);
+  for (int i = 0; i < t->nalias; i++) {
+    int j = t->al_mesh[i];
+    t->al_g[i] = t->al_cup[i] * (1.0 + (j >= 0 ? t->kap[j] : 0.0));
+    t->ieff[t->al_up[i]] += t->al_cup[i] * t->al_g[i] * t->ieff[t->al_node[i]];
+  }
+  memcpy(t->diag0, t->base, sizeof(double) * (size_t)t->nv);
+  for (int v = 0; v < nn; v++)
+    if (!t->gone[v])
+      t->diag0[v] = t->ieff[v];
   return dgp_tree_factor(t);
 }
 
@@ -209,56 +221,122 @@ static void add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a,
   (*ne)++;
 }
 
-/* The aliases of the mode (dg_tree_ws): a link with one source that is
- * no lossy mesh, x_dst = c x_src, makes dst a copy of src, and of src's
- * root where src is one too (the coefficients multiplied along). Fills
- * gone, al_*; returns per link its constraint (-1: an alias), in scratch
- * of the factor (parent). */
+/* The aliases of the mode (dg_tree_ws). A link with one source,
+ * x_dst = c x_src, makes dst a copy of src. A lossy one (a mesh) is
+ * folded too where nothing in dst's subtree (dst and the copies below
+ * it) touches a constraint: its load is then that subtree's balance,
+ * I_eff ẍ_dst − w_eff, taken after the solve, and what crosses it is
+ * scaled by 1 + κ (side b's, as in Ã). Where something does, the link
+ * stays a constraint, which touches dst and src in turn: repeated until
+ * nothing changes. Fills gone, al_*, mesh_alias; returns per link its
+ * constraint (-1: an alias), in scratch of the factor. */
 static int *find_aliases(dg_sim *sim) {
   const dg_topo_ws *ws = &sim->sv.ws;
   dg_tree_ws *t = &sim->sv.tree;
-  int nn = sim->nn, *lcon = t->parent, *up = t->order, *root = t->step, *path = t->al_node;
-  double *c_up = t->d, *c_root = t->z;
-  for (int k = 0; k < ws->nlinks; k++)
-    lcon[k] = 0;
+  int nn = sim->nn, nl = ws->nlinks;
+  /* scratch of the factor, per node or per link (nv >= both) */
+  int *lcon = t->parent, *up = t->order, *lk = t->op_v, *touch = t->op_u, *depth = t->step;
+  int *dirty = t->op_first, *ord = t->op_r, *lmesh = t->op_x, *count = t->upd_r;
+  double *c_up = t->d;
+  for (int k = 0; k < nl; k++)
+    lmesh[k] = -1;
   for (int j = 0; j < ws->nmesh; j++)
     if (ws->mesh_link[j] >= 0)
-      lcon[ws->mesh_link[j]] = 1; /* lossy: stays */
-  for (int n = 0; n < nn; n++)
-    up[n] = -1;
-  for (int k = 0, c = 0; k < ws->nlinks; k++) {
-    if (ws->link_n[k] == 1 && !lcon[k]) {
-      up[ws->link_dst[k]] = ws->link_src[ws->link_first[k]];
-      c_up[ws->link_dst[k]] = ws->link_coef[ws->link_first[k]];
-      lcon[k] = -1;
-    } else {
-      lcon[k] = c++;
-    }
-  }
+      lmesh[ws->mesh_link[j]] = j;
   for (int n = 0; n < nn; n++) {
-    root[n] = up[n] < 0 ? n : -1;
-    c_root[n] = 1.0;
+    up[n] = -1;
+    touch[n] = 0;
   }
-  for (int n = 0; n < nn; n++) { /* each node's root, once: up the unresolved path */
-    int len = 0, r = n;
-    while (root[r] < 0) {
-      path[len++] = r;
-      r = up[r];
+  for (int k = 0; k < nl; k++) {
+    int f = ws->link_first[k];
+    if (ws->link_n[k] == 1) {
+      up[ws->link_dst[k]] = ws->link_src[f];
+      c_up[ws->link_dst[k]] = ws->link_coef[f];
+      lk[ws->link_dst[k]] = k;
+    } else {
+      touch[ws->link_dst[k]] = 1;
+      for (int i = f; i < f + ws->link_n[k]; i++)
+        touch[ws->link_src[i]] = 1;
     }
-    while (len > 0) {
-      int m = path[--len];
-      root[m] = root[up[m]];
-      c_root[m] = c_up[m] * c_root[up[m]];
+  }
+  for (int a = 0; a < ws->nactive; a++) {
+    const dg_tie *tie = &ws->ties[ws->active_tie[a]];
+    for (int i = tie->first; i < tie->first + tie->n; i++)
+      touch[ws->tie_node[i]] = 1;
+  }
+  int maxd;
+  for (;;) {
+    /* depths (a node's path up, each node once), the deepest first */
+    maxd = 0;
+    for (int n = 0; n < nn; n++)
+      depth[n] = up[n] < 0 ? 0 : -1;
+    for (int n = 0; n < nn; n++) {
+      int len = 0, r = n;
+      while (depth[r] < 0) {
+        ord[len++] = r;
+        r = up[r];
+      }
+      while (len > 0) {
+        int q = ord[--len];
+        depth[q] = depth[up[q]] + 1;
+        maxd = depth[q] > maxd ? depth[q] : maxd;
+      }
     }
+    for (int d = 0; d <= maxd + 1; d++)
+      count[d] = 0;
+    for (int n = 0; n < nn; n++)
+      count[maxd - depth[n] + 1]++;
+    for (int d = 0; d <= maxd; d++)
+      count[d + 1] += count[d];
+    for (int n = 0; n < nn; n++)
+      ord[count[maxd - depth[n]]++] = n;
+    /* a subtree touching a constraint is dirty; a lossy link under one stays */
+    for (int n = 0; n < nn; n++)
+      dirty[n] = touch[n];
+    for (int i = 0; i < nn; i++) {
+      int n = ord[i];
+      if (up[n] >= 0 && dirty[n])
+        dirty[up[n]] = 1;
+    }
+    bool changed = false;
+    for (int n = 0; n < nn; n++)
+      if (up[n] >= 0 && lmesh[lk[n]] >= 0 && dirty[n]) {
+        touch[n] = touch[up[n]] = 1;
+        up[n] = -1;
+        changed = true;
+      }
+    if (!changed)
+      break;
+  }
+  for (int k = 0, c = 0; k < nl; k++) {
+    int dst = ws->link_dst[k];
+    lcon[k] = ws->link_n[k] == 1 && up[dst] >= 0 && lk[dst] == k ? -1 : c++;
+  }
+  for (int j = 0; j < ws->nmesh; j++)
+    t->mesh_alias[j] = -1;
+  /* per alias, the deepest first (ord): its up node, c, mesh, root and C */
+  double *c_root = t->z;
+  int *root = dirty;
+  for (int i = nn - 1; i >= 0; i--) { /* the shallowest first: the roots' first */
+    int n = ord[i];
+    root[n] = up[n] < 0 ? n : root[up[n]];
+    c_root[n] = up[n] < 0 ? 1.0 : c_up[n] * c_root[up[n]];
   }
   t->nalias = 0;
-  for (int n = 0; n < nn; n++) {
-    t->gone[n] = root[n] != n;
-    if (t->gone[n]) { /* (al_node was the paths' scratch) */
-      t->al_root[t->nalias] = root[n];
-      t->al_c[t->nalias] = c_root[n];
-      t->al_node[t->nalias++] = n;
-    }
+  for (int i = 0; i < nn; i++) {
+    int n = ord[i];
+    t->gone[n] = up[n] >= 0;
+    if (!t->gone[n])
+      continue;
+    int a = t->nalias++;
+    t->al_node[a] = n;
+    t->al_up[a] = up[n];
+    t->al_cup[a] = c_up[n];
+    t->al_root[a] = root[n];
+    t->al_c[a] = c_root[n];
+    t->al_mesh[a] = lmesh[lk[n]];
+    if (t->al_mesh[a] >= 0)
+      t->mesh_alias[t->al_mesh[a]] = a;
   }
   return lcon;
 }
@@ -369,9 +447,15 @@ void dgp_tree_build(dg_sim *sim) {
   }
   int k = 0, kb = 0;
   for (int j = 0; j < ws->nmesh; j++) {
-    int c = t->mesh_con[j];
+    int c = t->mesh_con[j], l = ws->mesh_link[j];
     t->mesh_first[j] = k;
     t->mesh_bfirst[j] = kb;
+    if (t->mesh_alias[j] >= 0) { /* a folded link: side a its dst, side b its source */
+      t->mesh_node[k] = ws->link_dst[l];
+      t->mesh_ab[k++] = 1.0;
+      t->mesh_bnode[kb] = ws->link_src[ws->link_first[l]];
+      t->mesh_b[kb++] = -ws->link_coef[ws->link_first[l]];
+    }
     for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++) {
       if (t->ent_a[i] - t->ent_b[i] != 0.0) {
         t->mesh_node[k] = t->ent_n[i];
@@ -414,10 +498,8 @@ void dgp_tree_build(dg_sim *sim) {
     t->dof_node[j] = node;
   }
   for (int v = 0; v < t->nv; v++)
-    t->diag0[v] = v < nn && !t->gone[v] ? sv->inertia[v] : 0.0;
-  for (int i = 0; i < t->nalias; i++) /* c² I of each alias at its root */
-    t->diag0[t->al_root[i]] += t->al_c[i] * t->al_c[i] * sv->inertia[t->al_node[i]];
-  if (!sim->tree_always && !tree_pays(sim, ne))
+    t->base[v] = v < nn && !t->gone[v] ? sv->inertia[v] : 0.0;
+  if (sim->tree_never || (!sim->tree_always && !tree_pays(sim, ne)))
     return;
   if (tree_refactor(sim, NULL) != 0)
     return;
@@ -446,13 +528,26 @@ static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
 static void tree_stage_solve(dg_sim *sim, const double *w) {
   dg_tree_ws *t = &sim->sv.tree;
   double *z = t->z;
-  const int *an = t->al_node, *ar = t->al_root;
-  const double *ac = t->al_c;
+  const int *an = t->al_node, *au = t->al_up;
+  const double *ag = t->al_g;
   memcpy(z, w, sizeof(double) * (size_t)sim->nn);
   memset(z + sim->nn, 0, sizeof(double) * (size_t)t->ncon);
-  for (int i = 0; i < t->nalias; i++) /* an alias's torque acts at its root, through c */
-    z[ar[i]] += ac[i] * z[an[i]];
+  for (int i = 0; i < t->nalias; i++) /* an alias's torque, its subtree's in it, at its up node */
+    z[au[i]] += ag[i] * z[an[i]];
   dgp_tree_solve(t, z);
+}
+
+/* Mesh j's multiplier after a solve: its constraint's, or a folded link's
+ * from its dst's balance, I_eff C ẍ_root − w_eff (z at an alias still
+ * holds w_eff, until tree_unfold). */
+static inline double mesh_lambda(const dg_tree_ws *t, int j) {
+  int c = t->mesh_con[j], a = t->mesh_alias[j];
+  if (c >= 0)
+    return t->z[t->nn + c];
+  if (a < 0)
+    return 0.0;
+  int n = t->al_node[a];
+  return t->ieff[n] * t->al_c[a] * t->z[t->al_root[a]] - t->z[n];
 }
 
 /* The aliases' accelerations after a solve, c times their roots' (only a
@@ -480,7 +575,7 @@ static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
     dq[j] = z[t->dof_node[j]];
   double p_loss = 0.0;
   for (int j = 0; j < m; j++) {
-    double l = mc[j] >= 0 ? z[nn + mc[j]] : 0.0, ax = 0.0, bx = 0.0;
+    double l = mc[j] >= 0 ? z[nn + mc[j]] : mesh_lambda(t, j), ax = 0.0, bx = 0.0;
     for (int e = mf[j]; e < mf[j + 1]; e++)
       ax += mab[e] * x[mn[e]];
     lam[j] = l;
@@ -505,7 +600,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   dg_tree_ws *t = &sv->tree;
   const dg_topo_ws *ws = &sv->ws;
-  int nn = sim->nn, m = ws->nmesh;
+  int m = ws->nmesh;
   const double *x = sv->xw, *z = t->z;
   double *lam = sv->loss.lam, *kap = sv->loss.kap;
   int *dir = sv->loss.dir;
@@ -545,7 +640,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
       }
       tree_stage_solve(sim, w);
       for (int j = 0; j < m; j++)
-        lam[j] = t->mesh_con[j] >= 0 ? z[nn + t->mesh_con[j]] : 0.0;
+        lam[j] = mesh_lambda(t, j);
       if (failed || sv->loss.hold)
         break;
       bool same = true, unfolded = false;
@@ -613,7 +708,14 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->al_node, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_root, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_c, nn, sizeof(double), &t->on);
-  dgp_buf_add_plan_live(l, &t->diag0, nv, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_up, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_mesh, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_cup, nn, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->mesh_alias, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->base, nv, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->al_g, nn, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->ieff, nn, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->diag0, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->d, nv, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->order, nv, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->parent, nv, sizeof(int), &t->on);
