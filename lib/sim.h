@@ -188,6 +188,7 @@ typedef struct dg_tree_ws {
   double *al_g;             /* ... c (1 + κ): what crosses its link, for the factor's κ */
   double *ieff;             /* per node: its inertia with what is folded into it, for κ */
   int *mesh_alias;          /* per mesh: the alias its link made, -1 */
+  bool all_folded;          /* every mesh a folded link (rows of one entry each) */
   double *base;             /* per vertex: its inertia (0: a constraint, an alias) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
   int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */

@@ -279,6 +279,7 @@ static void take_scalars(dg_sim *sim, const dg_solver *b) {
   sv->tree.nv = b->tree.nv;
   sv->tree.nn = b->tree.nn;
   sv->tree.nalias = b->tree.nalias;
+  sv->tree.all_folded = b->tree.all_folded;
   sv->tree.ne = b->tree.ne;
   sv->tree.nops = b->tree.nops;
   sv->tree.factored = false; /* its pivots are of the last mode's meshes */

@@ -469,6 +469,9 @@ void dgp_tree_build(dg_sim *sim) {
   }
   t->mesh_first[ws->nmesh] = k;
   t->mesh_bfirst[ws->nmesh] = kb;
+  t->all_folded = ws->nmesh > 0;
+  for (int j = 0; j < ws->nmesh; j++)
+    t->all_folded = t->all_folded && t->mesh_alias[j] >= 0;
   ne = alias_entries(t, ne); /* the entries at an alias moved to its root */
   /* the graph: each entry an edge both ways, by vertex */
   memset(t->start, 0, sizeof(int) * (size_t)(t->nv + 1));
@@ -574,6 +577,23 @@ static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
   for (int j = 0; j < sv->ndof; j++)
     dq[j] = z[t->dof_node[j]];
   double p_loss = 0.0;
+  if (t->all_folded) { /* a chain of gears: each row one entry, each load from its fold */
+    const int *ma = t->mesh_alias, *an = t->al_node, *ar = t->al_root;
+    const double *ac = t->al_c, *ie = t->ieff;
+    for (int j = 0; j < m; j++) {
+      int a = ma[j], n = an[a];
+      double l = ie[n] * ac[a] * z[ar[a]] - z[n];
+      lam[j] = l;
+      p[j] = l * (mab[j] * x[mn[j]]);
+      double f = kap[j] * l;
+      if (f == 0.0)
+        continue;
+      double bx = mb[j] * x[mbn[j]];
+      w[mbn[j]] += f * mb[j];
+      p_loss += f * bx;
+    }
+    return p_loss;
+  }
   for (int j = 0; j < m; j++) {
     double l = mc[j] >= 0 ? z[nn + mc[j]] : mesh_lambda(t, j), ax = 0.0, bx = 0.0;
     for (int e = mf[j]; e < mf[j + 1]; e++)
