@@ -311,6 +311,7 @@ typedef struct dg_solver {
   double *normal_load;      /* per node, published by bodies */
   double *tau;              /* node torque accumulator, then with the meshes' loss torques */
   double *xw;               /* substep node speeds */
+  bool xw_end;              /* xw holds the speeds of rk.yt at the segment's end (end_values) */
 
   /* the current mode's plan (lib/solver/plan.c) */
   int ndof;

@@ -128,6 +128,7 @@ static void events_at(dg_sim *sim, double t, double theta, double h, int ny) {
 static void end_values(dg_sim *sim, double tb, double *g) {
   dg_ctx *ctx = &sim->ctx;
   dgp_solver_speeds(sim, sim->sv.rk.yt, sim->sv.xw);
+  sim->sv.xw_end = true; /* until a stage writes them (the commit may take them) */
   ctx->t = tb;
   ctx->speed = sim->sv.xw;
   ctx->state = sim->sv.rk.yt + sim->sv.ndof;
@@ -471,7 +472,10 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     ctx->state = sim->sv.s;
     dgp_motion_eval(sim, tb);
   }
-  dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
+  if (sim->sv.xw_end && sim->sv.mot.np == 0) /* the end's speeds, from this very yt */
+    memcpy(sim->sv.x, sim->sv.xw, sizeof(double) * (size_t)sim->nn);
+  else
+    dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
     sim->sv.lam.y = NULL; /* the events asked for them at this very state */
   else

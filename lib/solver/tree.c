@@ -512,6 +512,10 @@ void dgp_tree_build(dg_sim *sim) {
 /* Mesh j's side a dotted with a node vector x, and side b into *bx, over
  * its constraint's entries (side a's coefficient A − B, side b's B). */
 static inline double mesh_dot(const dg_tree_ws *t, int j, const double *x, double *bx) {
+  if (t->all_folded) { /* rows of one entry each, j's at j */
+    *bx = t->mesh_b[j] * x[t->mesh_bnode[j]];
+    return t->mesh_ab[j] * x[t->mesh_node[j]];
+  }
   double ax = 0.0, b = 0.0;
   for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
     ax += t->mesh_ab[e] * x[t->mesh_node[e]];
