@@ -370,19 +370,23 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
 /* At a segment's first stage: the meshes whose power reversal the segment
  * locates (those carrying power; their direction is held over it). */
 void dgp_loss_watch_start(dg_sim *sim) {
-  for (int j = 0; j < sim->sv.ws.nmesh; j++)
-    sim->sv.loss.watch[j] =
-        sim->sv.loss.dir[j] != 0 && fabs(sim->sv.loss.p[j]) > MESH_WATCH_POWER;
+  unsigned char *watch = sim->sv.loss.watch;
+  const int *dir = sim->sv.loss.dir;
+  const double *p = sim->sv.loss.p;
+  for (int j = 0, m = sim->sv.ws.nmesh; j < m; j++)
+    watch[j] = dir[j] != 0 && fabs(p[j]) > MESH_WATCH_POWER;
 }
 
 /* Each watched mesh's event function: its power p in its held direction,
  * d·p (it reverses where it reaches 0); 1 for the others. Returns how many
  * are watched. */
 int dgp_loss_event_values(const dg_sim *sim, double *g, const double *p) {
+  const unsigned char *watch = sim->sv.loss.watch;
+  const int *dir = sim->sv.loss.dir;
   int active = 0;
-  for (int j = 0; j < sim->sv.ws.nmesh; j++) {
-    bool on = sim->sv.loss.watch[j];
-    g[j] = on ? sim->sv.loss.dir[j] * p[j] : 1.0;
+  for (int j = 0, m = sim->sv.ws.nmesh; j < m; j++) {
+    bool on = watch[j];
+    g[j] = on ? dir[j] * p[j] : 1.0;
     active += on;
   }
   return active;

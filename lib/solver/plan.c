@@ -353,11 +353,30 @@ void dgp_plan_speed_rows(dg_sim *sim) {
 void dgp_solver_speeds(const dg_sim *sim, const double *q, double *x) {
   const int *sn = sim->sv.single_node, *sd = sim->sv.single_dof;
   const double *sv = sim->sv.single_val;
-  for (int k = 0; k < sim->sv.n_single; k++)
-    x[sn[k]] = sv[k] * q[sd[k]];
+  int ns = sim->sv.n_single, np = sim->sv.n_pair; /* locals: x may alias, to the compiler */
+  if (sim->sv.ndof == 1 && ns == sim->nn) { /* a chain: every node's row one multiple of the
+                                                * one DOF, in node order (sn[k] = k) */
+    double q0 = q[0], *restrict xr = x;
+    const double *restrict svr = sv;
+    int k = 0;
+    for (; k + 1 < ns; k += 2) { /* two at a time: packed SSE2 */
+      double a0 = svr[k], a1 = svr[k + 1];
+      xr[k] = a0 * q0;
+      xr[k + 1] = a1 * q0;
+    }
+    for (; k < ns; k++)
+      xr[k] = svr[k] * q0;
+  } else if (sim->sv.ndof == 1) {
+    double q0 = q[0];
+    for (int k = 0; k < ns; k++)
+      x[sn[k]] = sv[k] * q0;
+  } else {
+    for (int k = 0; k < ns; k++)
+      x[sn[k]] = sv[k] * q[sd[k]];
+  }
   const int *pn = sim->sv.pair_node, *pd = sim->sv.pair_dof;
   const double *pv = sim->sv.pair_val;
-  for (int k = 0; k < sim->sv.n_pair; k++)
+  for (int k = 0; k < np; k++)
     x[pn[k]] = pv[2 * k] * q[pd[2 * k]] + pv[2 * k + 1] * q[pd[2 * k + 1]];
   const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
   const double *val = sim->sv.gs_val;

@@ -464,8 +464,10 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     sim->sv.audit.work[sim->motion_blocks[k]] +=
         h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   }
-  for (int n = 0; n < sim->nn; n++) /* node angles, with RK4's weights */
-    sim->sv.mot.theta[n] += h / 6.0 * sim->sv.mot.xsum[n];
+  double *restrict theta = sim->sv.mot.theta; /* node angles, with RK4's weights */
+  const double *restrict xsum = sim->sv.mot.xsum;
+  for (int n = 0, nn = sim->nn; n < nn; n++)
+    theta[n] += h / 6.0 * xsum[n];
   sim->segments++;
   sim->t = tb;
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */

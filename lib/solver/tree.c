@@ -198,6 +198,9 @@ static int tree_refactor(dg_sim *sim, const double *kap) {
     t->al_g[i] = t->al_cup[i] * (1.0 + (j >= 0 ? t->kap[j] : 0.0));
     t->ieff[t->al_up[i]] += t->al_cup[i] * t->al_g[i] * t->ieff[t->al_node[i]];
   }
+  for (int j = 0; j < m; j++)
+    if (t->mesh_alias[j] >= 0)
+      t->fm_ic[j] = t->ieff[t->fm_node[j]] * t->al_c[t->mesh_alias[j]];
   memcpy(t->diag0, t->base, sizeof(double) * (size_t)t->nv);
   for (int v = 0; v < nn; v++)
     if (!t->gone[v])
@@ -470,8 +473,16 @@ void dgp_tree_build(dg_sim *sim) {
   t->mesh_first[ws->nmesh] = k;
   t->mesh_bfirst[ws->nmesh] = kb;
   t->all_folded = ws->nmesh > 0;
-  for (int j = 0; j < ws->nmesh; j++)
-    t->all_folded = t->all_folded && t->mesh_alias[j] >= 0;
+  for (int j = 0; j < ws->nmesh; j++) {
+    int a = t->mesh_alias[j];
+    t->all_folded = t->all_folded && a >= 0;
+    if (a >= 0) {
+      t->fm_node[j] = t->al_node[a];
+      t->fm_src[j] = t->al_up[a];
+      t->fm_root[j] = t->al_root[a];
+      t->fm_b[j] = -t->al_cup[a];
+    }
+  }
   ne = alias_entries(t, ne); /* the entries at an alias moved to its root */
   /* the graph: each entry an edge both ways, by vertex */
   memset(t->start, 0, sizeof(int) * (size_t)(t->nv + 1));
@@ -539,7 +550,7 @@ static void tree_stage_solve(dg_sim *sim, const double *w) {
   const double *ag = t->al_g;
   memcpy(z, w, sizeof(double) * (size_t)sim->nn);
   memset(z + sim->nn, 0, sizeof(double) * (size_t)t->ncon);
-  for (int i = 0; i < t->nalias; i++) /* an alias's torque, its subtree's in it, at its up node */
+  for (int i = 0, na = t->nalias; i < na; i++) /* an alias's torque, its subtree's in it, at its up node */
     z[au[i]] += ag[i] * z[an[i]];
   dgp_tree_solve(t, z);
 }
@@ -553,8 +564,7 @@ static inline double mesh_lambda(const dg_tree_ws *t, int j) {
     return t->z[t->nn + c];
   if (a < 0)
     return 0.0;
-  int n = t->al_node[a];
-  return t->ieff[n] * t->al_c[a] * t->z[t->al_root[a]] - t->z[n];
+  return t->fm_ic[j] * t->z[t->fm_root[j]] - t->z[t->fm_node[j]];
 }
 
 /* The aliases' accelerations after a solve, c times their roots' (only a
@@ -581,19 +591,19 @@ static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
   for (int j = 0; j < sv->ndof; j++)
     dq[j] = z[t->dof_node[j]];
   double p_loss = 0.0;
-  if (t->all_folded) { /* a chain of gears: each row one entry, each load from its fold */
-    const int *ma = t->mesh_alias, *an = t->al_node, *ar = t->al_root;
-    const double *ac = t->al_c, *ie = t->ieff;
+  if (t->all_folded) { /* a chain of gears: each load from its fold, each side one node */
+    const int *fn = t->fm_node, *fs = t->fm_src, *fr = t->fm_root;
+    const double *fic = t->fm_ic, *fb = t->fm_b;
     for (int j = 0; j < m; j++) {
-      int a = ma[j], n = an[a];
-      double l = ie[n] * ac[a] * z[ar[a]] - z[n];
+      int n = fn[j], src = fs[j];
+      double l = fic[j] * z[fr[j]] - z[n];
       lam[j] = l;
-      p[j] = l * (mab[j] * x[mn[j]]);
+      p[j] = l * x[n]; /* side a: the dst, coefficient 1 */
       double f = kap[j] * l;
       if (f == 0.0)
         continue;
-      double bx = mb[j] * x[mbn[j]];
-      w[mbn[j]] += f * mb[j];
+      double bx = fb[j] * x[src];
+      w[src] += f * fb[j];
       p_loss += f * bx;
     }
     return p_loss;
@@ -736,6 +746,11 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->al_mesh, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_cup, nn, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_alias, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fm_node, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fm_src, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fm_root, nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fm_b, nn, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->fm_ic, nn, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->base, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->al_g, nn, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->ieff, nn, sizeof(double), &t->on);
