@@ -466,8 +466,15 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   }
   double *restrict theta = sim->sv.mot.theta; /* node angles, with RK4's weights */
   const double *restrict xsum = sim->sv.mot.xsum;
-  for (int n = 0, nn = sim->nn; n < nn; n++)
-    theta[n] += h / 6.0 * xsum[n];
+  double h6 = h / 6.0;
+  int n = 0;
+  for (int nn = sim->nn; n + 1 < nn; n += 2) { /* two at a time: packed SSE2 */
+    double a0 = theta[n], a1 = theta[n + 1], b0 = xsum[n], b1 = xsum[n + 1];
+    theta[n] = a0 + h6 * b0;
+    theta[n + 1] = a1 + h6 * b1;
+  }
+  for (; n < sim->nn; n++)
+    theta[n] += h6 * xsum[n];
   sim->segments++;
   sim->t = tb;
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
