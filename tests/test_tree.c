@@ -402,6 +402,46 @@ START_TEST(sim_aliases) {
 }
 END_TEST
 
+/* Which lossy links fold: a final drive (its input's subtree is the
+ * source's shaft alone) folds; hub reductions behind an open differential
+ * do not (their inputs are the differential's outputs, which its link
+ * touches), so they stay constraints; the tree against the dense stage. */
+START_TEST(sim_lossy_links_that_stay) {
+  dg_graph *g = dg_test_graphf(
+      "{\"drivegraph\":1,\"blocks\":{"
+      "\"src\":{\"type\":\"torque_source\",\"inertia\":0.05,\"torque\":30},"
+      "\"fd\":{\"type\":\"gear\",\"ratio\":3.5,\"efficiency\":0.96},"
+      "\"diff\":{\"type\":\"differential\",\"kind\":\"open\",\"inertia\":0.02},"
+      "\"hl\":{\"type\":\"gear\",\"ratio\":2,\"efficiency\":0.97,\"inertia\":0.01},"
+      "\"hr\":{\"type\":\"gear\",\"ratio\":2,\"efficiency\":0.97,\"inertia\":0.01},"
+      "\"l\":{\"type\":\"load\",\"inertia\":1.0,\"c1\":3},"
+      "\"r\":{\"type\":\"load\",\"inertia\":1.3,\"c1\":5}},"
+      "\"connections\":[[\"src.out\",\"fd.in\"],[\"fd.out\",\"diff.in\"],"
+      "[\"diff.left\",\"hl.in\"],[\"diff.right\",\"hr.in\"],[\"hl.out\",\"l.in\"],"
+      "[\"hr.out\",\"r.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  sim->tree_always = true;
+  dgp_cache_forget(sim);
+  ck_assert_int_eq(dgp_solver_change_topology(sim), DG_OK);
+  ck_assert(sim->sv.tree.on);
+  const dg_topo_ws *ws = &sim->sv.ws;
+  ck_assert_int_eq(ws->nmesh, 3);
+  int folded = 0, kept = 0;
+  for (int j = 0; j < ws->nmesh; j++) {
+    const char *owner = sim->g->blocks[ws->link_block[ws->mesh_link[j]]].id;
+    bool fold = sim->sv.tree.mesh_alias[j] >= 0;
+    ck_assert_msg(fold == (strcmp(owner, "fd") == 0), "mesh of %s: folded %d", owner, fold);
+    ck_assert(fold || sim->sv.tree.mesh_con[j] >= 0);
+    folded += fold;
+    kept += !fold;
+  }
+  ck_assert_int_eq(folded, 1);
+  ck_assert_int_eq(kept, 2);
+  dg_sim_free(sim);
+  compare_sims(g, 3.0, true);
+}
+END_TEST
+
 /* A spring-damper chain: force elements between shafts of their own (no
  * constraints between them), with a lossy gear at the end. */
 START_TEST(sim_spring_chain) {
@@ -642,6 +682,7 @@ static Suite *suite(void) {
   tcase_set_timeout(ts, 60);
   tcase_add_test(ts, sim_chain_of_lossy_gears);
   tcase_add_test(ts, sim_aliases);
+  tcase_add_test(ts, sim_lossy_links_that_stay);
   tcase_add_test(ts, sim_diff_tree);
   tcase_add_test(ts, sim_vehicles);
   tcase_add_test(ts, sim_spring_chain);
