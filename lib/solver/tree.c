@@ -12,6 +12,12 @@
  * q̇ = M⁻¹ Gᵀ w with ẍ = G q̇. Each DOF is the speed of one node (its raw
  * DOF survived the elimination of ties), so q̇_j = ẍ at that node.
  *
+ * Before any of that, links with one source are folded (find_aliases):
+ * their dst is a copy of the source, no vertex, its inertia and torque
+ * carried across the link with c, or c (1 + κ) across a lossy one, the
+ * deepest copies first; a lossy link's load is then its dst's balance
+ * (mesh_lambda). On a chain of gears nothing is left to factor.
+ *
  * K's pattern is symmetric and its graph is that of nodes and constraints.
  * Eliminated leaf by leaf, a vertex v has one neighbour u left: with a pivot d_v ≠ 0,
  * d_u −= K[u][v] K[v][u] / d_v (a 1×1 pivot, no fill); with d_v = 0 (a
