@@ -294,6 +294,38 @@ static int build_port_signals(dg_sim *sim) {
   return 0;
 }
 
+/* The hook lists, from the sources to the road (graph order reversed:
+ * an upstream decision, a shift, is seen by the blocks after it; torques
+ * are summed, so their order does not matter), and the blocks' event
+ * functions, packed in g0/g1/gt in that order. With skip_idle, without
+ * what the blocks' inits said they do without (dg_init_idle; the lists
+ * are first built before the inits, with every hook). The audit keeps its
+ * entries (audit.ne, sized with every torque hook), those of idle ones
+ * unused. */
+static void fill_hook_lists(dg_sim *sim, bool skip_idle) {
+  sim->n_pre = sim->n_torque = sim->n_post = sim->n_hold = sim->n_evb = sim->n_events = 0;
+  for (int k = sim->nb - 1; k >= 0; k--) {
+    dg_block *b = &sim->blocks[sim->g->order[k]];
+    const dg_block_class *c = b->klass;
+    unsigned idle = skip_idle ? sim->idle[b->index] : 0u;
+    if (c->pre_step && !(idle & DG_HOOK_PRE_STEP))
+      sim->pre[sim->n_pre++] = (dg_hook_entry){c->pre_step, b};
+    if (c->torque_downstream && !(idle & DG_HOOK_TORQUE))
+      sim->torque[sim->n_torque++] = (dg_hook_entry){c->torque_downstream, b};
+    if (c->post_step && !(idle & DG_HOOK_POST_STEP))
+      sim->post[sim->n_post++] = (dg_hook_entry){c->post_step, b};
+    if (c->hold_check && !(idle & DG_HOOK_HOLD_CHECK))
+      sim->hold[sim->n_hold++] = (dg_hook_entry){c->hold_check, b};
+    if (c->num_events > 0 && !(idle & DG_HOOK_EVENTS)) {
+      sim->ev_off[sim->n_evb] = sim->n_events;
+      sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
+      sim->n_events += c->num_events;
+    }
+  }
+}
+
+void dgp_sim_call_idle_hooks(dg_sim *sim) { fill_hook_lists(sim, false); }
+
 static int build_hook_lists(dg_sim *sim) {
   sim->pre = calloc((size_t)sim->nb + 1, sizeof *sim->pre);
   sim->torque = calloc((size_t)sim->nb + 1, sizeof *sim->torque);
@@ -316,20 +348,9 @@ static int build_hook_lists(dg_sim *sim) {
       sim->motion_blocks[sim->n_motion++] = i;
     }
   }
-  /* Torques are summed, so their order does not matter; pre/post hooks run
-   * from the sources to the road (graph order reversed) so that an upstream
-   * decision (a shift) is seen by the blocks after it. */
-  for (int k = sim->nb - 1; k >= 0; k--) {
+  for (int k = sim->nb - 1; k >= 0; k--) { /* states, variable kinematics */
     dg_block *b = &sim->blocks[sim->g->order[k]];
     const dg_block_class *c = b->klass;
-    if (c->pre_step)
-      sim->pre[sim->n_pre++] = (dg_hook_entry){c->pre_step, b};
-    if (c->torque_downstream)
-      sim->torque[sim->n_torque++] = (dg_hook_entry){c->torque_downstream, b};
-    if (c->post_step)
-      sim->post[sim->n_post++] = (dg_hook_entry){c->post_step, b};
-    if (c->hold_check)
-      sim->hold[sim->n_hold++] = (dg_hook_entry){c->hold_check, b};
     if (c->num_states > 0) {
       b->state = sim->ns;
       sim->ns += c->num_states;
@@ -339,42 +360,9 @@ static int build_hook_lists(dg_sim *sim) {
       sim->sv.variable_kinematics = true;
       sim->var_blocks[sim->n_var_blocks++] = b->index;
     }
-    if (c->num_events > 0) { /* their functions, in this order, in g0/g1/gt */
-      sim->ev_off[sim->n_evb] = sim->n_events;
-      sim->evb[sim->n_evb++] = (dg_hook_entry){NULL, b};
-      sim->n_events += c->num_events;
-    }
   }
+  fill_hook_lists(sim, false);
   return 0;
-}
-
-/* Leaves out of the hook lists what the blocks' inits said they do
- * without (dg_init_idle). The event functions of the blocks that keep
- * theirs are packed again; the audit keeps its entries (audit.ne, sized
- * before the inits), those of idle torque hooks unused. */
-static void drop_idle_hooks(dg_sim *sim) {
-  dg_hook_entry *lists[] = {sim->pre, sim->torque, sim->post, sim->hold};
-  int *counts[] = {&sim->n_pre, &sim->n_torque, &sim->n_post, &sim->n_hold};
-  static const unsigned hook[] = {DG_HOOK_PRE_STEP, DG_HOOK_TORQUE, DG_HOOK_POST_STEP,
-                                  DG_HOOK_HOLD_CHECK};
-  for (int l = 0; l < 4; l++) {
-    int n = 0;
-    for (int i = 0; i < *counts[l]; i++)
-      if (!(sim->idle[lists[l][i].b->index] & hook[l]))
-        lists[l][n++] = lists[l][i];
-    *counts[l] = n;
-  }
-  int n = 0, off = 0;
-  for (int i = 0; i < sim->n_evb; i++) {
-    dg_block *b = sim->evb[i].b;
-    if (sim->idle[b->index] & DG_HOOK_EVENTS)
-      continue;
-    sim->evb[n] = sim->evb[i];
-    sim->ev_off[n++] = off;
-    off += b->klass->num_events;
-  }
-  sim->n_evb = n;
-  sim->n_events = off;
 }
 
 dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
@@ -433,7 +421,7 @@ dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
     if (b->klass->init(b, &init) != 0 && !init.failed)
       dg_init_error(&init, "block %s failed to initialize", b->klass->type);
   }
-  drop_idle_hooks(sim);
+  fill_hook_lists(sim, true);
   if (diag->count > before || build_signals(sim) != 0 || build_port_signals(sim) != 0 || dgp_bind_sim(sim) != 0) {
     if (diag->count == before)
       dgp_diag_add(diag, DG_ERR_NOMEM, "", "out of memory");

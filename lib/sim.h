@@ -533,6 +533,9 @@ static inline void dgp_bind_eval(dg_sim *sim) {
 int dgp_sim_channel_add(dg_sim *sim, const char *name);
 void dgp_sim_fail(dg_sim *sim, int code, const char *fmt, ...) DG_PRINTF(3, 4);
 dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag);
+/* Tests: every hook called again, as if no block had named any idle
+ * (dg_init_idle), to check that leaving them out changes nothing. */
+void dgp_sim_call_idle_hooks(dg_sim *sim);
 /* Reports a failed topology build (ws.errmsg) through diag, at the block
  * it names, with the mode when given. */
 void dgp_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag);
