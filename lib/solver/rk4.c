@@ -150,21 +150,6 @@ void dgp_rk4_gather(dg_sim *sim, double *y) {
     memcpy(y + sim->sv.ndof, sim->sv.s, sizeof(double) * (size_t)sim->ns);
 }
 
-/* out = a + c·b over n values (out may be a). Two values at a time, both
- * loaded before either is stored: the compiler makes each pair one packed
- * SSE2 multiply and add, with each value's operations those of the plain
- * loop, so the results are the same bit for bit in half the instructions. */
-static inline void axpy(double *out, const double *a, double c, const double *b, int n) {
-  int i = 0;
-  for (; i + 1 < n; i += 2) {
-    double a0 = a[i], a1 = a[i + 1], b0 = b[i], b1 = b[i + 1];
-    out[i] = a0 + c * b0;
-    out[i + 1] = a1 + c * b1;
-  }
-  if (i < n)
-    out[i] = a[i] + c * b[i];
-}
-
 /* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
  * left in yt. */
 void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
@@ -174,23 +159,23 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
   int nn = sim->nn;
   const double *xw = sim->sv.xw;
   double *xs = sim->sv.mot.xsum; /* the node angles' quadrature: x1 + 2 x2 + 2 x3 + x4 */
-  axpy(yt, y0, 0.5 * h, k1, ny);
+  dgp_axpy(yt, y0, 0.5 * h, k1, ny);
   dgp_inputs_at(sim, t + 0.5 * h);
   sim->sv.audit.pcur = sim->sv.audit.pw + ne;
   dgp_rk4_derivative(sim, t + 0.5 * h, yt, k2);
-  axpy(xs, sim->sv.mot.x1, 2.0, xw, nn);
-  axpy(yt, y0, 0.5 * h, k2, ny);
+  dgp_axpy(xs, sim->sv.mot.x1, 2.0, xw, nn);
+  dgp_axpy(yt, y0, 0.5 * h, k2, ny);
   sim->sv.audit.pcur = sim->sv.audit.pw + 2 * ne;
   dgp_rk4_derivative(sim, t + 0.5 * h, yt, k3);
-  axpy(xs, xs, 2.0, xw, nn);
-  axpy(yt, y0, h, k3, ny);
+  dgp_axpy(xs, xs, 2.0, xw, nn);
+  dgp_axpy(yt, y0, h, k3, ny);
   dgp_inputs_at(sim, t + h);
   sim->sv.audit.pcur = sim->sv.audit.pw + 3 * ne;
   dgp_rk4_derivative(sim, t + h, yt, k4);
-  axpy(xs, xs, 1.0, xw, nn); /* 1·x is x: xs + xw */
+  dgp_axpy(xs, xs, 1.0, xw, nn); /* 1·x is x: xs + xw */
   memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * ne; /* other evaluations book nothing */
-  double c = h / 6.0; /* y0 + h/6 (k1 + 2 k2 + 2 k3 + k4), in pairs as axpy */
+  double c = h / 6.0; /* y0 + h/6 (k1 + 2 k2 + 2 k3 + k4), in pairs as dgp_axpy */
   int i = 0;
   for (; i + 1 < ny; i += 2) {
     double s0 = k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i];

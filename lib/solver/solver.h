@@ -132,6 +132,21 @@ static inline double dgp_dot(const double *a, const double *b, int n) {
   return v;
 }
 
+/* out = a + c·b over n values (out may be a). Two values at a time, both
+ * loaded before either is stored: the compiler makes each pair one packed
+ * SSE2 multiply and add, with each value's operations those of the plain
+ * loop, so the results are the same bit for bit in half the instructions. */
+static inline void dgp_axpy(double *out, const double *a, double c, const double *b, int n) {
+  int i = 0;
+  for (; i + 1 < n; i += 2) {
+    double a0 = a[i], a1 = a[i + 1], b0 = b[i], b1 = b[i + 1];
+    out[i] = a0 + c * b0;
+    out[i + 1] = a1 + c * b1;
+  }
+  if (i < n)
+    out[i] = a[i] + c * b[i];
+}
+
 /* ---- tree.c ------------------------------------------------------------- */
 
 /* On any K whose graph (start, nbr) peels leaf by leaf, with kout[e] =

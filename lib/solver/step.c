@@ -464,17 +464,8 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     sim->sv.audit.work[sim->motion_blocks[k]] +=
         h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   }
-  double *restrict theta = sim->sv.mot.theta; /* node angles, with RK4's weights */
-  const double *restrict xsum = sim->sv.mot.xsum;
-  double h6 = h / 6.0;
-  int n = 0;
-  for (int nn = sim->nn; n + 1 < nn; n += 2) { /* two at a time: packed SSE2 */
-    double a0 = theta[n], a1 = theta[n + 1], b0 = xsum[n], b1 = xsum[n + 1];
-    theta[n] = a0 + h6 * b0;
-    theta[n + 1] = a1 + h6 * b1;
-  }
-  for (; n < sim->nn; n++)
-    theta[n] += h6 * xsum[n];
+  /* node angles, with RK4's weights */
+  dgp_axpy(sim->sv.mot.theta, sim->sv.mot.theta, h / 6.0, sim->sv.mot.xsum, sim->nn);
   sim->segments++;
   sim->t = tb;
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
