@@ -189,8 +189,7 @@ typedef struct dg_tree_ws {
   double *ieff;             /* per node: its inertia with what is folded into it, for κ */
   int *mesh_alias;          /* per mesh: the alias its link made, -1 */
   bool all_folded;          /* every mesh a folded link (rows of one entry each) */
-  int *fm_node, *fm_src, *fm_root; /* per folded mesh: its link's dst, source, root */
-  double *fm_b;             /* ... side b's coefficient (−c) */
+  int *fm_root;             /* per folded mesh: its root (its dst and source: its rows) */
   double *fm_ic;            /* ... I_eff C of its dst, for the factor's κ */
   double *base;             /* per vertex: its inertia (0: a constraint, an alias) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */

@@ -206,7 +206,7 @@ static int tree_refactor(dg_sim *sim, const double *kap) {
   }
   for (int j = 0; j < m; j++)
     if (t->mesh_alias[j] >= 0)
-      t->fm_ic[j] = t->ieff[t->fm_node[j]] * t->al_c[t->mesh_alias[j]];
+      t->fm_ic[j] = t->ieff[t->al_node[t->mesh_alias[j]]] * t->al_c[t->mesh_alias[j]];
   memcpy(t->diag0, t->base, sizeof(double) * (size_t)t->nv);
   for (int v = 0; v < nn; v++)
     if (!t->gone[v])
@@ -482,12 +482,8 @@ void dgp_tree_build(dg_sim *sim) {
   for (int j = 0; j < ws->nmesh; j++) {
     int a = t->mesh_alias[j];
     t->all_folded = t->all_folded && a >= 0;
-    if (a >= 0) {
-      t->fm_node[j] = t->al_node[a];
-      t->fm_src[j] = t->al_up[a];
+    if (a >= 0)
       t->fm_root[j] = t->al_root[a];
-      t->fm_b[j] = -t->al_cup[a];
-    }
   }
   ne = alias_entries(t, ne); /* the entries at an alias moved to its root */
   /* the graph: each entry an edge both ways, by vertex */
@@ -563,14 +559,33 @@ static void tree_stage_solve(dg_sim *sim, const double *w) {
 
 /* Mesh j's multiplier after a solve: its constraint's, or a folded link's
  * from its dst's balance, I_eff C ẍ_root − w_eff (z at an alias still
- * holds w_eff, until tree_unfold). */
+ * holds w_eff, until tree_unfold; the dst is side a's one entry). */
 static inline double mesh_lambda(const dg_tree_ws *t, int j) {
   int c = t->mesh_con[j], a = t->mesh_alias[j];
   if (c >= 0)
     return t->z[t->nn + c];
   if (a < 0)
     return 0.0;
-  return t->fm_ic[j] * t->z[t->fm_root[j]] - t->z[t->fm_node[j]];
+  return t->fm_ic[j] * t->z[t->fm_root[j]] - t->z[t->mesh_node[t->mesh_first[j]]];
+}
+
+/* The meshes' powers p_j = λ_j (a·x), their loss torques κ_j λ_j b_j added
+ * to w, for the multipliers in loss.lam. Returns the loss power (≤ 0). */
+static double mesh_pass(dg_sim *sim, double *w) {
+  dg_solver *sv = &sim->sv;
+  const dg_tree_ws *t = &sv->tree;
+  const double *x = sv->xw, *lam = sv->loss.lam, *kap = sv->loss.kap;
+  double p_loss = 0.0;
+  for (int j = 0, m = sv->ws.nmesh; j < m; j++) {
+    double bx;
+    sv->loss.p[j] = lam[j] * mesh_dot(t, j, x, &bx);
+    double f = kap[j] * lam[j];
+    if (f == 0.0)
+      continue;
+    mesh_add_b(t, j, f, w);
+    p_loss += f * bx;
+  }
+  return p_loss;
 }
 
 /* The aliases' accelerations after a solve, c times their roots' (only a
@@ -587,46 +602,32 @@ static void tree_unfold(dg_tree_ws *t) {
 static double tree_accel_held(dg_sim *sim, double *dq, double *w) {
   dg_solver *sv = &sim->sv;
   const dg_tree_ws *t = &sv->tree;
-  int nn = sim->nn, m = sv->ws.nmesh;
-  const double *x = sv->xw, *z = t->z, *kap = sv->loss.kap;
-  const double *mab = t->mesh_ab, *mb = t->mesh_b;
-  const int *mf = t->mesh_first, *mn = t->mesh_node, *mc = t->mesh_con;
-  const int *mbf = t->mesh_bfirst, *mbn = t->mesh_bnode;
-  double *lam = sv->loss.lam, *p = sv->loss.p;
+  int m = sv->ws.nmesh;
+  const double *z = t->z;
+  double *lam = sv->loss.lam;
   tree_stage_solve(sim, w);
   for (int j = 0; j < sv->ndof; j++)
     dq[j] = z[t->dof_node[j]];
-  double p_loss = 0.0;
-  if (t->all_folded) { /* a chain of gears: each load from its fold, each side one node */
-    const int *fn = t->fm_node, *fs = t->fm_src, *fr = t->fm_root;
-    const double *fic = t->fm_ic, *fb = t->fm_b;
-    for (int j = 0; j < m; j++) {
-      int n = fn[j], src = fs[j];
-      double l = fic[j] * z[fr[j]] - z[n];
-      lam[j] = l;
-      p[j] = l * x[n]; /* side a: the dst, coefficient 1 */
-      double f = kap[j] * l;
-      if (f == 0.0)
-        continue;
-      double bx = fb[j] * x[src];
-      w[src] += f * fb[j];
-      p_loss += f * bx;
-    }
-    return p_loss;
+  if (!t->all_folded) {
+    for (int j = 0; j < m; j++)
+      lam[j] = mesh_lambda(t, j);
+    return mesh_pass(sim, w);
   }
+  /* a chain of gears: each load from its fold, side a its dst (coefficient
+   * 1), side b its source, each row one entry at j: all in one pass */
+  const double *x = sv->xw, *kap = sv->loss.kap, *fic = t->fm_ic, *mb = t->mesh_b;
+  const int *mn = t->mesh_node, *mbn = t->mesh_bnode, *fr = t->fm_root;
+  double *p = sv->loss.p, p_loss = 0.0;
   for (int j = 0; j < m; j++) {
-    double l = mc[j] >= 0 ? z[nn + mc[j]] : mesh_lambda(t, j), ax = 0.0, bx = 0.0;
-    for (int e = mf[j]; e < mf[j + 1]; e++)
-      ax += mab[e] * x[mn[e]];
+    int n = mn[j], src = mbn[j];
+    double l = fic[j] * z[fr[j]] - z[n];
     lam[j] = l;
-    p[j] = l * ax;
+    p[j] = l * x[n];
     double f = kap[j] * l;
     if (f == 0.0)
       continue;
-    for (int e = mbf[j]; e < mbf[j + 1]; e++) {
-      bx += mb[e] * x[mbn[e]];
-      w[mbn[e]] += f * mb[e];
-    }
+    double bx = mb[j] * x[src];
+    w[src] += f * mb[j];
     p_loss += f * bx;
   }
   return p_loss;
@@ -705,17 +706,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
   }
   for (int j = 0; j < sv->ndof; j++)
     dq[j] = z[t->dof_node[j]];
-  double p_loss = 0.0;
-  for (int j = 0; j < m; j++) {
-    double bx;
-    sv->loss.p[j] = lam[j] * mesh_dot(t, j, x, &bx);
-    double f = kap[j] * lam[j];
-    if (f == 0.0)
-      continue;
-    mesh_add_b(t, j, f, w);
-    p_loss += f * bx;
-  }
-  return p_loss;
+  return mesh_pass(sim, w);
 }
 
 /* The arrays this room owns (buffers.c). */
@@ -752,10 +743,7 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->al_mesh, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_cup, nn, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->mesh_alias, nn, sizeof(int), &t->on);
-  dgp_buf_add_plan_live(l, &t->fm_node, nn, sizeof(int), &t->on);
-  dgp_buf_add_plan_live(l, &t->fm_src, nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->fm_root, nn, sizeof(int), &t->on);
-  dgp_buf_add_plan_live(l, &t->fm_b, nn, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->fm_ic, nn, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->base, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->al_g, nn, sizeof(double), &t->on);
