@@ -520,6 +520,27 @@ static void launch(dg_sim *s, int k0, int n, double *rec) {
   }
 }
 
+/* After a snapshot taken at step k0 (r1 holds a's run from there to n):
+ * restored into a and into b, each steps on bit for bit as r1, b on the
+ * tree. */
+static void restores_run_as_before(dg_sim *a, dg_sim *b, const dg_snapshot *snap, int k0, int n,
+                                   const double *r1) {
+  size_t bytes = sizeof *r1 * (size_t)n * (size_t)a->nn;
+  double *r2 = malloc(bytes), *r3 = malloc(bytes);
+  ck_assert(r2 && r3);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
+  ck_assert(a->sv.tree.on);
+  launch(a, k0, n, r2);
+  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_OK);
+  ck_assert(b->sv.tree.on);
+  launch(b, k0, n, r3);
+  ck_assert(memcmp(r1, r2, bytes) == 0);
+  ck_assert(memcmp(r1, r3, bytes) == 0);
+  free(r2);
+  free(r3);
+}
+
 START_TEST(snapshot_on_the_tree) {
   dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
   dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
@@ -528,21 +549,14 @@ START_TEST(snapshot_on_the_tree) {
   ck_assert(a->sv.tree.on && !b->sv.tree.on);
   enum { N = 400 };
   size_t n = (size_t)N * (size_t)a->nn;
-  double *r1 = malloc(sizeof *r1 * n), *r2 = malloc(sizeof *r2 * n), *r3 = malloc(sizeof *r3 * n);
-  ck_assert(r1 && r2 && r3);
+  double *r1 = malloc(sizeof *r1 * n), *r2 = malloc(sizeof *r2 * n);
+  ck_assert(r1 && r2);
   launch(a, 0, 300, r1);
   dg_error err;
   dg_snapshot *snap = dg_sim_snapshot(a, &err);
   ck_assert_msg(snap != NULL, "%s", err.text);
   launch(a, 300, N, r1);
-  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
-  ck_assert(a->sv.tree.on);
-  launch(a, 300, N, r2);
-  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_OK); /* b was on the dense stage */
-  ck_assert(b->sv.tree.on);
-  launch(b, 300, N, r3);
-  ck_assert(memcmp(r1, r2, sizeof *r1 * n) == 0);
-  ck_assert(memcmp(r1, r3, sizeof *r1 * n) == 0);
+  restores_run_as_before(a, b, snap, 300, N, r1); /* b was on the dense stage */
   dg_snapshot_free(snap);
   /* dense → tree: b's snapshot on the dense stage into a on the tree */
   dg_sim *c = dg_test_sim(g);
@@ -557,7 +571,6 @@ START_TEST(snapshot_on_the_tree) {
   dg_snapshot_free(snap);
   free(r1);
   free(r2);
-  free(r3);
   dg_sim_free(a);
   dg_sim_free(b);
   dg_sim_free(c);
@@ -678,8 +691,8 @@ START_TEST(snapshot_of_a_large_plan) {
   ck_assert_msg(plan > DGP_PLAN_LARGE, "plan of %zu bytes", plan);
   enum { N = 200 };
   size_t n = (size_t)N * (size_t)a->nn;
-  double *r1 = malloc(sizeof *r1 * n), *r2 = malloc(sizeof *r2 * n), *r3 = malloc(sizeof *r3 * n);
-  ck_assert(r1 && r2 && r3);
+  double *r1 = malloc(sizeof *r1 * n);
+  ck_assert(r1);
   launch(a, 0, 100, r1);
   dg_error err;
   size_t before = process_resident();
@@ -687,13 +700,7 @@ START_TEST(snapshot_of_a_large_plan) {
   ck_assert_msg(snap != NULL, "%s", err.text);
   size_t after = process_resident();
   launch(a, 100, N, r1);
-  ck_assert_int_eq(dg_sim_restore(a, snap, &err), DG_OK);
-  launch(a, 100, N, r2);
-  ck_assert_int_eq(dg_sim_restore(b, snap, &err), DG_OK);
-  ck_assert(b->sv.tree.on);
-  launch(b, 100, N, r3);
-  ck_assert(memcmp(r1, r2, sizeof *r1 * n) == 0);
-  ck_assert(memcmp(r1, r3, sizeof *r1 * n) == 0);
+  restores_run_as_before(a, b, snap, 100, N, r1);
   /* mapped arrays only (not under AddressSanitizer, which calloc's them).
    * A whole copy makes more than the plan's bytes resident (89 MB); the
    * rest of the state is 6.7 MB (13.5 MB under valgrind, whose shadow
@@ -703,8 +710,6 @@ START_TEST(snapshot_of_a_large_plan) {
                   after > before ? after - before : 0, plan);
   dg_snapshot_free(snap);
   free(r1);
-  free(r2);
-  free(r3);
   dg_sim_free(a);
   dg_sim_free(b);
   dg_graph_free(g);
