@@ -52,14 +52,14 @@ typedef struct state_scalars {
 
 static size_t hot_size(dg_sim *sim) { return dgp_solver_state_bytes(sim); }
 
-/* A snapshot leaves out a plan larger than DGP_PLAN_LARGE and builds it
- * again at restore: the plan's arrays are sized for the graph's worst mode
- * (node × node), so a whole copy of a 512-gear chain's was 334 MB, most
- * of it zeros, where a mode build takes milliseconds. Smaller plans are
- * copied: a restore then builds nothing. */
-/* plan_gen of a state whose plan is built again whatever the reader has
- * (a snapshot may be restored into another simulation of the graph, whose
- * plan numbers are its own) */
+/* plan_gen of a state whose plan is built again whatever the reader has.
+ * A snapshot leaves out a plan larger than DGP_PLAN_LARGE: its arrays are
+ * sized for the graph's worst mode (node × node), so a whole copy of a
+ * 512-gear chain's was 334 MB, most of it zeros, where a mode build takes
+ * milliseconds (smaller plans are copied: a restore then builds nothing).
+ * The reader's plan numbers are not trusted for it: a snapshot may be
+ * restored into another simulation of the graph, whose numbers are its
+ * own. */
 #define PLAN_REBUILD UINT64_MAX
 
 size_t dgp_sim_state_size(const dg_sim *csim) {
