@@ -96,6 +96,8 @@ bench: build
 	$(BENCH_BIN) graphs/bench/sedan_baseline.json $(BENCH_ARGS)
 	@echo
 	$(BENCH_BIN) graphs/bench/axle_baseline.json $(BENCH_ARGS)
+	@echo
+	$(BENCH_BIN)-floor graphs/bench/axle_baseline.json
 
 # Which C files clang-format would change under .clang-format, with the
 # count of lines and the total: a report, not run by CI; nothing is
