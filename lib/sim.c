@@ -324,7 +324,10 @@ static void fill_hook_lists(dg_sim *sim, bool skip_idle) {
   }
 }
 
-void dgp_sim_call_idle_hooks(dg_sim *sim) { fill_hook_lists(sim, false); }
+void dgp_sim_call_idle_hooks(dg_sim *sim) {
+  dgp_compile_free(sim); /* its stage calls the hooks of the lists it was written for */
+  fill_hook_lists(sim, false);
+}
 
 static int build_hook_lists(dg_sim *sim) {
   sim->pre = calloc((size_t)sim->nb + 1, sizeof *sim->pre);
@@ -485,6 +488,7 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
 void dg_sim_free(dg_sim *sim) {
   if (!sim)
     return;
+  dgp_compile_free(sim);
   for (int i = 0; sim->blocks && i < sim->nb; i++) {
     dg_block *b = &sim->blocks[i];
     if (b->data && b->klass->destroy)

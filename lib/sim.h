@@ -419,6 +419,7 @@ struct dg_sim {
   /* step bookkeeping */
   double t;
   long steps, topo_changes, events, segments;
+  long stages;              /* RK4 right-hand sides evaluated (dg_sim_stage_count) */
   double last_event;        /* time of the last located event, NaN before */
   bool topo_request;
 
@@ -451,6 +452,7 @@ struct dg_sim {
    * (dgp_sim_state_save) need not copy the plan when it is still there */
   uint64_t plan_gen, plan_builds;
   dg_ctx ctx;
+  struct dgp_compiled *compiled; /* a compiled stage (lib/solver/compile.c), or NULL */
 
   dg_solver sv;
 };

@@ -11,7 +11,9 @@
  * the breakpoints, no checks beyond the clamping. Parsed tables always have
  * valid shapes (params.c); an absent table (n = 0) evaluates to 0, a single
  * breakpoint to its value. NaN in gives NaN out, so the solver sees it. */
-#include "internal.h"
+#include <drivegraph/block.h>
+
+#include <stddef.h>
 
 /* The interval of a clamped lookup: the value is v[i0] + w (v[i1] - v[i0]). */
 typedef struct span {

@@ -19,7 +19,7 @@ NUM='[0-9]+(\.[0-9]+)?'
 
 run "$DG" --help
 check "--help: exit 0" rc_is 0
-check "--help: usage" has "$OUT" '^usage: drivegraph-bench GRAPH \[--steps N\] \[--dt s\] \[--reps R\]$'
+check "--help: usage" has "$OUT" '^usage: drivegraph-bench GRAPH \[--steps N\] \[--dt s\] \[--reps R\] \[--compile\]$'
 check "--help: options" has "$OUT" '--steps N'
 check "--help: the baseline" has "$OUT" 'sedan_baseline.json'
 check "--help: the axle baseline" has "$OUT" 'axle_baseline.json'

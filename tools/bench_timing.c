@@ -77,6 +77,11 @@ static double run_graph(void *ctx, const bench_run *r, bool warm_up) {
     info->dof_min = info->dof_max = dg_sim_dof_count(sim);
     info->nodes = dg_sim_node_count(sim);
   }
+  if (r->compile && dg_sim_compile(sim, &err) != DG_OK) {
+    fprintf(stderr, "%s: --compile: %s\n", r->who, err.text);
+    dg_sim_free(sim);
+    return -1.0;
+  }
   double start = bench_cpu_seconds();
   for (long k = 0; k < r->steps; k++) {
     dg_batch_launch_inputs(sim, (double)k * r->dt);
@@ -95,6 +100,8 @@ static double run_graph(void *ctx, const bench_run *r, bool warm_up) {
   double seconds = bench_cpu_seconds() - start;
   if (info) {
     info->topology_changes = dg_sim_topology_changes(sim);
+    info->compiled_stages = dg_sim_compiled_stage_count(sim);
+    info->stages = dg_sim_stage_count(sim);
     for (int i = 0; i < c->n; i++) /* NaN for a missing signal */
       c->final[i] = dg_sim_signal(sim, dg_sim_signal_find(sim, c->signals[i]));
   }
@@ -120,6 +127,9 @@ void bench_print_graph(const bench_run *r, const dg_graph *g, const bench_graph_
          "warm-up run\n",
          r->steps, r->dt, (double)r->steps * r->dt, r->reps);
   printf("topology changes:   %ld per run\n", info->topology_changes);
+  if (r->compile)
+    printf("compiled stage:     the start mode's, %ld of the run's %ld RK4 stages\n",
+           info->compiled_stages, info->stages);
   printf("ns per step:        %.0f median (min %.0f, max %.0f)\n", t->median, t->min, t->max);
   printf("steps per second:   %.0f\n", 1e9 / t->median);
   printf("real-time factor:   %.0f at dt = %g s\n", r->dt * 1e9 / t->median, r->dt);

@@ -33,6 +33,7 @@ typedef struct bench_run {
   long steps;        /* per run */
   double dt;         /* s */
   long reps;         /* timed runs, after the warm-up */
+  bool compile;      /* each run compiles its start mode's stage (dg_sim_compile) */
 } bench_run;
 
 /* The option table's entries for the run (--steps, --dt, --reps), the same
@@ -45,7 +46,9 @@ typedef struct bench_run {
    .help = "steps per run (default 10000)"},                                                \
   {.name = "dt", OPT_SECONDS_AT(S, f.dt), .arg = "s", .help = "step size (default 0.001)"}, \
   {.name = "reps", OPT_INT_AT(S, f.reps), .arg = "R", .min = 1, .max = BENCH_MAX_REPS,      \
-   .help = "timed runs, 1 to 1000 (default 5)"}
+   .help = "timed runs, 1 to 1000 (default 5)"},                                            \
+  {.name = "compile", OPT_FLAG_AT(S, f.compile),                                            \
+   .help = "compile the start mode's stage before each run (dg_sim_compile; experimental)"}
 /* clang-format on */
 
 /* ns per step over the timed runs. */
@@ -57,6 +60,7 @@ typedef struct bench_timing {
 typedef struct bench_graph_info {
   int dof_min, dof_max, nodes;
   long topology_changes;
+  long stages, compiled_stages; /* --compile: RK4 stages in all, and those compiled */
 } bench_graph_info;
 
 /* One run of r->steps steps: the seconds spent stepping (by

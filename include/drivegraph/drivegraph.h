@@ -350,6 +350,25 @@ DG_API const dg_graph *dg_sim_graph(const dg_sim *sim);
 /// dg_sim_last_error (the block, signal and time for a diverged state); the
 /// simulation must not be stepped again after an error. Never allocates.
 DG_API int dg_sim_step(dg_sim *sim, double dt);
+/// Compiles the RK4 stage of the simulation's current mode to machine code
+/// (experimental; docs/performance.md, "Compiled stages"): the mode's plan
+/// written out as C, compiled by the system's C compiler (DG_CC, else
+/// `cc`) together with the built-in blocks' own sources (DG_SOURCE_DIR,
+/// else the tree the library was built from, else the installed copy) and
+/// loaded. dg_sim_step then runs it whenever the simulation is in that
+/// mode, and the generic stage in every other; the results are bit for bit
+/// the same. Takes a fraction of a second (the compiler) and replaces a
+/// stage compiled before. DG_OK; DG_ERR_USAGE when the mode is not one a
+/// compiled stage covers yet (the message says why: the tree room, lossy
+/// meshes, variable ratios, prescribed speeds, inputs bound to signals,
+/// a block class that is not built in); DG_ERR_IO when the compiler or the
+/// sources are missing or the compile fails (the message has the
+/// compiler's first error). The simulation is unchanged on failure.
+DG_API int dg_sim_compile(dg_sim *sim, dg_error *err);
+/// RK4 stages (right-hand-side evaluations) since dg_sim_new, and how many
+/// of them the compiled stage ran (-1 when none is compiled).
+DG_API long dg_sim_stage_count(const dg_sim *sim);
+DG_API long dg_sim_compiled_stage_count(const dg_sim *sim);
 DG_API const dg_error *dg_sim_last_error(const dg_sim *sim);
 DG_API double dg_sim_time(const dg_sim *sim);
 

@@ -37,6 +37,9 @@ static inline void mat_vec(double *out, const double *A, size_t st, int rows, co
  * efficiency factors. ACCEL: q̇ = M⁻¹ Gᵀ w, and the tie forces when wanted.
  * With a variable ratio the plan's rows are refreshed first. */
 void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
+  sim->stages++;
+  if (sim->compiled && dgp_compiled_stage(sim, t, y, dy)) /* compile.c */
+    return;
   int nd = sim->sv.ndof;
   const double *s = y + nd;
   if (sim->sv.variable_kinematics) {
@@ -153,6 +156,8 @@ void dgp_rk4_gather(dg_sim *sim, double *y) {
 /* RK4 stages 2-4 and the combination from y0 and k1 over h; the result is
  * left in yt. */
 void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
+  if (sim->compiled && dgp_compiled_stages(sim, t, h)) /* compile.c */
+    return;
   const double *y0 = sim->sv.rk.y0, *k1 = sim->sv.rk.k1;
   double *yt = sim->sv.rk.yt, *k2 = sim->sv.rk.k2, *k3 = sim->sv.rk.k3, *k4 = sim->sv.rk.k4;
   int ne = sim->sv.audit.ne;

@@ -209,6 +209,18 @@ void dgp_plan_project(dg_sim *sim, const double *x, double *q);
 /* Turns the build's error into the simulation's, with the time. */
 void dgp_fail_topology(dg_sim *sim, int rc);
 
+/* ---- compile.c ---------------------------------------------------------- */
+
+typedef struct dgp_compiled dgp_compiled;
+/* Why the current mode's stage cannot be compiled, or NULL. */
+const char *dgp_compile_why_not(const dg_sim *sim);
+/* The compiled stage at (t, y) when it serves the current plan (and no tie
+ * forces are wanted): true when it ran, else the generic stage must. */
+bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy);
+/* RK4's stages 2-4 and the combination (dgp_rk4_stages), likewise. */
+bool dgp_compiled_stages(dg_sim *sim, double t, double h);
+void dgp_compile_free(dg_sim *sim);
+
 /* ---- kin.c -------------------------------------------------------------- */
 
 /* A link's new coefficients during a refresh (dg_topo_link_rate). */

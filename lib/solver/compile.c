@@ -1,0 +1,645 @@
+/* The compile room: a mode's stage as C, compiled by the system's C compiler
+ * together with the blocks' own sources, and loaded (issue 19, part 7).
+ *
+ * The generic stage (rk4.c) walks the plan's lists and calls each block's
+ * torque_downstream through its class table; measured on the axle, that
+ * is 2.2x a hand-written step, and a stage written out for the mode with
+ * the hooks still called through their tables is 1.9x (bench/floor.c).
+ * What closes the gap is the compiler seeing the blocks' code: here each
+ * built-in class used by the mode is compiled from its source file in a
+ * unit of its own (blocks/TYPE.c, whose const class table lets the
+ * compiler call the hook directly), the mode's stage is written out with
+ * its plan as literals (SPEEDS row by row, the ACCEL stage's B = M⁻¹ Gᵀ or
+ * M⁻¹ and Gᵀ entry by entry, in the generic stage's order of operations),
+ * and the units are linked with link-time optimization, which inlines the
+ * hooks into the stage. The blocks still read their parameters, data,
+ * nodes and inputs through their dg_block at run time, so a compiled stage
+ * serves the simulation it was made for, in the mode it was made in
+ * (sim->plan_gen), with any parameter values.
+ *
+ * Bit for bit: the same operations in the same order, compiled with the
+ * same floating-point semantics (-O2 without fast-math, -ffp-contract=off),
+ * give the same values; tests/test_compile.c holds the compiled stage to
+ * the generic one bit for bit.
+ *
+ * What it covers (dgp_compile_why_not): a mode on the dense ACCEL stage
+ * (not the tree room) without lossy meshes, variable kinematics, prescribed
+ * speeds or inputs bound to signals, whose torque hooks are all built-in
+ * classes', of at most 256 nodes and 64 DOFs. States, ties, pre/post
+ * hooks, events and timed inputs are fine: the step around the stage stays
+ * the generic one. A stage that must also give tie forces (sv.lam.want)
+ * runs the generic stage. */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include "solver.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef DG_SOURCE_ROOT
+#define DG_SOURCE_ROOT ""
+#endif
+#ifndef DG_INSTALLED_SOURCE
+#define DG_INSTALLED_SOURCE ""
+#endif
+
+#define MAX_NODES 256
+#define MAX_DOFS 64
+#define MAX_CLASSES 64
+
+/* What the generated stage receives (its unit declares the same struct). */
+typedef struct dgc_env {
+  dg_ctx *ctx;          /* the simulation's context */
+  dg_block *const *blk; /* the torque hooks' blocks, in hook order */
+  double *xw, *tau;     /* the stage's node speeds and torques */
+  void *sim;
+  void (*inputs_at)(void *sim, double t); /* dgp_inputs_at */
+  const double *y0, *k1;                  /* RK4's (sv.rk) */
+  double *k2, *k3, *k4, *yt;
+  const double *x1;          /* the node angles' quadrature (sv.mot) */
+  double *xsum, *pw, **pcur; /* the energy audit's powers (sv.audit) */
+} dgc_env;
+
+typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
+typedef void (*dgc_stages_fn)(const dgc_env *e, double t, double h);
+
+struct dgp_compiled {
+  void *so;
+  uint64_t gen; /* the plan it was written for */
+  dgc_stage_fn stage;
+  dgc_stages_fn stages;
+  dgc_env env;
+  dg_block **blk;
+  long calls; /* stages it ran (tests) */
+};
+
+extern const dg_block_class *const dg_builtin_classes[];
+
+static bool is_builtin(const dg_block_class *k) {
+  for (int i = 0; dg_builtin_classes[i]; i++)
+    if (dg_builtin_classes[i] == k)
+      return true;
+  return false;
+}
+
+const char *dgp_compile_why_not(const dg_sim *sim) {
+  const dg_solver *sv = &sim->sv;
+  if (sim->failed)
+    return "the simulation has failed";
+  if (sv->tree.on)
+    return "its mode runs on the tree room (not compiled yet)";
+  if (sv->ws.nmesh > 0)
+    return "its mode has lossy meshes (not compiled yet)";
+  if (sv->variable_kinematics)
+    return "its mode has variable ratios (not compiled yet)";
+  if (sv->mot.np > 0 || sim->n_motion > 0)
+    return "it prescribes speeds (not compiled yet)";
+  if (sim->n_slots > 0)
+    return "it binds inputs to signals (not compiled yet)";
+  if (sim->nn > MAX_NODES || sv->ndof > MAX_DOFS)
+    return "its mode has more than 256 nodes or 64 DOFs";
+  if (sv->ndof < 1)
+    return "its mode has no DOF";
+  for (int i = 0; i < sim->n_torque; i++)
+    if (!is_builtin(sim->torque[i].b->klass))
+      return "a torque hook is not a built-in block's (its source is not known)";
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing the units                                                        */
+
+/* The library's functions a torque hook may call, which the compiled unit
+ * reaches through pointers (the program need not export them): name,
+ * return type, parameters, arguments. A hook calling anything else makes
+ * the load fail with the symbol's name. dg_ctx_fail is variadic: its thunk
+ * formats the message and passes it on as "%s". */
+#define DGC_API(X)                                                                        \
+  X(dg_ctx_tie_force, double, (dg_ctx * ctx, int tie), (ctx, tie))                        \
+  X(dg_ctx_tie_factor, double, (dg_ctx * ctx, int tie), (ctx, tie))                       \
+  X(dg_ctx_params_epoch, unsigned long, (const dg_ctx *ctx), (ctx))                       \
+  X(dg_ctx_request_topology, void, (dg_ctx * ctx), (ctx))                                 \
+  X(dg_ctx_motion_torque, double, (dg_ctx * ctx, const dg_block *b), (ctx, b))            \
+  X(dg_block_input_derivative, double,                                                    \
+    (const dg_ctx *ctx, const dg_block *b, int input, int order), (ctx, b, input, order)) \
+  X(dg_sim_segment_count, long, (const dg_sim *sim), (sim))                               \
+  X(dg_sim_block, dg_block *, (dg_sim * sim, const char *id), (sim, id))
+
+typedef struct dgc_api {
+#define DGC_FIELD(name, ret, params, args) ret(*name) params;
+  DGC_API(DGC_FIELD)
+#undef DGC_FIELD
+  void (*dg_ctx_fail)(dg_ctx *ctx, const dg_block *b, const char *fmt, ...);
+} dgc_api;
+
+static const dgc_api api_table = {
+#define DGC_INIT(name, ret, params, args) .name = name,
+    DGC_API(DGC_INIT)
+#undef DGC_INIT
+        .dg_ctx_fail = dg_ctx_fail,
+};
+
+#define DGC_STR_(x) #x
+#define DGC_STR(x) DGC_STR_(x)
+
+/* The unit's copy of dgc_api and the thunks. */
+static void write_api(FILE *f) {
+  fprintf(f, "typedef struct dgc_api {\n");
+#define DGC_DECL(name, ret, params, args) fprintf(f, "  %s(*%s)%s;\n", #ret, #name, #params);
+  DGC_API(DGC_DECL)
+#undef DGC_DECL
+  fprintf(
+      f,
+      "  void (*dg_ctx_fail)(dg_ctx *ctx, const dg_block *b, const char *fmt, ...);\n"
+      "} dgc_api;\n\n"
+      "static const dgc_api *api;\n\n"
+      "__attribute__((visibility(\"default\"))) void dgc_bind(const dgc_api *a) { api = a; }\n\n");
+#define DGC_THUNK(name, ret, params, args) \
+  fprintf(f, "%s %s%s { return api->%s%s; }\n", #ret, #name, #params, #name, #args);
+  DGC_API(DGC_THUNK)
+#undef DGC_THUNK
+  fprintf(f, "void dg_ctx_fail(dg_ctx *ctx, const dg_block *b, const char *fmt, ...) {\n"
+             "  char text[512];\n  va_list ap;\n  va_start(ap, fmt);\n"
+             "  vsnprintf(text, sizeof text, fmt, ap);\n  va_end(ap);\n"
+             "  api->dg_ctx_fail(ctx, b, \"%%s\", text);\n}\n\n");
+}
+
+static void lit(FILE *f, double v) { fprintf(f, "%a", v); }
+
+/* The unit of the stage: `body`, dgp_rk4_derivative for the covered modes
+ * operation for operation (see there), into the node speeds x and torques
+ * tau it is given and through the context c; dgc_stage runs it on the
+ * simulation's arrays and context (a stage the generic step asks for),
+ * dgc_stages runs RK4's stages 2-4 and the combination as
+ * dgp_rk4_stages does, on arrays and a context of its own, and leaves
+ * behind what that leaves. */
+static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, int ntypes,
+                        const int *type_of) {
+  const dg_solver *sv = &sim->sv;
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns, ne = sv->audit.ne;
+  fprintf(f,
+          "/* Generated by drivegraph (lib/solver/compile.c): the stage of one mode\n"
+          " * (plan %llu). */\n"
+          "#include <drivegraph/block.h>\n\n"
+          "#include <stdarg.h>\n"
+          "#include <stdio.h>\n\n"
+          "typedef struct dgc_env {\n"
+          "  dg_ctx *ctx;\n"
+          "  dg_block *const *blk;\n"
+          "  double *xw, *tau;\n"
+          "  void *sim;\n"
+          "  void (*inputs_at)(void *sim, double t);\n"
+          "  const double *y0, *k1;\n"
+          "  double *k2, *k3, *k4, *yt;\n"
+          "  const double *x1;\n"
+          "  double *xsum, *pw, **pcur;\n"
+          "} dgc_env;\n\n",
+          (unsigned long long)sim->plan_gen);
+  write_api(f);
+  for (int k = 0; k < ntypes; k++)
+    fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
+  fprintf(f,
+          "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, dg_ctx *c, "
+          "double *restrict x, double *restrict tau, double t, const double *y, double *dy, "
+          "double *de) {\n");
+  /* SPEEDS, in dgp_solver_speeds' order: rows of one, two, more non-zeros */
+  for (int k = 0; k < sv->n_single; k++) {
+    fprintf(f, "  x[%d] = ", sv->single_node[k]);
+    lit(f, sv->single_val[k]);
+    fprintf(f, " * y[%d];\n", sv->single_dof[k]);
+  }
+  for (int k = 0; k < sv->n_pair; k++) {
+    fprintf(f, "  x[%d] = ", sv->pair_node[k]);
+    lit(f, sv->pair_val[2 * k]);
+    fprintf(f, " * y[%d] + ", sv->pair_dof[2 * k]);
+    lit(f, sv->pair_val[2 * k + 1]);
+    fprintf(f, " * y[%d];\n", sv->pair_dof[2 * k + 1]);
+  }
+  for (int k = 0; k < sv->n_multi; k++) {
+    int n = sv->multi_node[k];
+    fprintf(f, "  { double v = 0.0;");
+    for (int a = sv->row_start[n]; a < sv->row_start[n + 1]; a++) {
+      fprintf(f, " v += ");
+      lit(f, sv->gs_val[a]);
+      fprintf(f, " * y[%d];", sv->gs_dof[a]);
+    }
+    fprintf(f, " x[%d] = v; }\n", n);
+  }
+  /* FORCES */
+  fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
+  fprintf(f,
+          "  c->t = t;\n  c->speed = x;\n  c->torque = tau;\n  c->state = y + %d;\n"
+          "  c->state_rate = dy + %d;\n  c->state_commit = 0;\n",
+          nd, nd);
+  if (ns > 0)
+    fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
+  for (int i = 0; i < sim->n_torque; i++)
+    fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(e->blk[%d], c);\n  de[%d] = c->power;\n",
+            types[type_of[i]], i, i);
+  /* ACCEL: each row's sum in its plain order, from 0.0 (rk4.c's mat_vec) */
+  if (sv->use_B) {
+    for (int i = 0; i < nd; i++) {
+      fprintf(f, "  { double s = 0.0;");
+      for (int j = 0; j < nn; j++) {
+        fprintf(f, " s += ");
+        lit(f, sv->B[(size_t)i * (size_t)nn + (size_t)j]);
+        fprintf(f, " * tau[%d];", j);
+      }
+      fprintf(f, " dy[%d] = s; }\n", i);
+    }
+  } else { /* f = Gᵀ w over the non-zeros, then M⁻¹ f */
+    fprintf(f, "  double g[%d];\n", nd);
+    for (int d = 0; d < nd; d++)
+      fprintf(f, "  g[%d] = 0.0;\n", d);
+    for (int a = 0; a < sv->nnz; a++) {
+      fprintf(f, "  g[%d] += ", sv->gs_dof[a]);
+      lit(f, sv->gs_val[a]);
+      fprintf(f, " * tau[%d];\n", sv->gs_node[a]);
+    }
+    size_t mst = dgp_mst(sim);
+    for (int i = 0; i < nd; i++) {
+      fprintf(f, "  { double s = 0.0;");
+      for (int j = 0; j < nd; j++) {
+        fprintf(f, " s += ");
+        lit(f, sv->Minv[(size_t)i * mst + (size_t)j]);
+        fprintf(f, " * g[%d];", j);
+      }
+      fprintf(f, " dy[%d] = s; }\n", i);
+    }
+  }
+  fprintf(f, "  de[%d] = 0.0;\n  c->state_rate = 0;\n}\n\n", sim->n_torque);
+  fprintf(f, "__attribute__((visibility(\"default\"))) void dgc_stage(const dgc_env *e, double t, "
+             "const double *y, double *dy, double *de) {\n"
+             "  body(e, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
+  /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone) */
+  fprintf(f,
+          "__attribute__((visibility(\"default\"))) void dgc_stages(const dgc_env *e, double t, "
+          "double h) {\n"
+          "  /* the context's fields that no stage writes, one by one (a copy of the\n"
+          "   * whole would read the fields the first stage just wrote) */\n"
+          "  dg_ctx c;\n"
+          "  c.dt = e->ctx->dt;\n  c.input = e->ctx->input;\n  c.channel = e->ctx->channel;\n"
+          "  c.normal_load = e->ctx->normal_load;\n  c.sim = e->ctx->sim;\n"
+          "  double x[%d], tau[%d], xs[%d];\n"
+          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
+          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
+          "  e->inputs_at(e->sim, t + 0.5 * h);\n"
+          "  body(e, &c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
+          "  body(e, &c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
+          "  e->inputs_at(e->sim, t + h);\n"
+          "  body(e, &c, x, tau, t + h, yt, k4, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n"
+          "  *e->pcur = pw + %d;\n"
+          "  double cc = h / 6.0;\n"
+          "  for (int i = 0; i < %d; i++)\n"
+          "    yt[i] = y0[i] + cc * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);\n"
+          "  for (int n = 0; n < %d; n++) {\n"
+          "    e->xw[n] = x[n];\n    e->tau[n] = tau[n];\n    e->xsum[n] = xs[n];\n  }\n"
+          "  dg_ctx *g = e->ctx;\n  g->t = c.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
+          "  g->power = c.power;\n  g->state = c.state;\n  g->state_rate = 0;\n"
+          "  g->state_commit = 0;\n}\n",
+          nn, nn, nn, ny, ne, nn, ny, 2 * ne, nn, ny, 3 * ne, nn, 4 * ne, ny, nn);
+}
+
+/* A class's unit: its source, and its torque hook under a name of its own
+ * (the const class table lets the compiler call the hook directly). */
+static void write_class(FILE *f, const char *type) {
+  fprintf(
+      f,
+      "/* Generated by drivegraph (lib/solver/compile.c). */\n"
+      "#include \"%s.c\"\n\n"
+      "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n"
+      "void dgc_torque_%s(dg_block *b, dg_ctx *ctx) { dg_block_%s.torque_downstream(b, ctx); }\n",
+      type, type, type, type);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compiling and loading                                                    */
+
+static int fail(dg_error *err, int code, const char *fmt, ...) DG_PRINTF(3, 4);
+static int fail(dg_error *err, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char text[DG_ERROR_TEXT_LEN];
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  dgp_error_set(err, code, "", "", "%s", text);
+  return code;
+}
+
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The source tree holding blocks/ and include/: DG_SOURCE_DIR when set
+ * (and nothing else then), else the tree the library was built from, else
+ * the installed copy. */
+static const char *source_dir(char *buf, size_t size) {
+  const char *env = getenv("DG_SOURCE_DIR");
+  const char *cand[] = {env, env && env[0] ? NULL : DG_SOURCE_ROOT,
+                        env && env[0] ? NULL : DG_INSTALLED_SOURCE};
+  for (int i = 0; i < 3; i++) {
+    if (!cand[i] || !cand[i][0])
+      continue;
+    snprintf(buf, size, "%s/blocks/load.c", cand[i]);
+    if (is_file(buf)) {
+      snprintf(buf, size, "%s", cand[i]);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static FILE *open_in(const char *dir, const char *name, char *path, size_t size) {
+  snprintf(path, size, "%s/%s", dir, name);
+  return fopen(path, "w");
+}
+
+/* The first line of the compiler's messages that says "error", else its
+ * first line. */
+static void first_error(const char *log, char *out, size_t size) {
+  out[0] = '\0';
+  FILE *f = fopen(log, "r");
+  if (!f)
+    return;
+  char line[512];
+  bool have = false;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    if (!have && line[0]) {
+      snprintf(out, size, "%.*s", (int)size - 1, line);
+      have = true;
+    }
+    if (strstr(line, "error")) {
+      snprintf(out, size, "%.*s", (int)size - 1, line);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* Runs the compiler; its output goes to `log`. */
+static int run_cc(char *const *argv, const char *log, char *why, size_t size) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    snprintf(why, size, "cannot run the C compiler '%s': %s (set DG_CC)", argv[0], strerror(rc));
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      snprintf(why, size, "waiting for the C compiler: %s", strerror(errno));
+      return -1;
+    }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    char msg[300];
+    first_error(log, msg, sizeof msg);
+    snprintf(why, size, "the C compiler '%s' failed: %s", argv[0], msg[0] ? msg : "(no message)");
+    return -1;
+  }
+  return 0;
+}
+
+void dgp_compile_free(dg_sim *sim) {
+  dgp_compiled *c = sim->compiled;
+  if (!c)
+    return;
+  if (c->so)
+    dlclose(c->so);
+  free(c->blk);
+  free(c);
+  sim->compiled = NULL;
+}
+
+/* Everything in the scratch directory, then the directory. */
+static void remove_dir(const char *dir, char (*files)[64], int n) {
+  char path[4096];
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%.2000s/%.63s", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+static void inputs_at(void *sim, double t) { dgp_inputs_at(sim, t); }
+
+int dg_sim_compile(dg_sim *sim, dg_error *err) {
+  dg_error local;
+  if (!err)
+    err = &local;
+  memset(err, 0, sizeof *err);
+  if (!sim)
+    return fail(err, DG_ERR_USAGE, "no simulation given");
+  const char *why = dgp_compile_why_not(sim);
+  if (why)
+    return fail(err, DG_ERR_USAGE, "its current mode cannot be compiled: %s", why);
+  char src[2048];
+  if (!source_dir(src, sizeof src))
+    return getenv("DG_SOURCE_DIR") && getenv("DG_SOURCE_DIR")[0]
+               ? fail(
+                     err, DG_ERR_IO,
+                     "the blocks' sources are not found: DG_SOURCE_DIR ('%s') has no blocks/load.c",
+                     getenv("DG_SOURCE_DIR"))
+               : fail(err, DG_ERR_IO,
+                      "the blocks' sources are not found (looked in '%s' and '%s'); set "
+                      "DG_SOURCE_DIR to a drivegraph source tree",
+                      DG_SOURCE_ROOT, DG_INSTALLED_SOURCE);
+  /* the classes of the torque hooks, each once */
+  const char *types[MAX_CLASSES];
+  int ntypes = 0, *type_of = calloc((size_t)sim->n_torque + 1, sizeof *type_of);
+  dg_block **blk = calloc((size_t)sim->n_torque + 1, sizeof *blk);
+  dgp_compiled *c = calloc(1, sizeof *c);
+  if (!type_of || !blk || !c) {
+    free(type_of);
+    free(blk);
+    free(c);
+    return fail(err, DG_ERR_NOMEM, "out of memory");
+  }
+  for (int i = 0; i < sim->n_torque; i++) {
+    const char *t = sim->torque[i].b->klass->type;
+    int k = 0;
+    while (k < ntypes && strcmp(types[k], t) != 0)
+      k++;
+    if (k == ntypes && ntypes < MAX_CLASSES)
+      types[ntypes++] = t;
+    type_of[i] = k < MAX_CLASSES ? k : 0;
+    blk[i] = sim->torque[i].b;
+  }
+  const char *tmp = getenv("TMPDIR");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/drivegraph-cc-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  char files[MAX_CLASSES + 4][64];
+  int nfiles = 0;
+  int rc = DG_OK;
+  char why_buf[600] = "";
+  if (!mkdtemp(dir)) {
+    rc = fail(err, DG_ERR_IO, "cannot make a scratch directory '%s': %s", dir, strerror(errno));
+    goto out_free;
+  }
+  char path[4096];
+  /* the units */
+  snprintf(files[nfiles++], 64, "stage.c");
+  FILE *f = open_in(dir, "stage.c", path, sizeof path);
+  if (f) {
+    write_stage(f, sim, types, ntypes, type_of);
+    if (fclose(f) != 0)
+      f = NULL;
+  }
+  for (int k = 0; f && k < ntypes; k++) {
+    snprintf(files[nfiles++], 64, "k_%s.c", types[k]);
+    f = open_in(dir, files[nfiles - 1], path, sizeof path);
+    if (f) {
+      write_class(f, types[k]);
+      if (fclose(f) != 0)
+        f = NULL;
+    }
+  }
+  if (!f) {
+    rc = fail(err, DG_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    goto out;
+  }
+  snprintf(files[nfiles++], 64, "stage.so");
+  snprintf(files[nfiles++], 64, "cc.log");
+  /* cc -O2 ... -o stage.so stage.c k_*.c SRC/lib/table.c -lm */
+  {
+    const char *cc = getenv("DG_CC");
+    char inc_a[2100], inc_b[2100], table[2100], out[1100], log[1100];
+    char unit[MAX_CLASSES + 1][1100]; /* dir (< 1024) / a file's name (< 64) */
+    snprintf(inc_a, sizeof inc_a, "-I%s/include", src);
+    snprintf(inc_b, sizeof inc_b, "-I%s/blocks", src);
+    snprintf(table, sizeof table, "%s/lib/table.c", src);
+    snprintf(out, sizeof out, "%s/stage.so", dir);
+    snprintf(log, sizeof log, "%s/cc.log", dir);
+    char *argv[32 + MAX_CLASSES];
+    int a = 0;
+    argv[a++] = (char *)(cc && cc[0] ? cc : "cc");
+    /* -O3 inlines the hooks; the vectorizers are off because their 16-byte
+     * loads of values just stored 8 bytes at a time (a stage's rates, the
+     * node speeds) stall store forwarding: 30% of the axle's time. */
+    const char *flags[] = {
+        "-std=c11", "-O3",     "-fno-tree-vectorize",      "-fno-tree-slp-vectorize",
+        "-fPIC",    "-shared", "-fvisibility=hidden",      "-ffp-contract=off",
+        "-flto",    "-w",      "-D_POSIX_C_SOURCE=200809L"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+      argv[a++] = (char *)flags[i];
+    argv[a++] = inc_a;
+    argv[a++] = inc_b;
+    argv[a++] = "-o";
+    argv[a++] = out;
+    for (int k = 0; k <= ntypes; k++) {
+      snprintf(unit[k], sizeof unit[k], "%.1024s/%.63s", dir, files[k]);
+      argv[a++] = unit[k];
+    }
+    argv[a++] = table;
+    argv[a++] = "-lm";
+    argv[a] = NULL;
+    if (run_cc(argv, log, why_buf, sizeof why_buf) != 0) {
+      rc = fail(err, DG_ERR_IO, "%s", why_buf);
+      goto out;
+    }
+    c->so = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+    if (!c->so) {
+      const char *e = dlerror();
+      rc = fail(err, DG_ERR_IO, "cannot load the compiled stage: %s", e ? e : "?");
+      goto out;
+    }
+    void *sym = dlsym(c->so, "dgc_stage"), *sym2 = dlsym(c->so, "dgc_stages");
+    if (!sym || !sym2) {
+      rc = fail(err, DG_ERR_IO, "the compiled stage has no dgc_stage or dgc_stages");
+      goto out;
+    }
+    memcpy(&c->stage, &sym, sizeof sym); /* object to function pointer (POSIX) */
+    memcpy(&c->stages, &sym2, sizeof sym2);
+    void *sym3 = dlsym(c->so, "dgc_bind");
+    void (*bind)(const dgc_api *) = NULL;
+    if (sym3)
+      memcpy(&bind, &sym3, sizeof sym3);
+    if (!bind) {
+      rc = fail(err, DG_ERR_IO, "the compiled stage has no dgc_bind");
+      goto out;
+    }
+    bind(&api_table);
+  }
+  c->gen = sim->plan_gen;
+  c->blk = blk;
+  dg_solver *sv = &sim->sv;
+  c->env = (dgc_env){.ctx = &sim->ctx,
+                     .blk = blk,
+                     .xw = sv->xw,
+                     .tau = sv->tau,
+                     .sim = sim,
+                     .inputs_at = inputs_at,
+                     .y0 = sv->rk.y0,
+                     .k1 = sv->rk.k1,
+                     .k2 = sv->rk.k2,
+                     .k3 = sv->rk.k3,
+                     .k4 = sv->rk.k4,
+                     .yt = sv->rk.yt,
+                     .x1 = sv->mot.x1,
+                     .xsum = sv->mot.xsum,
+                     .pw = sv->audit.pw,
+                     .pcur = &sv->audit.pcur};
+  dgp_compile_free(sim);
+  sim->compiled = c;
+  c = NULL;
+  blk = NULL;
+out:
+  if (!(getenv("DG_COMPILE_KEEP") && getenv("DG_COMPILE_KEEP")[0]))
+    remove_dir(dir, files, nfiles);
+out_free:
+  if (c && c->so)
+    dlclose(c->so);
+  free(c);
+  free(blk);
+  free(type_of);
+  return rc;
+}
+
+bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
+  dgp_compiled *c = sim->compiled;
+  if (c->gen != sim->plan_gen || sim->sv.lam.want)
+    return false;
+  sim->sv.xw_end = false;
+  c->stages(&c->env, t, h);
+  sim->stages += 3;
+  c->calls += 3;
+  return true;
+}
+
+bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
+  dgp_compiled *c = sim->compiled;
+  if (c->gen != sim->plan_gen || sim->sv.lam.want)
+    return false;
+  sim->sv.xw_end = false;
+  c->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
+  c->calls++;
+  return true;
+}
+
+long dg_sim_compiled_stage_count(const dg_sim *sim) {
+  return sim && sim->compiled ? sim->compiled->calls : -1;
+}
+
+long dg_sim_stage_count(const dg_sim *sim) { return sim ? sim->stages : 0; }

@@ -1,0 +1,253 @@
+/* Compiled stages (lib/solver/compile.c): a mode's RK4 stage written out as
+ * C, compiled with the blocks' own sources by the system's C compiler, and
+ * loaded.
+ *
+ * Every comparison is exact: a simulation with its stage compiled gives
+ * every signal after every step bit for bit as the same simulation without
+ * (dg_test_record), since the written-out stage does the generic stage's
+ * operations in its order. The counts show that the compiled stage did run
+ * (and only in the mode it was made for). The refusals leave the
+ * simulation as it was, and say why. */
+#define _DEFAULT_SOURCE /* setenv, mkdtemp */
+#include "solver/solver.h"
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DT 0.001
+
+/* The step counts; with DG_SOAK_SHORT set (the sanitizer and valgrind
+ * runs) fewer. */
+static long steps_of(long full, long short_run) {
+  const char *s = getenv("DG_SOAK_SHORT");
+  return s && *s ? short_run : full;
+}
+
+static void compile_ok(dg_sim *sim, const char *what) {
+  dg_error err;
+  int rc = dg_sim_compile(sim, &err);
+  ck_assert_msg(rc == DG_OK, "%s: dg_sim_compile: %s", what, err.text);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(sim), 0);
+}
+
+/* Graphs that stay in the start mode a compiled stage covers, run from
+ * their start with the launch's full throttle: a lossless final drive into
+ * an open differential (no states), four braked magic-formula wheels on a
+ * body (a state each), spring-dampers (states, a stiff chain). */
+static const char *const plain[] = {
+    "graphs/bench/axle_baseline.json",
+    "graphs/brake_per_wheel.json",
+    "graphs/compliant_driveline.json",
+};
+#define NPLAIN ((int)(sizeof plain / sizeof plain[0]))
+
+START_TEST(test_same_as_generic) {
+  dg_graph *g = dg_test_graph_file(plain[_i]);
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  compile_ok(a, plain[_i]);
+  dg_test_set_input(a, "throttle", 1.0);
+  dg_test_set_input(b, "throttle", 1.0);
+  long n = steps_of(3000, 300);
+  double *ra = dg_test_record(a, n, DT), *rb = dg_test_record(b, n, DT);
+  dg_test_same_records(ra, rb, a, n);
+  long stages = dg_sim_stage_count(a), compiled = dg_sim_compiled_stage_count(a);
+  printf("%s: %ld of %ld stages compiled\n", plain[_i], compiled, stages);
+  /* these stay in their start mode: every RK4 stage the compiled one (the
+   * generic stage gives the tie forces a block asks for, at a few points) */
+  ck_assert_int_ge(stages, 4 * n);
+  ck_assert_int_ge(compiled, 4 * n - (stages - 4 * n));
+  ck_assert_int_le(compiled, stages);
+  if (_i == 0) /* the axle: no ties, nothing else */
+    ck_assert_int_eq(compiled, stages);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(b), -1);
+  ck_assert_int_eq(dg_sim_stage_count(b), stages);
+  free(ra);
+  free(rb);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* With a scenario: schedules read between the stages (timed inputs): a
+ * front wheel braked from 20 m/s, and the spring-dampers' tip-in, whose
+ * backlash leaves the mode and comes back to it (the mode cache gives the
+ * same plan again, and the compiled stage serves it again). */
+typedef struct drive_case {
+  const char *graph, *scenario;
+  long steps, short_steps;
+} drive_case;
+
+static const drive_case drives[] = {
+    {"graphs/brake_per_wheel.json", "graphs/scenarios/brake_front_left.json", 4000, 1500},
+    {"graphs/compliant_driveline.json", "graphs/scenarios/compliant_tipin.json", 3000, 800},
+};
+#define NDRIVES ((int)(sizeof drives / sizeof drives[0]))
+
+START_TEST(test_scenarios_same_as_generic) {
+  const drive_case *c = &drives[_i];
+  dg_test_drive a = dg_test_start(c->graph, c->scenario), b = dg_test_start(c->graph, c->scenario);
+  compile_ok(a.sim, c->graph);
+  long n = steps_of(c->steps, c->short_steps);
+  double *ra = dg_test_record(a.sim, n, DT), *rb = dg_test_record(b.sim, n, DT);
+  dg_test_same_records(ra, rb, a.sim, n);
+  long stages = dg_sim_stage_count(a.sim), compiled = dg_sim_compiled_stage_count(a.sim);
+  printf("%s with %s: %ld of %ld stages compiled, %ld mode changes\n", c->graph, c->scenario,
+         compiled, stages, dg_sim_topology_changes(a.sim));
+  ck_assert_int_gt(compiled, 0);
+  ck_assert_int_le(compiled, stages);
+  ck_assert_int_eq(stages, dg_sim_stage_count(b.sim));
+  free(ra);
+  free(rb);
+  dg_test_finish(&a);
+  dg_test_finish(&b);
+}
+END_TEST
+
+/* Only in the mode it was made for: clutch_ramp's clutch slips from the
+ * start (compiled there) and locks as the pedal comes up; the locked mode
+ * has a plan of its own, where the generic stage runs. */
+START_TEST(test_only_its_mode) {
+  dg_test_drive a = dg_test_start("graphs/clutch_ramp.json", "graphs/scenarios/clutch_ramp.json");
+  dg_test_drive b = dg_test_start("graphs/clutch_ramp.json", "graphs/scenarios/clutch_ramp.json");
+  compile_ok(a.sim, "clutch_ramp");
+  long n = steps_of(4000, 2500);
+  double *ra = dg_test_record(a.sim, n, DT / 2), *rb = dg_test_record(b.sim, n, DT / 2);
+  dg_test_same_records(ra, rb, a.sim, n);
+  long changes = dg_sim_topology_changes(a.sim);
+  long compiled = dg_sim_compiled_stage_count(a.sim), stages = dg_sim_stage_count(a.sim);
+  printf("clutch_ramp: %ld of %ld stages compiled, %ld mode changes\n", compiled, stages, changes);
+  ck_assert_int_gt(changes, 0);
+  ck_assert_int_gt(compiled, 0);
+  ck_assert_int_lt(compiled, stages);
+  free(ra);
+  free(rb);
+  dg_test_finish(&a);
+  dg_test_finish(&b);
+}
+END_TEST
+
+/* The modes a compiled stage does not cover yet: refused with the reason,
+ * the simulation unchanged. */
+typedef struct refusal {
+  const char *graph, *why;
+} refusal;
+
+static const refusal refusals[] = {
+    {"graphs/bench/sedan_baseline.json", "its mode runs on the tree room (not compiled yet)"},
+    {"graphs/gear_train.json", "its mode has lossy meshes (not compiled yet)"},
+    {"graphs/ev_single_speed.json", "its mode has lossy meshes (not compiled yet)"},
+};
+#define NREFUSALS ((int)(sizeof refusals / sizeof refusals[0]))
+
+START_TEST(test_refusals) {
+  const refusal *r = &refusals[_i];
+  dg_graph *g = dg_test_graph_file(r->graph);
+  dg_sim *sim = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(sim, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_compile(sim, &err), DG_ERR_USAGE);
+  char want[300];
+  snprintf(want, sizeof want, "its current mode cannot be compiled: %s", r->why);
+  ck_assert_str_eq(err.text, want);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(sim), -1);
+  dg_test_step(sim, 10, DT);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A compiler or sources that are not there, or a compiler that fails: the
+ * error names them, and the simulation steps on generically. */
+typedef struct env_case {
+  const char *var, *value, *text;
+} env_case;
+
+static const env_case env_cases[] = {
+    {"DG_CC", "/nonexistent/cc",
+     "cannot run the C compiler '/nonexistent/cc': No such file or directory (set DG_CC)"},
+    {"DG_CC", "false", "the C compiler 'false' failed: (no message)"},
+    {"DG_SOURCE_DIR", "/nonexistent",
+     "the blocks' sources are not found: DG_SOURCE_DIR ('/nonexistent') has no blocks/load.c"},
+};
+#define NENV ((int)(sizeof env_cases / sizeof env_cases[0]))
+
+START_TEST(test_missing_tools) {
+  const env_case *c = &env_cases[_i];
+  dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
+  dg_sim *sim = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(sim, &err), DG_OK);
+  ck_assert_int_eq(setenv(c->var, c->value, 1), 0);
+  int rc = dg_sim_compile(sim, &err);
+  unsetenv(c->var);
+  ck_assert_int_eq(rc, DG_ERR_IO);
+  ck_assert_str_eq(err.text, c->text);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(sim), -1);
+  dg_test_step(sim, 10, DT);
+  ck_assert_int_eq(dg_sim_stage_count(sim), 40);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* The scratch directory is gone afterwards; a second compile replaces the
+ * first; no simulation, a failed one: usage errors. */
+START_TEST(test_scratch_and_again) {
+  char dir[] = "/tmp/dg-test-compile-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TMPDIR", dir, 1);
+  dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
+  dg_sim *sim = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(sim, &err), DG_OK);
+  compile_ok(sim, "first");
+  dg_test_step(sim, 5, DT);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(sim), 20);
+  compile_ok(sim, "second"); /* replaces the first: its count starts again */
+  dg_test_step(sim, 5, DT);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(sim), 20);
+  if (saved) {
+    setenv("TMPDIR", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  rmdir(dir);
+  ck_assert_int_eq(entries, 0);
+  ck_assert_int_eq(dg_sim_compile(NULL, &err), DG_ERR_USAGE);
+  ck_assert_str_eq(err.text, "no simulation given");
+  dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+Suite *compile_suite(void) {
+  Suite *s = suite_create("compile");
+  TCase *tc = tcase_create("compile");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, test_same_as_generic, 0, NPLAIN);
+  tcase_add_loop_test(tc, test_scenarios_same_as_generic, 0, NDRIVES);
+  tcase_add_test(tc, test_only_its_mode);
+  tcase_add_loop_test(tc, test_refusals, 0, NREFUSALS);
+  tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
+  tcase_add_test(tc, test_scratch_and_again);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return dg_test_run(compile_suite()); }
