@@ -170,8 +170,7 @@ typedef struct env_case {
 } env_case;
 
 static const env_case env_cases[] = {
-    {"DG_CC", "/nonexistent/cc",
-     "cannot run the C compiler '/nonexistent/cc': No such file or directory (set DG_CC)"},
+    {"DG_CC", "/nonexistent/cc", "cannot run the C compiler '/nonexistent/cc' (set DG_CC)"},
     {"DG_CC", "false", "the C compiler 'false' failed: (no message)"},
     {"DG_SOURCE_DIR", "/nonexistent",
      "the blocks' sources are not found: DG_SOURCE_DIR ('/nonexistent') has no blocks/load.c"},

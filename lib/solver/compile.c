@@ -404,7 +404,7 @@ static int run_cc(char *const *argv, const char *log, char *why, size_t size) {
   int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
-    snprintf(why, size, "cannot run the C compiler '%s': %s (set DG_CC)", argv[0], strerror(rc));
+    snprintf(why, size, "cannot run the C compiler '%s' (set DG_CC)", argv[0]);
     return -1;
   }
   int status = 0;
@@ -413,6 +413,10 @@ static int run_cc(char *const *argv, const char *log, char *why, size_t size) {
       snprintf(why, size, "waiting for the C compiler: %s", strerror(errno));
       return -1;
     }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) { /* the exec failed (so valgrind says) */
+    snprintf(why, size, "cannot run the C compiler '%s' (set DG_CC)", argv[0]);
+    return -1;
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     char msg[300];
     first_error(log, msg, sizeof msg);
