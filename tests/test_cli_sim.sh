@@ -369,4 +369,25 @@ check "hatchback (no fuel model): no ledger" lacks "$OUT" '^ledger:'
 run "$DG" sim "$G/sedan_rwd_automatic.json" --preset launch --duration 1
 check "sedan (its BSFC map): the fuel in the ledger" has "$OUT" '^  fuel     engine +[0-9.e+]+ J  \([0-9.]+ g, [0-9.]+ L\)$'
 
+# --compile: the start mode's RK4 stage compiled (lib/solver/compile.c):
+# the same CSV to the last digit, and a line saying how much it ran
+run "$DG" sim "$G/compliant_driveline.json" --scenario "$G/scenarios/compliant_tipin.json" \
+  --duration 1 --digits 17 --csv "$TMP/generic.csv"
+check "compliant: generic run" rc_is 0
+run "$DG" sim "$G/compliant_driveline.json" --scenario "$G/scenarios/compliant_tipin.json" \
+  --duration 1 --digits 17 --csv "$TMP/compiled.csv" --compile
+check "--compile: exit 0" rc_is 0
+check "--compile: the same CSV, bit for bit" same_file "$TMP/generic.csv" "$TMP/compiled.csv"
+check "--compile: how much it ran" has "$ERR" \
+  '^drivegraph sim: --compile: the compiled stage ran [1-9][0-9]* of the run.s [1-9][0-9]* RK4 stages$'
+run "$DG" sim "$G/sedan_rwd_automatic.json" --duration 1 --compile
+check "--compile, a mode not covered: exit 1" rc_is 1
+check "--compile, a mode not covered: why" has "$ERR" \
+  '^drivegraph sim: --compile: its current mode cannot be compiled: its mode runs on the tree room \(not compiled yet\)$'
+check "--compile, a mode not covered: not run" has "$ERR" '^drivegraph sim: not run$'
+run env DG_CC=/nonexistent/cc "$DG" sim "$G/compliant_driveline.json" --duration 0.1 --compile
+check "--compile without a compiler: exit 1" rc_is 1
+check "--compile without a compiler: named" has "$ERR" \
+  "^drivegraph sim: --compile: cannot run the C compiler '/nonexistent/cc' \\(set DG_CC\\)$"
+
 finish

@@ -55,6 +55,7 @@ typedef struct sim_opts {
   opt_list plugins;     /* --plugin LIB.so */
   opt_list inputs;      /* --input NAME=VALUE */
   bool force;           /* run even when RK4 cannot take dt in the start mode */
+  bool compile;         /* compile the start mode's RK4 stage (dg_sim_compile) */
   long digits;          /* significant digits of the CSV's numbers */
   double max_steps;     /* runs of more steps are refused */
 } sim_opts;
@@ -122,6 +123,10 @@ static const option_def sim_options[] = {
      .help = "run even when the step size is too large for RK4 in the\n"
              "start mode (the check names the shafts and a dt that\n"
              "works; without --force such a run is refused)"},
+    {.name = "compile", OPT_FLAG_AT(sim_opts, compile),
+     .help = "compile the start mode's RK4 stage to machine code with\n"
+             "the system's C compiler (experimental; the same results,\n"
+             "bit for bit; refused for a mode it does not cover yet)"},
     {0},
 };
 
@@ -417,6 +422,11 @@ static int sim_start(sim_run *r) {
       fprintf(stderr, "drivegraph sim: not run (give --force to run it anyway)\n");
       return EXIT_INVALID;
     }
+  }
+  if (rc == EXIT_OK && r->o->compile && dg_sim_compile(r->sim, &serr) != DG_OK) {
+    fprintf(stderr, "drivegraph sim: --compile: %s\n", serr.text);
+    fprintf(stderr, "drivegraph sim: not run\n");
+    return EXIT_INVALID;
   }
   return rc;
 }
@@ -899,6 +909,10 @@ static int sim_run_all(const command *cmd, sim_run *r) {
     rc = outputs_finish(r);
   if (rc == EXIT_OK)
     rc = print_summary(r);
+  if (rc == EXIT_OK && r->o->compile)
+    fprintf(stderr, "drivegraph sim: --compile: the compiled stage ran %ld of the run's %ld RK4 "
+                    "stages\n",
+            dg_sim_compiled_stage_count(r->sim), dg_sim_stage_count(r->sim));
   return rc;
 }
 
