@@ -28,6 +28,14 @@
  * span a few decades, so 1e-10 separates round-off from real coefficients. */
 #define DGP_PIVOT_EPS 1e-10
 
+/* A function kept out of line: the cold path of a hot one (an error's
+ * report), so the hot one stays small and saves no registers for it. */
+#if defined(__GNUC__)
+#define DGP_NOINLINE __attribute__((noinline, cold))
+#else
+#define DGP_NOINLINE
+#endif
+
 /* ---- buffers.c: each room lists its arrays with their sizes ------------ */
 
 /* One array a room owns: the address of its pointer member (of whatever
