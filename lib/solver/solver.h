@@ -296,7 +296,13 @@ static inline double dgp_time_tol(double t, double h) {
 }
 
 /* Continuous inputs at a time inside the current segment. */
-void dgp_inputs_at(dg_sim *sim, double t);
+void dgp_inputs_at_timed(dg_sim *sim, double t);
+/* ... without a call where there are none (constants and channels only:
+ * what a stage costs then is nothing). */
+static inline void dgp_inputs_at(dg_sim *sim, double t) {
+  if (sim->n_timed > 0)
+    dgp_inputs_at_timed(sim, t);
+}
 /* The end of a segment starting at ta: t_end or an earlier breakpoint. */
 double dgp_inputs_next_break(const dg_sim *sim, double ta, double t_end, double tol);
 

@@ -101,10 +101,14 @@ static bool report_nonfinite(dg_sim *sim, const double *y) {
 }
 
 /* pre_step / post_step: the committed state, readable and writable */
-static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
   sim->ctx.state = sim->sv.s;
-  sim->ctx.state_commit = sim->sv.s;
   sim->ctx.state_rate = NULL;
+  if (n == 0 && sim->n_slots == 0) { /* nothing to evaluate, no hook to call */
+    sim->ctx.state_commit = NULL;
+    return;
+  }
+  sim->ctx.state_commit = sim->sv.s;
   dgp_bind_eval(sim);
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
@@ -194,12 +198,18 @@ static inline bool crosses(double a, double b) { return (a > 0.0 && b <= 0.0) ||
  * trusted for, or those marked off (sim->sv.ev.off). */
 typedef enum { FN_ALL, FN_TRUSTED, FN_OFF } fn_set;
 
-/* Whether a function of the set crosses from glo to g. */
+/* Whether a function of the set crosses from glo to g. A function above
+ * 0 at the end crosses nothing (both ways to cross end at or below 0):
+ * the common case costs one compare. */
 static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, fn_set set) {
   const unsigned char *off = sim->sv.ev.off;
-  for (int i = 0; i < event_count(sim); i++)
-    if (crosses(glo[i], g[i]) && (set == FN_ALL || (set == FN_OFF) == (off[i] != 0)))
+  for (int i = 0, ne = event_count(sim); i < ne; i++) {
+    double b = g[i];
+    if (b > 0.0)
+      continue;
+    if (crosses(glo[i], b) && (set == FN_ALL || (set == FN_OFF) == (off[i] != 0)))
       return true;
+  }
   return false;
 }
 
@@ -412,9 +422,10 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t;
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
-  dgp_solver_inputs_start(sim, t);
+  if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
+    dgp_solver_inputs_start(sim, t);
   double tol = dgp_time_tol(t, t_end - t);
-  double tb = segs_left > 1 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
+  double tb = segs_left > 1 && sim->n_timed > 0 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
   double h = tb - t;
   ctx->dt = h;
   ctx->t = t;
