@@ -369,6 +369,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   /* the tree's factor is not of the plan: a hit factors at its first stage */
   want.tree.factored = a.tree.factored;
   want.tree.simple = a.tree.simple;
+  want.tree.npair = a.tree.npair;
   if (memcmp(&want, &a, sizeof want) != 0) {
     const unsigned char *x = (const unsigned char *)&want, *y = (const unsigned char *)&a;
     for (size_t k = 0; k < sizeof want; k++)

@@ -122,6 +122,14 @@ int dgp_tree_factor(dg_tree_ws *t) {
     t->op_x[k] = any ? i + 1 : i;
     t->simple = t->simple && t->op_u[k] < 0 && t->op_x[k] == t->op_first[k + 1];
   }
+  /* the pairs' eliminations in order, for the solve (deg is done with);
+   * only a pair has more than one update, so the rest are all one kind */
+  int npair = 0;
+  for (int k = 0; k < nops; k++)
+    if (t->op_u[k] >= 0)
+      t->parent[npair++] = k;
+  t->parent[npair] = nops; /* npair <= nv / 2: a pair removes two vertices */
+  t->npair = npair;
   t->nops = nops;
   t->factored = true;
   return 0;
@@ -147,23 +155,45 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z) {
     }
     return;
   }
-  for (int k = 0; k < nops; k++) {
-    int v = op_v[k];
-    double zt = z[v] * os[k]; /* z_v / d_v, or a pair's z_u */
+  /* Runs of single eliminations (one update at most, the inline one)
+   * between the pairs (listed in parent, then nops): the same operations
+   * in the same order as op after op, with the pairs' branches and extra
+   * updates' loops only where there are pairs. */
+  const int *pair = t->parent;
+  int npair = t->npair, k = 0;
+  for (int j = 0;; j++) {
+    for (int e = pair[j]; k < e; k++) {
+      int v = op_v[k];
+      double zt = z[v] * os[k]; /* z_v / d_v */
+      z[v] = zt;
+      z[op_r[k]] -= of[k] * zt;
+    }
+    if (k >= nops)
+      break;
+    int v = op_v[k]; /* a pair */
+    double zt = z[v] * os[k]; /* its z_u */
     z[v] = zt;
     z[op_r[k]] -= of[k] * zt;
     for (int i = op_x[k]; i < first[k + 1]; i++)
       z[ur[i]] -= uf[i] * zt;
+    k++;
   }
-  for (int k = nops - 1; k >= 0; k--) {
-    int v = op_v[k], u = op_u[k];
-    double sum = u < 0 ? z[v] : z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
+  k = nops - 1;
+  for (int j = npair - 1;; j--) {
+    for (int e = j >= 0 ? pair[j] : -1; k > e; k--) {
+      int v = op_v[k];
+      z[v] -= ob[k] * z[op_r[k]];
+    }
+    if (k < 0)
+      break;
+    int v = op_v[k], u = op_u[k]; /* a pair */
+    double sum = z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
     sum -= ob[k] * z[op_r[k]];
     for (int i = op_x[k]; i < first[k + 1]; i++)
       sum -= ub[i] * z[ur[i]];
-    if (u >= 0)
-      z[u] = z[v];
+    z[u] = z[v];
     z[v] = sum;
+    k--;
   }
 }
 
