@@ -330,6 +330,8 @@ typedef struct dg_solver {
   int *pair_node, *pair_dof, n_pair; /* SPEEDS: rows of two non-zeros */
   double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
+  int *copy_node, *copy_src, n_copy; /* SPEEDS: rows of three terms or more (or none) the
+                                        * same as another's (a shaft's two ends): x[node] = x[src] */
   double *M, *L, *Minv;     /* ndof × ndof (stride ndof: dgp_mst) */
   double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
   bool use_B;               /* the ACCEL stage uses B (small modes) */

@@ -268,6 +268,7 @@ static void take_scalars(dg_sim *sim, const dg_solver *b) {
   sv->n_single = b->n_single;
   sv->n_pair = b->n_pair;
   sv->n_multi = b->n_multi;
+  sv->n_copy = b->n_copy;
   sv->use_B = b->use_B;
   sv->ws.nactive = b->ws.nactive;
   sv->ws.err_ratio_loop = b->ws.err_ratio_loop;

@@ -35,6 +35,13 @@
 #else
 #define DGP_NOINLINE
 #endif
+/* ... and one that is not cold (a mode's less common rows), out of line
+ * only so that its caller's common path keeps the registers. */
+#if defined(__GNUC__)
+#define DGP_OUTLINE __attribute__((noinline))
+#else
+#define DGP_OUTLINE
+#endif
 
 /* ---- buffers.c: each room lists its arrays with their sizes ------------ */
 
