@@ -568,12 +568,6 @@ static inline double mesh_dot(const dg_tree_ws *t, int j, const double *x, doubl
   return ax;
 }
 
-/* w += f b_j */
-static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
-  for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++)
-    w[t->mesh_bnode[e]] += f * t->mesh_b[e];
-}
-
 /* z = K⁻¹ [w; 0] for the current factor. */
 static void tree_stage_solve(dg_sim *sim, const double *w) {
   dg_tree_ws *t = &sim->sv.tree;
@@ -600,19 +594,43 @@ static inline double mesh_lambda(const dg_tree_ws *t, int j) {
 }
 
 /* The meshes' powers p_j = λ_j (a·x), their loss torques κ_j λ_j b_j added
- * to w, for the multipliers in loss.lam. Returns the loss power (≤ 0). */
+ * to w, for the multipliers in loss.lam. Returns the loss power (≤ 0).
+ * Side b is read (b·x) and written (w += f b) in one pass, and only where
+ * the mesh loses something (f ≠ 0: b·x is for the loss power alone); x
+ * and w are apart, so the values are those of mesh_dot and of adding
+ * f b_j after it. */
 static double mesh_pass(dg_sim *sim, double *w) {
   dg_solver *sv = &sim->sv;
   const dg_tree_ws *t = &sv->tree;
   const double *x = sv->xw, *lam = sv->loss.lam, *kap = sv->loss.kap;
+  const double *mab = t->mesh_ab, *mb = t->mesh_b;
+  const int *mn = t->mesh_node, *mbn = t->mesh_bnode;
   double p_loss = 0.0;
   for (int j = 0, m = sv->ws.nmesh; j < m; j++) {
-    double bx;
-    sv->loss.p[j] = lam[j] * mesh_dot(t, j, x, &bx);
+    double ax, bx;
+    if (t->all_folded) { /* rows of one entry each, j's at j */
+      ax = mab[j] * x[mn[j]];
+    } else {
+      ax = 0.0;
+      for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
+        ax += mab[e] * x[mn[e]];
+    }
+    sv->loss.p[j] = lam[j] * ax;
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
-    mesh_add_b(t, j, f, w);
+    if (t->all_folded) {
+      int n = mbn[j];
+      bx = mb[j] * x[n];
+      w[n] += f * mb[j];
+    } else {
+      bx = 0.0;
+      for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++) {
+        int n = mbn[e];
+        bx += mb[e] * x[n];
+        w[n] += f * mb[e];
+      }
+    }
     p_loss += f * bx;
   }
   return p_loss;
