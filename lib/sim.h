@@ -160,6 +160,7 @@ typedef struct dg_tree_ws {
   int nv, ne, ncon;         /* vertices (nodes, then constraints), directed edges, constraints */
   int nops;                 /* eliminations of the factor */
   bool simple;              /* none pairs two vertices or updates more than one (a chain) */
+  int npair;                /* eliminations that pair two vertices (listed in parent) */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
   int *nbr;                 /* per edge: the vertex at its other end */
   double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */
@@ -193,7 +194,9 @@ typedef struct dg_tree_ws {
   double *fm_ic;            /* ... I_eff C of its dst, for the factor's κ */
   double *base;             /* per vertex: its inertia (0: a constraint, an alias) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
-  int *order, *parent;      /* per vertex: scratch of the factor (leaves, neighbours left) */
+  /* per vertex: scratch of the factor (leaves, neighbours left); after
+   * it, parent lists the eliminations that pair two vertices, then nops */
+  int *order, *parent;
   int *step;                /* per vertex: the elimination that removes it */
   /* per elimination k: vertex v, its partner u (v's pivot 0: they leave
    * together) or -1, the scale of z_v (1/d_v, or 1/K[v][u]) and a pair's
@@ -327,6 +330,8 @@ typedef struct dg_solver {
   int *pair_node, *pair_dof, n_pair; /* SPEEDS: rows of two non-zeros */
   double *pair_val;
   int *multi_node, n_multi; /* SPEEDS: the other rows (by row_start) */
+  int *copy_node, *copy_src, n_copy; /* SPEEDS: rows of three terms or more (or none) the
+                                        * same as another's (a shaft's two ends): x[node] = x[src] */
   double *M, *L, *Minv;     /* ndof × ndof (stride ndof: dgp_mst) */
   double *B;                /* ACCEL: ndof × nn (stride nn), M⁻¹ Gᵀ, node torques to q̇ */
   bool use_B;               /* the ACCEL stage uses B (small modes) */

@@ -268,6 +268,7 @@ static void take_scalars(dg_sim *sim, const dg_solver *b) {
   sv->n_single = b->n_single;
   sv->n_pair = b->n_pair;
   sv->n_multi = b->n_multi;
+  sv->n_copy = b->n_copy;
   sv->use_B = b->use_B;
   sv->ws.nactive = b->ws.nactive;
   sv->ws.err_ratio_loop = b->ws.err_ratio_loop;
@@ -369,6 +370,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   /* the tree's factor is not of the plan: a hit factors at its first stage */
   want.tree.factored = a.tree.factored;
   want.tree.simple = a.tree.simple;
+  want.tree.npair = a.tree.npair;
   if (memcmp(&want, &a, sizeof want) != 0) {
     const unsigned char *x = (const unsigned char *)&want, *y = (const unsigned char *)&a;
     for (size_t k = 0; k < sizeof want; k++)

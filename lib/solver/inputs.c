@@ -50,7 +50,7 @@ void dgp_solver_inputs_start(dg_sim *sim, double t) {
 /* Continuous inputs at a time inside the current segment: each schedule
  * follows the piece the segment started on, so a segment that ends at a
  * breakpoint sees the value from the left there. */
-void dgp_inputs_at(dg_sim *sim, double t) {
+void dgp_inputs_at_timed(dg_sim *sim, double t) {
   for (int i = 0; i < sim->n_timed; i++) {
     const dg_timed_input *ti = &sim->timed[i];
     if (ti->stepped)

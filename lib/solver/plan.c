@@ -325,6 +325,48 @@ int dgp_solver_build(dg_sim *sim) {
   return rc;
 }
 
+/* Rows of three terms or more (or none) compared with each other in a
+ * small mode: at most this many. */
+#define COPY_ROWS_MAX 64
+
+/* Whether G's rows of nodes n and m are the same, term by term and bit by
+ * bit (so they compute the same value). */
+static bool same_row(const dg_solver *sv, int n, int m) {
+  int a = sv->row_start[n], b = sv->row_start[n + 1], c = sv->row_start[m];
+  return sv->row_start[m + 1] - c == b - a &&
+         memcmp(sv->gs_dof + a, sv->gs_dof + c, sizeof(int) * (size_t)(b - a)) == 0 &&
+         memcmp(sv->gs_val + a, sv->gs_val + c, sizeof(double) * (size_t)(b - a)) == 0;
+}
+
+/* A row of three terms or more (or none) that is another's (a shaft or
+ * flywheel block passes its speed on with the factor 1.0, so its two ends
+ * have the same row; nodes held at rest have the empty row) is computed
+ * once: the others copy its value (n_copy), the same bits, for a load and
+ * a store instead of the products. Rows of one or two terms are left as
+ * they are (a product or two cost about what the copy does, measured);
+ * so are large modes (the comparison is quadratic) and variable
+ * kinematics (its rows are recomputed every substep). */
+static void copy_rows(dg_sim *sim) {
+  dg_solver *sv = &sim->sv;
+  sv->n_copy = 0;
+  if (sv->variable_kinematics || sv->n_multi > COPY_ROWS_MAX)
+    return;
+  int kept = 0;
+  for (int k = 0; k < sv->n_multi; k++) {
+    int n = sv->multi_node[k], src = -1;
+    for (int l = 0; l < kept && src < 0; l++)
+      if (same_row(sv, n, sv->multi_node[l]))
+        src = sv->multi_node[l];
+    if (src >= 0) {
+      sv->copy_node[sv->n_copy] = n;
+      sv->copy_src[sv->n_copy++] = src;
+      continue;
+    }
+    sv->multi_node[kept++] = n;
+  }
+  sv->n_multi = kept;
+}
+
 /* The SPEEDS stage's plan: G's rows of one non-zero (most shafts: a gear's
  * output, a wheel's hub) as a flat list, the others (differential inputs,
  * rows without motion) by node over the non-zeros. */
@@ -348,6 +390,25 @@ void dgp_plan_speed_rows(dg_sim *sim) {
       sv->multi_node[sv->n_multi++] = n;
     }
   }
+  copy_rows(sim);
+}
+
+/* SPEEDS' rows of three terms or more (or none), then their copies; out
+ * of line, so the common modes' (rows of one and two terms) keep the
+ * registers. */
+static DGP_OUTLINE void multi_rows(const dg_sim *sim, const double *q, double *x) {
+  const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
+  const double *val = sim->sv.gs_val;
+  for (int k = 0; k < sim->sv.n_multi; k++) {
+    int n = sim->sv.multi_node[k];
+    double v = 0.0;
+    for (int a = start[n]; a < start[n + 1]; a++)
+      v += val[a] * q[dof[a]];
+    x[n] = v;
+  }
+  const int *cn = sim->sv.copy_node, *cs = sim->sv.copy_src;
+  for (int k = 0, nc = sim->sv.n_copy; k < nc; k++) /* the same row: the same bits */
+    x[cn[k]] = x[cs[k]];
 }
 
 void dgp_solver_speeds(const dg_sim *sim, const double *q, double *x) {
@@ -378,15 +439,8 @@ void dgp_solver_speeds(const dg_sim *sim, const double *q, double *x) {
   const double *pv = sim->sv.pair_val;
   for (int k = 0; k < np; k++)
     x[pn[k]] = pv[2 * k] * q[pd[2 * k]] + pv[2 * k + 1] * q[pd[2 * k + 1]];
-  const int *start = sim->sv.row_start, *dof = sim->sv.gs_dof;
-  const double *val = sim->sv.gs_val;
-  for (int k = 0; k < sim->sv.n_multi; k++) {
-    int n = sim->sv.multi_node[k];
-    double v = 0.0;
-    for (int a = start[n]; a < start[n + 1]; a++)
-      v += val[a] * q[dof[a]];
-    x[n] = v;
-  }
+  if (sim->sv.n_multi + sim->sv.n_copy > 0)
+    multi_rows(sim, q, x);
   if (sim->sv.mot.n_gp > 0)
     dgp_motion_add_speeds(sim, x);
 }
@@ -455,6 +509,8 @@ void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan(l, &sim->sv.single_dof, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.single_val, nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.multi_node, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.copy_node, nn, sizeof(int));
+  dgp_buf_add_plan(l, &sim->sv.copy_src, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.pair_node, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.pair_dof, 2 * nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.pair_val, 2 * nn, sizeof(double));

@@ -178,7 +178,8 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
   sim->sv.audit.pcur = sim->sv.audit.pw + 3 * ne;
   dgp_rk4_derivative(sim, t + h, yt, k4);
   dgp_axpy(xs, xs, 1.0, xw, nn); /* 1·x is x: xs + xw */
-  memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
+  if (sim->sv.ws.nmesh > 0)
+    memcpy(sim->sv.loss.p4, sim->sv.loss.p, sizeof(double) * (size_t)sim->sv.ws.nmesh);
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * ne; /* other evaluations book nothing */
   double c = h / 6.0; /* y0 + h/6 (k1 + 2 k2 + 2 k3 + k4), in pairs as dgp_axpy */
   int i = 0;

@@ -28,6 +28,21 @@
  * span a few decades, so 1e-10 separates round-off from real coefficients. */
 #define DGP_PIVOT_EPS 1e-10
 
+/* A function kept out of line: the cold path of a hot one (an error's
+ * report), so the hot one stays small and saves no registers for it. */
+#if defined(__GNUC__)
+#define DGP_NOINLINE __attribute__((noinline, cold))
+#else
+#define DGP_NOINLINE
+#endif
+/* ... and one that is not cold (a mode's less common rows), out of line
+ * only so that its caller's common path keeps the registers. */
+#if defined(__GNUC__)
+#define DGP_OUTLINE __attribute__((noinline))
+#else
+#define DGP_OUTLINE
+#endif
+
 /* ---- buffers.c: each room lists its arrays with their sizes ------------ */
 
 /* One array a room owns: the address of its pointer member (of whatever
@@ -300,7 +315,13 @@ static inline double dgp_time_tol(double t, double h) {
 }
 
 /* Continuous inputs at a time inside the current segment. */
-void dgp_inputs_at(dg_sim *sim, double t);
+void dgp_inputs_at_timed(dg_sim *sim, double t);
+/* ... without a call where there are none (constants and channels only:
+ * what a stage costs then is nothing). */
+static inline void dgp_inputs_at(dg_sim *sim, double t) {
+  if (sim->n_timed > 0)
+    dgp_inputs_at_timed(sim, t);
+}
 /* The end of a segment starting at ta: t_end or an earlier breakpoint. */
 double dgp_inputs_next_break(const dg_sim *sim, double ta, double t_end, double tol);
 

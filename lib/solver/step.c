@@ -6,7 +6,9 @@
  * dg_audit_ws (lib/sim.h). */
 #include "solver.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Speeds above this (rad/s or m/s) are a blow-up, not a drivetrain. */
@@ -17,8 +19,51 @@
 /* An event is located to this fraction of the segment (and 1e-14 s). */
 #define EVENT_TOL 1e-10
 
-/* The block and port behind a non-finite or runaway value, for the error. */
-static bool check_finite(dg_sim *sim, const double *y) {
+/* The largest |v| over n values, as the bits of their absolute values: for
+ * doubles >= 0 the bits are ordered as the values, and inf and NaN have
+ * the largest (any NaN above inf). Two running maxima, no branch, so a
+ * value is an and, a compare and a move. */
+static inline uint64_t abs_bits_max(const double *v, int n) {
+  const uint64_t mask = ~((uint64_t)1 << 63);
+  uint64_t m0 = 0, m1 = 0;
+  int i = 0;
+  for (; i + 1 < n; i += 2) {
+    uint64_t a, b;
+    memcpy(&a, v + i, sizeof a);
+    memcpy(&b, v + i + 1, sizeof b);
+    a &= mask;
+    b &= mask;
+    m0 = a > m0 ? a : m0;
+    m1 = b > m1 ? b : m1;
+  }
+  if (i < n) {
+    uint64_t a;
+    memcpy(&a, v + i, sizeof a);
+    a &= mask;
+    m0 = a > m0 ? a : m0;
+  }
+  return m0 > m1 ? m0 : m1;
+}
+
+/* The block and port behind a non-finite or runaway value, for the error:
+ * the pass check_finite makes only when its scan found one. */
+static DGP_NOINLINE bool report_nonfinite(dg_sim *sim, const double *y);
+
+/* Whether every DOF speed is finite and below SPEED_LIMIT and every
+ * block state finite (the states are the blocks' slices of y, one after
+ * the other): one scan of y's bits, the error's pass only after a find. */
+static inline bool check_finite(dg_sim *sim, const double *y) {
+  const double limit = SPEED_LIMIT, big = DBL_MAX;
+  uint64_t lb, bb;
+  memcpy(&lb, &limit, sizeof lb);
+  memcpy(&bb, &big, sizeof bb);
+  int nd = sim->sv.ndof;
+  if (abs_bits_max(y, nd) < lb && abs_bits_max(y + nd, sim->ns) <= bb)
+    return true;
+  return report_nonfinite(sim, y);
+}
+
+static bool report_nonfinite(dg_sim *sim, const double *y) {
   int nd = sim->sv.ndof;
   for (int j = 0; j < nd; j++) {
     if (isfinite(y[j]) && fabs(y[j]) < SPEED_LIMIT)
@@ -56,10 +101,14 @@ static bool check_finite(dg_sim *sim, const double *y) {
 }
 
 /* pre_step / post_step: the committed state, readable and writable */
-static void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
   sim->ctx.state = sim->sv.s;
-  sim->ctx.state_commit = sim->sv.s;
   sim->ctx.state_rate = NULL;
+  if (n == 0 && sim->n_slots == 0) { /* nothing to evaluate, no hook to call */
+    sim->ctx.state_commit = NULL;
+    return;
+  }
+  sim->ctx.state_commit = sim->sv.s;
   dgp_bind_eval(sim);
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
@@ -149,12 +198,18 @@ static inline bool crosses(double a, double b) { return (a > 0.0 && b <= 0.0) ||
  * trusted for, or those marked off (sim->sv.ev.off). */
 typedef enum { FN_ALL, FN_TRUSTED, FN_OFF } fn_set;
 
-/* Whether a function of the set crosses from glo to g. */
+/* Whether a function of the set crosses from glo to g. A function above
+ * 0 at the end crosses nothing (both ways to cross end at or below 0):
+ * the common case costs one compare. */
 static bool any_crossed(const dg_sim *sim, const double *glo, const double *g, fn_set set) {
   const unsigned char *off = sim->sv.ev.off;
-  for (int i = 0; i < event_count(sim); i++)
-    if (crosses(glo[i], g[i]) && (set == FN_ALL || (set == FN_OFF) == (off[i] != 0)))
+  for (int i = 0, ne = event_count(sim); i < ne; i++) {
+    double b = g[i];
+    if (b > 0.0)
+      continue;
+    if (crosses(glo[i], b) && (set == FN_ALL || (set == FN_OFF) == (off[i] != 0)))
       return true;
+  }
   return false;
 }
 
@@ -367,9 +422,10 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t;
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
-  dgp_solver_inputs_start(sim, t);
+  if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
+    dgp_solver_inputs_start(sim, t);
   double tol = dgp_time_tol(t, t_end - t);
-  double tb = segs_left > 1 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
+  double tb = segs_left > 1 && sim->n_timed > 0 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
   double h = tb - t;
   ctx->dt = h;
   ctx->t = t;

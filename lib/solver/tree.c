@@ -122,6 +122,14 @@ int dgp_tree_factor(dg_tree_ws *t) {
     t->op_x[k] = any ? i + 1 : i;
     t->simple = t->simple && t->op_u[k] < 0 && t->op_x[k] == t->op_first[k + 1];
   }
+  /* the pairs' eliminations in order, for the solve (deg is done with);
+   * only a pair has more than one update, so the rest are all one kind */
+  int npair = 0;
+  for (int k = 0; k < nops; k++)
+    if (t->op_u[k] >= 0)
+      t->parent[npair++] = k;
+  t->parent[npair] = nops; /* npair <= nv / 2: a pair removes two vertices */
+  t->npair = npair;
   t->nops = nops;
   t->factored = true;
   return 0;
@@ -147,23 +155,45 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z) {
     }
     return;
   }
-  for (int k = 0; k < nops; k++) {
-    int v = op_v[k];
-    double zt = z[v] * os[k]; /* z_v / d_v, or a pair's z_u */
+  /* Runs of single eliminations (one update at most, the inline one)
+   * between the pairs (listed in parent, then nops): the same operations
+   * in the same order as op after op, with the pairs' branches and extra
+   * updates' loops only where there are pairs. */
+  const int *pair = t->parent;
+  int npair = t->npair, k = 0;
+  for (int j = 0;; j++) {
+    for (int e = pair[j]; k < e; k++) {
+      int v = op_v[k];
+      double zt = z[v] * os[k]; /* z_v / d_v */
+      z[v] = zt;
+      z[op_r[k]] -= of[k] * zt;
+    }
+    if (k >= nops)
+      break;
+    int v = op_v[k]; /* a pair */
+    double zt = z[v] * os[k]; /* its z_u */
     z[v] = zt;
     z[op_r[k]] -= of[k] * zt;
     for (int i = op_x[k]; i < first[k + 1]; i++)
       z[ur[i]] -= uf[i] * zt;
+    k++;
   }
-  for (int k = nops - 1; k >= 0; k--) {
-    int v = op_v[k], u = op_u[k];
-    double sum = u < 0 ? z[v] : z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
+  k = nops - 1;
+  for (int j = npair - 1;; j--) {
+    for (int e = j >= 0 ? pair[j] : -1; k > e; k--) {
+      int v = op_v[k];
+      z[v] -= ob[k] * z[op_r[k]];
+    }
+    if (k < 0)
+      break;
+    int v = op_v[k], u = op_u[k]; /* a pair */
+    double sum = z[u] * t->op_pa[k] - z[v] * t->op_pb[k];
     sum -= ob[k] * z[op_r[k]];
     for (int i = op_x[k]; i < first[k + 1]; i++)
       sum -= ub[i] * z[ur[i]];
-    if (u >= 0)
-      z[u] = z[v];
+    z[u] = z[v];
     z[v] = sum;
+    k--;
   }
 }
 
@@ -538,12 +568,6 @@ static inline double mesh_dot(const dg_tree_ws *t, int j, const double *x, doubl
   return ax;
 }
 
-/* w += f b_j */
-static inline void mesh_add_b(const dg_tree_ws *t, int j, double f, double *w) {
-  for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++)
-    w[t->mesh_bnode[e]] += f * t->mesh_b[e];
-}
-
 /* z = K⁻¹ [w; 0] for the current factor. */
 static void tree_stage_solve(dg_sim *sim, const double *w) {
   dg_tree_ws *t = &sim->sv.tree;
@@ -570,19 +594,43 @@ static inline double mesh_lambda(const dg_tree_ws *t, int j) {
 }
 
 /* The meshes' powers p_j = λ_j (a·x), their loss torques κ_j λ_j b_j added
- * to w, for the multipliers in loss.lam. Returns the loss power (≤ 0). */
+ * to w, for the multipliers in loss.lam. Returns the loss power (≤ 0).
+ * Side b is read (b·x) and written (w += f b) in one pass, and only where
+ * the mesh loses something (f ≠ 0: b·x is for the loss power alone); x
+ * and w are apart, so the values are those of mesh_dot and of adding
+ * f b_j after it. */
 static double mesh_pass(dg_sim *sim, double *w) {
   dg_solver *sv = &sim->sv;
   const dg_tree_ws *t = &sv->tree;
   const double *x = sv->xw, *lam = sv->loss.lam, *kap = sv->loss.kap;
+  const double *mab = t->mesh_ab, *mb = t->mesh_b;
+  const int *mn = t->mesh_node, *mbn = t->mesh_bnode;
   double p_loss = 0.0;
   for (int j = 0, m = sv->ws.nmesh; j < m; j++) {
-    double bx;
-    sv->loss.p[j] = lam[j] * mesh_dot(t, j, x, &bx);
+    double ax, bx;
+    if (t->all_folded) { /* rows of one entry each, j's at j */
+      ax = mab[j] * x[mn[j]];
+    } else {
+      ax = 0.0;
+      for (int e = t->mesh_first[j]; e < t->mesh_first[j + 1]; e++)
+        ax += mab[e] * x[mn[e]];
+    }
+    sv->loss.p[j] = lam[j] * ax;
     double f = kap[j] * lam[j];
     if (f == 0.0)
       continue;
-    mesh_add_b(t, j, f, w);
+    if (t->all_folded) {
+      int n = mbn[j];
+      bx = mb[j] * x[n];
+      w[n] += f * mb[j];
+    } else {
+      bx = 0.0;
+      for (int e = t->mesh_bfirst[j]; e < t->mesh_bfirst[j + 1]; e++) {
+        int n = mbn[e];
+        bx += mb[e] * x[n];
+        w[n] += f * mb[e];
+      }
+    }
     p_loss += f * bx;
   }
   return p_loss;
