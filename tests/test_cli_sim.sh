@@ -380,10 +380,10 @@ check "--compile: exit 0" rc_is 0
 check "--compile: the same CSV, bit for bit" same_file "$TMP/generic.csv" "$TMP/compiled.csv"
 check "--compile: how much it ran" has "$ERR" \
   '^drivegraph sim: --compile: the compiled stage ran [1-9][0-9]* of the run.s [1-9][0-9]* RK4 stages$'
-run "$DG" sim "$G/sedan_rwd_automatic.json" --duration 1 --compile
+run "$DG" sim "$G/imported/hmmwv_cvt.json" --duration 1 --compile
 check "--compile, a mode not covered: exit 1" rc_is 1
 check "--compile, a mode not covered: why" has "$ERR" \
-  '^drivegraph sim: --compile: its current mode cannot be compiled: its mode runs on the tree room \(not compiled yet\)$'
+  '^drivegraph sim: --compile: its current mode cannot be compiled: its mode has variable ratios \(not compiled yet\)$'
 check "--compile, a mode not covered: not run" has "$ERR" '^drivegraph sim: not run$'
 run env DG_CC=/nonexistent/cc "$DG" sim "$G/compliant_driveline.json" --duration 0.1 --compile
 check "--compile without a compiler: exit 1" rc_is 1

@@ -22,11 +22,15 @@
  * give the same values; tests/test_compile.c holds the compiled stage to
  * the generic one bit for bit.
  *
- * What it covers (dgp_compile_why_not): a mode on the dense ACCEL stage
- * (not the tree room) without lossy meshes, variable kinematics, prescribed
- * speeds or inputs bound to signals, whose torque hooks are all built-in
- * classes', of at most 256 nodes and 64 DOFs. States, ties, pre/post
- * hooks, events and timed inputs are fine: the step around the stage stays
+ * What it writes out and what it calls: the SPEEDS stage and the dense
+ * ACCEL stage are written out; the tree room's solve (tree.c), the lossy
+ * meshes' losses (loss.c) and the inputs bound to signals (bind.c) are
+ * called, on the simulation's arrays and context (which they read). A mode
+ * without those runs stages 2-4 on arrays and a context of its own.
+ * Refused (dgp_compile_why_not): variable ratios, prescribed speeds, a
+ * torque hook of a class that is not built in, a mode without DOFs, more
+ * than 4096 nodes or, on the dense stage, 64 DOFs. States, ties, pre/post
+ * hooks, events and timed inputs are fine: the step around the stages stays
  * the generic one. A stage that must also give tie forces (sv.lam.want)
  * runs the generic stage. */
 #define _DEFAULT_SOURCE /* mkdtemp */
@@ -53,7 +57,7 @@ extern char **environ;
 #define DG_INSTALLED_SOURCE ""
 #endif
 
-#define MAX_NODES 256
+#define MAX_NODES 4096
 #define MAX_DOFS 64
 #define MAX_CLASSES 64
 
@@ -68,6 +72,12 @@ typedef struct dgc_env {
   double *k2, *k3, *k4, *yt;
   const double *x1;          /* the node angles' quadrature (sv.mot) */
   double *xsum, *pw, **pcur; /* the energy audit's powers (sv.audit) */
+  /* the stages it calls rather than writes out */
+  void (*bind_eval)(void *sim);                                            /* bind.c */
+  double (*tree_accel)(void *sim, double *dq, double *w);                  /* tree.c */
+  double (*loss_apply)(void *sim, const double *q, double *dq, double *w); /* loss.c */
+  const double *p; /* the meshes' powers (sv.loss.p) and stage 4's (p4) */
+  double *p4;
 } dgc_env;
 
 typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
@@ -96,18 +106,12 @@ const char *dgp_compile_why_not(const dg_sim *sim) {
   const dg_solver *sv = &sim->sv;
   if (sim->failed)
     return "the simulation has failed";
-  if (sv->tree.on)
-    return "its mode runs on the tree room (not compiled yet)";
-  if (sv->ws.nmesh > 0)
-    return "its mode has lossy meshes (not compiled yet)";
   if (sv->variable_kinematics)
     return "its mode has variable ratios (not compiled yet)";
   if (sv->mot.np > 0 || sim->n_motion > 0)
     return "it prescribes speeds (not compiled yet)";
-  if (sim->n_slots > 0)
-    return "it binds inputs to signals (not compiled yet)";
-  if (sim->nn > MAX_NODES || sv->ndof > MAX_DOFS)
-    return "its mode has more than 256 nodes or 64 DOFs";
+  if (sim->nn > MAX_NODES || (!sv->tree.on && sv->ndof > MAX_DOFS))
+    return "its mode has more than 4096 nodes, or more than 64 DOFs on the dense stage";
   if (sv->ndof < 1)
     return "its mode has no DOF";
   for (int i = 0; i < sim->n_torque; i++)
@@ -203,6 +207,11 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
           "  double *k2, *k3, *k4, *yt;\n"
           "  const double *x1;\n"
           "  double *xsum, *pw, **pcur;\n"
+          "  void (*bind_eval)(void *sim);\n"
+          "  double (*tree_accel)(void *sim, double *dq, double *w);\n"
+          "  double (*loss_apply)(void *sim, const double *q, double *dq, double *w);\n"
+          "  const double *p;\n"
+          "  double *p4;\n"
           "} dgc_env;\n\n",
           (unsigned long long)sim->plan_gen);
   write_api(f);
@@ -210,9 +219,11 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
     fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
   fprintf(f,
           "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, dg_ctx *c, "
-          "double *restrict x, double *restrict tau, double t, const double *y, double *dy, "
+          "double *x, double *tau, double t, const double *y, double *dy, "
           "double *de) {\n");
-  /* SPEEDS, in dgp_solver_speeds' order: rows of one, two, more non-zeros */
+  /* SPEEDS, in dgp_solver_speeds' order: rows of one, two, more non-zeros,
+   * then the rows that copy another's (a change there must be made here
+   * too: tests/test_compile.c compares the two bit for bit) */
   for (int k = 0; k < sv->n_single; k++) {
     fprintf(f, "  x[%d] = ", sv->single_node[k]);
     lit(f, sv->single_val[k]);
@@ -235,19 +246,26 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
     }
     fprintf(f, " x[%d] = v; }\n", n);
   }
+  for (int k = 0; k < sv->n_copy; k++) /* rows the same as another's: its bits */
+    fprintf(f, "  x[%d] = x[%d];\n", sv->copy_node[k], sv->copy_src[k]);
   /* FORCES */
   fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
   fprintf(f,
           "  c->t = t;\n  c->speed = x;\n  c->torque = tau;\n  c->state = y + %d;\n"
           "  c->state_rate = dy + %d;\n  c->state_commit = 0;\n",
           nd, nd);
+  if (sim->n_slots > 0) /* inputs bound to signals: at this point, through the context */
+    fprintf(f, "  e->bind_eval(e->sim);\n");
   if (ns > 0)
     fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(e->blk[%d], c);\n  de[%d] = c->power;\n",
             types[type_of[i]], i, i);
-  /* ACCEL: each row's sum in its plain order, from 0.0 (rk4.c's mat_vec) */
-  if (sv->use_B) {
+  /* ACCEL: each row's sum in its plain order, from 0.0 (rk4.c's mat_vec);
+   * on the tree, its solve (losses included) */
+  if (sv->tree.on) {
+    fprintf(f, "  de[%d] = e->tree_accel(e->sim, dy, tau);\n", sim->n_torque);
+  } else if (sv->use_B) {
     for (int i = 0; i < nd; i++) {
       fprintf(f, "  { double s = 0.0;");
       for (int j = 0; j < nn; j++) {
@@ -277,43 +295,68 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
       fprintf(f, " dy[%d] = s; }\n", i);
     }
   }
-  fprintf(f, "  de[%d] = 0.0;\n  c->state_rate = 0;\n}\n\n", sim->n_torque);
+  if (!sv->tree.on) {
+    if (sv->ws.nmesh > 0) /* the lossy meshes' loss torques (loss.c) */
+      fprintf(f, "  de[%d] = e->loss_apply(e->sim, y, dy, tau);\n", sim->n_torque);
+    else
+      fprintf(f, "  de[%d] = 0.0;\n", sim->n_torque);
+  }
+  fprintf(f, "  c->state_rate = 0;\n}\n\n");
   fprintf(f, "__attribute__((visibility(\"default\"))) void dgc_stage(const dgc_env *e, double t, "
              "const double *y, double *dy, double *de) {\n"
              "  body(e, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
-  /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone) */
+  /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). The
+   * stages run on arrays and a context of their own unless something they
+   * call reads the simulation's (the bound signals, the tree's solve, the
+   * meshes' losses read sv.xw and the context). */
+  bool own = sim->n_slots == 0 && !sv->tree.on && sv->ws.nmesh == 0;
+  fprintf(f, "__attribute__((visibility(\"default\"))) void dgc_stages(const dgc_env *e, double t, "
+             "double h) {\n");
+  if (own)
+    fprintf(f,
+            "  /* the context's fields that no stage writes, one by one (a copy of the\n"
+            "   * whole would read the fields the first stage just wrote) */\n"
+            "  dg_ctx cl;\n"
+            "  cl.dt = e->ctx->dt;\n  cl.input = e->ctx->input;\n  cl.channel = e->ctx->channel;\n"
+            "  cl.normal_load = e->ctx->normal_load;\n  cl.sim = e->ctx->sim;\n"
+            "  dg_ctx *c = &cl;\n"
+            "  double x[%d], tau[%d];\n",
+            nn, nn);
+  else
+    fprintf(f, "  dg_ctx *c = e->ctx;\n  double *x = e->xw, *tau = e->tau;\n");
   fprintf(f,
-          "__attribute__((visibility(\"default\"))) void dgc_stages(const dgc_env *e, double t, "
-          "double h) {\n"
-          "  /* the context's fields that no stage writes, one by one (a copy of the\n"
-          "   * whole would read the fields the first stage just wrote) */\n"
-          "  dg_ctx c;\n"
-          "  c.dt = e->ctx->dt;\n  c.input = e->ctx->input;\n  c.channel = e->ctx->channel;\n"
-          "  c.normal_load = e->ctx->normal_load;\n  c.sim = e->ctx->sim;\n"
-          "  double x[%d], tau[%d], xs[%d];\n"
+          "  double xs[%d];\n"
           "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
           "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
           "  e->inputs_at(e->sim, t + 0.5 * h);\n"
-          "  body(e, &c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
+          "  body(e, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
           "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
-          "  body(e, &c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
+          "  body(e, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
           "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
           "  e->inputs_at(e->sim, t + h);\n"
-          "  body(e, &c, x, tau, t + h, yt, k4, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n"
+          "  body(e, c, x, tau, t + h, yt, k4, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n",
+          nn, ny, ne, nn, ny, 2 * ne, nn, ny, 3 * ne, nn);
+  if (sv->ws.nmesh > 0)
+    fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
+  fprintf(f,
           "  *e->pcur = pw + %d;\n"
           "  double cc = h / 6.0;\n"
           "  for (int i = 0; i < %d; i++)\n"
           "    yt[i] = y0[i] + cc * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);\n"
-          "  for (int n = 0; n < %d; n++) {\n"
-          "    e->xw[n] = x[n];\n    e->tau[n] = tau[n];\n    e->xsum[n] = xs[n];\n  }\n"
-          "  dg_ctx *g = e->ctx;\n  g->t = c.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
-          "  g->power = c.power;\n  g->state = c.state;\n  g->state_rate = 0;\n"
-          "  g->state_commit = 0;\n}\n",
-          nn, nn, nn, ny, ne, nn, ny, 2 * ne, nn, ny, 3 * ne, nn, 4 * ne, ny, nn);
+          "  for (int n = 0; n < %d; n++)\n    e->xsum[n] = xs[n];\n",
+          4 * ne, ny, nn);
+  if (own)
+    fprintf(f,
+            "  for (int n = 0; n < %d; n++) {\n    e->xw[n] = x[n];\n    e->tau[n] = tau[n];\n  }\n"
+            "  dg_ctx *g = e->ctx;\n  g->t = cl.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
+            "  g->power = cl.power;\n  g->state = cl.state;\n  g->state_rate = 0;\n"
+            "  g->state_commit = 0;\n",
+            nn);
+  fprintf(f, "}\n");
 }
 
 /* A class's unit: its source, and its torque hook under a name of its own
@@ -448,6 +491,11 @@ static void remove_dir(const char *dir, char (*files)[64], int n) {
 }
 
 static void inputs_at(void *sim, double t) { dgp_inputs_at(sim, t); }
+static void bind_eval(void *sim) { dgp_bind_eval(sim); }
+static double tree_accel(void *sim, double *dq, double *w) { return dgp_tree_accel(sim, dq, w); }
+static double loss_apply(void *sim, const double *q, double *dq, double *w) {
+  return dgp_loss_apply(sim, q, dq, w);
+}
 
 int dg_sim_compile(dg_sim *sim, dg_error *err) {
   dg_error local;
@@ -529,10 +577,11 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   /* cc -O2 ... -o stage.so stage.c k_*.c SRC/lib/table.c -lm */
   {
     const char *cc = getenv("DG_CC");
-    char inc_a[2100], inc_b[2100], table[2100], out[1100], log[1100];
+    char inc_a[2100], inc_b[2100], inc_c[2100], table[2100], out[1100], log[1100];
     char unit[MAX_CLASSES + 1][1100]; /* dir (< 1024) / a file's name (< 64) */
     snprintf(inc_a, sizeof inc_a, "-I%s/include", src);
     snprintf(inc_b, sizeof inc_b, "-I%s/blocks", src);
+    snprintf(inc_c, sizeof inc_c, "-I%s/lib", src); /* gearbox.c's internal.h */
     snprintf(table, sizeof table, "%s/lib/table.c", src);
     snprintf(out, sizeof out, "%s/stage.so", dir);
     snprintf(log, sizeof log, "%s/cc.log", dir);
@@ -550,6 +599,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
       argv[a++] = (char *)flags[i];
     argv[a++] = inc_a;
     argv[a++] = inc_b;
+    argv[a++] = inc_c;
     argv[a++] = "-o";
     argv[a++] = out;
     for (int k = 0; k <= ntypes; k++) {
@@ -604,7 +654,12 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
                      .x1 = sv->mot.x1,
                      .xsum = sv->mot.xsum,
                      .pw = sv->audit.pw,
-                     .pcur = &sv->audit.pcur};
+                     .pcur = &sv->audit.pcur,
+                     .bind_eval = bind_eval,
+                     .tree_accel = tree_accel,
+                     .loss_apply = loss_apply,
+                     .p = sv->loss.p,
+                     .p4 = sv->loss.p4};
   dgp_compile_free(sim);
   sim->compiled = c;
   c = NULL;
