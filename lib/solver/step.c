@@ -512,7 +512,8 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   /* COMMIT */
   const double *yt = sim->sv.rk.yt;
   memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
-  memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
+  if (sim->ns > 0)
+    memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
   /* the energy audit: each hook's work over the segment, with RK4's
    * weights on the stages' powers (what RK4 gives a state whose rate is
    * the power, without carrying those states through the stages) */
