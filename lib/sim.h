@@ -317,6 +317,7 @@ typedef struct dg_solver {
   double *tau;              /* node torque accumulator, then with the meshes' loss torques */
   double *xw;               /* substep node speeds */
   bool xw_end;              /* xw holds the speeds of rk.yt at the segment's end (end_values) */
+  bool xw_committed;        /* the next stage is at the committed q: its speeds are x's (step.c) */
 
   /* the current mode's plan (lib/solver/plan.c) */
   int ndof;

@@ -60,7 +60,12 @@ void dgp_rk4_derivative(dg_sim *sim, double t, const double *y, double *dy) {
   /* SPEEDS */
   double *x = sim->sv.xw, *tau = sim->sv.tau, *w = tau; /* w: tau after efficiency, in place */
   sim->sv.xw_end = false;
-  dgp_solver_speeds(sim, y, x);
+  if (sim->sv.xw_committed) { /* G q at this very q and plan: the committed speeds */
+    memcpy(x, sim->sv.x, sizeof(double) * (size_t)sim->nn);
+    sim->sv.xw_committed = false;
+  } else {
+    dgp_solver_speeds(sim, y, x);
+  }
   /* FORCES */
   memset(tau, 0, sizeof(double) * (size_t)sim->nn);
   ctx->t = t;

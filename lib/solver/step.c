@@ -451,6 +451,12 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     dgp_rk4_gather(sim, sim->sv.rk.y0);
     sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
     sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
+    /* stage 1's speeds are the committed x: whatever writes q (the
+     * commit, a mode change's projection, the start, a restore) leaves x =
+     * G q with the plan's own SPEEDS pass, so they are its bits, copied.
+     * Not with a variable ratio (the stage refreshes G first) or
+     * prescribed speeds (their columns add v at the stage's time). */
+    sim->sv.xw_committed = !sim->sv.variable_kinematics && sim->sv.mot.np == 0 && sim->sv.mot.n_gp == 0;
     dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
     memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn); /* for the angles */
     sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
@@ -506,7 +512,8 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   /* COMMIT */
   const double *yt = sim->sv.rk.yt;
   memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
-  memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
+  if (sim->ns > 0)
+    memcpy(sim->sv.s, yt + nd, sizeof(double) * (size_t)sim->ns);
   /* the energy audit: each hook's work over the segment, with RK4's
    * weights on the stages' powers (what RK4 gives a state whose rate is
    * the power, without carrying those states through the stages) */
