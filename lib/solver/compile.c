@@ -692,6 +692,9 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   if (c->gen != sim->plan_gen || sim->sv.lam.want)
     return false;
   sim->sv.xw_end = false;
+  /* computes G q itself: the committed speeds' copy (rk4.c) is for the
+   * generic stage, and its flag must not outlive this stage */
+  sim->sv.xw_committed = false;
   c->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
   c->calls++;
   return true;
