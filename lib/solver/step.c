@@ -150,9 +150,12 @@ static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nm
  * without a fifth evaluation in every segment. */
 static int event_values(dg_sim *sim, double *g, const double *p) {
   int active = 0;
-  for (int i = 0; i < sim->n_evb; i++) {
-    const dg_block *b = sim->evb[i].b;
-    active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
+  const dg_hook_entry *evb = sim->evb; /* in locals: a hook may write any memory, */
+  const int *off = sim->ev_off;        /* but never these lists */
+  dg_ctx *ctx = &sim->ctx;
+  for (int i = 0, n = sim->n_evb; i < n; i++) {
+    const dg_block *b = evb[i].b;
+    active += b->klass->event_values(b, ctx, g + off[i]) != 0;
   }
   return active + dgp_loss_event_values(sim, g + sim->n_events, p);
 }
