@@ -100,8 +100,10 @@ static bool report_nonfinite(dg_sim *sim, const double *y) {
   return true;
 }
 
-/* pre_step / post_step: the committed state, readable and writable */
-static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
+/* pre_step / post_step: the committed state, readable and writable; the
+ * slots evaluated there first, unless slots_done says they already hold
+ * that point's values */
+static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n, bool slots_done) {
   sim->ctx.state = sim->sv.s;
   sim->ctx.state_rate = NULL;
   if (n == 0 && sim->n_slots == 0) { /* nothing to evaluate, no hook to call */
@@ -109,7 +111,8 @@ static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n) {
     return;
   }
   sim->ctx.state_commit = sim->sv.s;
-  dgp_bind_eval(sim);
+  if (!slots_done)
+    dgp_bind_eval(sim);
   for (int i = 0; i < n && !sim->failed; i++)
     list[i].fn(list[i].b, &sim->ctx);
   sim->ctx.state_commit = NULL;
@@ -133,7 +136,7 @@ static bool hold_pass(dg_sim *sim, double t, double h) {
   ctx->speed = sim->sv.x;
   ctx->torque = sim->sv.tau;
   sim->topo_request = false;
-  run_hooks(sim, sim->hold, sim->n_hold);
+  run_hooks(sim, sim->hold, sim->n_hold, false);
   return !sim->failed && sim->topo_request;
 }
 
@@ -150,9 +153,12 @@ static int event_count(const dg_sim *sim) { return sim->n_events + sim->sv.ws.nm
  * without a fifth evaluation in every segment. */
 static int event_values(dg_sim *sim, double *g, const double *p) {
   int active = 0;
-  for (int i = 0; i < sim->n_evb; i++) {
-    const dg_block *b = sim->evb[i].b;
-    active += b->klass->event_values(b, &sim->ctx, g + sim->ev_off[i]) != 0;
+  const dg_hook_entry *evb = sim->evb; /* in locals: a hook may write any memory, */
+  const int *off = sim->ev_off;        /* but never these lists */
+  dg_ctx *ctx = &sim->ctx;
+  for (int i = 0, n = sim->n_evb; i < n; i++) {
+    const dg_block *b = evb[i].b;
+    active += b->klass->event_values(b, ctx, g + off[i]) != 0;
   }
   return active + dgp_loss_event_values(sim, g + sim->n_events, p);
 }
@@ -432,7 +438,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   ctx->speed = sim->sv.x;
   ctx->torque = sim->sv.tau;
   sim->topo_request = false;
-  run_hooks(sim, sim->pre, sim->n_pre);
+  run_hooks(sim, sim->pre, sim->n_pre, false);
   if (!sim->failed && sim->topo_request)
     dgp_solver_change_topology(sim);
   if (!sim->failed && sim->sv.mot.np > 0) { /* prescribed speeds at the start (motion.c) */
@@ -484,9 +490,17 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   }
 
   /* EVENTS: a switching condition crossed inside the segment ends it there */
+  /* end_values evaluates the slots at (tb, yt): where no event moves the
+   * segment's end, the commit makes that point the committed one (the same
+   * t, speeds and states; no hook runs in between), so post_step finds
+   * them evaluated. Not with prescribed speeds (the commit evaluates them
+   * again at tb). */
+  bool slots_done = false;
   if (events) {
     end_values(sim, tb, sim->sv.ev.g1);
+    slots_done = sim->sv.mot.np == 0;
     if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, FN_ALL)) {
+      slots_done = false;
       double theta = find_event(sim, t, h, ny, tol);
       if (!sim->failed && theta * h < h - tol) {
         h = theta * h;
@@ -549,7 +563,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   ctx->dt = h;
   ctx->speed = sim->sv.x;
   sim->topo_request = false;
-  run_hooks(sim, sim->post, sim->n_post);
+  run_hooks(sim, sim->post, sim->n_post, slots_done);
   if (!sim->failed && sim->topo_request)
     dgp_solver_change_topology(sim);
   ctx->speed = sim->sv.x;
