@@ -24,7 +24,7 @@
  *
  * Experimental: on the axle it removes a third of the step's instructions
  * (2,645 -> 1,756), but no gain in time has measured reliably yet
- * (docs/performance.md, "Compiled stages"). */
+ * (docs/performance.md, "Compiled stages").
  *
  * What it writes out and what it calls: the SPEEDS stage and the dense
  * ACCEL stage are written out; the tree room's solve (tree.c), the lossy
