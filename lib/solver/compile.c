@@ -65,23 +65,35 @@ extern char **environ;
 #define MAX_DOFS 64
 #define MAX_CLASSES 64
 
-/* What the generated stage receives (its unit declares the same struct). */
-typedef struct dgc_env {
-  dg_ctx *ctx;          /* the simulation's context */
-  dg_block *const *blk; /* the torque hooks' blocks, in hook order */
-  double *xw, *tau;     /* the stage's node speeds and torques */
-  void *sim;
-  void (*inputs_at)(void *sim, double t); /* dgp_inputs_at */
-  const double *y0, *k1;                  /* RK4's (sv.rk) */
-  double *k2, *k3, *k4, *yt;
-  const double *x1;          /* the node angles' quadrature (sv.mot) */
-  double *xsum, *pw, **pcur; /* the energy audit's powers (sv.audit) */
-  /* the stages it calls rather than writes out */
-  void (*bind_eval)(void *sim);                                            /* bind.c */
-  double (*tree_accel)(void *sim, double *dq, double *w);                  /* tree.c */
-  double (*loss_apply)(void *sim, const double *q, double *dq, double *w); /* loss.c */
-  const double *p; /* the meshes' powers (sv.loss.p) and stage 4's (p4) */
+#define DGC_STR_(...) #__VA_ARGS__
+#define DGC_STR(...) DGC_STR_(__VA_ARGS__)
+
+/* What the generated stage receives: one list of members, compiled here
+ * and written into the unit as text (DGC_STR), so the two cannot differ.
+ * In order: the simulation's context; the torque hooks' blocks, in hook
+ * order; the stage's node speeds and torques; the simulation and
+ * dgp_inputs_at; RK4's arrays (sv.rk); the node angles' quadrature
+ * (sv.mot); the energy audit's powers (sv.audit); the stages it calls
+ * rather than writes out (bind.c's slots, tree.c's solve, loss.c's
+ * losses); the meshes' powers (sv.loss.p) and stage 4's (p4). */
+#define DGC_ENV_MEMBERS                                                    \
+  dg_ctx *ctx;                                                             \
+  dg_block *const *blk;                                                    \
+  double *xw, *tau;                                                        \
+  void *sim;                                                               \
+  void (*inputs_at)(void *sim, double t);                                  \
+  const double *y0, *k1;                                                   \
+  double *k2, *k3, *k4, *yt;                                               \
+  const double *x1;                                                        \
+  double *xsum, *pw, **pcur;                                               \
+  void (*bind_eval)(void *sim);                                            \
+  double (*tree_accel)(void *sim, double *dq, double *w);                  \
+  double (*loss_apply)(void *sim, const double *q, double *dq, double *w); \
+  const double *p;                                                         \
   double *p4;
+
+typedef struct dgc_env {
+  DGC_ENV_MEMBERS
 } dgc_env;
 
 typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
@@ -157,9 +169,6 @@ static const dgc_api api_table = {
         .dg_ctx_fail = dg_ctx_fail,
 };
 
-#define DGC_STR_(x) #x
-#define DGC_STR(x) DGC_STR_(x)
-
 /* The unit's copy of dgc_api and the thunks. */
 static void write_api(FILE *f) {
   fprintf(f, "typedef struct dgc_api {\n");
@@ -201,23 +210,8 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
           "#include <drivegraph/block.h>\n\n"
           "#include <stdarg.h>\n"
           "#include <stdio.h>\n\n"
-          "typedef struct dgc_env {\n"
-          "  dg_ctx *ctx;\n"
-          "  dg_block *const *blk;\n"
-          "  double *xw, *tau;\n"
-          "  void *sim;\n"
-          "  void (*inputs_at)(void *sim, double t);\n"
-          "  const double *y0, *k1;\n"
-          "  double *k2, *k3, *k4, *yt;\n"
-          "  const double *x1;\n"
-          "  double *xsum, *pw, **pcur;\n"
-          "  void (*bind_eval)(void *sim);\n"
-          "  double (*tree_accel)(void *sim, double *dq, double *w);\n"
-          "  double (*loss_apply)(void *sim, const double *q, double *dq, double *w);\n"
-          "  const double *p;\n"
-          "  double *p4;\n"
-          "} dgc_env;\n\n",
-          (unsigned long long)sim->plan_gen);
+          "typedef struct dgc_env { %s } dgc_env;\n\n",
+          (unsigned long long)sim->plan_gen, DGC_STR(DGC_ENV_MEMBERS));
   write_api(f);
   for (int k = 0; k < ntypes; k++)
     fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
@@ -578,7 +572,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   }
   snprintf(files[nfiles++], 64, "stage.so");
   snprintf(files[nfiles++], 64, "cc.log");
-  /* cc -O2 ... -o stage.so stage.c k_*.c SRC/lib/table.c -lm */
+  /* cc -O3 ... -o stage.so stage.c k_*.c SRC/lib/table.c -lm */
   {
     const char *cc = getenv("DG_CC");
     char inc_a[2100], inc_b[2100], inc_c[2100], table[2100], out[1100], log[1100];
@@ -680,9 +674,15 @@ out_free:
   return rc;
 }
 
+/* Whether the compiled stage serves this stage: its plan, and no tie
+ * forces wanted from it. */
+static bool serves(const dg_sim *sim) {
+  return sim->compiled->gen == sim->plan_gen && !sim->sv.lam.want;
+}
+
 bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
   dgp_compiled *c = sim->compiled;
-  if (c->gen != sim->plan_gen || sim->sv.lam.want)
+  if (!serves(sim))
     return false;
   sim->sv.xw_end = false;
   c->stages(&c->env, t, h);
@@ -693,7 +693,7 @@ bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
 
 bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   dgp_compiled *c = sim->compiled;
-  if (c->gen != sim->plan_gen || sim->sv.lam.want)
+  if (!serves(sim))
     return false;
   sim->sv.xw_end = false;
   /* computes G q itself: the committed speeds' copy (rk4.c) is for the
