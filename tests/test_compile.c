@@ -66,8 +66,14 @@ START_TEST(test_same_as_generic) {
   ck_assert_int_ge(stages, 4 * n);
   ck_assert_int_ge(compiled, 4 * n - (stages - 4 * n));
   ck_assert_int_le(compiled, stages);
-  if (_i == 0) /* the axle: no ties, nothing else */
+  long segments = dgp_compiled_segment_count(a);
+  printf("%s: %ld of %ld segments compiled whole\n", plain[_i], segments, n);
+  if (_i == 0) { /* the axle: no ties, nothing else: each step one plain segment */
     ck_assert_int_eq(compiled, stages);
+    ck_assert_int_eq(segments, n);
+  } else { /* hooks, events or ties: the step around the stages is generic */
+    ck_assert_int_eq(segments, 0);
+  }
   ck_assert_int_eq(dg_sim_compiled_stage_count(b), -1);
   ck_assert_int_eq(dg_sim_stage_count(b), stages);
   free(ra);
@@ -141,6 +147,86 @@ START_TEST(test_only_its_mode) {
   free(rb);
   dg_test_finish(&a);
   dg_test_finish(&b);
+}
+END_TEST
+
+/* A plain mode's whole segment (the axle's) when it blows up: a torque
+ * source of 1e10 N*m on two light shafts passes the speed limit in about
+ * 0.1 s. The compiled segment commits nothing past the limit, and the
+ * step fails as the generic one does: at the same step, with the same
+ * code and message (the block and time), the state left the same. */
+static const char *const runaway =
+    "{\"drivegraph\":1,\"blocks\":{"
+    "\"motor\":{\"type\":\"torque_source\",\"inertia\":0.5,\"torque\":1e10},"
+    "\"shaft\":{\"type\":\"load\",\"inertia\":0.5,\"c1\":1}},"
+    "\"connections\":[[\"motor.out\",\"shaft.in\"]]}";
+
+START_TEST(test_plain_blowup) {
+  dg_graph *g = dg_test_graph(runaway);
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  compile_ok(a, "runaway");
+  int ra = DG_OK, rb = DG_OK;
+  long k = 0;
+  for (; k < 1000 && ra == DG_OK && rb == DG_OK; k++) {
+    ra = dg_sim_step(a, DT);
+    rb = dg_sim_step(b, DT);
+  }
+  ck_assert_int_eq(ra, DG_ERR_NUMERIC);
+  ck_assert_int_eq(rb, DG_ERR_NUMERIC);
+  ck_assert_int_gt(k, 50); /* it ran a while first, compiled */
+  ck_assert_int_eq(dgp_compiled_segment_count(a), k);
+  ck_assert_str_eq(dg_sim_last_error(a)->text, dg_sim_last_error(b)->text);
+  printf("runaway, step %ld: %s\n", k, dg_sim_last_error(a)->text);
+  ck_assert_ptr_nonnull(strstr(dg_sim_last_error(a)->text, "motor"));
+  double ta = dg_sim_time(a), tb = dg_sim_time(b);
+  ck_assert_mem_eq(&ta, &tb, sizeof ta);
+  for (int s = 0, n = dg_sim_signal_count(a); s < n; s++) {
+    double va = dg_sim_signal(a, s), vb = dg_sim_signal(b, s);
+    ck_assert_msg(memcmp(&va, &vb, sizeof va) == 0, "%s: %.17g vs %.17g",
+                  dg_sim_signal_name(a, s), va, vb);
+  }
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* A schedule set after the compile (a timed input, which ends segments at
+ * its breakpoints): the whole segment no longer serves, the compiled
+ * stages still do, bit for bit as the generic step with the same
+ * schedule. */
+START_TEST(test_plain_then_schedule) {
+  dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  compile_ok(a, "axle");
+  dg_test_set_input(a, "throttle", 1.0);
+  dg_test_set_input(b, "throttle", 1.0);
+  double *r0a = dg_test_record(a, 200, DT), *r0b = dg_test_record(b, 200, DT);
+  dg_test_same_records(r0a, r0b, a, 200);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 200);
+  const double t[] = {0.2, 0.3505, 0.5}, v[] = {1.0, 0.2, 0.7};
+  int in = dg_sim_input_find(a, "throttle");
+  ck_assert_int_ge(in, 0);
+  ck_assert_int_eq(dg_sim_set_input_schedule(a, in, 3, t, v, false, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_set_input_schedule(b, in, 3, t, v, false, &err), DG_OK);
+  long before = dg_sim_compiled_stage_count(a);
+  double *ra = dg_test_record(a, 500, DT), *rb = dg_test_record(b, 500, DT);
+  dg_test_same_records(ra, rb, a, 500);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 200);
+  ck_assert_int_ge(dg_sim_compiled_stage_count(a) - before, 4 * 500);
+  free(r0a);
+  free(r0b);
+  free(ra);
+  free(rb);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
 }
 END_TEST
 
@@ -252,6 +338,8 @@ Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_same_as_generic, 0, NPLAIN);
   tcase_add_loop_test(tc, test_scenarios_same_as_generic, 0, NDRIVES);
   tcase_add_test(tc, test_only_its_mode);
+  tcase_add_test(tc, test_plain_blowup);
+  tcase_add_test(tc, test_plain_then_schedule);
   tcase_add_loop_test(tc, test_refusals, 0, NREFUSALS);
   tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
   tcase_add_test(tc, test_scratch_and_again);

@@ -75,7 +75,10 @@ extern char **environ;
  * dgp_inputs_at; RK4's arrays (sv.rk); the node angles' quadrature
  * (sv.mot); the energy audit's powers (sv.audit); the stages it calls
  * rather than writes out (bind.c's slots, tree.c's solve, loss.c's
- * losses); the meshes' powers (sv.loss.p) and stage 4's (p4). */
+ * losses); the meshes' powers (sv.loss.p) and stage 4's (p4); what a
+ * plain mode's segment commits: the DOF speeds and states (sv.q, sv.s),
+ * the committed node speeds (sv.x), the node angles (sv.mot.theta), the
+ * audit's work per block and the efficiency losses. */
 #define DGC_ENV_MEMBERS                                                    \
   dg_ctx *ctx;                                                             \
   dg_block *const *blk;                                                    \
@@ -90,7 +93,8 @@ extern char **environ;
   double (*tree_accel)(void *sim, double *dq, double *w);                  \
   double (*loss_apply)(void *sim, const double *q, double *dq, double *w); \
   const double *p;                                                         \
-  double *p4;
+  double *p4;                                                              \
+  double *q, *s, *x, *theta, *work, *eff_loss;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -98,15 +102,18 @@ typedef struct dgc_env {
 
 typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
 typedef void (*dgc_stages_fn)(const dgc_env *e, double t, double h);
+typedef int (*dgc_segment_fn)(const dgc_env *e, double t, double h);
 
 struct dgp_compiled {
   void *so;
   uint64_t gen; /* the plan it was written for */
   dgc_stage_fn stage;
   dgc_stages_fn stages;
+  dgc_segment_fn segment; /* a plain mode's whole segment, or NULL */
   dgc_env env;
   dg_block **blk;
-  long calls; /* stages it ran (tests) */
+  long calls;    /* stages it ran (tests) */
+  long segments; /* whole segments it ran (tests) */
 };
 
 extern const dg_block_class *const dg_builtin_classes[];
@@ -134,6 +141,19 @@ const char *dgp_compile_why_not(const dg_sim *sim) {
     if (!is_builtin(sim->torque[i].b->klass))
       return "a torque hook is not a built-in block's (its source is not known)";
   return NULL;
+}
+
+/* Whether a mode's whole segment can run compiled (dgc_segment): no step
+ * of it depends on anything but the stages: no pre/post/hold hooks, no
+ * event functions (blocks' or lossy meshes'), no timed inputs, no inputs
+ * bound to signals, no ties (whose forces a hook could ask for), the
+ * dense ACCEL stage. Checked when compiling and at each segment (a
+ * schedule or a binding may come later). */
+static bool plain(const dg_sim *sim) {
+  const dg_solver *sv = &sim->sv;
+  return sim->n_pre == 0 && sim->n_post == 0 && sim->n_hold == 0 && sim->n_events == 0 &&
+         sv->ws.nmesh == 0 && sim->n_timed == 0 && sim->n_slots == 0 && sv->ws.nactive == 0 &&
+         !sv->tree.on && !sv->variable_kinematics && sv->mot.np == 0 && sim->n_motion == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -193,6 +213,150 @@ static void write_api(FILE *f) {
 
 static void lit(FILE *f, double v) { fprintf(f, "%a", v); }
 
+/* SPEEDS, x = G y over the plan's rows, in dgp_solver_speeds' order: rows
+ * of one, two, more non-zeros, then the rows that copy another's (a change
+ * there must be made here too: tests/test_compile.c compares the two bit
+ * for bit). */
+static void write_speeds(FILE *f, const dg_solver *sv, const char *y, const char *x) {
+  for (int k = 0; k < sv->n_single; k++) {
+    fprintf(f, "  %s[%d] = ", x, sv->single_node[k]);
+    lit(f, sv->single_val[k]);
+    fprintf(f, " * %s[%d];\n", y, sv->single_dof[k]);
+  }
+  for (int k = 0; k < sv->n_pair; k++) {
+    fprintf(f, "  %s[%d] = ", x, sv->pair_node[k]);
+    lit(f, sv->pair_val[2 * k]);
+    fprintf(f, " * %s[%d] + ", y, sv->pair_dof[2 * k]);
+    lit(f, sv->pair_val[2 * k + 1]);
+    fprintf(f, " * %s[%d];\n", y, sv->pair_dof[2 * k + 1]);
+  }
+  for (int k = 0; k < sv->n_multi; k++) {
+    int n = sv->multi_node[k];
+    fprintf(f, "  { double v = 0.0;");
+    for (int a = sv->row_start[n]; a < sv->row_start[n + 1]; a++) {
+      fprintf(f, " v += ");
+      lit(f, sv->gs_val[a]);
+      fprintf(f, " * %s[%d];", y, sv->gs_dof[a]);
+    }
+    fprintf(f, " %s[%d] = v; }\n", x, n);
+  }
+  for (int k = 0; k < sv->n_copy; k++) /* rows the same as another's: its bits */
+    fprintf(f, "  %s[%d] = %s[%d];\n", x, sv->copy_node[k], x, sv->copy_src[k]);
+}
+
+/* dgc_stages' (and a segment's) start: the context and the node arrays,
+ * its own or the simulation's. */
+static void write_prologue(FILE *f, const dg_sim *sim, bool own) {
+  int nn = sim->nn;
+  if (own)
+    fprintf(f,
+            "  /* the context's fields that no stage writes, one by one (a copy of the\n"
+            "   * whole would read the fields the first stage just wrote) */\n"
+            "  dg_ctx cl;\n"
+            "  cl.dt = e->ctx->dt;\n  cl.input = e->ctx->input;\n  cl.channel = e->ctx->channel;\n"
+            "  cl.normal_load = e->ctx->normal_load;\n  cl.sim = e->ctx->sim;\n"
+            "  dg_ctx *c = &cl;\n"
+            "  double x[%d], tau[%d];\n",
+            nn, nn);
+  else
+    fprintf(f, "  dg_ctx *c = e->ctx;\n  double *x = e->xw, *tau = e->tau;\n");
+  fprintf(f, "  DGC_BLOCKS\n");
+}
+
+/* RK4's stages 2-4 and the combination, as dgp_rk4_stages; with `own`,
+ * the stage's node speeds and torques and the context written back. */
+static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
+  const dg_solver *sv = &sim->sv;
+  int nn = sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
+  fprintf(f,
+          "  double xs[%d];\n"
+          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
+          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
+          "%s"
+          "  body(e, blk, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
+          "  body(e, blk, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
+          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
+          "%s"
+          "  body(e, blk, c, x, tau, t + h, yt, k4, pw + %d);\n"
+          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n",
+          nn, ny, inputs ? "  e->inputs_at(e->sim, t + 0.5 * h);\n" : "", ne, nn, ny, 2 * ne, nn,
+          ny, inputs ? "  e->inputs_at(e->sim, t + h);\n" : "", 3 * ne, nn);
+  if (sv->ws.nmesh > 0)
+    fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
+  fprintf(f,
+          "  *e->pcur = pw + %d;\n"
+          "  double cc = h / 6.0;\n"
+          "  for (int i = 0; i < %d; i++)\n"
+          "    yt[i] = y0[i] + cc * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);\n"
+          "  for (int n = 0; n < %d; n++)\n    e->xsum[n] = xs[n];\n",
+          4 * ne, ny, nn);
+  if (own)
+    fprintf(f,
+            "  for (int n = 0; n < %d; n++) {\n    e->xw[n] = x[n];\n    e->tau[n] = tau[n];\n  }\n"
+            "  dg_ctx *g = e->ctx;\n  g->t = cl.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
+            "  g->power = cl.power;\n  g->state = cl.state;\n  g->state_rate = 0;\n"
+            "  g->state_commit = 0;\n",
+            nn);
+}
+
+/* dgc_segment, a plain mode's whole segment (plain()): step_segment's
+ * operations for such a mode (step.c, compiled_segment), in its order. It
+ * gathers y0 = [q; s], runs stage 1 and what dgc_stages runs, on arrays
+ * and a context of its own, into yt; returns 0 when yt fails check_finite
+ * (nothing committed), else commits yt and returns 1: q and s, each
+ * torque hook's work and the efficiency losses with RK4's weights (the
+ * audit), the node angles, and the committed speeds x = G q. */
+static void write_segment(FILE *f, const dg_sim *sim) {
+  const dg_solver *sv = &sim->sv;
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
+  fprintf(f, "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment(const dgc_env *e, double t, "
+             "double h) {\n");
+  write_prologue(f, sim, true);
+  fprintf(f,
+          "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
+          "    for (int i = 0; i < %d; i++)\n      y0w[i] = e->q[i];\n",
+          nd);
+  if (ns > 0)
+    fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
+  fprintf(f,
+          "    body(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
+          "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
+          nn);
+  write_rest(f, sim, true, false);
+  /* step.c's check_finite: |a DOF speed| below the limit, the states
+   * finite (a NaN fails both); nothing is committed past a failure */
+  fprintf(f, "  if (!(1");
+  for (int i = 0; i < nd; i++) {
+    fprintf(f, " && fabs(yt[%d]) < ", i);
+    lit(f, DGP_SPEED_LIMIT);
+  }
+  for (int i = nd; i < nd + ns; i++)
+    fprintf(f, " && fabs(yt[%d]) <= DBL_MAX", i);
+  fprintf(f, "))\n    return 0;\n"
+             "  double *q = e->q;\n");
+  fprintf(f, "  for (int i = 0; i < %d; i++)\n    q[i] = yt[i];\n", nd);
+  if (ns > 0)
+    fprintf(f, "  for (int i = 0; i < %d; i++)\n    e->s[i] = yt[%d + i];\n", ns, nd);
+  for (int i = 0; i < sim->n_torque; i++)
+    fprintf(f,
+            "  e->work[%d] += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n",
+            sim->torque[i].b->index, i, ne + i, 2 * ne + i, 3 * ne + i);
+  int ie = sim->n_torque;
+  fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
+          ne + ie, 2 * ne + ie, 3 * ne + ie);
+  fprintf(f,
+          "  { double c6 = h / 6.0;\n    for (int n = 0; n < %d; n++)\n"
+          "      e->theta[n] = e->theta[n] + c6 * e->xsum[n]; }\n"
+          "  double *xc = e->x;\n",
+          nn);
+  write_speeds(f, sv, "q", "xc");
+  fprintf(f, "  return 1;\n}\n");
+}
+
 /* The unit of the stage: `body`, dgp_rk4_derivative for the covered modes
  * operation for operation (see there), into the node speeds x and torques
  * tau it is given and through the context c; dgc_stage runs it on the
@@ -203,49 +367,48 @@ static void lit(FILE *f, double v) { fprintf(f, "%a", v); }
 static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, int ntypes,
                         const int *type_of) {
   const dg_solver *sv = &sim->sv;
-  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns, ne = sv->audit.ne;
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns;
   fprintf(f,
           "/* Generated by drivegraph (lib/solver/compile.c): the stage of one mode\n"
           " * (plan %llu). */\n"
           "#include <drivegraph/block.h>\n\n"
-          "#include <stdarg.h>\n"
+          "#include <float.h>\n#include <math.h>\n#include <stdarg.h>\n"
           "#include <stdio.h>\n\n"
           "typedef struct dgc_env { %s } dgc_env;\n\n",
           (unsigned long long)sim->plan_gen, DGC_STR(DGC_ENV_MEMBERS));
   write_api(f);
   for (int k = 0; k < ntypes; k++)
     fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
+  /* the torque hooks' blocks, each a copy of the simulation's with its
+   * nodes, state offset and index as constants (they never change in a
+   * simulation), so that the compiler resolves the ports' nodes and keeps
+   * the stage's speeds and torques in registers; params, data and inputs
+   * stay the block's (a hook's self is the copy: the library's functions
+   * read a block's index, inputs and id, never its address) */
+  for (int i = 0; i < sim->n_torque; i++) {
+    const dg_block *b = sim->torque[i].b;
+    int np = dgp_class_num_ports(b->klass);
+    fprintf(f, "static const int dgc_node%d[] = {", i);
+    for (int p = 0; p < np; p++)
+      fprintf(f, "%d, ", b->node[p]);
+    fprintf(f, "-1};\n");
+  }
+  fprintf(f, "#define DGC_BLOCKS \\\n");
+  for (int i = 0; i < sim->n_torque; i++)
+    fprintf(f,
+            "  dg_block b%d = *e->blk[%d]; b%d.node = dgc_node%d; b%d.state = %d; b%d.index = %d; "
+            "\\\n",
+            i, i, i, i, i, sim->torque[i].b->state, i, sim->torque[i].b->index);
+  fprintf(f, "  dg_block *const blk[%d] = {", sim->n_torque + 1);
+  for (int i = 0; i < sim->n_torque; i++)
+    fprintf(f, "&b%d, ", i);
+  fprintf(f, "0};\n");
   fprintf(f,
-          "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, dg_ctx *c, "
+          "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, "
+          "dg_block *const *blk, dg_ctx *c, "
           "double *x, double *tau, double t, const double *y, double *dy, "
           "double *de) {\n");
-  /* SPEEDS, in dgp_solver_speeds' order: rows of one, two, more non-zeros,
-   * then the rows that copy another's (a change there must be made here
-   * too: tests/test_compile.c compares the two bit for bit) */
-  for (int k = 0; k < sv->n_single; k++) {
-    fprintf(f, "  x[%d] = ", sv->single_node[k]);
-    lit(f, sv->single_val[k]);
-    fprintf(f, " * y[%d];\n", sv->single_dof[k]);
-  }
-  for (int k = 0; k < sv->n_pair; k++) {
-    fprintf(f, "  x[%d] = ", sv->pair_node[k]);
-    lit(f, sv->pair_val[2 * k]);
-    fprintf(f, " * y[%d] + ", sv->pair_dof[2 * k]);
-    lit(f, sv->pair_val[2 * k + 1]);
-    fprintf(f, " * y[%d];\n", sv->pair_dof[2 * k + 1]);
-  }
-  for (int k = 0; k < sv->n_multi; k++) {
-    int n = sv->multi_node[k];
-    fprintf(f, "  { double v = 0.0;");
-    for (int a = sv->row_start[n]; a < sv->row_start[n + 1]; a++) {
-      fprintf(f, " v += ");
-      lit(f, sv->gs_val[a]);
-      fprintf(f, " * y[%d];", sv->gs_dof[a]);
-    }
-    fprintf(f, " x[%d] = v; }\n", n);
-  }
-  for (int k = 0; k < sv->n_copy; k++) /* rows the same as another's: its bits */
-    fprintf(f, "  x[%d] = x[%d];\n", sv->copy_node[k], sv->copy_src[k]);
+  write_speeds(f, sv, "y", "x");
   /* FORCES */
   fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
   fprintf(f,
@@ -257,8 +420,18 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
   if (ns > 0)
     fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
   for (int i = 0; i < sim->n_torque; i++)
-    fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(e->blk[%d], c);\n  de[%d] = c->power;\n",
+    fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(blk[%d], c);\n  de[%d] = c->power;\n",
             types[type_of[i]], i, i);
+  /* the nodes a torque hook can write (its ports'): on the others tau
+   * stays 0, and a sum from 0.0 (never -0) is the same without their
+   * terms, to the bit */
+  bool written[MAX_NODES] = {false};
+  for (int i = 0; i < sim->n_torque; i++) {
+    const dg_block *b = sim->torque[i].b;
+    for (int p = 0, np = dgp_class_num_ports(b->klass); p < np; p++)
+      if (b->node[p] >= 0 && b->node[p] < nn)
+        written[b->node[p]] = true;
+  }
   /* ACCEL: each row's sum in its plain order, from 0.0 (rk4.c's mat_vec);
    * on the tree, its solve (losses included) */
   if (sv->tree.on) {
@@ -267,6 +440,8 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
     for (int i = 0; i < nd; i++) {
       fprintf(f, "  { double s = 0.0;");
       for (int j = 0; j < nn; j++) {
+        if (!written[j]) /* tau[j] is 0: s, never -0, stays as it is */
+          continue;
         fprintf(f, " s += ");
         lit(f, sv->B[(size_t)i * (size_t)nn + (size_t)j]);
         fprintf(f, " * tau[%d];", j);
@@ -278,6 +453,8 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
     for (int d = 0; d < nd; d++)
       fprintf(f, "  g[%d] = 0.0;\n", d);
     for (int a = 0; a < sv->nnz; a++) {
+      if (!written[sv->gs_node[a]])
+        continue;
       fprintf(f, "  g[%d] += ", sv->gs_dof[a]);
       lit(f, sv->gs_val[a]);
       fprintf(f, " * tau[%d];\n", sv->gs_node[a]);
@@ -300,61 +477,21 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
       fprintf(f, "  de[%d] = 0.0;\n", sim->n_torque);
   }
   fprintf(f, "  c->state_rate = 0;\n}\n\n");
-  fprintf(f, "__attribute__((visibility(\"default\"))) void dgc_stage(const dgc_env *e, double t, "
+  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stage(const dgc_env *e, double t, "
              "const double *y, double *dy, double *de) {\n"
-             "  body(e, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
+             "  DGC_BLOCKS\n  body(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
   /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). The
    * stages run on arrays and a context of their own unless something they
    * call reads the simulation's (the bound signals, the tree's solve, the
    * meshes' losses read sv.xw and the context). */
   bool own = sim->n_slots == 0 && !sv->tree.on && sv->ws.nmesh == 0;
-  fprintf(f, "__attribute__((visibility(\"default\"))) void dgc_stages(const dgc_env *e, double t, "
+  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stages(const dgc_env *e, double t, "
              "double h) {\n");
-  if (own)
-    fprintf(f,
-            "  /* the context's fields that no stage writes, one by one (a copy of the\n"
-            "   * whole would read the fields the first stage just wrote) */\n"
-            "  dg_ctx cl;\n"
-            "  cl.dt = e->ctx->dt;\n  cl.input = e->ctx->input;\n  cl.channel = e->ctx->channel;\n"
-            "  cl.normal_load = e->ctx->normal_load;\n  cl.sim = e->ctx->sim;\n"
-            "  dg_ctx *c = &cl;\n"
-            "  double x[%d], tau[%d];\n",
-            nn, nn);
-  else
-    fprintf(f, "  dg_ctx *c = e->ctx;\n  double *x = e->xw, *tau = e->tau;\n");
-  fprintf(f,
-          "  double xs[%d];\n"
-          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
-          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
-          "  e->inputs_at(e->sim, t + 0.5 * h);\n"
-          "  body(e, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
-          "  body(e, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
-          "  e->inputs_at(e->sim, t + h);\n"
-          "  body(e, c, x, tau, t + h, yt, k4, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n",
-          nn, ny, ne, nn, ny, 2 * ne, nn, ny, 3 * ne, nn);
-  if (sv->ws.nmesh > 0)
-    fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
-  fprintf(f,
-          "  *e->pcur = pw + %d;\n"
-          "  double cc = h / 6.0;\n"
-          "  for (int i = 0; i < %d; i++)\n"
-          "    yt[i] = y0[i] + cc * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);\n"
-          "  for (int n = 0; n < %d; n++)\n    e->xsum[n] = xs[n];\n",
-          4 * ne, ny, nn);
-  if (own)
-    fprintf(f,
-            "  for (int n = 0; n < %d; n++) {\n    e->xw[n] = x[n];\n    e->tau[n] = tau[n];\n  }\n"
-            "  dg_ctx *g = e->ctx;\n  g->t = cl.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
-            "  g->power = cl.power;\n  g->state = cl.state;\n  g->state_rate = 0;\n"
-            "  g->state_commit = 0;\n",
-            nn);
+  write_prologue(f, sim, own);
+  write_rest(f, sim, own, true);
   fprintf(f, "}\n");
+  if (plain(sim))
+    write_segment(f, sim);
 }
 
 /* A class's unit: its source, and its torque hook under a name of its own
@@ -624,6 +761,9 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     }
     memcpy(&c->stage, &sym, sizeof sym); /* object to function pointer (POSIX) */
     memcpy(&c->stages, &sym2, sizeof sym2);
+    void *sym4 = dlsym(c->so, "dgc_segment");
+    if (sym4) /* a plain mode's */
+      memcpy(&c->segment, &sym4, sizeof sym4);
     void *sym3 = dlsym(c->so, "dgc_bind");
     void (*bind)(const dgc_api *) = NULL;
     if (sym3)
@@ -657,7 +797,13 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
                      .tree_accel = tree_accel,
                      .loss_apply = loss_apply,
                      .p = sv->loss.p,
-                     .p4 = sv->loss.p4};
+                     .p4 = sv->loss.p4,
+                     .q = sv->q,
+                     .s = sv->s,
+                     .x = sv->x,
+                     .theta = sv->mot.theta,
+                     .work = sv->audit.work,
+                     .eff_loss = &sv->audit.eff_loss};
   dgp_compile_free(sim);
   sim->compiled = c;
   c = NULL;
@@ -702,6 +848,24 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   c->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
   c->calls++;
   return true;
+}
+
+int dgp_compiled_segment(dg_sim *sim, double t, double h) {
+  dgp_compiled *c = sim->compiled;
+  /* plain() held when it was compiled; of its conditions only these can
+   * change in a simulation without a new plan */
+  if (!c->segment || !serves(sim) || sim->n_timed > 0 || sim->n_slots > 0)
+    return -1;
+  sim->sv.xw_end = false;
+  sim->sv.xw_committed = false;
+  sim->stages += 4;
+  c->calls += 4;
+  c->segments++;
+  return c->segment(&c->env, t, h);
+}
+
+long dgp_compiled_segment_count(const dg_sim *sim) {
+  return sim->compiled ? sim->compiled->segments : -1;
 }
 
 long dg_sim_compiled_stage_count(const dg_sim *sim) {

@@ -235,6 +235,13 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy);
 /* RK4's stages 2-4 and the combination (dgp_rk4_stages), likewise. */
 bool dgp_compiled_stages(dg_sim *sim, double t, double h);
 void dgp_compile_free(dg_sim *sim);
+/* A plain mode's whole segment, compiled, from the committed state (step.c's
+ * compiled_segment): -1 when the compiled unit has none or does not serve
+ * the current plan; 0 when the result fails check_finite (nothing
+ * committed); 1 when it is committed. */
+int dgp_compiled_segment(dg_sim *sim, double t, double h);
+/* The whole segments it ran (tests), or -1 without a compiled unit. */
+long dgp_compiled_segment_count(const dg_sim *sim);
 
 /* ---- kin.c -------------------------------------------------------------- */
 
@@ -303,6 +310,9 @@ static inline void dgp_lambda_at(dg_sim *sim, double t, const double *y) {
   sim->sv.lam.y = y;
   sim->sv.lam.valid = false;
 }
+
+/* A DOF speed this large is a blow-up (step.c's check_finite). */
+#define DGP_SPEED_LIMIT 1e9
 
 /* ---- inputs.c ----------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Speeds above this (rad/s or m/s) are a blow-up, not a drivetrain. */
-#define SPEED_LIMIT 1e9
+#define SPEED_LIMIT DGP_SPEED_LIMIT
 /* A step is cut into at most this many segments; past it, decisions are
  * taken at segment ends only (a block chattering between modes). */
 #define MAX_SEGMENTS 32
@@ -424,9 +424,59 @@ static double find_event(dg_sim *sim, double t, double h, int ny, double tol_t) 
 
 /* Integrates one segment from sim->t towards t_end (a breakpoint or the
  * step's end, or earlier at an event) and commits it. */
+/* step_segment for a plain mode whose segment is compiled (compile.c's
+ * plain(): no hooks around the stages, no events, no timed or bound
+ * inputs, no ties): the same operations, with nothing that such a mode
+ * skips. The segment runs to t_end; what the generic one sets in the
+ * context and the solver is set here in the same way. */
+static int compiled_segment(dg_sim *sim, double t_end) {
+  dg_ctx *ctx = &sim->ctx;
+  double t = sim->t, h = t_end - t;
+  ctx->dt = h;
+  ctx->t = t;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  sim->topo_request = false;
+  ctx->state = sim->sv.s; /* run_hooks with nothing to run */
+  ctx->state_rate = NULL;
+  ctx->state_commit = NULL;
+  sim->sv.lam.want = false;
+  sim->sv.audit.pcur = sim->sv.audit.pw;
+  int done = dgp_compiled_segment(sim, t, h); /* the commit too: q, s, the audit, angles, x */
+  if (done < 0)
+    return -1;
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  sim->sv.loss.hold = false;
+  if (!done) { /* not finite: the error names the block */
+    if (!check_finite(sim, sim->sv.rk.yt))
+      return sim->err.code;
+    dgp_sim_fail(sim, DG_ERR_NUMERIC, "the compiled segment at t = %g s found a value "
+                                       "the check finds finite", t);
+    return sim->err.code;
+  }
+  sim->segments++;
+  sim->t = t_end;
+  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
+    sim->sv.lam.y = NULL;
+  else
+    dgp_lambda_at(sim, t_end, NULL);
+  ctx->t = sim->t;
+  ctx->dt = h;
+  ctx->speed = sim->sv.x;
+  ctx->state = sim->sv.s;
+  ctx->state_rate = NULL;
+  ctx->state_commit = NULL;
+  return DG_OK;
+}
+
 static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t;
+  if (sim->compiled) {
+    int rc = compiled_segment(sim, t_end);
+    if (rc != -1)
+      return rc;
+  }
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
   if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
     dgp_solver_inputs_start(sim, t);
