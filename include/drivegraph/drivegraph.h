@@ -356,12 +356,14 @@ DG_API int dg_sim_step(dg_sim *sim, double dt);
 /// `cc`) together with the built-in blocks' own sources (DG_SOURCE_DIR,
 /// else the tree the library was built from, else the installed copy) and
 /// loaded. dg_sim_step then runs it whenever the simulation is in that
-/// mode, and the generic stage in every other; the results are bit for bit
-/// the same. Takes a fraction of a second (the compiler) and replaces a
-/// stage compiled before. DG_OK; DG_ERR_USAGE when the mode is not one a
-/// compiled stage covers yet (the message says why: the tree room, lossy
-/// meshes, variable ratios, prescribed speeds, inputs bound to signals,
-/// a block class that is not built in); DG_ERR_IO when the compiler or the
+/// mode, and the generic stage in every other; where the mode has no
+/// hooks, events, timed or bound inputs and no ties around its stages, the
+/// whole step segment runs compiled. The results are bit for bit the
+/// same. Takes a fraction of a second (the compiler) and replaces a stage
+/// compiled before. DG_OK; DG_ERR_USAGE when the mode is not one a
+/// compiled stage covers yet (the message says why: variable ratios,
+/// prescribed speeds, a block class that is not built in, no DOF, more
+/// than 4096 nodes); DG_ERR_IO when the compiler or the
 /// sources are missing or the compile fails (the message has the
 /// compiler's first error). The simulation is unchanged on failure.
 DG_API int dg_sim_compile(dg_sim *sim, dg_error *err);

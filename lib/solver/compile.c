@@ -22,9 +22,16 @@
  * the same values; tests/test_compile.c holds the compiled stage to the
  * generic one bit for bit.
  *
- * Experimental: on the axle it removes a third of the step's instructions
- * (2,645 -> 1,756), but no gain in time has measured reliably yet
- * (docs/performance.md, "Compiled stages").
+ * A plain mode (plain(): nothing around its stages but the commit) gets
+ * its whole step segment written out too (dgc_segment). Each hook runs on
+ * a copy of its block with the port nodes, state offset and index as
+ * constants, and the stage functions are flattened: the hooks inlined,
+ * the stage's speeds and torques in registers.
+ *
+ * Experimental: on the axle (plain) it takes the step from 2,654 to 996
+ * instructions and from 2.2x to 1.4x the hand-written step's time; on the
+ * sedan it removes 8 % of the instructions in the compiled mode and no
+ * time (docs/performance.md, "Compiled stages").
  *
  * What it writes out and what it calls: the SPEEDS stage and the dense
  * ACCEL stage are written out; the tree room's solve (tree.c), the lossy
@@ -35,7 +42,7 @@
  * torque hook of a class that is not built in, a mode without DOFs, more
  * than 4096 nodes or, on the dense stage, 64 DOFs. States, ties, pre/post
  * hooks, events and timed inputs are fine: the step around the stages stays
- * the generic one. A stage that must also give tie forces (sv.lam.want)
+ * the generic one (a plain mode has none of them). A stage that must also give tie forces (sv.lam.want)
  * runs the generic stage. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "solver.h"
