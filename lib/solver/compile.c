@@ -85,7 +85,8 @@ extern char **environ;
  * losses); the meshes' powers (sv.loss.p) and stage 4's (p4); what a
  * plain mode's segment commits: the DOF speeds and states (sv.q, sv.s),
  * the committed node speeds (sv.x), the node angles (sv.mot.theta), the
- * audit's work per block and the efficiency losses. */
+ * audit's work per block and the efficiency losses; whether a hook
+ * failed the simulation (dg_ctx_fail: nothing is committed then). */
 #define DGC_ENV_MEMBERS                                                    \
   dg_ctx *ctx;                                                             \
   dg_block *const *blk;                                                    \
@@ -101,7 +102,8 @@ extern char **environ;
   double (*loss_apply)(void *sim, const double *q, double *dq, double *w); \
   const double *p;                                                         \
   double *p4;                                                              \
-  double *q, *s, *x, *theta, *work, *eff_loss;
+  double *q, *s, *x, *theta, *work, *eff_loss;                             \
+  const bool *failed;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -314,7 +316,8 @@ static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
  * operations for such a mode (step.c, compiled_segment), in its order. It
  * gathers y0 = [q; s], runs stage 1 and what dgc_stages runs, on arrays
  * and a context of its own, into yt; returns 0 when yt fails check_finite
- * (nothing committed), else commits yt and returns 1: q and s, each
+ * or a hook failed the simulation (nothing committed), else commits yt
+ * and returns 1: q and s, each
  * torque hook's work and the efficiency losses with RK4's weights (the
  * audit), the node angles, and the committed speeds x = G q. */
 static void write_segment(FILE *f, const dg_sim *sim) {
@@ -343,7 +346,7 @@ static void write_segment(FILE *f, const dg_sim *sim) {
   }
   for (int i = nd; i < nd + ns; i++)
     fprintf(f, " && fabs(yt[%d]) <= DBL_MAX", i);
-  fprintf(f, "))\n    return 0;\n"
+  fprintf(f, ") || *e->failed)\n    return 0;\n"
              "  double *q = e->q;\n");
   fprintf(f, "  for (int i = 0; i < %d; i++)\n    q[i] = yt[i];\n", nd);
   if (ns > 0)
@@ -810,7 +813,8 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
                      .x = sv->x,
                      .theta = sv->mot.theta,
                      .work = sv->audit.work,
-                     .eff_loss = &sv->audit.eff_loss};
+                     .eff_loss = &sv->audit.eff_loss,
+                     .failed = &sim->failed};
   dgp_compile_free(sim);
   sim->compiled = c;
   c = NULL;

@@ -447,8 +447,8 @@ static int compiled_segment(dg_sim *sim, double t_end) {
     return -1;
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->sv.loss.hold = false;
-  if (!done) { /* not finite: the error names the block */
-    if (!check_finite(sim, sim->sv.rk.yt))
+  if (!done) { /* a hook failed, or not finite: the error names the block */
+    if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
       return sim->err.code;
     dgp_sim_fail(sim, DG_ERR_NUMERIC, "the compiled segment at t = %g s found a value "
                                        "the check finds finite", t);
