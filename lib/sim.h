@@ -161,6 +161,8 @@ typedef struct dg_tree_ws {
   int nops;                 /* eliminations of the factor */
   bool simple;              /* none pairs two vertices or updates more than one (a chain) */
   int npair;                /* eliminations that pair two vertices (listed in parent) */
+  int nmain;                /* eliminations with updates (the first nmain); the rest,
+                             * a component's last vertex each, update nothing */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
   int *nbr;                 /* per edge: the vertex at its other end */
   double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */
@@ -195,7 +197,7 @@ typedef struct dg_tree_ws {
   double *base;             /* per vertex: its inertia (0: a constraint, an alias) */
   double *diag0, *d;        /* per vertex: the diagonal (inertia, 0), the pivot */
   /* per vertex: scratch of the factor (leaves, neighbours left); after
-   * it, parent lists the eliminations that pair two vertices, then nops */
+   * it, parent lists the eliminations that pair two vertices, then nmain */
   int *order, *parent;
   int *step;                /* per vertex: the elimination that removes it */
   /* per elimination k: vertex v, its partner u (v's pivot 0: they leave

@@ -371,6 +371,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   want.tree.factored = a.tree.factored;
   want.tree.simple = a.tree.simple;
   want.tree.npair = a.tree.npair;
+  want.tree.nmain = a.tree.nmain;
   if (memcmp(&want, &a, sizeof want) != 0) {
     const unsigned char *x = (const unsigned char *)&want, *y = (const unsigned char *)&a;
     for (size_t k = 0; k < sizeof want; k++)

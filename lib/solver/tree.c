@@ -122,26 +122,79 @@ int dgp_tree_factor(dg_tree_ws *t) {
     t->op_x[k] = any ? i + 1 : i;
     t->simple = t->simple && t->op_u[k] < 0 && t->op_x[k] == t->op_first[k + 1];
   }
+  /* The eliminations that update nothing (a component's last vertex: a
+   * wheel or a body on its own, the root of a tree) last: their vertex is
+   * touched by no other's forward step after its own, and read by the
+   * back steps of earlier ones only, so the solve does each of them
+   * between the two passes, its forward and back operations together, and
+   * the passes run over the others alone. Kept in order both ways
+   * (queue, scratch now, holds the vertices of those moved). */
+  int nmain = 0, nroot = 0;
+  for (int k = 0; k < nops; k++) {
+    if (t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1]) {
+      queue[nroot++] = t->op_v[k];
+      continue;
+    }
+    t->op_v[nmain] = t->op_v[k];
+    t->op_u[nmain] = t->op_u[k];
+    t->op_first[nmain] = t->op_first[k];
+    t->op_r[nmain] = t->op_r[k];
+    t->op_x[nmain] = t->op_x[k];
+    t->op_s[nmain] = t->op_s[k];
+    t->op_f[nmain] = t->op_f[k];
+    t->op_b[nmain] = t->op_b[k];
+    if (t->op_u[k] >= 0) { /* a pair's own */
+      t->op_pa[nmain] = t->op_pa[k];
+      t->op_pb[nmain] = t->op_pb[k];
+    }
+    nmain++;
+  }
+  for (int i = 0; i < nroot; i++) { /* as the loop above made them: 1 / d_v, no update */
+    int k = nmain + i, v = queue[i];
+    t->op_v[k] = t->op_r[k] = v;
+    t->op_u[k] = -1;
+    t->op_first[k] = t->op_x[k] = nup;
+    t->op_s[k] = 1.0 / t->d[v]; /* d_v is final once v is eliminated */
+    t->op_f[k] = t->op_b[k] = 0.0;
+  }
   /* the pairs' eliminations in order, for the solve (deg is done with);
    * only a pair has more than one update, so the rest are all one kind */
   int npair = 0;
-  for (int k = 0; k < nops; k++)
+  for (int k = 0; k < nmain; k++)
     if (t->op_u[k] >= 0)
       t->parent[npair++] = k;
-  t->parent[npair] = nops; /* npair <= nv / 2: a pair removes two vertices */
+  t->parent[npair] = nmain; /* npair <= nv / 2: a pair removes two vertices */
   t->npair = npair;
+  t->nmain = nmain;
   t->nops = nops;
   t->factored = true;
   return 0;
 }
 
+/* The eliminations without updates (dgp_tree_factor puts them last): each
+ * one's forward step, z_v / d_v − 0·(z_v / d_v) (its inline update is of
+ * itself by 0), and its back step, the same subtraction again. Not
+ * skipped: x − 0·x is x but at −0 (+0) and at inf (NaN), so the values
+ * are bit for bit those of the steps in elimination order. */
+static inline void tree_roots(const dg_tree_ws *t, double *z) {
+  const int *op_v = t->op_v;
+  const double *os = t->op_s, *of = t->op_f, *ob = t->op_b;
+  for (int k = t->nmain, nops = t->nops; k < nops; k++) {
+    int v = op_v[k];
+    double zt = z[v] * os[k];
+    zt -= of[k] * zt;
+    zt -= ob[k] * zt;
+    z[v] = zt;
+  }
+}
+
 /* K z = b in place (z holds b on entry): the eliminations' updates
- * forward, then back. */
+ * forward, those without updates, then the updates back. */
 void dgp_tree_solve(const dg_tree_ws *t, double *z) {
   const int *op_v = t->op_v, *op_u = t->op_u, *op_r = t->op_r, *op_x = t->op_x;
   const int *first = t->op_first, *ur = t->upd_r;
   const double *os = t->op_s, *of = t->op_f, *ob = t->op_b, *uf = t->upd_f, *ub = t->upd_b;
-  int nops = t->nops;
+  int nops = t->nmain; /* the passes over the eliminations with updates */
   if (t->simple) { /* the same operations without the pairs' and extra updates' branches */
     for (int k = 0; k < nops; k++) {
       int v = op_v[k];
@@ -149,6 +202,7 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z) {
       z[v] = zt;
       z[op_r[k]] -= of[k] * zt;
     }
+    tree_roots(t, z);
     for (int k = nops - 1; k >= 0; k--) {
       int v = op_v[k];
       z[v] -= ob[k] * z[op_r[k]];
@@ -178,6 +232,7 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z) {
       z[ur[i]] -= uf[i] * zt;
     k++;
   }
+  tree_roots(t, z);
   k = nops - 1;
   for (int j = npair - 1;; j--) {
     for (int e = j >= 0 ? pair[j] : -1; k > e; k--) {
