@@ -268,6 +268,8 @@ typedef struct env_case {
 static const env_case env_cases[] = {
     {"DG_CC", "/nonexistent/cc", "cannot run the C compiler '/nonexistent/cc' (set DG_CC)"},
     {"DG_CC", "false", "the C compiler 'false' failed: (no message)"},
+    /* DG_CC's words: the program is the first */
+    {"DG_CC", " /nonexistent/cc  -O2", "cannot run the C compiler '/nonexistent/cc' (set DG_CC)"},
     {"DG_SOURCE_DIR", "/nonexistent",
      "the blocks' sources are not found: DG_SOURCE_DIR ('/nonexistent') has no blocks/load.c"},
 };
@@ -288,6 +290,30 @@ START_TEST(test_missing_tools) {
   dg_test_step(sim, 10, DT);
   ck_assert_int_eq(dg_sim_stage_count(sim), 40);
   dg_sim_free(sim);
+  dg_graph_free(g);
+}
+END_TEST
+
+/* DG_CC with words of its own (a wrapper and the compiler, as "ccache
+ * gcc" would be): compiled with them, the same as without. */
+START_TEST(test_cc_words) {
+  ck_assert_int_eq(setenv("DG_CC", "env  cc\t-O3", 1), 0);
+  dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_error err;
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  compile_ok(a, "env cc -O3");
+  unsetenv("DG_CC");
+  dg_test_set_input(a, "throttle", 1.0);
+  dg_test_set_input(b, "throttle", 1.0);
+  double *ra = dg_test_record(a, 100, DT), *rb = dg_test_record(b, 100, DT);
+  dg_test_same_records(ra, rb, a, 100);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 100);
+  free(ra);
+  free(rb);
+  dg_sim_free(a);
+  dg_sim_free(b);
   dg_graph_free(g);
 }
 END_TEST
@@ -343,6 +369,7 @@ Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_refusals, 0, NREFUSALS);
   tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
   tcase_add_test(tc, test_scratch_and_again);
+  tcase_add_test(tc, test_cc_words);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -352,7 +352,7 @@ DG_API const dg_graph *dg_sim_graph(const dg_sim *sim);
 DG_API int dg_sim_step(dg_sim *sim, double dt);
 /// Compiles the RK4 stage of the simulation's current mode to machine code
 /// (experimental; docs/performance.md, "Compiled stages"): the mode's plan
-/// written out as C, compiled by the system's C compiler (DG_CC, else
+/// written out as C, compiled by the system's C compiler (DG_CC's words, else
 /// `cc`) together with the built-in blocks' own sources (DG_SOURCE_DIR,
 /// else the tree the library was built from, else the installed copy) and
 /// loaded. dg_sim_step then runs it whenever the simulation is in that

@@ -71,6 +71,7 @@ extern char **environ;
 #define MAX_NODES 4096
 #define MAX_DOFS 64
 #define MAX_CLASSES 64
+#define MAX_CC_WORDS 16 /* in DG_CC */
 
 #define DGC_STR_(...) #__VA_ARGS__
 #define DGC_STR(...) DGC_STR_(__VA_ARGS__)
@@ -730,9 +731,26 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     snprintf(table, sizeof table, "%s/lib/table.c", src);
     snprintf(out, sizeof out, "%s/stage.so", dir);
     snprintf(log, sizeof log, "%s/cc.log", dir);
-    char *argv[32 + MAX_CLASSES];
+    char *argv[32 + MAX_CC_WORDS + MAX_CLASSES];
     int a = 0;
-    argv[a++] = (char *)(cc && cc[0] ? cc : "cc");
+    /* DG_CC's words, split at blanks as a shell would without quotes
+     * ("ccache gcc", "gcc -m64") */
+    char ccbuf[1024];
+    if (cc && strlen(cc) >= sizeof ccbuf) {
+      rc = fail(err, DG_ERR_USAGE, "DG_CC is longer than %zu characters", sizeof ccbuf - 1);
+      goto out;
+    }
+    snprintf(ccbuf, sizeof ccbuf, "%s", cc ? cc : "");
+    for (char *save = NULL, *w = strtok_r(ccbuf, " \t", &save); w;
+         w = strtok_r(NULL, " \t", &save)) {
+      if (a == MAX_CC_WORDS) {
+        rc = fail(err, DG_ERR_USAGE, "DG_CC has more than %d words", MAX_CC_WORDS);
+        goto out;
+      }
+      argv[a++] = w;
+    }
+    if (a == 0)
+      argv[a++] = "cc";
     /* -O3 inlines the hooks; the vectorizers are off because their 16-byte
      * loads of values just stored 8 bytes at a time (a stage's rates, the
      * node speeds) stall store forwarding: 30% of the axle's time. */
