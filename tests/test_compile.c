@@ -33,6 +33,27 @@ static void compile_ok(dg_sim *sim, const char *what) {
   ck_assert_int_eq(dg_sim_compiled_stage_count(sim), 0);
 }
 
+/* Two simulations of g from their start, a with its stage compiled, both
+ * at full throttle when asked. */
+static void twins(const dg_graph *g, const char *what, bool throttle, dg_sim **a, dg_sim **b) {
+  dg_error err;
+  *a = dg_test_sim(g);
+  *b = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_start(*a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(*b, &err), DG_OK);
+  compile_ok(*a, what);
+  if (throttle) {
+    dg_test_set_input(*a, "throttle", 1.0);
+    dg_test_set_input(*b, "throttle", 1.0);
+  }
+}
+
+static void twins_free(dg_graph *g, dg_sim *a, dg_sim *b) {
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(g);
+}
+
 /* Graphs that stay in the start mode a compiled stage covers, run from
  * their start with the launch's full throttle: a lossless final drive into
  * an open differential (no states, the stage on arrays of its own), four
@@ -49,13 +70,8 @@ static const char *const plain[] = {
 
 START_TEST(test_same_as_generic) {
   dg_graph *g = dg_test_graph_file(plain[_i]);
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
-  dg_error err;
-  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
-  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
-  compile_ok(a, plain[_i]);
-  dg_test_set_input(a, "throttle", 1.0);
-  dg_test_set_input(b, "throttle", 1.0);
+  dg_sim *a, *b;
+  twins(g, plain[_i], true, &a, &b);
   long n = steps_of(3000, 300);
   double *ra = dg_test_record(a, n, DT), *rb = dg_test_record(b, n, DT);
   dg_test_same_records(ra, rb, a, n);
@@ -78,9 +94,7 @@ START_TEST(test_same_as_generic) {
   ck_assert_int_eq(dg_sim_stage_count(b), stages);
   free(ra);
   free(rb);
-  dg_sim_free(a);
-  dg_sim_free(b);
-  dg_graph_free(g);
+  twins_free(g, a, b);
 }
 END_TEST
 
@@ -163,11 +177,8 @@ static const char *const runaway =
 
 START_TEST(test_plain_blowup) {
   dg_graph *g = dg_test_graph(runaway);
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
-  dg_error err;
-  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
-  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
-  compile_ok(a, "runaway");
+  dg_sim *a, *b;
+  twins(g, "runaway", false, &a, &b);
   int ra = DG_OK, rb = DG_OK;
   long k = 0;
   for (; k < 1000 && ra == DG_OK && rb == DG_OK; k++) {
@@ -185,12 +196,10 @@ START_TEST(test_plain_blowup) {
   ck_assert_mem_eq(&ta, &tb, sizeof ta);
   for (int s = 0, n = dg_sim_signal_count(a); s < n; s++) {
     double va = dg_sim_signal(a, s), vb = dg_sim_signal(b, s);
-    ck_assert_msg(memcmp(&va, &vb, sizeof va) == 0, "%s: %.17g vs %.17g",
-                  dg_sim_signal_name(a, s), va, vb);
+    ck_assert_msg(memcmp(&va, &vb, sizeof va) == 0, "%s: %.17g vs %.17g", dg_sim_signal_name(a, s),
+                  va, vb);
   }
-  dg_sim_free(a);
-  dg_sim_free(b);
-  dg_graph_free(g);
+  twins_free(g, a, b);
 }
 END_TEST
 
@@ -200,13 +209,9 @@ END_TEST
  * schedule. */
 START_TEST(test_plain_then_schedule) {
   dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_sim *a, *b;
+  twins(g, "axle", true, &a, &b);
   dg_error err;
-  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
-  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
-  compile_ok(a, "axle");
-  dg_test_set_input(a, "throttle", 1.0);
-  dg_test_set_input(b, "throttle", 1.0);
   double *r0a = dg_test_record(a, 200, DT), *r0b = dg_test_record(b, 200, DT);
   dg_test_same_records(r0a, r0b, a, 200);
   ck_assert_int_eq(dgp_compiled_segment_count(a), 200);
@@ -224,9 +229,7 @@ START_TEST(test_plain_then_schedule) {
   free(r0b);
   free(ra);
   free(rb);
-  dg_sim_free(a);
-  dg_sim_free(b);
-  dg_graph_free(g);
+  twins_free(g, a, b);
 }
 END_TEST
 
@@ -299,22 +302,15 @@ END_TEST
 START_TEST(test_cc_words) {
   ck_assert_int_eq(setenv("DG_CC", "env  cc\t-O3", 1), 0);
   dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
-  dg_error err;
-  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
-  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
-  compile_ok(a, "env cc -O3");
+  dg_sim *a, *b;
+  twins(g, "env cc -O3", true, &a, &b);
   unsetenv("DG_CC");
-  dg_test_set_input(a, "throttle", 1.0);
-  dg_test_set_input(b, "throttle", 1.0);
   double *ra = dg_test_record(a, 100, DT), *rb = dg_test_record(b, 100, DT);
   dg_test_same_records(ra, rb, a, 100);
   ck_assert_int_eq(dgp_compiled_segment_count(a), 100);
   free(ra);
   free(rb);
-  dg_sim_free(a);
-  dg_sim_free(b);
-  dg_graph_free(g);
+  twins_free(g, a, b);
 }
 END_TEST
 

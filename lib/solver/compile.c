@@ -42,8 +42,8 @@
  * torque hook of a class that is not built in, a mode without DOFs, more
  * than 4096 nodes or, on the dense stage, 64 DOFs. States, ties, pre/post
  * hooks, events and timed inputs are fine: the step around the stages stays
- * the generic one (a plain mode has none of them). A stage that must also give tie forces (sv.lam.want)
- * runs the generic stage. */
+ * the generic one (a plain mode has none of them). A stage that must also
+ * give tie forces (sv.lam.want) runs the generic stage. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "solver.h"
 
@@ -324,8 +324,8 @@ static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
 static void write_segment(FILE *f, const dg_sim *sim) {
   const dg_solver *sv = &sim->sv;
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
-  fprintf(f, "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment(const dgc_env *e, double t, "
-             "double h) {\n");
+  fprintf(f, "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment(const dgc_env "
+             "*e, double t, double h) {\n");
   write_prologue(f, sim, true);
   fprintf(f,
           "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
@@ -353,8 +353,7 @@ static void write_segment(FILE *f, const dg_sim *sim) {
   if (ns > 0)
     fprintf(f, "  for (int i = 0; i < %d; i++)\n    e->s[i] = yt[%d + i];\n", ns, nd);
   for (int i = 0; i < sim->n_torque; i++)
-    fprintf(f,
-            "  e->work[%d] += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n",
+    fprintf(f, "  e->work[%d] += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n",
             sim->torque[i].b->index, i, ne + i, 2 * ne + i, 3 * ne + i);
   int ie = sim->n_torque;
   fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
@@ -414,11 +413,9 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "&b%d, ", i);
   fprintf(f, "0};\n");
-  fprintf(f,
-          "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, "
-          "dg_block *const *blk, dg_ctx *c, "
-          "double *x, double *tau, double t, const double *y, double *dy, "
-          "double *de) {\n");
+  fprintf(f, "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, "
+             "dg_block *const *blk, dg_ctx *c, double *x, double *tau, double t, "
+             "const double *y, double *dy, double *de) {\n");
   write_speeds(f, sv, "y", "x");
   /* FORCES */
   fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
@@ -488,16 +485,16 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
       fprintf(f, "  de[%d] = 0.0;\n", sim->n_torque);
   }
   fprintf(f, "  c->state_rate = 0;\n}\n\n");
-  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stage(const dgc_env *e, double t, "
-             "const double *y, double *dy, double *de) {\n"
+  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stage(const dgc_env *e, "
+             "double t, const double *y, double *dy, double *de) {\n"
              "  DGC_BLOCKS\n  body(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
   /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). The
    * stages run on arrays and a context of their own unless something they
    * call reads the simulation's (the bound signals, the tree's solve, the
    * meshes' losses read sv.xw and the context). */
   bool own = sim->n_slots == 0 && !sv->tree.on && sv->ws.nmesh == 0;
-  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stages(const dgc_env *e, double t, "
-             "double h) {\n");
+  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stages(const dgc_env *e, "
+             "double t, double h) {\n");
   write_prologue(f, sim, own);
   write_rest(f, sim, own, true);
   fprintf(f, "}\n");
@@ -879,12 +876,15 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   return true;
 }
 
-int dgp_compiled_segment(dg_sim *sim, double t, double h) {
-  dgp_compiled *c = sim->compiled;
+bool dgp_compiled_segment_serves(const dg_sim *sim) {
+  const dgp_compiled *c = sim->compiled;
   /* plain() held when it was compiled; of its conditions only these can
    * change in a simulation without a new plan */
-  if (!c->segment || !serves(sim) || sim->n_timed > 0 || sim->n_slots > 0)
-    return -1;
+  return c && c->segment && serves(sim) && sim->n_timed == 0 && sim->n_slots == 0;
+}
+
+int dgp_compiled_segment(dg_sim *sim, double t, double h) {
+  dgp_compiled *c = sim->compiled;
   sim->sv.xw_end = false;
   sim->sv.xw_committed = false;
   sim->stages += 4;

@@ -235,10 +235,12 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy);
 /* RK4's stages 2-4 and the combination (dgp_rk4_stages), likewise. */
 bool dgp_compiled_stages(dg_sim *sim, double t, double h);
 void dgp_compile_free(dg_sim *sim);
-/* A plain mode's whole segment, compiled, from the committed state (step.c's
- * compiled_segment): -1 when the compiled unit has none or does not serve
- * the current plan; 0 when the result fails check_finite or a hook failed
- * the simulation (nothing committed); 1 when it is committed. */
+/* Whether a compiled unit has a plain mode's whole segment and it serves
+ * the current plan. */
+bool dgp_compiled_segment_serves(const dg_sim *sim);
+/* That segment, from the committed state (step.c's compiled_segment): 0
+ * when the result fails check_finite or a hook failed the simulation
+ * (nothing committed); 1 when it is committed. */
 int dgp_compiled_segment(dg_sim *sim, double t, double h);
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);

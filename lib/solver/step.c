@@ -424,11 +424,20 @@ static double find_event(dg_sim *sim, double t, double h, int ny, double tol_t) 
 
 /* Integrates one segment from sim->t towards t_end (a breakpoint or the
  * step's end, or earlier at an event) and commits it. */
+/* The tie forces after a commit: those the events asked for at this very
+ * state stay valid, else they are computed when first asked for. */
+static void lambda_after_commit(dg_sim *sim, double tb) {
+  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
+    sim->sv.lam.y = NULL;
+  else
+    dgp_lambda_at(sim, tb, NULL);
+}
+
 /* step_segment for a plain mode whose segment is compiled (compile.c's
  * plain(): no hooks around the stages, no events, no timed or bound
- * inputs, no ties): the same operations, with nothing that such a mode
- * skips. The segment runs to t_end; what the generic one sets in the
- * context and the solver is set here in the same way. */
+ * inputs, no ties): the same operations, without what such a mode skips.
+ * The segment runs to t_end; what the generic one sets in the context and
+ * the solver is set here in the same way. */
 static int compiled_segment(dg_sim *sim, double t_end) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t, h = t_end - t;
@@ -437,46 +446,36 @@ static int compiled_segment(dg_sim *sim, double t_end) {
   ctx->speed = sim->sv.x;
   ctx->torque = sim->sv.tau;
   sim->topo_request = false;
-  ctx->state = sim->sv.s; /* run_hooks with nothing to run */
-  ctx->state_rate = NULL;
-  ctx->state_commit = NULL;
+  run_hooks(sim, sim->pre, 0, false); /* none: the context's states */
   sim->sv.lam.want = false;
   sim->sv.audit.pcur = sim->sv.audit.pw;
   int done = dgp_compiled_segment(sim, t, h); /* the commit too: q, s, the audit, angles, x */
-  if (done < 0)
-    return -1;
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->sv.loss.hold = false;
   if (!done) { /* a hook failed, or not finite: the error names the block */
     if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
       return sim->err.code;
-    dgp_sim_fail(sim, DG_ERR_NUMERIC, "the compiled segment at t = %g s found a value "
-                                       "the check finds finite", t);
+    dgp_sim_fail(sim, DG_ERR_NUMERIC,
+                 "at t = %g s: the compiled segment refused a state that the finiteness check "
+                 "accepts (an internal error)",
+                 t);
     return sim->err.code;
   }
   sim->segments++;
   sim->t = t_end;
-  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
-    sim->sv.lam.y = NULL;
-  else
-    dgp_lambda_at(sim, t_end, NULL);
+  lambda_after_commit(sim, t_end);
   ctx->t = sim->t;
   ctx->dt = h;
   ctx->speed = sim->sv.x;
-  ctx->state = sim->sv.s;
-  ctx->state_rate = NULL;
-  ctx->state_commit = NULL;
+  run_hooks(sim, sim->post, 0, true); /* none: the context's states */
   return DG_OK;
 }
 
 static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t;
-  if (sim->compiled) {
-    int rc = compiled_segment(sim, t_end);
-    if (rc != -1)
-      return rc;
-  }
+  if (sim->compiled && dgp_compiled_segment_serves(sim))
+    return compiled_segment(sim, t_end);
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
   if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
     dgp_solver_inputs_start(sim, t);
@@ -603,10 +602,7 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
     memcpy(sim->sv.x, sim->sv.xw, sizeof(double) * (size_t)sim->nn);
   else
     dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
-  if (sim->sv.lam.valid && sim->sv.lam.y == sim->sv.rk.yt)
-    sim->sv.lam.y = NULL; /* the events asked for them at this very state */
-  else
-    dgp_lambda_at(sim, tb, NULL);
+  lambda_after_commit(sim, tb);
 
   /* EVENTS_POST: decisions at the segment's end (inputs from the left) */
   ctx->t = sim->t;
