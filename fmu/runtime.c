@@ -407,6 +407,7 @@ static void write_tunables(const fmu_instance *in, dg_graph *g, const double *va
     if (at)
       *at = val[m->params[k]];
   }
+  g->tunes++; /* a unit compiled with the old values stands aside (compile.c) */
 }
 
 /* A simulation of graph g with the scenario's schedules and the inputs of

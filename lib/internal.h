@@ -235,6 +235,7 @@ struct dg_graph {
   const char **channel_paths; /* the first binding of each */
   int num_warnings, cap_warnings; /* what loading warned about (dg_graph_warning) */
   dg_error *warnings;             /* malloc'ed */
+  unsigned long tunes; /* parameter changes in place (dgp_sim_tune): compiled units stand aside */
 };
 
 /* Keeps a warning of the graph being loaded (dgp_diag_warn). */

@@ -9,6 +9,7 @@
  * (and only in the mode it was made for). The refusals leave the
  * simulation as it was, and say why. */
 #define _DEFAULT_SOURCE /* setenv, mkdtemp */
+#include "run/simstate.h"
 #include "solver/solver.h"
 #include "testutil.h"
 
@@ -233,6 +234,58 @@ START_TEST(test_plain_then_schedule) {
 }
 END_TEST
 
+/* A parameter tuned in place after the compile (the unit holds the
+ * parameters as constants): the unit stands aside, the generic step runs
+ * the new value bit for bit as a simulation tuned the same way, and a new
+ * compile serves again with it. Each simulation has a graph of its own
+ * (a tuning writes the graph's parameters). */
+START_TEST(test_tuned_after_compile) {
+  char *json = dg_test_read_source("graphs/bench/axle_baseline.json");
+  dg_error err;
+  dg_graph *ga = dg_graph_load_string(NULL, json, "axle.json", &err);
+  dg_graph *gb = dg_graph_load_string(NULL, json, "axle.json", &err);
+  ck_assert(ga && gb);
+  dg_sim *a = dg_test_sim(ga), *b = dg_test_sim(gb);
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  compile_ok(a, "axle");
+  dg_test_set_input(a, "throttle", 1.0);
+  dg_test_set_input(b, "throttle", 1.0);
+  double *r[6];
+  r[0] = dg_test_record(a, 300, DT);
+  r[1] = dg_test_record(b, 300, DT);
+  dg_test_same_records(r[0], r[1], a, 300);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 300);
+  int w = dg_sim_signal_find(a, "left.omega");
+  ck_assert_int_ge(w, 0);
+  double w_before = dg_sim_signal(a, w);
+  /* four times the left wheel's drag: it slows (the constant 20 would not) */
+  const dg_override ov[] = {{"left.c1", "80"}};
+  ck_assert_msg(dgp_sim_tune(a, json, "axle.json", 1, ov, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_tune(b, json, "axle.json", 1, ov, &err) == DG_OK, "%s", err.text);
+  long stages = dg_sim_compiled_stage_count(a);
+  r[2] = dg_test_record(a, 300, DT);
+  r[3] = dg_test_record(b, 300, DT);
+  dg_test_same_records(r[2], r[3], a, 300);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 300); /* stood aside */
+  ck_assert_int_eq(dg_sim_compiled_stage_count(a), stages);
+  ck_assert_msg(dg_sim_signal(a, w) < w_before, "left wheel %g after %g", dg_sim_signal(a, w),
+                w_before);
+  compile_ok(a, "axle, tuned"); /* the new value as a constant */
+  r[4] = dg_test_record(a, 300, DT);
+  r[5] = dg_test_record(b, 300, DT);
+  dg_test_same_records(r[4], r[5], a, 300);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 300);
+  for (int k = 0; k < 6; k++)
+    free(r[k]);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_graph_free(ga);
+  dg_graph_free(gb);
+  free(json);
+}
+END_TEST
+
 /* The modes a compiled stage does not cover yet: refused with the reason,
  * the simulation unchanged. */
 typedef struct refusal {
@@ -362,6 +415,7 @@ Suite *compile_suite(void) {
   tcase_add_test(tc, test_only_its_mode);
   tcase_add_test(tc, test_plain_blowup);
   tcase_add_test(tc, test_plain_then_schedule);
+  tcase_add_test(tc, test_tuned_after_compile);
   tcase_add_loop_test(tc, test_refusals, 0, NREFUSALS);
   tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
   tcase_add_test(tc, test_scratch_and_again);

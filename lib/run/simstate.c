@@ -226,6 +226,7 @@ int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const d
     }
     sim->input_epoch++; /* caches of the state's values go (port torques) */
     sim->params_epoch++; /* and the blocks' memos (dg_ctx_params_epoch) */
+    g->tunes++;          /* and units compiled with the old values (compile.c) */
     sim->sv.ports.valid = false;
     dgp_bind_eval(sim);
   }
