@@ -671,6 +671,7 @@ dg_graph *dgp_graph_parse(const dg_registry *reg, const char *text, const char *
 }
 
 static void graph_destroy(dg_graph *g) {
+  dgp_unit_release(g->compiled);
   free(g->warnings);
   dgp_arena_free(g->arena);
   free(g);

@@ -236,7 +236,11 @@ struct dg_graph {
   int num_warnings, cap_warnings; /* what loading warned about (dg_graph_warning) */
   dg_error *warnings;             /* malloc'ed */
   unsigned long tunes; /* parameter changes in place (dgp_sim_tune): compiled units stand aside */
+  struct dgp_unit *compiled; /* the last dg_sim_compile's unit: simulations made later take it */
 };
+
+/* Drops a reference to a compiled unit (lib/solver/compile.c). */
+void dgp_unit_release(struct dgp_unit *u);
 
 /* Keeps a warning of the graph being loaded (dgp_diag_warn). */
 void dgp_graph_keep_warning(dg_graph *g, const dg_error *e);

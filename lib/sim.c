@@ -478,6 +478,7 @@ dg_sim *dg_sim_new(const dg_graph *graph, dg_error *err) {
       dgp_solver_settle_motion(sim);
       sim->sv.audit.ke_start = dg_sim_kinetic_energy(sim);
       dgp_bind_eval(sim);
+      dgp_compile_attach(sim, graph->compiled); /* a unit compiled for the graph: its modes */
     }
   }
   if (!sim)

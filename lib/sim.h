@@ -163,6 +163,8 @@ typedef struct dg_tree_ws {
   int npair;                /* eliminations that pair two vertices (listed in parent) */
   int nmain;                /* eliminations with updates (the first nmain); the rest,
                              * a component's last vertex each, update nothing */
+  uint64_t shape;           /* a hash of the eliminations' structure (vertices, partners,
+                             * updates): compiled stages that wrote it out check it */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
   int *nbr;                 /* per edge: the vertex at its other end */
   double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */

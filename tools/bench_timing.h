@@ -33,7 +33,7 @@ typedef struct bench_run {
   long steps;        /* per run */
   double dt;         /* s */
   long reps;         /* timed runs, after the warm-up */
-  bool compile;      /* each run compiles its start mode's stage (dg_sim_compile) */
+  bool compile;      /* the warm-up run compiles the modes it visited (dg_sim_compile) */
 } bench_run;
 
 /* The option table's entries for the run (--steps, --dt, --reps), the same
@@ -48,7 +48,8 @@ typedef struct bench_run {
   {.name = "reps", OPT_INT_AT(S, f.reps), .arg = "R", .min = 1, .max = BENCH_MAX_REPS,      \
    .help = "timed runs, 1 to 1000 (default 5)"},                                            \
   {.name = "compile", OPT_FLAG_AT(S, f.compile),                                            \
-   .help = "compile the start mode's stage before each run (dg_sim_compile; experimental)"}
+   .help = "compile the modes the warm-up run visited, at its end, for the timed runs "  \
+           "(dg_sim_compile; experimental)"}
 /* clang-format on */
 
 /* ns per step over the timed runs. */
@@ -60,7 +61,7 @@ typedef struct bench_timing {
 typedef struct bench_graph_info {
   int dof_min, dof_max, nodes;
   long topology_changes;
-  long stages, compiled_stages; /* --compile: RK4 stages in all, and those compiled */
+  long stages, compiled_stages; /* --compile: the last timed run's RK4 stages, and those compiled */
 } bench_graph_info;
 
 /* One run of r->steps steps: the seconds spent stepping (by

@@ -350,22 +350,31 @@ DG_API const dg_graph *dg_sim_graph(const dg_sim *sim);
 /// dg_sim_last_error (the block, signal and time for a diverged state); the
 /// simulation must not be stepped again after an error. Never allocates.
 DG_API int dg_sim_step(dg_sim *sim, double dt);
-/// Compiles the RK4 stage of the simulation's current mode to machine code
-/// (experimental; docs/performance.md, "Compiled stages"): the mode's plan
-/// written out as C, compiled by the system's C compiler (DG_CC's words, else
+/// Compiles the RK4 stages of the simulation's modes to machine code
+/// (experimental; docs/performance.md, "Compiled stages"): its current
+/// mode and the other modes it visited that its mode cache keeps (up to
+/// 8), each one's plan written out as C with the torque hooks' parameters
+/// as constants, compiled by the system's C compiler (DG_CC's words, else
 /// `cc`) together with the built-in blocks' own sources (DG_SOURCE_DIR,
 /// else the tree the library was built from, else the installed copy) and
-/// loaded. dg_sim_step then runs it whenever the simulation is in that
-/// mode, and the generic stage in every other; where the mode has no
+/// loaded. dg_sim_step then runs them whenever the simulation is in one of
+/// those modes, and the generic stage in every other; where a mode has no
 /// hooks, events, timed or bound inputs and no ties around its stages, the
-/// whole step segment runs compiled. The results are bit for bit the
-/// same. Takes a fraction of a second (the compiler) and replaces a stage
-/// compiled before. DG_OK; DG_ERR_USAGE when the mode is not one a
+/// whole step segment runs compiled. The graph keeps the compiled modes
+/// too: simulations made of it afterwards (dg_sim_new) run them in those
+/// modes (so: drive once through the modes that matter, compile, and
+/// simulate anew). A parameter tuned in place afterwards returns every
+/// simulation of the graph to the generic stages until it is compiled
+/// again. The results are bit for bit the same. Takes about a second (the
+/// compiler) and replaces what the simulation and the graph had compiled
+/// before; it must not run while another thread makes a simulation of the
+/// same graph. DG_OK; DG_ERR_USAGE when the current mode is not one a
 /// compiled stage covers yet (the message says why: variable ratios,
 /// prescribed speeds, a block class that is not built in, no DOF, more
-/// than 4096 nodes); DG_ERR_IO when the compiler or the
-/// sources are missing or the compile fails (the message has the
-/// compiler's first error). The simulation is unchanged on failure.
+/// than 4096 nodes; other modes that are not are left out); DG_ERR_IO
+/// when the compiler or the sources are missing or the compile fails (the
+/// message has the compiler's first error). The simulation is unchanged on
+/// failure.
 DG_API int dg_sim_compile(dg_sim *sim, dg_error *err);
 /// RK4 stages (right-hand-side evaluations) since dg_sim_new, and how many
 /// of them the compiled stage ran (-1 when none is compiled).

@@ -335,6 +335,33 @@ void dgp_cache_store(dg_sim *sim, int rc) {
   sl->valid = true;
 }
 
+bool dgp_cache_current_key(const dg_sim *sim, const unsigned char **key, size_t *len) {
+  const dgp_plan_cache *c = sim->cache;
+  if (!c)
+    return false;
+  const plan_slot *sl = &c->slot[c->cur];
+  if (!sl->valid || sl->gen != sim->plan_gen || sl->key_len == 0)
+    return false;
+  *key = sl->key;
+  *len = sl->key_len;
+  return true;
+}
+
+int dgp_cache_other_modes(const dg_sim *sim, const dg_solver **sv, const unsigned char **key,
+                          size_t *len, int max) {
+  const dgp_plan_cache *c = sim->cache;
+  int n = 0;
+  for (int s = 0; c && s < c->nslots && n < max; s++) {
+    const plan_slot *sl = &c->slot[s];
+    if (s == c->cur || !sl->valid || sl->key_len == 0 || sl->gen == sim->plan_gen)
+      continue;
+    sv[n] = &sl->sv;
+    key[n] = sl->key;
+    len[n++] = sl->key_len;
+  }
+  return n;
+}
+
 /* ---- tests: a hit against a full build ------------------------------------ */
 
 /* The solver's struct with every array pointer cleared (they differ by slot). */
@@ -372,6 +399,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   want.tree.simple = a.tree.simple;
   want.tree.npair = a.tree.npair;
   want.tree.nmain = a.tree.nmain;
+  want.tree.shape = a.tree.shape;
   if (memcmp(&want, &a, sizeof want) != 0) {
     const unsigned char *x = (const unsigned char *)&want, *y = (const unsigned char *)&a;
     for (size_t k = 0; k < sizeof want; k++)

@@ -1,5 +1,6 @@
-/* The compile room: a mode's stage as C, compiled by the system's C compiler
- * together with the blocks' own sources, and loaded (issue 19, part 7).
+/* The compile room: the stages of a simulation's modes as C, compiled by
+ * the system's C compiler together with the blocks' own sources, and
+ * loaded (issue 19, part 7).
  *
  * The generic stage (rk4.c) walks the plan's lists and calls each block's
  * torque_downstream through its class table; measured on the axle, that
@@ -8,45 +9,56 @@
  * What closes the gap is the compiler seeing the blocks' code: here each
  * built-in class used by the mode is compiled from its source file in a
  * unit of its own (blocks/TYPE.c, whose const class table lets the
- * compiler call the hook directly), the mode's stage is written out with
+ * compiler call the hook directly), each mode's stage is written out with
  * its plan as literals (SPEEDS row by row, the ACCEL stage's B = M⁻¹ Gᵀ or
- * M⁻¹ and Gᵀ entry by entry, in the generic stage's order of operations),
- * and the units are linked with link-time optimization, which inlines the
- * hooks into the stage. Each torque hook's parameters are constants of the
- * unit (their bytes: the compiler folds a mode, a count, a coefficient);
- * the blocks read their data and inputs through their dg_block at run
- * time. So a compiled stage serves the simulation it was made for, in the
- * mode it was made in (sim->plan_gen), until a parameter is tuned in place
- * (the graph's tune count, dgp_sim_tune): the generic stage then serves,
- * and dg_sim_compile makes a unit with the new values.
+ * M⁻¹ and Gᵀ entry by entry, or the tree's eliminations one by one, in the
+ * generic stage's order of operations), and the units are linked with
+ * link-time optimization, which inlines the hooks into the stage. Each
+ * torque hook's parameters are constants of the unit (their bytes: the
+ * compiler folds a mode, a count, a coefficient); the blocks read their
+ * data and inputs through their dg_block at run time, and each simulation
+ * passes its own arrays (dgc_env).
+ *
+ * Which modes: the current one and the others the mode cache keeps (the
+ * modes the simulation visited, up to 8), in one unit. A simulation finds
+ * the unit's mode for each new plan once (match_mode): by the cache's key
+ * of the mode's declarations (which fix its plan), or, for the compiling
+ * simulation, by the plan's number. The graph keeps the unit: simulations
+ * made of it later take it (dgp_compile_attach, when their hook lists are
+ * the unit's). A parameter tuned in place (the graph's tune count,
+ * dgp_sim_tune) sends every user back to the generic stage, until
+ * dg_sim_compile makes a unit with the new values.
  *
  * Bit for bit: the same operations in the same order, compiled with the
  * same floating-point semantics (no fast-math, -ffp-contract=off), give
- * the same values; tests/test_compile.c holds the compiled stage to the
- * generic one bit for bit.
+ * the same values; tests/test_compile.c holds the compiled stages to the
+ * generic ones bit for bit.
  *
  * A plain mode (plain(): nothing around its stages but the commit) gets
- * its whole step segment written out too (dgc_segment). Each hook runs on
- * a copy of its block with the port nodes, state offset and index as
+ * its whole step segment written out too (dgc_segment_<m>). Each hook runs
+ * on a copy of its block with the port nodes, state offset and index as
  * constants, and the stage functions are flattened: the hooks inlined,
  * the stage's speeds and torques in registers.
  *
- * Experimental: on the axle (plain) it takes the step from 2,654 to 996
- * instructions and from 2.2x to 1.4x the hand-written step's time; on the
- * sedan it removes 8 % of the instructions in the compiled mode and no
- * time (docs/performance.md, "Compiled stages").
+ * Experimental: on the axle (plain) it takes the step from 2,653 to about
+ * 1,000 instructions and from 2.2x to 1.4x the hand-written step's time;
+ * the sedan's launch through its gears, every mode compiled, from 2.3x to
+ * 2.0x (docs/performance.md, "Compiled stages").
  *
- * What it writes out and what it calls: the SPEEDS stage and the dense
- * ACCEL stage are written out; the tree room's solve (tree.c), the lossy
- * meshes' losses (loss.c) and the inputs bound to signals (bind.c) are
- * called, on the simulation's arrays and context (which they read). A mode
- * without those runs stages 2-4 on arrays and a context of its own.
- * Refused (dgp_compile_why_not): variable ratios, prescribed speeds, a
- * torque hook of a class that is not built in, a mode without DOFs, more
- * than 4096 nodes or, on the dense stage, 64 DOFs. States, ties, pre/post
- * hooks, events and timed inputs are fine: the step around the stages stays
- * the generic one (a plain mode has none of them). A stage that must also
- * give tie forces (sv.lam.want) runs the generic stage. */
+ * What it writes out and what it calls: the SPEEDS stage, the dense ACCEL
+ * stage, and the tree room's solve where its factor is kept (write_tree)
+ * are written out; the tree's other stages (a segment's first, which takes
+ * the meshes' directions), the lossy meshes' losses on the dense stage
+ * (loss.c) and the inputs bound to signals (bind.c) are called, on the
+ * simulation's arrays and context (which they read). A mode without those
+ * runs stages 2-4 on arrays and a context of its own. Refused
+ * (dgp_compile_why_not, for the current mode; other modes are left out):
+ * variable ratios, prescribed speeds, a torque hook of a class that is not
+ * built in, a mode without DOFs, more than 4096 nodes or, on the dense
+ * stage, 64 DOFs. States, ties, pre/post hooks, events and timed inputs
+ * are fine: the step around the stages stays the generic one (a plain mode
+ * has none of them). A stage that must also give tie forces (sv.lam.want)
+ * runs the generic stage. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "solver.h"
 
@@ -75,6 +87,7 @@ extern char **environ;
 #define MAX_DOFS 64
 #define MAX_CLASSES 64
 #define MAX_CC_WORDS 16 /* in DG_CC */
+#define MAX_MODES 9     /* the current mode and the mode cache's others (at most 8) */
 
 #define DGC_STR_(...) #__VA_ARGS__
 #define DGC_STR(...) DGC_STR_(__VA_ARGS__)
@@ -90,7 +103,11 @@ extern char **environ;
  * plain mode's segment commits: the DOF speeds and states (sv.q, sv.s),
  * the committed node speeds (sv.x), the node angles (sv.mot.theta), the
  * audit's work per block and the efficiency losses; whether a hook
- * failed the simulation (dg_ctx_fail: nothing is committed then). */
+ * failed the simulation (dg_ctx_fail: nothing is committed then); for
+ * the tree's solve written out (write_tree): whether the segment holds the
+ * meshes' directions, whether the factor is held, factored, its
+ * structure's hash, the factor's values (live arrays: their addresses
+ * never change), z, and the meshes' multipliers and powers. */
 #define DGC_ENV_MEMBERS                                                    \
   dg_ctx *ctx;                                                             \
   dg_block *const *blk;                                                    \
@@ -107,7 +124,12 @@ extern char **environ;
   const double *p;                                                         \
   double *p4;                                                              \
   double *q, *s, *x, *theta, *work, *eff_loss;                             \
-  const bool *failed;
+  const bool *failed;                                                      \
+  const bool *loss_hold, *tree_held, *tree_factored;                       \
+  const uint64_t *tree_shape;                                              \
+  const double *t_os, *t_of, *t_ob, *t_pa, *t_pb, *t_ub, *t_uf, *t_ag;     \
+  const double *t_fic, *t_kap;                                             \
+  double *t_z, *lam, *lp;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -117,15 +139,45 @@ typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double
 typedef void (*dgc_stages_fn)(const dgc_env *e, double t, double h);
 typedef int (*dgc_segment_fn)(const dgc_env *e, double t, double h);
 
-struct dgp_compiled {
-  void *so;
-  uint64_t gen; /* the plan it was written for */
-  unsigned long tunes; /* the graph's tune count it was written with (its parameters) */
+/* One mode of a unit: how a simulation recognizes it (the mode cache's key
+ * of its declarations, which fix its plan; and for the simulation that
+ * compiled it, while that one lives, its plan's number) and its
+ * functions. */
+typedef struct dgc_mode {
+  unsigned char *key; /* NULL: a mode the cache keeps no key of */
+  size_t key_len;
+  const dg_sim *owner; /* with gen: the compiling simulation's plan */
+  uint64_t gen;
   dgc_stage_fn stage;
   dgc_stages_fn stages;
   dgc_segment_fn segment; /* a plain mode's whole segment, or NULL */
+} dgc_mode;
+
+/* A compiled unit: the modes one dg_sim_compile wrote, shared by the graph
+ * (the latest: simulations made later take it) and each simulation using
+ * it. What its code takes as constants beside the plans, checked when a
+ * simulation takes it: the graph and its parameters (tune count), the
+ * hook lists (the torque hooks' blocks, the other lists' sizes), the bound
+ * inputs' count. */
+struct dgp_unit {
+  _Atomic int refs;
+  void *so;
+  const dg_graph *g;
+  unsigned long tunes;
+  int n_torque, n_pre, n_post, n_hold, n_events, n_slots;
+  int *torque_index; /* per torque hook: its block */
+  int nmodes;
+  dgc_mode mode[MAX_MODES];
+};
+
+/* A simulation's use of a unit: its own arrays in env, and the unit's mode
+ * that serves its current plan (matched once per plan). */
+struct dgp_compiled {
+  dgp_unit *unit;
   dgc_env env;
   dg_block **blk;
+  uint64_t gen;  /* the plan `cur` was matched for (0: none yet) */
+  int cur;       /* the unit's mode for it, -1: none */
   long calls;    /* stages it ran (tests) */
   long segments; /* whole segments it ran (tests) */
 };
@@ -139,8 +191,8 @@ static bool is_builtin(const dg_block_class *k) {
   return false;
 }
 
-const char *dgp_compile_why_not(const dg_sim *sim) {
-  const dg_solver *sv = &sim->sv;
+/* Why the mode whose solver is sv cannot be compiled, or NULL. */
+static const char *why_not_mode(const dg_sim *sim, const dg_solver *sv) {
   if (sim->failed)
     return "the simulation has failed";
   if (sv->variable_kinematics)
@@ -163,8 +215,7 @@ const char *dgp_compile_why_not(const dg_sim *sim) {
  * bound to signals, no ties (whose forces a hook could ask for), the
  * dense ACCEL stage. Checked when compiling and at each segment (a
  * schedule or a binding may come later). */
-static bool plain(const dg_sim *sim) {
-  const dg_solver *sv = &sim->sv;
+static bool plain(const dg_sim *sim, const dg_solver *sv) {
   return sim->n_pre == 0 && sim->n_post == 0 && sim->n_hold == 0 && sim->n_events == 0 &&
          sv->ws.nmesh == 0 && sim->n_timed == 0 && sim->n_slots == 0 && sv->ws.nactive == 0 &&
          !sv->tree.on && !sv->variable_kinematics && sv->mot.np == 0 && sim->n_motion == 0;
@@ -279,8 +330,8 @@ static void write_prologue(FILE *f, const dg_sim *sim, bool own) {
 
 /* RK4's stages 2-4 and the combination, as dgp_rk4_stages; with `own`,
  * the stage's node speeds and torques and the context written back. */
-static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
-  const dg_solver *sv = &sim->sv;
+static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, bool own,
+                       bool inputs) {
   int nn = sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
   fprintf(f,
           "  double xs[%d];\n"
@@ -288,17 +339,17 @@ static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
           "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
           "%s"
-          "  body(e, blk, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
+          "  body%d(e, blk, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
           "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
-          "  body(e, blk, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
+          "  body%d(e, blk, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
           "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
           "%s"
-          "  body(e, blk, c, x, tau, t + h, yt, k4, pw + %d);\n"
+          "  body%d(e, blk, c, x, tau, t + h, yt, k4, pw + %d);\n"
           "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n",
-          nn, ny, inputs ? "  e->inputs_at(e->sim, t + 0.5 * h);\n" : "", ne, nn, ny, 2 * ne, nn,
-          ny, inputs ? "  e->inputs_at(e->sim, t + h);\n" : "", 3 * ne, nn);
+          nn, ny, inputs ? "  e->inputs_at(e->sim, t + 0.5 * h);\n" : "", mi, ne, nn, ny, mi,
+          2 * ne, nn, ny, inputs ? "  e->inputs_at(e->sim, t + h);\n" : "", mi, 3 * ne, nn);
   if (sv->ws.nmesh > 0)
     fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
   fprintf(f,
@@ -325,11 +376,12 @@ static void write_rest(FILE *f, const dg_sim *sim, bool own, bool inputs) {
  * and returns 1: q and s, each
  * torque hook's work and the efficiency losses with RK4's weights (the
  * audit), the node angles, and the committed speeds x = G q. */
-static void write_segment(FILE *f, const dg_sim *sim) {
-  const dg_solver *sv = &sim->sv;
+static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi) {
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
-  fprintf(f, "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment(const dgc_env "
-             "*e, double t, double h) {\n");
+  fprintf(f,
+          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
+          "*e, double t, double h) {\n",
+          mi);
   write_prologue(f, sim, true);
   fprintf(f,
           "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
@@ -338,10 +390,10 @@ static void write_segment(FILE *f, const dg_sim *sim) {
   if (ns > 0)
     fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
   fprintf(f,
-          "    body(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
+          "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
           "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
-          nn);
-  write_rest(f, sim, true, false);
+          mi, nn);
+  write_rest(f, sim, sv, mi, true, false);
   /* step.c's check_finite: |a DOF speed| below the limit, the states
    * finite (a NaN fails both); nothing is committed past a failure */
   fprintf(f, "  if (!(1");
@@ -386,25 +438,123 @@ static void write_params(FILE *f, int i, const dg_block *b) {
   fprintf(f, "};\n");
 }
 
-/* The unit of the stage: `body`, dgp_rk4_derivative for the covered modes
- * operation for operation (see there), into the node speeds x and torques
- * tau it is given and through the context c; dgc_stage runs it on the
- * simulation's arrays and context (a stage the generic step asks for),
- * dgc_stages runs RK4's stages 2-4 and the combination as
- * dgp_rk4_stages does, on arrays and a context of its own, and leaves
- * behind what that leaves. */
-static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, int ntypes,
-                        const int *type_of) {
-  const dg_solver *sv = &sim->sv;
-  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns;
+/* The ACCEL stage on the tree (tree.c's dgp_tree_accel) where it solves
+ * with a factor it keeps: held inside a segment (lossy meshes, their
+ * directions held) or, without lossy meshes, factored. Written out with
+ * the mode's structure as literals and z in locals: the right side and
+ * the aliases' folds (tree_stage_solve), the eliminations forward, those
+ * without updates, back (dgp_tree_solve), q̇ at the DOFs' nodes, and per
+ * mesh its multiplier, power and loss torques (tree_accel_held); the
+ * factor's values read from its arrays, in the same operations and order,
+ * so the same bits. Anything else (a segment's first stage, efficiency
+ * tables, a factor to be made, a structure other than this one) calls the
+ * generic stage. Graphs of more than 512 vertices call it always. */
+static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
+  const dg_tree_ws *t = &sv->tree;
+  int nn = sim->nn, nv = t->nv, m = sv->ws.nmesh, nt = sim->n_torque;
+  if (nv > 512 || !t->factored) {
+    fprintf(f, "  de[%d] = e->tree_accel(e->sim, dy, tau);\n", nt);
+    return;
+  }
+  if (m > 0)
+    fprintf(f, "  if (*e->loss_hold && *e->tree_held && *e->tree_shape == %lluull) {\n",
+            (unsigned long long)t->shape);
+  else
+    fprintf(f, "  if (*e->tree_factored && *e->tree_shape == %lluull) {\n",
+            (unsigned long long)t->shape);
+  fprintf(f, "    const double *os = e->t_os, *of = e->t_of, *ob = e->t_ob, *pa = e->t_pa, "
+             "*pb = e->t_pb, *ub = e->t_ub, *uf = e->t_uf, *ag = e->t_ag;\n"
+             "    (void)pa; (void)pb; (void)ub; (void)uf; (void)ag;\n");
+  for (int v = 0; v < nv; v++)
+    fprintf(f, v < nn ? "    double z%d = tau[%d];\n" : "    double z%d = 0.0;\n", v, v);
+  for (int i = 0; i < t->nalias; i++)
+    fprintf(f, "    z%d += ag[%d] * z%d;\n", t->al_up[i], i, t->al_node[i]);
+  int nops = t->nops, nmain = t->nmain;
+  for (int k = 0; k < nmain; k++) { /* forward */
+    fprintf(f, "    { double zt = z%d * os[%d]; z%d = zt; z%d -= of[%d] * zt;", t->op_v[k], k,
+            t->op_v[k], t->op_r[k], k);
+    if (t->op_u[k] >= 0) /* a pair: its other updates */
+      for (int i = t->op_x[k]; i < t->op_first[k + 1]; i++)
+        fprintf(f, " z%d -= uf[%d] * zt;", t->upd_r[i], i);
+    fprintf(f, " }\n");
+  }
+  for (int k = nmain; k < nops; k++) /* without updates */
+    fprintf(f,
+            "    { double zt = z%d * os[%d]; zt -= of[%d] * zt; zt -= ob[%d] * zt; z%d = zt; }\n",
+            t->op_v[k], k, k, k, t->op_v[k]);
+  for (int k = nmain - 1; k >= 0; k--) { /* back */
+    int v = t->op_v[k], u = t->op_u[k];
+    if (u < 0) {
+      fprintf(f, "    z%d -= ob[%d] * z%d;\n", v, k, t->op_r[k]);
+      continue;
+    }
+    fprintf(f, "    { double sum = z%d * pa[%d] - z%d * pb[%d]; sum -= ob[%d] * z%d;", u, k, v, k,
+            k, t->op_r[k]);
+    for (int i = t->op_x[k]; i < t->op_first[k + 1]; i++)
+      fprintf(f, " sum -= ub[%d] * z%d;", i, t->upd_r[i]);
+    fprintf(f, " z%d = z%d; z%d = sum; }\n", u, v, v);
+  }
+  for (int j = 0; j < sv->ndof; j++)
+    fprintf(f, "    dy[%d] = z%d;\n", j, t->dof_node[j]);
+  fprintf(f, "    double pl = 0.0;\n");
+  for (int j = 0; j < m; j++) { /* mesh j: its multiplier, power, loss torques */
+    int c = t->mesh_con[j], a = t->mesh_alias[j];
+    if (t->all_folded) { /* as tree_accel_held's chain */
+      int n = t->mesh_node[j], src = t->mesh_bnode[j];
+      fprintf(f,
+              "    { double l = e->t_fic[%d] * z%d - z%d; e->lam[%d] = l; e->lp[%d] = l * x[%d]; ",
+              j, t->fm_root[j], n, j, j, n);
+      fprintf(f, "double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = ", j);
+      lit(f, t->mesh_b[j]);
+      fprintf(f, " * x[%d]; tau[%d] += fk * ", src, src);
+      lit(f, t->mesh_b[j]);
+      fprintf(f, "; pl += fk * bx; } }\n");
+      continue;
+    }
+    fprintf(f, "    { double l = ");
+    if (c >= 0)
+      fprintf(f, "z%d", nn + c);
+    else if (a < 0)
+      fprintf(f, "0.0");
+    else
+      fprintf(f, "e->t_fic[%d] * z%d - z%d", j, t->fm_root[j], t->mesh_node[t->mesh_first[j]]);
+    fprintf(f, "; e->lam[%d] = l; double ax = 0.0;", j);
+    for (int q = t->mesh_first[j]; q < t->mesh_first[j + 1]; q++) {
+      fprintf(f, " ax += ");
+      lit(f, t->mesh_ab[q]);
+      fprintf(f, " * x[%d];", t->mesh_node[q]);
+    }
+    fprintf(f,
+            " e->lp[%d] = l * ax; double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = 0.0;",
+            j, j);
+    for (int q = t->mesh_bfirst[j]; q < t->mesh_bfirst[j + 1]; q++) {
+      fprintf(f, " bx += ");
+      lit(f, t->mesh_b[q]);
+      fprintf(f, " * x[%d]; tau[%d] += fk * ", t->mesh_bnode[q], t->mesh_bnode[q]);
+      lit(f, t->mesh_b[q]);
+      fprintf(f, ";");
+    }
+    fprintf(f, " pl += fk * bx; } }\n");
+  }
+  for (int v = 0; v < nv; v++) /* z as the generic solve leaves it */
+    fprintf(f, "    e->t_z[%d] = z%d;\n", v, v);
+  fprintf(f, "    de[%d] = pl;\n  } else {\n    de[%d] = e->tree_accel(e->sim, dy, tau);\n  }\n",
+          nt, nt);
+}
+
+/* The unit's start, shared by its modes: the environment's type, the
+ * library's functions the hooks call (write_api), the torque hooks'
+ * blocks as constants (DGC_BLOCKS: nodes, state offsets, indices,
+ * parameters). */
+static void write_head(FILE *f, const dg_sim *sim, const char *const *types, int ntypes,
+                       int nmodes) {
   fprintf(f,
-          "/* Generated by drivegraph (lib/solver/compile.c): the stage of one mode\n"
-          " * (plan %llu). */\n"
+          "/* Generated by drivegraph (lib/solver/compile.c): the stages of %d modes. */\n"
           "#include <drivegraph/block.h>\n\n"
-          "#include <float.h>\n#include <math.h>\n#include <stdarg.h>\n#include <stddef.h>\n"
-          "#include <stdio.h>\n\n"
+          "#include <float.h>\n#include <math.h>\n#include <stdarg.h>\n"
+          "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n"
           "typedef struct dgc_env { %s } dgc_env;\n\n",
-          (unsigned long long)sim->plan_gen, DGC_STR(DGC_ENV_MEMBERS));
+          nmodes, DGC_STR(DGC_ENV_MEMBERS));
   write_api(f);
   for (int k = 0; k < ntypes; k++)
     fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
@@ -433,9 +583,23 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "&b%d, ", i);
   fprintf(f, "0};\n");
-  fprintf(f, "\nstatic inline __attribute__((always_inline)) void body(const dgc_env *e, "
-             "dg_block *const *blk, dg_ctx *c, double *x, double *tau, double t, "
-             "const double *y, double *dy, double *de) {\n");
+}
+
+/* Mode mi's functions (its solver sv): body<mi>, one RK4 stage,
+ * dgp_rk4_derivative for the mode operation for operation (see there),
+ * into the node speeds x and torques tau it is given and through the
+ * context c;
+ * dgc_stage_<mi> (stage 1), dgc_stages_<mi> (stages 2-4, as dgp_rk4_stages
+ * does, on arrays and a context of its own, leaving behind what that
+ * leaves), and for a plain mode dgc_segment_<mi> (write_segment). */
+static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
+                       const char *const *types, const int *type_of) {
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns;
+  fprintf(f,
+          "\n/* mode %d */\nstatic inline __attribute__((always_inline)) void body%d(const dgc_env "
+          "*e, dg_block *const *blk, dg_ctx *c, double *x, double *tau, double t, "
+          "const double *y, double *dy, double *de) {\n",
+          mi, mi);
   write_speeds(f, sv, "y", "x");
   /* FORCES */
   fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
@@ -463,7 +627,7 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
   /* ACCEL: each row's sum in its plain order, from 0.0 (rk4.c's mat_vec);
    * on the tree, its solve (losses included) */
   if (sv->tree.on) {
-    fprintf(f, "  de[%d] = e->tree_accel(e->sim, dy, tau);\n", sim->n_torque);
+    write_tree(f, sim, sv);
   } else if (sv->use_B) {
     for (int i = 0; i < nd; i++) {
       fprintf(f, "  { double s = 0.0;");
@@ -487,7 +651,7 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
       lit(f, sv->gs_val[a]);
       fprintf(f, " * tau[%d];\n", sv->gs_node[a]);
     }
-    size_t mst = dgp_mst(sim);
+    size_t mst = (size_t)sv->ndof; /* dgp_mst, for this mode */
     for (int i = 0; i < nd; i++) {
       fprintf(f, "  { double s = 0.0;");
       for (int j = 0; j < nd; j++) {
@@ -505,21 +669,25 @@ static void write_stage(FILE *f, const dg_sim *sim, const char *const *types, in
       fprintf(f, "  de[%d] = 0.0;\n", sim->n_torque);
   }
   fprintf(f, "  c->state_rate = 0;\n}\n\n");
-  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stage(const dgc_env *e, "
-             "double t, const double *y, double *dy, double *de) {\n"
-             "  DGC_BLOCKS\n  body(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n");
+  fprintf(f,
+          "__attribute__((visibility(\"default\"), flatten)) void dgc_stage_%d(const dgc_env *e, "
+          "double t, const double *y, double *dy, double *de) {\n"
+          "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n",
+          mi, mi);
   /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). The
    * stages run on arrays and a context of their own unless something they
    * call reads the simulation's (the bound signals, the tree's solve, the
    * meshes' losses read sv.xw and the context). */
   bool own = sim->n_slots == 0 && !sv->tree.on && sv->ws.nmesh == 0;
-  fprintf(f, "__attribute__((visibility(\"default\"), flatten)) void dgc_stages(const dgc_env *e, "
-             "double t, double h) {\n");
+  fprintf(f,
+          "__attribute__((visibility(\"default\"), flatten)) void dgc_stages_%d(const dgc_env *e, "
+          "double t, double h) {\n",
+          mi);
   write_prologue(f, sim, own);
-  write_rest(f, sim, own, true);
+  write_rest(f, sim, sv, mi, own, true);
   fprintf(f, "}\n");
-  if (plain(sim))
-    write_segment(f, sim);
+  if (plain(sim, sv))
+    write_segment(f, sim, sv, mi);
 }
 
 /* A class's unit: its source, and its torque hook under a name of its own
@@ -632,12 +800,27 @@ static int run_cc(char *const *argv, const char *log, char *why, size_t size) {
   return 0;
 }
 
+/* ---- the unit and its users ----------------------------------------- */
+
+void dgp_unit_release(dgp_unit *u) {
+  if (!u || --u->refs > 0)
+    return;
+  if (u->so)
+    dlclose(u->so);
+  for (int i = 0; i < u->nmodes; i++)
+    free(u->mode[i].key);
+  free(u->torque_index);
+  free(u);
+}
+
 void dgp_compile_free(dg_sim *sim) {
   dgp_compiled *c = sim->compiled;
   if (!c)
     return;
-  if (c->so)
-    dlclose(c->so);
+  for (int i = 0; c->unit && i < c->unit->nmodes; i++)
+    if (c->unit->mode[i].owner == sim) /* its plan numbers mean nothing once it is gone */
+      c->unit->mode[i].owner = NULL;
+  dgp_unit_release(c->unit);
   free(c->blk);
   free(c);
   sim->compiled = NULL;
@@ -658,6 +841,120 @@ static void bind_eval(void *sim) { dgp_bind_eval(sim); }
 static double tree_accel(void *sim, double *dq, double *w) { return dgp_tree_accel(sim, dq, w); }
 static double loss_apply(void *sim, const double *q, double *dq, double *w) {
   return dgp_loss_apply(sim, q, dq, w);
+}
+
+/* Whether the simulation's hook lists and bound inputs are those the
+ * unit's code was written for. */
+static bool fits(const dg_sim *sim, const dgp_unit *u) {
+  if (u->g != sim->g || u->n_torque != sim->n_torque || u->n_pre != sim->n_pre ||
+      u->n_post != sim->n_post || u->n_hold != sim->n_hold || u->n_events != sim->n_events ||
+      u->n_slots != sim->n_slots)
+    return false;
+  for (int i = 0; i < sim->n_torque; i++)
+    if (u->torque_index[i] != sim->torque[i].b->index)
+      return false;
+  return true;
+}
+
+/* The simulation's arrays and hooks' blocks for the unit's code. */
+static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
+  dgp_compiled *c = calloc(1, sizeof *c);
+  dg_block **blk = calloc((size_t)sim->n_torque + 1, sizeof *blk);
+  if (!c || !blk) {
+    free(c);
+    free(blk);
+    return NULL;
+  }
+  for (int i = 0; i < sim->n_torque; i++)
+    blk[i] = sim->torque[i].b;
+  dg_solver *sv = &sim->sv;
+  c->blk = blk;
+  c->unit = u;
+  c->cur = -1;
+  c->env = (dgc_env){.ctx = &sim->ctx,
+                     .blk = blk,
+                     .xw = sv->xw,
+                     .tau = sv->tau,
+                     .sim = sim,
+                     .inputs_at = inputs_at,
+                     .y0 = sv->rk.y0,
+                     .k1 = sv->rk.k1,
+                     .k2 = sv->rk.k2,
+                     .k3 = sv->rk.k3,
+                     .k4 = sv->rk.k4,
+                     .yt = sv->rk.yt,
+                     .x1 = sv->mot.x1,
+                     .xsum = sv->mot.xsum,
+                     .pw = sv->audit.pw,
+                     .pcur = &sv->audit.pcur,
+                     .bind_eval = bind_eval,
+                     .tree_accel = tree_accel,
+                     .loss_apply = loss_apply,
+                     .p = sv->loss.p,
+                     .p4 = sv->loss.p4,
+                     .q = sv->q,
+                     .s = sv->s,
+                     .x = sv->x,
+                     .theta = sv->mot.theta,
+                     .work = sv->audit.work,
+                     .eff_loss = &sv->audit.eff_loss,
+                     .failed = &sim->failed,
+                     .loss_hold = &sv->loss.hold,
+                     .tree_held = &sv->tree.held,
+                     .tree_factored = &sv->tree.factored,
+                     .tree_shape = &sv->tree.shape,
+                     .t_os = sv->tree.op_s,
+                     .t_of = sv->tree.op_f,
+                     .t_ob = sv->tree.op_b,
+                     .t_pa = sv->tree.op_pa,
+                     .t_pb = sv->tree.op_pb,
+                     .t_ub = sv->tree.upd_b,
+                     .t_uf = sv->tree.upd_f,
+                     .t_ag = sv->tree.al_g,
+                     .t_fic = sv->tree.fm_ic,
+                     .t_kap = sv->loss.kap,
+                     .t_z = sv->tree.z,
+                     .lam = sv->loss.lam,
+                     .lp = sv->loss.p};
+  return c;
+}
+
+void dgp_compile_attach(dg_sim *sim, dgp_unit *u) {
+  if (!u || sim->compiled || !fits(sim, u))
+    return;
+  dgp_compiled *c = use_unit(sim, u);
+  if (!c)
+    return;
+  u->refs++;
+  sim->compiled = c;
+}
+
+/* The modes to write: the current one (sim->sv) and those the mode cache
+ * keeps, each that can be compiled (the current one must be). */
+typedef struct mode_list {
+  int n;
+  const dg_solver *sv[MAX_MODES];
+  const unsigned char *key[MAX_MODES];
+  size_t len[MAX_MODES];
+} mode_list;
+
+static void list_modes(const dg_sim *sim, mode_list *ml) {
+  ml->n = 1;
+  ml->sv[0] = &sim->sv;
+  ml->key[0] = NULL;
+  ml->len[0] = 0;
+  dgp_cache_current_key(sim, &ml->key[0], &ml->len[0]);
+  const dg_solver *sv[MAX_MODES];
+  const unsigned char *key[MAX_MODES];
+  size_t len[MAX_MODES];
+  int n = dgp_cache_other_modes(sim, sv, key, len, MAX_MODES - 1);
+  for (int i = 0; i < n; i++) {
+    if (why_not_mode(sim, sv[i]))
+      continue;
+    ml->sv[ml->n] = sv[i];
+    ml->key[ml->n] = key[i];
+    ml->len[ml->n++] = len[i];
+  }
 }
 
 int dg_sim_compile(dg_sim *sim, dg_error *err) {
@@ -681,17 +978,30 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
                       "the blocks' sources are not found (looked in '%s' and '%s'); set "
                       "DG_SOURCE_DIR to a drivegraph source tree",
                       DG_SOURCE_ROOT, DG_INSTALLED_SOURCE);
+  mode_list ml;
+  list_modes(sim, &ml);
   /* the classes of the torque hooks, each once */
   const char *types[MAX_CLASSES];
   int ntypes = 0, *type_of = calloc((size_t)sim->n_torque + 1, sizeof *type_of);
-  dg_block **blk = calloc((size_t)sim->n_torque + 1, sizeof *blk);
-  dgp_compiled *c = calloc(1, sizeof *c);
-  if (!type_of || !blk || !c) {
+  dgp_unit *u = calloc(1, sizeof *u);
+  if (u)
+    u->torque_index = calloc((size_t)sim->n_torque + 1, sizeof *u->torque_index);
+  if (!type_of || !u || !u->torque_index) {
     free(type_of);
-    free(blk);
-    free(c);
+    if (u)
+      free(u->torque_index);
+    free(u);
     return fail(err, DG_ERR_NOMEM, "out of memory");
   }
+  u->refs = 1; /* this function's, until the simulation and the graph take theirs */
+  u->g = sim->g;
+  u->tunes = sim->g->tunes;
+  u->n_torque = sim->n_torque;
+  u->n_pre = sim->n_pre;
+  u->n_post = sim->n_post;
+  u->n_hold = sim->n_hold;
+  u->n_events = sim->n_events;
+  u->n_slots = sim->n_slots;
   for (int i = 0; i < sim->n_torque; i++) {
     const char *t = sim->torque[i].b->klass->type;
     int k = 0;
@@ -700,8 +1010,9 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     if (k == ntypes && ntypes < MAX_CLASSES)
       types[ntypes++] = t;
     type_of[i] = k < MAX_CLASSES ? k : 0;
-    blk[i] = sim->torque[i].b;
+    u->torque_index[i] = sim->torque[i].b->index;
   }
+  dgp_compiled *c = NULL;
   const char *tmp = getenv("TMPDIR");
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/drivegraph-cc-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -718,7 +1029,9 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   snprintf(files[nfiles++], 64, "stage.c");
   FILE *f = open_in(dir, "stage.c", path, sizeof path);
   if (f) {
-    write_stage(f, sim, types, ntypes, type_of);
+    write_head(f, sim, types, ntypes, ml.n);
+    for (int m = 0; m < ml.n; m++)
+      write_mode(f, sim, ml.sv[m], m, types, type_of);
     if (fclose(f) != 0)
       f = NULL;
   }
@@ -793,23 +1106,42 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
       rc = fail(err, DG_ERR_IO, "%s", why_buf);
       goto out;
     }
-    c->so = dlopen(out, RTLD_NOW | RTLD_LOCAL);
-    if (!c->so) {
+    u->so = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+    if (!u->so) {
       const char *e = dlerror();
       rc = fail(err, DG_ERR_IO, "cannot load the compiled stage: %s", e ? e : "?");
       goto out;
     }
-    void *sym = dlsym(c->so, "dgc_stage"), *sym2 = dlsym(c->so, "dgc_stages");
-    if (!sym || !sym2) {
-      rc = fail(err, DG_ERR_IO, "the compiled stage has no dgc_stage or dgc_stages");
-      goto out;
+    for (int m = 0; m < ml.n; m++) {
+      char name[3][32];
+      snprintf(name[0], sizeof name[0], "dgc_stage_%d", m);
+      snprintf(name[1], sizeof name[1], "dgc_stages_%d", m);
+      snprintf(name[2], sizeof name[2], "dgc_segment_%d", m);
+      void *sym = dlsym(u->so, name[0]), *sym2 = dlsym(u->so, name[1]);
+      if (!sym || !sym2) {
+        rc = fail(err, DG_ERR_IO, "the compiled stage has no %s or %s", name[0], name[1]);
+        goto out;
+      }
+      dgc_mode *md = &u->mode[m];
+      memcpy(&md->stage, &sym, sizeof sym); /* object to function pointer (POSIX) */
+      memcpy(&md->stages, &sym2, sizeof sym2);
+      void *sym4 = dlsym(u->so, name[2]);
+      if (sym4) /* a plain mode's */
+        memcpy(&md->segment, &sym4, sizeof sym4);
+      if (ml.key[m]) {
+        md->key = malloc(ml.len[m]);
+        if (!md->key) {
+          rc = fail(err, DG_ERR_NOMEM, "out of memory");
+          goto out;
+        }
+        memcpy(md->key, ml.key[m], ml.len[m]);
+        md->key_len = ml.len[m];
+      }
+      u->nmodes = m + 1;
     }
-    memcpy(&c->stage, &sym, sizeof sym); /* object to function pointer (POSIX) */
-    memcpy(&c->stages, &sym2, sizeof sym2);
-    void *sym4 = dlsym(c->so, "dgc_segment");
-    if (sym4) /* a plain mode's */
-      memcpy(&c->segment, &sym4, sizeof sym4);
-    void *sym3 = dlsym(c->so, "dgc_bind");
+    u->mode[0].owner = sim; /* the current plan: by its number too (it may have no key) */
+    u->mode[0].gen = sim->plan_gen;
+    void *sym3 = dlsym(u->so, "dgc_bind");
     void (*bind)(const dgc_api *) = NULL;
     if (sym3)
       memcpy(&bind, &sym3, sizeof sym3);
@@ -819,67 +1151,66 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     }
     bind(&api_table);
   }
-  c->gen = sim->plan_gen;
-  c->tunes = sim->g->tunes;
-  c->blk = blk;
-  dg_solver *sv = &sim->sv;
-  c->env = (dgc_env){.ctx = &sim->ctx,
-                     .blk = blk,
-                     .xw = sv->xw,
-                     .tau = sv->tau,
-                     .sim = sim,
-                     .inputs_at = inputs_at,
-                     .y0 = sv->rk.y0,
-                     .k1 = sv->rk.k1,
-                     .k2 = sv->rk.k2,
-                     .k3 = sv->rk.k3,
-                     .k4 = sv->rk.k4,
-                     .yt = sv->rk.yt,
-                     .x1 = sv->mot.x1,
-                     .xsum = sv->mot.xsum,
-                     .pw = sv->audit.pw,
-                     .pcur = &sv->audit.pcur,
-                     .bind_eval = bind_eval,
-                     .tree_accel = tree_accel,
-                     .loss_apply = loss_apply,
-                     .p = sv->loss.p,
-                     .p4 = sv->loss.p4,
-                     .q = sv->q,
-                     .s = sv->s,
-                     .x = sv->x,
-                     .theta = sv->mot.theta,
-                     .work = sv->audit.work,
-                     .eff_loss = &sv->audit.eff_loss,
-                     .failed = &sim->failed};
+  c = use_unit(sim, u);
+  if (!c) {
+    rc = fail(err, DG_ERR_NOMEM, "out of memory");
+    goto out;
+  }
   dgp_compile_free(sim);
-  sim->compiled = c;
-  c = NULL;
-  blk = NULL;
+  sim->compiled = c;                /* takes this function's reference */
+  dg_graph *g = (dg_graph *)sim->g; /* simulations made of it from now on take the unit */
+  dgp_unit_release(g->compiled);
+  g->compiled = u;
+  u->refs++;
+  u = NULL;
 out:
   if (!(getenv("DG_COMPILE_KEEP") && getenv("DG_COMPILE_KEEP")[0]))
     remove_dir(dir, files, nfiles);
 out_free:
-  if (c && c->so)
-    dlclose(c->so);
-  free(c);
-  free(blk);
+  dgp_unit_release(u);
   free(type_of);
   return rc;
 }
 
-/* Whether the compiled stage serves this stage: its plan, the parameter
- * values it holds as constants, and no tie forces wanted from it. */
-static bool serves(const dg_sim *sim) {
-  return sim->compiled->gen == sim->plan_gen && sim->compiled->tunes == sim->g->tunes &&
-         !sim->sv.lam.want;
+const char *dgp_compile_why_not(const dg_sim *sim) { return why_not_mode(sim, &sim->sv); }
+
+/* The unit's mode for the current plan, matched once per plan: by the
+ * mode cache's key of its declarations, or (the compiling simulation) by
+ * the plan's number. */
+static int match_mode(const dg_sim *sim, const dgp_unit *u) {
+  const unsigned char *key = NULL;
+  size_t len = 0;
+  bool keyed = dgp_cache_current_key(sim, &key, &len);
+  for (int i = 0; i < u->nmodes; i++) {
+    const dgc_mode *m = &u->mode[i];
+    if (keyed && m->key && m->key_len == len && memcmp(m->key, key, len) == 0)
+      return i;
+    if (m->owner == sim && m->gen == sim->plan_gen)
+      return i;
+  }
+  return -1;
+}
+
+/* The unit's mode serving this stage: the current plan's, with the
+ * parameter values the unit holds as constants, no tie forces wanted. */
+static const dgc_mode *serving(dg_sim *sim) {
+  dgp_compiled *c = sim->compiled;
+  if (c->gen != sim->plan_gen) {
+    c->gen = sim->plan_gen;
+    c->cur = match_mode(sim, c->unit);
+  }
+  if (c->cur < 0 || c->unit->tunes != sim->g->tunes || sim->sv.lam.want)
+    return NULL;
+  return &c->unit->mode[c->cur];
 }
 
 bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
   dgp_compiled *c = sim->compiled;
-  if (!serves(sim))
+  const dgc_mode *m = serving(sim);
+  if (!m)
     return false;
   sim->sv.xw_end = false;
-  c->stages(&c->env, t, h);
+  m->stages(&c->env, t, h);
   sim->stages += 3;
   c->calls += 3;
   return true;
@@ -887,36 +1218,42 @@ bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
 
 bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   dgp_compiled *c = sim->compiled;
-  if (!serves(sim))
+  const dgc_mode *m = serving(sim);
+  if (!m)
     return false;
   sim->sv.xw_end = false;
   /* computes G q itself: the committed speeds' copy (rk4.c) is for the
    * generic stage, and its flag must not outlive this stage */
   sim->sv.xw_committed = false;
-  c->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
+  m->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
   c->calls++;
   return true;
 }
 
 bool dgp_compiled_segment_serves(const dg_sim *sim) {
-  const dgp_compiled *c = sim->compiled;
+  const dgc_mode *m = serving((dg_sim *)sim);
   /* plain() held when it was compiled; of its conditions only these can
    * change in a simulation without a new plan */
-  return c && c->segment && serves(sim) && sim->n_timed == 0 && sim->n_slots == 0;
+  return m && m->segment && sim->n_timed == 0 && sim->n_slots == 0;
 }
 
 int dgp_compiled_segment(dg_sim *sim, double t, double h) {
   dgp_compiled *c = sim->compiled;
+  const dgc_mode *m = &c->unit->mode[c->cur]; /* dgp_compiled_segment_serves said so */
   sim->sv.xw_end = false;
   sim->sv.xw_committed = false;
   sim->stages += 4;
   c->calls += 4;
   c->segments++;
-  return c->segment(&c->env, t, h);
+  return m->segment(&c->env, t, h);
 }
 
 long dgp_compiled_segment_count(const dg_sim *sim) {
   return sim->compiled ? sim->compiled->segments : -1;
+}
+
+int dgp_compiled_mode_count(const dg_sim *sim) {
+  return sim->compiled ? sim->compiled->unit->nmodes : -1;
 }
 
 long dg_sim_compiled_stage_count(const dg_sim *sim) {

@@ -105,6 +105,14 @@ void dgp_cache_store(dg_sim *sim, int rc);
 void dgp_cache_forget(dg_sim *sim);
 void dgp_cache_verify(dg_sim *sim, bool on);
 void dgp_cache_stats(const dg_sim *sim, long *hits, long *misses, long *verify_fail);
+/* The key of the current plan's declarations when the cache keeps it (a
+ * valid slot holds sim->plan_gen's plan): *key, *len; else false. */
+bool dgp_cache_current_key(const dg_sim *sim, const unsigned char **key, size_t *len);
+/* The other modes the cache keeps (valid slots but the current), at most
+ * max: each one's solver as its build left it (its plan arrays the
+ * slot's) and key. Returns how many. */
+int dgp_cache_other_modes(const dg_sim *sim, const dg_solver **sv, const unsigned char **key,
+                          size_t *len, int max);
 
 /* A lossy mesh's direction of power flow from its multiplier λ and the
  * speed v it transmits at: +1 / −1 as λ·v, and where no power flows the
@@ -235,6 +243,13 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy);
 /* RK4's stages 2-4 and the combination (dgp_rk4_stages), likewise. */
 bool dgp_compiled_stages(dg_sim *sim, double t, double h);
 void dgp_compile_free(dg_sim *sim);
+typedef struct dgp_unit dgp_unit;
+/* A simulation made of a graph that keeps a compiled unit takes it (when
+ * its hook lists are the unit's): dg_sim_new. Allocates; on failure the
+ * simulation runs the generic stages. */
+void dgp_compile_attach(dg_sim *sim, dgp_unit *u);
+/* Modes the simulation's unit holds (-1: none). */
+int dgp_compiled_mode_count(const dg_sim *sim);
 /* Whether a compiled unit has a plain mode's whole segment and it serves
  * the current plan. */
 bool dgp_compiled_segment_serves(const dg_sim *sim);
