@@ -129,7 +129,12 @@ extern char **environ;
   const uint64_t *tree_shape;                                              \
   const double *t_os, *t_of, *t_ob, *t_pa, *t_pb, *t_ub, *t_uf, *t_ag;     \
   const double *t_fic, *t_kap;                                             \
-  double *t_z, *lam, *lp;
+  double *t_z, *lam, *lp;                                                  \
+  const int *dir;                                                          \
+  const double *kf, *kb, *t_kfac;                                          \
+  double *kap_w;                                                           \
+  bool *tree_held_w;                                                       \
+  double *slot_val;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -166,6 +171,8 @@ struct dgp_unit {
   unsigned long tunes;
   int n_torque, n_pre, n_post, n_hold, n_events, n_slots;
   int *torque_index; /* per torque hook: its block */
+  int nlist;         /* blocks its code copies: the torque hooks', then the
+                      * sources of the slots it evaluates (in slot order) */
   int nmodes;
   dgc_mode mode[MAX_MODES];
 };
@@ -423,6 +430,20 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
   fprintf(f, "  return 1;\n}\n");
 }
 
+/* What a unit is written with: the block classes it compiles (each once),
+ * and its blocks as constants: the torque hooks' blocks, in hook order,
+ * then the sources of the inputs bound to signals (their signal hooks
+ * called in the stage, when every such class is built in: `slots`). */
+typedef struct unit_layout {
+  int ntypes;
+  const dg_block_class *cls[MAX_CLASSES];
+  int nlist;             /* blocks: n_torque, then the slots' sources */
+  const dg_block **list; /* nlist */
+  int *type_of;          /* per listed block: its class in cls */
+  int *slot_at;          /* per slot: its source in list, -1 for a speed */
+  bool slots;            /* the slots evaluated in the stage */
+} unit_layout;
+
 /* A torque hook's parameters as a constant of the unit: the bytes of its
  * block's params struct (the compiler folds the hook's reads of them, so
  * a mode, a count or a coefficient is known when it compiles). A pointer
@@ -438,17 +459,48 @@ static void write_params(FILE *f, int i, const dg_block *b) {
   fprintf(f, "};\n");
 }
 
+/* A mesh's multiplier after the solve, from the locals z<v> (mesh_lambda). */
+static void write_mesh_lambda(FILE *f, const dg_sim *sim, const dg_tree_ws *t, int j) {
+  int c = t->mesh_con[j], a = t->mesh_alias[j];
+  if (c >= 0)
+    fprintf(f, "z%d", sim->nn + c);
+  else if (a < 0)
+    fprintf(f, "0.0");
+  else
+    fprintf(f, "e->t_fic[%d] * z%d - z%d", j, t->fm_root[j], t->mesh_node[t->mesh_first[j]]);
+}
+
+/* Mesh j's side a dotted with the node speeds x (mesh_dot's value). */
+static void write_mesh_dot(FILE *f, const dg_tree_ws *t, int j) {
+  if (t->all_folded) {
+    lit(f, t->mesh_ab[j]);
+    fprintf(f, " * x[%d]", t->mesh_node[j]);
+    return;
+  }
+  fprintf(f, "0.0");
+  for (int q = t->mesh_first[j]; q < t->mesh_first[j + 1]; q++) {
+    fprintf(f, " + ");
+    lit(f, t->mesh_ab[q]);
+    fprintf(f, " * x[%d]", t->mesh_node[q]);
+  }
+}
+
 /* The ACCEL stage on the tree (tree.c's dgp_tree_accel) where it solves
- * with a factor it keeps: held inside a segment (lossy meshes, their
- * directions held) or, without lossy meshes, factored. Written out with
- * the mode's structure as literals and z in locals: the right side and
- * the aliases' folds (tree_stage_solve), the eliminations forward, those
- * without updates, back (dgp_tree_solve), q̇ at the DOFs' nodes, and per
- * mesh its multiplier, power and loss torques (tree_accel_held); the
- * factor's values read from its arrays, in the same operations and order,
- * so the same bits. Anything else (a segment's first stage, efficiency
- * tables, a factor to be made, a structure other than this one) calls the
- * generic stage. Graphs of more than 512 vertices call it always. */
+ * with the factor it has: inside a segment whose lossy meshes hold their
+ * directions (held), at a segment's first stage when the directions it
+ * has are confirmed at once (the factor is of their κ, and the solution
+ * keeps each one: dgp_mesh_direction, mesh_dot; then κ and held are left
+ * as the generic stage's one pass leaves them), or, without lossy meshes,
+ * factored. Written out with the mode's structure as literals and z in
+ * locals: the right side and the aliases' folds (tree_stage_solve), the
+ * eliminations forward, those without updates, back (dgp_tree_solve), q̇
+ * at the DOFs' nodes, and per mesh its multiplier, power and loss torques
+ * (tree_accel_held, mesh_pass); the factor's values read from its arrays,
+ * in the same operations and order, so the same bits. Nothing is written
+ * before the stage knows it serves; anything else (directions that
+ * change, a mesh at rest, efficiency tables, a factor to be made, a
+ * structure other than this one) calls the generic stage, which does it
+ * all from the start. Graphs of more than 512 vertices call it always. */
 static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
   const dg_tree_ws *t = &sv->tree;
   int nn = sim->nn, nv = t->nv, m = sv->ws.nmesh, nt = sim->n_torque;
@@ -456,17 +508,29 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
     fprintf(f, "  de[%d] = e->tree_accel(e->sim, dy, tau);\n", nt);
     return;
   }
-  if (m > 0)
-    fprintf(f, "  if (*e->loss_hold && *e->tree_held && *e->tree_shape == %lluull) {\n",
-            (unsigned long long)t->shape);
-  else
-    fprintf(f, "  if (*e->tree_factored && *e->tree_shape == %lluull) {\n",
-            (unsigned long long)t->shape);
+  bool first = m > 0 && !t->tables; /* a segment's first stage may be written out */
+  fprintf(f, "  {\n    int first = %s, ok = *e->tree_shape == %lluull;\n",
+          first ? "!*e->loss_hold" : "0", (unsigned long long)t->shape);
+  if (m == 0)
+    fprintf(f, "    ok = ok && *e->tree_factored;\n");
+  else if (!first)
+    fprintf(f, "    ok = ok && *e->loss_hold && *e->tree_held;\n");
+  else {
+    fprintf(f, "    ok = ok && (first ? *e->tree_factored : *e->tree_held);\n");
+    for (int j = 0; j < m; j++) /* κ of the directions it has, the factor's? */
+      fprintf(f,
+              "    double k%d = e->dir[%d] > 0 ? e->kf[%d] : e->dir[%d] < 0 ? e->kb[%d] : 0.0;\n"
+              "    ok = ok && (!first || k%d == e->t_kfac[%d]);\n",
+              j, j, j, j, j, j, j);
+  }
   fprintf(f, "    const double *os = e->t_os, *of = e->t_of, *ob = e->t_ob, *pa = e->t_pa, "
              "*pb = e->t_pb, *ub = e->t_ub, *uf = e->t_uf, *ag = e->t_ag;\n"
-             "    (void)pa; (void)pb; (void)ub; (void)uf; (void)ag;\n");
+             "    (void)pa; (void)pb; (void)ub; (void)uf; (void)ag; (void)first;\n");
   for (int v = 0; v < nv; v++)
     fprintf(f, v < nn ? "    double z%d = tau[%d];\n" : "    double z%d = 0.0;\n", v, v);
+  for (int j = 0; j < m; j++)
+    fprintf(f, "    double l%d = 0.0;\n", j);
+  fprintf(f, "    if (ok) {\n");
   for (int i = 0; i < t->nalias; i++)
     fprintf(f, "    z%d += ag[%d] * z%d;\n", t->al_up[i], i, t->al_node[i]);
   int nops = t->nops, nmain = t->nmain;
@@ -494,16 +558,38 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
       fprintf(f, " sum -= ub[%d] * z%d;", i, t->upd_r[i]);
     fprintf(f, " z%d = z%d; z%d = sum; }\n", u, v, v);
   }
+  for (int j = 0; j < m; j++) {
+    fprintf(f, "    l%d = ", j);
+    write_mesh_lambda(f, sim, t, j);
+    fprintf(f, ";\n");
+  }
+  if (first) { /* the directions confirmed (dgp_mesh_direction), none at rest */
+    fprintf(f, "    if (first) {\n");
+    for (int j = 0; j < m; j++) {
+      fprintf(f, "      { double v = ");
+      write_mesh_dot(f, t, j);
+      fprintf(f,
+              "; double pj = l%d * v; int d = pj > 0.0 ? 1 : pj < 0.0 ? -1 : (l%d == 0.0 ? "
+              "e->dir[%d] : 0);\n"
+              "        ok = ok && v != 0.0 && d == e->dir[%d]; }\n",
+              j, j, j, j);
+    }
+    fprintf(f, "    }\n");
+  }
+  fprintf(f, "    }\n    if (ok) {\n");
+  if (first) { /* what the generic stage's one pass leaves: κ, and the factor held */
+    fprintf(f, "    if (first) {\n");
+    for (int j = 0; j < m; j++)
+      fprintf(f, "      e->kap_w[%d] = k%d;\n", j, j);
+    fprintf(f, "      *e->tree_held_w = 1;\n    }\n");
+  }
   for (int j = 0; j < sv->ndof; j++)
     fprintf(f, "    dy[%d] = z%d;\n", j, t->dof_node[j]);
   fprintf(f, "    double pl = 0.0;\n");
   for (int j = 0; j < m; j++) { /* mesh j: its multiplier, power, loss torques */
-    int c = t->mesh_con[j], a = t->mesh_alias[j];
     if (t->all_folded) { /* as tree_accel_held's chain */
       int n = t->mesh_node[j], src = t->mesh_bnode[j];
-      fprintf(f,
-              "    { double l = e->t_fic[%d] * z%d - z%d; e->lam[%d] = l; e->lp[%d] = l * x[%d]; ",
-              j, t->fm_root[j], n, j, j, n);
+      fprintf(f, "    { double l = l%d; e->lam[%d] = l; e->lp[%d] = l * x[%d]; ", j, j, j, n);
       fprintf(f, "double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = ", j);
       lit(f, t->mesh_b[j]);
       fprintf(f, " * x[%d]; tau[%d] += fk * ", src, src);
@@ -511,14 +597,7 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
       fprintf(f, "; pl += fk * bx; } }\n");
       continue;
     }
-    fprintf(f, "    { double l = ");
-    if (c >= 0)
-      fprintf(f, "z%d", nn + c);
-    else if (a < 0)
-      fprintf(f, "0.0");
-    else
-      fprintf(f, "e->t_fic[%d] * z%d - z%d", j, t->fm_root[j], t->mesh_node[t->mesh_first[j]]);
-    fprintf(f, "; e->lam[%d] = l; double ax = 0.0;", j);
+    fprintf(f, "    { double l = l%d; e->lam[%d] = l; double ax = 0.0;", j, j);
     for (int q = t->mesh_first[j]; q < t->mesh_first[j + 1]; q++) {
       fprintf(f, " ax += ");
       lit(f, t->mesh_ab[q]);
@@ -538,16 +617,15 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
   }
   for (int v = 0; v < nv; v++) /* z as the generic solve leaves it */
     fprintf(f, "    e->t_z[%d] = z%d;\n", v, v);
-  fprintf(f, "    de[%d] = pl;\n  } else {\n    de[%d] = e->tree_accel(e->sim, dy, tau);\n  }\n",
-          nt, nt);
+  fprintf(f, "    de[%d] = pl;\n    } else {\n", nt);
+  fprintf(f, "      de[%d] = e->tree_accel(e->sim, dy, tau);\n    }\n  }\n", nt);
 }
 
 /* The unit's start, shared by its modes: the environment's type, the
- * library's functions the hooks call (write_api), the torque hooks'
- * blocks as constants (DGC_BLOCKS: nodes, state offsets, indices,
- * parameters). */
-static void write_head(FILE *f, const dg_sim *sim, const char *const *types, int ntypes,
-                       int nmodes) {
+ * library's functions the hooks call (write_api), the listed blocks (the
+ * torque hooks', the slots' sources) as constants (DGC_BLOCKS: nodes,
+ * state offsets, indices, parameters). */
+static void write_head(FILE *f, const unit_layout *ul, int nmodes) {
   fprintf(f,
           "/* Generated by drivegraph (lib/solver/compile.c): the stages of %d modes. */\n"
           "#include <drivegraph/block.h>\n\n"
@@ -556,16 +634,21 @@ static void write_head(FILE *f, const dg_sim *sim, const char *const *types, int
           "typedef struct dgc_env { %s } dgc_env;\n\n",
           nmodes, DGC_STR(DGC_ENV_MEMBERS));
   write_api(f);
-  for (int k = 0; k < ntypes; k++)
-    fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", types[k]);
+  for (int k = 0; k < ul->ntypes; k++) {
+    if (ul->cls[k]->torque_downstream)
+      fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", ul->cls[k]->type);
+    if (ul->cls[k]->signal)
+      fprintf(f, "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i);\n",
+              ul->cls[k]->type);
+  }
   /* the torque hooks' blocks, each a copy of the simulation's with its
    * nodes, state offset and index as constants (they never change in a
    * simulation), so that the compiler resolves the ports' nodes and keeps
    * the stage's speeds and torques in registers; params, data and inputs
    * stay the block's (a hook's self is the copy: the library's functions
    * read a block's index, inputs and id, never its address) */
-  for (int i = 0; i < sim->n_torque; i++) {
-    const dg_block *b = sim->torque[i].b;
+  for (int i = 0; i < ul->nlist; i++) {
+    const dg_block *b = ul->list[i];
     int np = dgp_class_num_ports(b->klass);
     fprintf(f, "static const int dgc_node%d[] = {", i);
     for (int p = 0; p < np; p++)
@@ -574,13 +657,13 @@ static void write_head(FILE *f, const dg_sim *sim, const char *const *types, int
     write_params(f, i, b);
   }
   fprintf(f, "#define DGC_BLOCKS \\\n");
-  for (int i = 0; i < sim->n_torque; i++)
+  for (int i = 0; i < ul->nlist; i++)
     fprintf(f,
             "  dg_block b%d = *e->blk[%d]; b%d.node = dgc_node%d; b%d.state = %d; b%d.index = %d; "
             "b%d.params = dgc_param%d; \\\n",
-            i, i, i, i, i, sim->torque[i].b->state, i, sim->torque[i].b->index, i, i);
-  fprintf(f, "  dg_block *const blk[%d] = {", sim->n_torque + 1);
-  for (int i = 0; i < sim->n_torque; i++)
+            i, i, i, i, i, ul->list[i]->state, i, ul->list[i]->index, i, i);
+  fprintf(f, "  dg_block *const blk[%d] = {", ul->nlist + 1);
+  for (int i = 0; i < ul->nlist; i++)
     fprintf(f, "&b%d, ", i);
   fprintf(f, "0};\n");
 }
@@ -593,7 +676,7 @@ static void write_head(FILE *f, const dg_sim *sim, const char *const *types, int
  * does, on arrays and a context of its own, leaving behind what that
  * leaves), and for a plain mode dgc_segment_<mi> (write_segment). */
 static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
-                       const char *const *types, const int *type_of) {
+                       const unit_layout *ul) {
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ny = nd + ns;
   fprintf(f,
           "\n/* mode %d */\nstatic inline __attribute__((always_inline)) void body%d(const dgc_env "
@@ -607,13 +690,25 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "  c->t = t;\n  c->speed = x;\n  c->torque = tau;\n  c->state = y + %d;\n"
           "  c->state_rate = dy + %d;\n  c->state_commit = 0;\n",
           nd, nd);
-  if (sim->n_slots > 0) /* inputs bound to signals: at this point, through the context */
+  if (sim->n_slots > 0 && !ul->slots) /* inputs bound to signals: at this point */
     fprintf(f, "  e->bind_eval(e->sim);\n");
+  for (int k = 0; ul->slots && k < sim->n_slots; k++) { /* ... as dgp_bind_eval_slots */
+    const dg_slot *sl = &sim->slots[k];
+    int at = ul->slot_at[k];
+    if (at < 0) {
+      fprintf(f, "  e->slot_val[%d] = ", k);
+      lit(f, sl->scale);
+      fprintf(f, " * x[%d];\n", sl->node);
+    } else {
+      fprintf(f, "  e->slot_val[%d] = dgc_signal_%s(blk[%d], c, %d);\n", k,
+              ul->cls[ul->type_of[at]]->type, at, sl->signal);
+    }
+  }
   if (ns > 0)
     fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(blk[%d], c);\n  de[%d] = c->power;\n",
-            types[type_of[i]], i, i);
+            ul->cls[ul->type_of[i]]->type, i, i);
   /* the nodes a torque hook can write (its ports'): on the others tau
    * stays 0, and a sum from 0.0 (never -0) is the same without their
    * terms, to the bit */
@@ -690,16 +785,24 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
     write_segment(f, sim, sv, mi);
 }
 
-/* A class's unit: its source, and its torque hook under a name of its own
- * (the const class table lets the compiler call the hook directly). */
-static void write_class(FILE *f, const char *type) {
-  fprintf(
-      f,
-      "/* Generated by drivegraph (lib/solver/compile.c). */\n"
-      "#include \"%s.c\"\n\n"
-      "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n"
-      "void dgc_torque_%s(dg_block *b, dg_ctx *ctx) { dg_block_%s.torque_downstream(b, ctx); }\n",
-      type, type, type, type);
+/* A class's unit: its source, and its torque and signal hooks under names
+ * of their own (the const class table lets the compiler call the hook
+ * directly). */
+static void write_class(FILE *f, const dg_block_class *k) {
+  const char *type = k->type;
+  fprintf(f, "/* Generated by drivegraph (lib/solver/compile.c). */\n#include \"%s.c\"\n\n", type);
+  if (k->torque_downstream)
+    fprintf(f,
+            "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n"
+            "void dgc_torque_%s(dg_block *b, dg_ctx *ctx) { "
+            "dg_block_%s.torque_downstream(b, ctx); }\n",
+            type, type, type);
+  if (k->signal)
+    fprintf(f,
+            "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i);\n"
+            "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i) { "
+            "return dg_block_%s.signal(b, ctx, i); }\n",
+            type, type, type);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -859,14 +962,18 @@ static bool fits(const dg_sim *sim, const dgp_unit *u) {
 /* The simulation's arrays and hooks' blocks for the unit's code. */
 static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
   dgp_compiled *c = calloc(1, sizeof *c);
-  dg_block **blk = calloc((size_t)sim->n_torque + 1, sizeof *blk);
+  dg_block **blk = calloc((size_t)u->nlist + 1, sizeof *blk);
   if (!c || !blk) {
     free(c);
     free(blk);
     return NULL;
   }
+  int n = 0;
   for (int i = 0; i < sim->n_torque; i++)
-    blk[i] = sim->torque[i].b;
+    blk[n++] = sim->torque[i].b;
+  for (int k = 0; n < u->nlist && k < sim->n_slots; k++)
+    if (sim->slots[k].node < 0)
+      blk[n++] = (dg_block *)sim->slots[k].src; /* copied, never written through */
   dg_solver *sv = &sim->sv;
   c->blk = blk;
   c->unit = u;
@@ -915,7 +1022,14 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .t_kap = sv->loss.kap,
                      .t_z = sv->tree.z,
                      .lam = sv->loss.lam,
-                     .lp = sv->loss.p};
+                     .lp = sv->loss.p,
+                     .dir = sv->loss.dir,
+                     .kf = sv->loss.kf,
+                     .kb = sv->loss.kb,
+                     .t_kfac = sv->tree.kap,
+                     .kap_w = sv->loss.kap,
+                     .tree_held_w = &sv->tree.held,
+                     .slot_val = sim->slot_val};
   return c;
 }
 
@@ -927,6 +1041,23 @@ void dgp_compile_attach(dg_sim *sim, dgp_unit *u) {
     return;
   u->refs++;
   sim->compiled = c;
+}
+
+/* Lists block b (its class once). */
+static void layout_add(unit_layout *ul, const dg_block *b) {
+  int k = 0;
+  while (k < ul->ntypes && ul->cls[k] != b->klass)
+    k++;
+  if (k == ul->ntypes && ul->ntypes < MAX_CLASSES)
+    ul->cls[ul->ntypes++] = b->klass;
+  ul->type_of[ul->nlist] = k < MAX_CLASSES ? k : 0;
+  ul->list[ul->nlist++] = b;
+}
+
+static void layout_free(unit_layout *ul) {
+  free(ul->list);
+  free(ul->type_of);
+  free(ul->slot_at);
 }
 
 /* The modes to write: the current one (sim->sv) and those the mode cache
@@ -980,14 +1111,16 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
                       DG_SOURCE_ROOT, DG_INSTALLED_SOURCE);
   mode_list ml;
   list_modes(sim, &ml);
-  /* the classes of the torque hooks, each once */
-  const char *types[MAX_CLASSES];
-  int ntypes = 0, *type_of = calloc((size_t)sim->n_torque + 1, sizeof *type_of);
+  unit_layout ul = {0};
+  size_t nl = (size_t)sim->n_torque + (size_t)sim->n_slots + 1;
+  ul.list = calloc(nl, sizeof *ul.list);
+  ul.type_of = calloc(nl, sizeof *ul.type_of);
+  ul.slot_at = calloc((size_t)sim->n_slots + 1, sizeof *ul.slot_at);
   dgp_unit *u = calloc(1, sizeof *u);
   if (u)
     u->torque_index = calloc((size_t)sim->n_torque + 1, sizeof *u->torque_index);
-  if (!type_of || !u || !u->torque_index) {
-    free(type_of);
+  if (!ul.list || !ul.type_of || !ul.slot_at || !u || !u->torque_index) {
+    layout_free(&ul);
     if (u)
       free(u->torque_index);
     free(u);
@@ -1003,15 +1136,27 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   u->n_events = sim->n_events;
   u->n_slots = sim->n_slots;
   for (int i = 0; i < sim->n_torque; i++) {
-    const char *t = sim->torque[i].b->klass->type;
-    int k = 0;
-    while (k < ntypes && strcmp(types[k], t) != 0)
-      k++;
-    if (k == ntypes && ntypes < MAX_CLASSES)
-      types[ntypes++] = t;
-    type_of[i] = k < MAX_CLASSES ? k : 0;
+    layout_add(&ul, sim->torque[i].b);
     u->torque_index[i] = sim->torque[i].b->index;
   }
+  /* the inputs bound to signals, evaluated in the stage when every source
+   * class is built in (else through bind.c) */
+  ul.slots = sim->n_slots > 0;
+  for (int k = 0; k < sim->n_slots; k++) {
+    const dg_slot *sl = &sim->slots[k];
+    ul.slot_at[k] = -1;
+    if (sl->node >= 0)
+      continue;
+    if (!is_builtin(sl->src->klass) || !sl->src->klass->signal || ul.ntypes == MAX_CLASSES) {
+      ul.slots = false;
+      continue;
+    }
+    ul.slot_at[k] = ul.nlist;
+    layout_add(&ul, sl->src);
+  }
+  if (!ul.slots) /* the torque hooks' blocks alone */
+    ul.nlist = sim->n_torque;
+  u->nlist = ul.nlist;
   dgp_compiled *c = NULL;
   const char *tmp = getenv("TMPDIR");
   char dir[1024];
@@ -1029,17 +1174,17 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   snprintf(files[nfiles++], 64, "stage.c");
   FILE *f = open_in(dir, "stage.c", path, sizeof path);
   if (f) {
-    write_head(f, sim, types, ntypes, ml.n);
+    write_head(f, &ul, ml.n);
     for (int m = 0; m < ml.n; m++)
-      write_mode(f, sim, ml.sv[m], m, types, type_of);
+      write_mode(f, sim, ml.sv[m], m, &ul);
     if (fclose(f) != 0)
       f = NULL;
   }
-  for (int k = 0; f && k < ntypes; k++) {
-    snprintf(files[nfiles++], 64, "k_%s.c", types[k]);
+  for (int k = 0; f && k < ul.ntypes; k++) {
+    snprintf(files[nfiles++], 64, "k_%s.c", ul.cls[k]->type);
     f = open_in(dir, files[nfiles - 1], path, sizeof path);
     if (f) {
-      write_class(f, types[k]);
+      write_class(f, ul.cls[k]);
       if (fclose(f) != 0)
         f = NULL;
     }
@@ -1095,7 +1240,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     argv[a++] = inc_c;
     argv[a++] = "-o";
     argv[a++] = out;
-    for (int k = 0; k <= ntypes; k++) {
+    for (int k = 0; k <= ul.ntypes; k++) {
       snprintf(unit[k], sizeof unit[k], "%.1024s/%.63s", dir, files[k]);
       argv[a++] = unit[k];
     }
@@ -1168,7 +1313,7 @@ out:
     remove_dir(dir, files, nfiles);
 out_free:
   dgp_unit_release(u);
-  free(type_of);
+  layout_free(&ul);
   return rc;
 }
 
