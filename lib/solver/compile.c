@@ -1375,8 +1375,8 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   return true;
 }
 
-bool dgp_compiled_segment_serves(const dg_sim *sim) {
-  const dgc_mode *m = serving((dg_sim *)sim);
+bool dgp_compiled_segment_serves(dg_sim *sim) {
+  const dgc_mode *m = serving(sim);
   /* plain() held when it was compiled; of its conditions only these can
    * change in a simulation without a new plan */
   return m && m->segment && sim->n_timed == 0 && sim->n_slots == 0;

@@ -251,8 +251,9 @@ void dgp_compile_attach(dg_sim *sim, dgp_unit *u);
 /* Modes the simulation's unit holds (-1: none). */
 int dgp_compiled_mode_count(const dg_sim *sim);
 /* Whether a compiled unit has a plain mode's whole segment and it serves
- * the current plan. */
-bool dgp_compiled_segment_serves(const dg_sim *sim);
+ * the current plan (matching the plan to the unit's modes first, once per
+ * plan: it writes the simulation's compiled state). */
+bool dgp_compiled_segment_serves(dg_sim *sim);
 /* That segment, from the committed state (step.c's compiled_segment): 0
  * when the result fails check_finite or a hook failed the simulation
  * (nothing committed); 1 when it is committed. */
