@@ -593,6 +593,8 @@ int dgp_sim_state_load(dg_sim *sim, const unsigned char *buf, size_t size);
 
 /* FNV-1a of n bytes (the state's checksum; the FMU runtime's too). */
 uint64_t dgp_fnv1a(const unsigned char *p, size_t n);
+/* The same hash h of earlier bytes, continued over n more. */
+uint64_t dgp_fnv1a_add(uint64_t h, const void *bytes, size_t n);
 /* Input i's schedule or callback slot, or NULL (lib/sim.c). */
 dg_timed_input *dgp_sim_timed_find(const dg_sim *sim, int i);
 

@@ -69,13 +69,17 @@ size_t dgp_sim_state_size(const dg_sim *csim) {
          sizeof(int32_t) * (size_t)sim->n_inputs;
 }
 
-uint64_t dgp_fnv1a(const unsigned char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
+uint64_t dgp_fnv1a_add(uint64_t h, const void *bytes, size_t n) {
+  const unsigned char *p = bytes;
   for (size_t i = 0; i < n; i++) {
     h ^= p[i];
     h *= 1099511628211ull;
   }
   return h;
+}
+
+uint64_t dgp_fnv1a(const unsigned char *p, size_t n) {
+  return dgp_fnv1a_add(1469598103934665603ull, p, n);
 }
 
 static void header_of(dg_sim *sim, state_header *h) {

@@ -121,19 +121,18 @@ extern char **environ;
   void (*bind_eval)(void *sim);                                            \
   double (*tree_accel)(void *sim, double *dq, double *w);                  \
   double (*loss_apply)(void *sim, const double *q, double *dq, double *w); \
-  const double *p;                                                         \
+  double *p;                                                               \
   double *p4;                                                              \
   double *q, *s, *x, *theta, *work, *eff_loss;                             \
   const bool *failed;                                                      \
-  const bool *loss_hold, *tree_held, *tree_factored;                       \
+  const bool *loss_hold, *tree_factored;                                   \
+  bool *tree_held;                                                         \
   const uint64_t *tree_shape;                                              \
   const double *t_os, *t_of, *t_ob, *t_pa, *t_pb, *t_ub, *t_uf, *t_ag;     \
-  const double *t_fic, *t_kap;                                             \
-  double *t_z, *lam, *lp;                                                  \
+  const double *t_fic;                                                     \
+  double *t_kap, *t_z, *lam;                                               \
   const int *dir;                                                          \
   const double *kf, *kb, *t_kfac;                                          \
-  double *kap_w;                                                           \
-  bool *tree_held_w;                                                       \
   double *slot_val;
 
 typedef struct dgc_env {
@@ -449,7 +448,7 @@ typedef struct unit_layout {
  * a mode, a count or a coefficient is known when it compiles). A pointer
  * among them (a table's values) stays the address it is, in the graph the
  * simulation holds. A tuning changes them in place: the unit then stands
- * aside (serves(), the graph's tune count). */
+ * aside (serving(), the graph's tune count). */
 static void write_params(FILE *f, int i, const dg_block *b) {
   size_t n = b->klass->params_size ? b->klass->params_size : 1;
   const unsigned char *p = b->params;
@@ -580,8 +579,8 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
   if (first) { /* what the generic stage's one pass leaves: κ, and the factor held */
     fprintf(f, "    if (first) {\n");
     for (int j = 0; j < m; j++)
-      fprintf(f, "      e->kap_w[%d] = k%d;\n", j, j);
-    fprintf(f, "      *e->tree_held_w = 1;\n    }\n");
+      fprintf(f, "      e->t_kap[%d] = k%d;\n", j, j);
+    fprintf(f, "      *e->tree_held = 1;\n    }\n");
   }
   for (int j = 0; j < sv->ndof; j++)
     fprintf(f, "    dy[%d] = z%d;\n", j, t->dof_node[j]);
@@ -589,7 +588,7 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
   for (int j = 0; j < m; j++) { /* mesh j: its multiplier, power, loss torques */
     if (t->all_folded) { /* as tree_accel_held's chain */
       int n = t->mesh_node[j], src = t->mesh_bnode[j];
-      fprintf(f, "    { double l = l%d; e->lam[%d] = l; e->lp[%d] = l * x[%d]; ", j, j, j, n);
+      fprintf(f, "    { double l = l%d; e->lam[%d] = l; e->p[%d] = l * x[%d]; ", j, j, j, n);
       fprintf(f, "double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = ", j);
       lit(f, t->mesh_b[j]);
       fprintf(f, " * x[%d]; tau[%d] += fk * ", src, src);
@@ -597,14 +596,10 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
       fprintf(f, "; pl += fk * bx; } }\n");
       continue;
     }
-    fprintf(f, "    { double l = l%d; e->lam[%d] = l; double ax = 0.0;", j, j);
-    for (int q = t->mesh_first[j]; q < t->mesh_first[j + 1]; q++) {
-      fprintf(f, " ax += ");
-      lit(f, t->mesh_ab[q]);
-      fprintf(f, " * x[%d];", t->mesh_node[q]);
-    }
+    fprintf(f, "    { double l = l%d; e->lam[%d] = l; double ax = ", j, j);
+    write_mesh_dot(f, t, j); /* from 0.0, term after term: mesh_pass's sum */
     fprintf(f,
-            " e->lp[%d] = l * ax; double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = 0.0;",
+            "; e->p[%d] = l * ax; double fk = e->t_kap[%d] * l; if (fk != 0.0) { double bx = 0.0;",
             j, j);
     for (int q = t->mesh_bfirst[j]; q < t->mesh_bfirst[j + 1]; q++) {
       fprintf(f, " bx += ");
@@ -1022,13 +1017,10 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .t_kap = sv->loss.kap,
                      .t_z = sv->tree.z,
                      .lam = sv->loss.lam,
-                     .lp = sv->loss.p,
                      .dir = sv->loss.dir,
                      .kf = sv->loss.kf,
                      .kb = sv->loss.kb,
                      .t_kfac = sv->tree.kap,
-                     .kap_w = sv->loss.kap,
-                     .tree_held_w = &sv->tree.held,
                      .slot_val = sim->slot_val};
   return c;
 }

@@ -117,7 +117,8 @@ int dgp_cache_other_modes(const dg_sim *sim, const dg_solver **sv, const unsigne
 /* A lossy mesh's direction of power flow from its multiplier λ and the
  * speed v it transmits at: +1 / −1 as λ·v, and where no power flows the
  * held one `dir` while λ is 0, else 0 (the loss solve, dense or on the
- * tree, iterates it to a fixed point). */
+ * tree, iterates it to a fixed point). compile.c's write_tree writes the
+ * same expression into a compiled stage: a change here goes there too. */
 static inline int dgp_mesh_direction(double lam, double v, int dir) {
   double p = lam * v;
   return p > 0.0 ? 1 : p < 0.0 ? -1 : (lam == 0.0 ? dir : 0);

@@ -170,21 +170,15 @@ int dgp_tree_factor(dg_tree_ws *t) {
   /* the structure's hash (FNV-1a over its integers): the same for every
    * factor of a mode (the pattern of zero pivots is the inertias', not
    * κ's), which a compiled stage relies on and checks */
-  uint64_t h = 14695981039346656037u;
-#define SHAPE_MIX(v) (h = (h ^ (uint64_t)(unsigned)(v)) * 1099511628211u)
-  SHAPE_MIX(nops);
-  SHAPE_MIX(nmain);
-  for (int k = 0; k < nops; k++) {
-    SHAPE_MIX(t->op_v[k]);
-    SHAPE_MIX(t->op_u[k]);
-    SHAPE_MIX(t->op_r[k]);
-    SHAPE_MIX(t->op_x[k]);
-    SHAPE_MIX(t->op_first[k + 1]);
-  }
-  for (int i = 0; i < nup; i++)
-    SHAPE_MIX(t->upd_r[i]);
-#undef SHAPE_MIX
-  t->shape = h;
+  const int counts[2] = {nops, nmain};
+  size_t ops = sizeof(int) * (size_t)nops;
+  uint64_t h = dgp_fnv1a((const unsigned char *)counts, sizeof counts);
+  h = dgp_fnv1a_add(h, t->op_v, ops);
+  h = dgp_fnv1a_add(h, t->op_u, ops);
+  h = dgp_fnv1a_add(h, t->op_r, ops);
+  h = dgp_fnv1a_add(h, t->op_x, ops);
+  h = dgp_fnv1a_add(h, t->op_first + 1, ops);
+  t->shape = dgp_fnv1a_add(h, t->upd_r, sizeof(int) * (size_t)nup);
   t->factored = true;
   return 0;
 }
