@@ -106,16 +106,23 @@ END_TEST
 typedef struct drive_case {
   const char *graph, *scenario;
   long steps, short_steps;
-  int warm; /* steps before the compile: the mode it is made in */
+  int warm;         /* steps before the compile: the mode it is made in */
+  long min_runs;    /* segments at least run compiled between their hooks */
+  long min_crossed; /* ... of which at least this many had an event crossing */
 } drive_case;
 
 static const drive_case drives[] = {
-    {"graphs/brake_per_wheel.json", "graphs/scenarios/brake_front_left.json", 4000, 1500, 0},
-    {"graphs/compliant_driveline.json", "graphs/scenarios/compliant_tipin.json", 3000, 800, 0},
+    {"graphs/brake_per_wheel.json", "graphs/scenarios/brake_front_left.json", 4000, 1500, 0, 1500,
+     0},
+    {"graphs/compliant_driveline.json", "graphs/scenarios/compliant_tipin.json", 3000, 800, 0, 800,
+     0},
     /* the tree room with lossy meshes and inputs bound to signals (the
      * automatic's), compiled in first gear; the other gears generic */
-    {"graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json", 3000, 1200, 600},
-    {"graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json", 3000, 1200, 600},
+    /* a compiled run's event crossing (a mesh's power reversing at a
+     * shift), located by the generic step from where the run left it */
+    {"graphs/sedan_rwd_automatic.json", "graphs/scenarios/launch.json", 3000, 1200, 600, 100, 1},
+    {"graphs/ev_single_speed.json", "graphs/scenarios/ev_launch_brake.json", 3000, 1200, 600, 1200,
+     0},
 };
 #define NDRIVES ((int)(sizeof drives / sizeof drives[0]))
 
@@ -130,8 +137,14 @@ START_TEST(test_scenarios_same_as_generic) {
   double *ra = dg_test_record(a.sim, n, DT), *rb = dg_test_record(b.sim, n, DT);
   dg_test_same_records(ra, rb, a.sim, n);
   long stages = dg_sim_stage_count(a.sim) - before, compiled = dg_sim_compiled_stage_count(a.sim);
-  printf("%s with %s: %ld of %ld stages compiled, %ld mode changes\n", c->graph, c->scenario,
-         compiled, stages, dg_sim_topology_changes(a.sim));
+  long crossed, runs = dgp_compiled_run_count(a.sim, &crossed);
+  printf("%s with %s: %ld of %ld stages compiled, %ld mode changes, %ld compiled runs (%ld "
+         "crossed), %ld events\n",
+         c->graph, c->scenario, compiled, stages, dg_sim_topology_changes(a.sim), runs, crossed,
+         dg_sim_event_count(a.sim));
+  ck_assert_int_eq(dg_sim_event_count(a.sim), dg_sim_event_count(b.sim));
+  ck_assert_int_ge(runs, c->min_runs);
+  ck_assert_int_ge(crossed, c->min_crossed);
   ck_assert_int_gt(compiled, stages / 10);
   ck_assert_int_le(compiled, stages);
   ck_assert_int_eq(stages, dg_sim_stage_count(b.sim) - before);
@@ -176,10 +189,9 @@ static const char *const runaway =
     "\"shaft\":{\"type\":\"load\",\"inertia\":0.5,\"c1\":1}},"
     "\"connections\":[[\"motor.out\",\"shaft.in\"]]}";
 
-START_TEST(test_plain_blowup) {
-  dg_graph *g = dg_test_graph(runaway);
-  dg_sim *a, *b;
-  twins(g, "runaway", false, &a, &b);
+/* Both end the same way: at the same step, with the same error (code and
+ * message: the block and time), the state left the same. */
+static void same_blowup(dg_sim *a, dg_sim *b, long *steps) {
   int ra = DG_OK, rb = DG_OK;
   long k = 0;
   for (; k < 1000 && ra == DG_OK && rb == DG_OK; k++) {
@@ -189,7 +201,6 @@ START_TEST(test_plain_blowup) {
   ck_assert_int_eq(ra, DG_ERR_NUMERIC);
   ck_assert_int_eq(rb, DG_ERR_NUMERIC);
   ck_assert_int_gt(k, 50); /* it ran a while first, compiled */
-  ck_assert_int_eq(dgp_compiled_segment_count(a), k);
   ck_assert_str_eq(dg_sim_last_error(a)->text, dg_sim_last_error(b)->text);
   printf("runaway, step %ld: %s\n", k, dg_sim_last_error(a)->text);
   ck_assert_ptr_nonnull(strstr(dg_sim_last_error(a)->text, "motor"));
@@ -200,6 +211,45 @@ START_TEST(test_plain_blowup) {
     ck_assert_msg(memcmp(&va, &vb, sizeof va) == 0, "%s: %.17g vs %.17g", dg_sim_signal_name(a, s),
                   va, vb);
   }
+  *steps = k;
+}
+
+/* The same runaway on a shaft with Coulomb friction (c0): the load's
+ * pre_step and post_step hooks and its event function (the slip's sign)
+ * around the stages, so each segment is a hooked mode's compiled run
+ * (dgc_run), which also commits nothing past the limit. */
+static const char *const runaway_hooked =
+    "{\"drivegraph\":1,\"blocks\":{"
+    "\"motor\":{\"type\":\"torque_source\",\"inertia\":0.5,\"torque\":1e10},"
+    "\"shaft\":{\"type\":\"load\",\"inertia\":0.5,\"c0\":1,\"c1\":1}},"
+    "\"connections\":[[\"motor.out\",\"shaft.in\"]]}";
+
+START_TEST(test_hooked_blowup) {
+  dg_graph *g = dg_test_graph(runaway_hooked);
+  dg_error err;
+  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  ck_assert_int_eq(dg_sim_start(a, &err), DG_OK);
+  ck_assert_int_eq(dg_sim_start(b, &err), DG_OK);
+  /* it starts stuck (no DOF): compiled once the drive has broken it loose */
+  ck_assert_int_eq(dg_sim_step(a, DT), DG_OK);
+  ck_assert_int_eq(dg_sim_step(b, DT), DG_OK);
+  compile_ok(a, "runaway_hooked");
+  long k = 0;
+  same_blowup(a, b, &k);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), 0);
+  ck_assert_int_eq(dgp_compiled_run_count(a, NULL), k); /* one compiled run per step */
+  twins_free(g, a, b);
+}
+END_TEST
+
+START_TEST(test_plain_blowup) {
+  dg_graph *g = dg_test_graph(runaway);
+  dg_sim *a, *b;
+  twins(g, "runaway", false, &a, &b);
+  long k = 0;
+  same_blowup(a, b, &k);
+  ck_assert_int_eq(dgp_compiled_segment_count(a), k);
+  ck_assert_int_eq(dgp_compiled_run_count(a, NULL), 0);
   twins_free(g, a, b);
 }
 END_TEST
@@ -318,8 +368,14 @@ START_TEST(test_visited_modes) {
   dg_test_same_records(ra, rb, a, n);
   ck_assert_int_eq(dg_sim_topology_changes(a), dg_sim_topology_changes(b));
   long stages = dg_sim_stage_count(a), compiled = dg_sim_compiled_stage_count(a);
-  printf("%s: %ld of %ld stages compiled\n", file, compiled, stages);
+  long crossed, runs = dgp_compiled_run_count(a, &crossed), events = dg_sim_event_count(a);
+  printf("%s: %ld of %ld stages compiled, %ld compiled runs (%ld crossed), %ld events located\n",
+         file, compiled, stages, runs, crossed, events);
   ck_assert_int_eq(dg_sim_stage_count(b), stages);
+  ck_assert_int_eq(dg_sim_event_count(b), events);
+  ck_assert_int_eq(dg_sim_segment_count(b), dg_sim_segment_count(a));
+  if (_i == 0) /* no ties: every segment between its hooks compiled but at the shifts */
+    ck_assert_int_ge(runs, n - n / 20);
   /* every mode of the launch was visited by w. The baseline has no ties:
    * every stage compiled but a few at the shifts. The automatic's converter
    * and lock-up clutch tie shafts: the segments' first stages and the
@@ -469,6 +525,7 @@ Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_scenarios_same_as_generic, 0, NDRIVES);
   tcase_add_test(tc, test_only_its_mode);
   tcase_add_test(tc, test_plain_blowup);
+  tcase_add_test(tc, test_hooked_blowup);
   tcase_add_test(tc, test_plain_then_schedule);
   tcase_add_test(tc, test_tuned_after_compile);
   tcase_add_loop_test(tc, test_visited_modes, 0, 2);

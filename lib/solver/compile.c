@@ -35,7 +35,14 @@
  * generic ones bit for bit.
  *
  * A plain mode (plain(): nothing around its stages but the commit) gets
- * its whole step segment written out too (dgc_segment_<m>). Each hook runs
+ * its whole step segment written out too (dgc_segment_<m>). A hooked mode
+ * (pre_step, post_step hooks and event functions around its stages, all
+ * of built-in classes, its bound inputs evaluated in the unit, no ties)
+ * gets its segment between those hooks (dgc_run_<m>: the first stage, the
+ * event functions at the start, stages 2-4, the end's speeds, slots and
+ * functions, the crossing test and the commit), and the unit the two hook
+ * lists (dgc_pre, dgc_post); a run whose event functions cross returns
+ * to step.c, which locates the event from there. Each hook runs
  * on a copy of its block with the port nodes, state offset and index as
  * constants, and the stage functions are flattened: the hooks inlined,
  * the stage's speeds and torques in registers.
@@ -56,9 +63,9 @@
  * variable ratios, prescribed speeds, a torque hook of a class that is not
  * built in, a mode without DOFs, more than 4096 nodes or, on the dense
  * stage, 64 DOFs. States, ties, pre/post hooks, events and timed inputs
- * are fine: the step around the stages stays the generic one (a plain mode
- * has none of them). A stage that must also give tie forces (sv.lam.want)
- * runs the generic stage. */
+ * are fine: around the stages of a mode with ties, or with a hook of a
+ * class that is not built in, the step stays the generic one. A stage that
+ * must also give tie forces (sv.lam.want) runs the generic stage. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "solver.h"
 
@@ -107,7 +114,10 @@ extern char **environ;
  * the tree's solve written out (write_tree): whether the segment holds the
  * meshes' directions, whether the factor is held, factored, its
  * structure's hash, the factor's values (live arrays: their addresses
- * never change), z, and the meshes' multipliers and powers. */
+ * never change), and the meshes' multipliers and powers (the solve's z
+ * is the stage's locals: nothing reads it after the stage); for a hooked
+ * mode's run (write_run), the event functions at the segment's start and
+ * end (sv.ev.g0, g1) and which meshes are watched (sv.loss.watch). */
 #define DGC_ENV_MEMBERS                                                    \
   dg_ctx *ctx;                                                             \
   dg_block *const *blk;                                                    \
@@ -125,15 +135,18 @@ extern char **environ;
   double *p4;                                                              \
   double *q, *s, *x, *theta, *work, *eff_loss;                             \
   const bool *failed;                                                      \
-  const bool *loss_hold, *tree_factored;                                   \
+  bool *loss_hold;                                                         \
+  const bool *tree_factored;                                               \
   bool *tree_held;                                                         \
   const uint64_t *tree_shape;                                              \
   const double *t_os, *t_of, *t_ob, *t_pa, *t_pb, *t_ub, *t_uf, *t_ag;     \
   const double *t_fic;                                                     \
-  double *t_kap, *t_z, *lam;                                               \
+  double *t_kap, *lam;                                                     \
   const int *dir;                                                          \
   const double *kf, *kb, *t_kfac;                                          \
-  double *slot_val;
+  double *slot_val;                                                        \
+  double *g0, *g1;                                                         \
+  unsigned char *watch;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -142,6 +155,9 @@ typedef struct dgc_env {
 typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
 typedef void (*dgc_stages_fn)(const dgc_env *e, double t, double h);
 typedef int (*dgc_segment_fn)(const dgc_env *e, double t, double h);
+typedef int (*dgc_run_fn)(const dgc_env *e, double t, double h, double tb);
+typedef void (*dgc_pre_fn)(const dgc_env *e);
+typedef void (*dgc_post_fn)(const dgc_env *e, int slots_done);
 
 /* One mode of a unit: how a simulation recognizes it (the mode cache's key
  * of its declarations, which fix its plan; and for the simulation that
@@ -155,6 +171,7 @@ typedef struct dgc_mode {
   dgc_stage_fn stage;
   dgc_stages_fn stages;
   dgc_segment_fn segment; /* a plain mode's whole segment, or NULL */
+  dgc_run_fn run;         /* a hooked mode's segment between its hooks, or NULL */
 } dgc_mode;
 
 /* A compiled unit: the modes one dg_sim_compile wrote, shared by the graph
@@ -168,8 +185,11 @@ struct dgp_unit {
   void *so;
   const dg_graph *g;
   unsigned long tunes;
-  int n_torque, n_pre, n_post, n_hold, n_events, n_slots;
+  int n_torque, n_pre, n_post, n_hold, n_events, n_slots, n_evb;
   int *torque_index; /* per torque hook: its block */
+  int *hook_index;   /* per pre_step, post_step, event hook (in that order): its block */
+  dgc_pre_fn pre;    /* the pre_step hooks (write_hooks), or NULL */
+  dgc_post_fn post;  /* the post_step hooks, or NULL */
   int nlist;         /* blocks its code copies: the torque hooks', then the
                       * sources of the slots it evaluates (in slot order) */
   int nmodes;
@@ -186,6 +206,8 @@ struct dgp_compiled {
   int cur;       /* the unit's mode for it, -1: none */
   long calls;    /* stages it ran (tests) */
   long segments; /* whole segments it ran (tests) */
+  long runs;     /* hooked modes' segments it ran (tests) */
+  long crossed;  /* ... of which an event function crossed in */
 };
 
 extern const dg_block_class *const dg_builtin_classes[];
@@ -374,32 +396,13 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
             nn);
 }
 
-/* dgc_segment, a plain mode's whole segment (plain()): step_segment's
- * operations for such a mode (step.c, compiled_segment), in its order. It
- * gathers y0 = [q; s], runs stage 1 and what dgc_stages runs, on arrays
- * and a context of its own, into yt; returns 0 when yt fails check_finite
- * or a hook failed the simulation (nothing committed), else commits yt
- * and returns 1: q and s, each
- * torque hook's work and the efficiency losses with RK4's weights (the
- * audit), the node angles, and the committed speeds x = G q. */
-static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi) {
+/* The commit of yt as step.c's segment_commit for a mode without motion:
+ * false (0 returned) when yt fails check_finite; q and s, each torque
+ * hook's work and the efficiency losses with RK4's weights, the node
+ * angles, and the committed speeds: from xe (the end's, when `end`
+ * names them), else x = G q. */
+static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const char *end) {
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
-  fprintf(f,
-          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
-          "*e, double t, double h) {\n",
-          mi);
-  write_prologue(f, sim, true);
-  fprintf(f,
-          "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
-          "    for (int i = 0; i < %d; i++)\n      y0w[i] = e->q[i];\n",
-          nd);
-  if (ns > 0)
-    fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
-  fprintf(f,
-          "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
-          "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
-          mi, nn);
-  write_rest(f, sim, sv, mi, true, false);
   /* step.c's check_finite: |a DOF speed| below the limit, the states
    * finite (a NaN fails both); nothing is committed past a failure */
   fprintf(f, "  if (!(1");
@@ -425,7 +428,41 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
           "      e->theta[n] = e->theta[n] + c6 * e->xsum[n]; }\n"
           "  double *xc = e->x;\n",
           nn);
+  if (end)
+    fprintf(f, "  if (%s) {\n    for (int n = 0; n < %d; n++)\n      xc[n] = xe[n];\n  } else {\n",
+            end, nn);
   write_speeds(f, sv, "q", "xc");
+  if (end)
+    fprintf(f, "  }\n");
+}
+
+/* dgc_segment, a plain mode's whole segment (plain()): step_segment's
+ * operations for such a mode (step.c, compiled_segment), in its order. It
+ * gathers y0 = [q; s], runs stage 1 and what dgc_stages runs, on arrays
+ * and a context of its own, into yt; returns 0 when yt fails check_finite
+ * or a hook failed the simulation (nothing committed), else commits yt
+ * and returns 1: q and s, each
+ * torque hook's work and the efficiency losses with RK4's weights (the
+ * audit), the node angles, and the committed speeds x = G q. */
+static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi) {
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns;
+  fprintf(f,
+          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
+          "*e, double t, double h) {\n",
+          mi);
+  write_prologue(f, sim, true);
+  fprintf(f,
+          "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
+          "    for (int i = 0; i < %d; i++)\n      y0w[i] = e->q[i];\n",
+          nd);
+  if (ns > 0)
+    fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
+  fprintf(f,
+          "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
+          "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
+          mi, nn);
+  write_rest(f, sim, sv, mi, true, false);
+  write_commit(f, sim, sv, NULL);
   fprintf(f, "  return 1;\n}\n");
 }
 
@@ -441,7 +478,14 @@ typedef struct unit_layout {
   int *type_of;          /* per listed block: its class in cls */
   int *slot_at;          /* per slot: its source in list, -1 for a speed */
   bool slots;            /* the slots evaluated in the stage */
+  /* the hooks around the stages (pre_step, post_step, event functions),
+   * their blocks in list, when every such class is built in (`hooked`) */
+  bool hooked;
+  unsigned uses[MAX_CLASSES]; /* per class: USE_PRE | USE_POST | USE_EVENTS */
+  int *pre_at, *post_at, *evb_at;
 } unit_layout;
+
+enum { USE_PRE = 1u, USE_POST = 2u, USE_EVENTS = 4u };
 
 /* A torque hook's parameters as a constant of the unit: the bytes of its
  * block's params struct (the compiler folds the hook's reads of them, so
@@ -610,10 +654,14 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv) {
     }
     fprintf(f, " pl += fk * bx; } }\n");
   }
-  for (int v = 0; v < nv; v++) /* z as the generic solve leaves it */
-    fprintf(f, "    e->t_z[%d] = z%d;\n", v, v);
   fprintf(f, "    de[%d] = pl;\n    } else {\n", nt);
-  fprintf(f, "      de[%d] = e->tree_accel(e->sim, dy, tau);\n    }\n  }\n", nt);
+  /* the generic stage reads the stage's speeds from the simulation's
+   * array: a stage on arrays of its own writes them there first */
+  fprintf(
+      f,
+      "      if (x != e->xw)\n        for (int n = 0; n < %d; n++)\n          e->xw[n] = x[n];\n"
+      "      de[%d] = e->tree_accel(e->sim, dy, tau);\n    }\n  }\n",
+      sim->nn, nt);
 }
 
 /* The unit's start, shared by its modes: the environment's type, the
@@ -634,6 +682,13 @@ static void write_head(FILE *f, const unit_layout *ul, int nmodes) {
       fprintf(f, "void dgc_torque_%s(dg_block *b, dg_ctx *ctx);\n", ul->cls[k]->type);
     if (ul->cls[k]->signal)
       fprintf(f, "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i);\n",
+              ul->cls[k]->type);
+    if (ul->uses[k] & USE_PRE)
+      fprintf(f, "void dgc_pre_%s(dg_block *b, dg_ctx *ctx);\n", ul->cls[k]->type);
+    if (ul->uses[k] & USE_POST)
+      fprintf(f, "void dgc_post_%s(dg_block *b, dg_ctx *ctx);\n", ul->cls[k]->type);
+    if (ul->uses[k] & USE_EVENTS)
+      fprintf(f, "int dgc_events_%s(const dg_block *b, dg_ctx *ctx, double *g);\n",
               ul->cls[k]->type);
   }
   /* the torque hooks' blocks, each a copy of the simulation's with its
@@ -663,6 +718,142 @@ static void write_head(FILE *f, const unit_layout *ul, int nmodes) {
   fprintf(f, "0};\n");
 }
 
+/* Whether stages 2-4 run on arrays and a context of their own: unless
+ * something they call reads the simulation's (bind.c's slots and loss.c's
+ * losses read sv.xw and the context; the tree's generic stage, which a
+ * written-out solve falls back to, is given the speeds first). */
+static bool own_arrays(const dg_sim *sim, const dg_solver *sv, const unit_layout *ul) {
+  return (sim->n_slots == 0 || ul->slots) && (sv->tree.on || sv->ws.nmesh == 0);
+}
+
+/* The inputs bound to signals at the context c's point, whose node speeds
+ * are the array x, as dgp_bind_eval_slots (when the layout has them). */
+static void write_slots(FILE *f, const dg_sim *sim, const unit_layout *ul, const char *x) {
+  for (int k = 0; ul->slots && k < sim->n_slots; k++) {
+    const dg_slot *sl = &sim->slots[k];
+    int at = ul->slot_at[k];
+    if (at < 0) {
+      fprintf(f, "  e->slot_val[%d] = ", k);
+      lit(f, sl->scale);
+      fprintf(f, " * %s[%d];\n", x, sl->node);
+    } else {
+      fprintf(f, "  e->slot_val[%d] = dgc_signal_%s(blk[%d], c, %d);\n", k,
+              ul->cls[ul->type_of[at]]->type, at, sl->signal);
+    }
+  }
+}
+
+/* The pre_step or post_step hooks (step.c's run_hooks): the committed
+ * states readable and writable, the slots evaluated first (post_step: when
+ * not already, `slots_done`), each hook while none has failed the
+ * simulation. */
+static void write_hook_list(FILE *f, const dg_sim *sim, const unit_layout *ul, bool post) {
+  int n = post ? sim->n_post : sim->n_pre;
+  const int *at = post ? ul->post_at : ul->pre_at;
+  fprintf(f,
+          "\n__attribute__((visibility(\"default\"), flatten)) void dgc_%s(const dgc_env *e%s) "
+          "{\n  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n  c->state = e->s;\n  c->state_rate = 0;\n",
+          post ? "post" : "pre", post ? ", int slots_done" : "");
+  if (n == 0 && sim->n_slots == 0) {
+    fprintf(f, "  c->state_commit = 0;\n}\n");
+    return;
+  }
+  fprintf(f, "  c->state_commit = e->s;\n%s", post ? "  if (!slots_done) {\n" : "  {\n");
+  write_slots(f, sim, ul, "c->speed");
+  fprintf(f, "  }\n");
+  for (int i = 0; i < n; i++) {
+    int k = at[i];
+    fprintf(f, "  if (*e->failed)\n    goto done;\n  dgc_%s_%s(blk[%d], c);\n",
+            post ? "post" : "pre", ul->cls[ul->type_of[k]]->type, k);
+  }
+  fprintf(f, "done:\n  c->state_commit = 0;\n}\n");
+}
+
+/* The event functions into g (step.c's event_values): the blocks', then
+ * each lossy mesh's from the powers p (1 where it is not watched); counts
+ * the active ones in `active`. */
+static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
+                               const unit_layout *ul, const char *g, const char *p) {
+  fprintf(f, "  active = 0;\n");
+  for (int i = 0; i < sim->n_evb; i++) {
+    int k = ul->evb_at[i];
+    fprintf(f, "  active += dgc_events_%s(blk[%d], c, %s + %d) != 0;\n",
+            ul->cls[ul->type_of[k]]->type, k, g, sim->ev_off[i]);
+  }
+  for (int j = 0; j < sv->ws.nmesh; j++)
+    fprintf(f,
+            "  { int on = e->watch[%d]; %s[%d] = on ? e->dir[%d] * %s[%d] : 1.0; active += on; "
+            "}\n",
+            j, g, sim->n_events + j, j, p, j);
+}
+
+/* dgc_run_<mi>, a hooked mode's segment between its pre_step and its
+ * post_step hooks (step.c's segment_stages, segment_events and
+ * segment_commit for a mode without ties, motion or variable ratios, with
+ * events located), in their order: y0 = [q; s], stage 1 into k1, the
+ * meshes watched and the event functions at the start, stages 2-4 into
+ * yt; where any function is active, the end's speeds, slots and functions.
+ * Returns 2 when a function crossed (step.c locates it from there), 0
+ * when a hook failed the simulation or yt fails check_finite; else commits
+ * yt and returns 1, or 3 when the end's values were made. */
+static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
+                      const unit_layout *ul) {
+  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
+  int nev = sim->n_events + sv->ws.nmesh;
+  fprintf(f,
+          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_run_%d(const dgc_env *e, "
+          "double t, double h, double tb) {\n"
+          "  int events = 0, active = 0;\n  (void)active;\n"
+          "  {\n  dg_ctx *c = e->ctx;\n  double *x = e->xw, *tau = e->tau;\n  DGC_BLOCKS\n"
+          "  double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
+          "  for (int i = 0; i < %d; i++)\n    y0w[i] = e->q[i];\n",
+          mi, nd);
+  if (ns > 0)
+    fprintf(f, "  for (int i = 0; i < %d; i++)\n    y0w[%d + i] = e->s[i];\n", ns, nd);
+  fprintf(f,
+          "  body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
+          "  for (int n = 0; n < %d; n++)\n    x1w[n] = x[n];\n"
+          "  *e->pcur = e->pw + %d;\n  *e->loss_hold = 1;\n",
+          mi, nn, 4 * ne);
+  for (int j = 0; j < sv->ws.nmesh; j++)
+    fprintf(f, "  e->watch[%d] = 0;\n", j);
+  if (nev > 0) {
+    fprintf(f, "  c->t = t;\n");
+    for (int j = 0; j < sv->ws.nmesh; j++) {
+      fprintf(f, "  e->watch[%d] = e->dir[%d] != 0 && fabs(e->p[%d]) > ", j, j, j);
+      lit(f, DGP_MESH_WATCH_POWER);
+      fprintf(f, ";\n");
+    }
+    write_event_values(f, sim, sv, ul, "e->g0", "e->p");
+    fprintf(f, "  events = active > 0;\n");
+  }
+  fprintf(f, "  }\n  {\n");
+  bool own = own_arrays(sim, sv, ul);
+  write_prologue(f, sim, own);
+  write_rest(f, sim, sv, mi, own, true);
+  fprintf(f, "  if (*e->failed)\n    return 0;\n  }\n"
+             "  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n"
+             "  const double *yt = e->yt, *pw = e->pw;\n  double *xe = e->xw;\n");
+  if (nev > 0) {
+    fprintf(f, "  if (events) {\n");
+    write_speeds(f, sv, "yt", "xe");
+    fprintf(f, "  c->t = tb;\n  c->speed = xe;\n  c->state = yt + %d;\n", nd);
+    write_slots(f, sim, ul, "xe");
+    write_event_values(f, sim, sv, ul, "e->g1", "e->p4");
+    fprintf(f, "  if (*e->failed)\n    return 0;\n"
+               "  const double *ga = e->g0, *gb = e->g1;\n");
+    /* step.c's crosses(): from > 0 to <= 0, or from exactly 0 to < 0 */
+    for (int i = 0; i < nev; i++)
+      fprintf(f,
+              "  if (gb[%d] <= 0.0 && ((ga[%d] > 0.0 && gb[%d] <= 0.0) || (ga[%d] == 0.0 && "
+              "gb[%d] < 0.0)))\n    return 2;\n",
+              i, i, i, i, i);
+    fprintf(f, "  }\n");
+  }
+  write_commit(f, sim, sv, nev > 0 ? "events" : NULL);
+  fprintf(f, "  return events ? 3 : 1;\n}\n");
+}
+
 /* Mode mi's functions (its solver sv): body<mi>, one RK4 stage,
  * dgp_rk4_derivative for the mode operation for operation (see there),
  * into the node speeds x and torques tau it is given and through the
@@ -687,18 +878,7 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           nd, nd);
   if (sim->n_slots > 0 && !ul->slots) /* inputs bound to signals: at this point */
     fprintf(f, "  e->bind_eval(e->sim);\n");
-  for (int k = 0; ul->slots && k < sim->n_slots; k++) { /* ... as dgp_bind_eval_slots */
-    const dg_slot *sl = &sim->slots[k];
-    int at = ul->slot_at[k];
-    if (at < 0) {
-      fprintf(f, "  e->slot_val[%d] = ", k);
-      lit(f, sl->scale);
-      fprintf(f, " * x[%d];\n", sl->node);
-    } else {
-      fprintf(f, "  e->slot_val[%d] = dgc_signal_%s(blk[%d], c, %d);\n", k,
-              ul->cls[ul->type_of[at]]->type, at, sl->signal);
-    }
-  }
+  write_slots(f, sim, ul, "x");
   if (ns > 0)
     fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
   for (int i = 0; i < sim->n_torque; i++)
@@ -764,11 +944,8 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "double t, const double *y, double *dy, double *de) {\n"
           "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n",
           mi, mi);
-  /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). The
-   * stages run on arrays and a context of their own unless something they
-   * call reads the simulation's (the bound signals, the tree's solve, the
-   * meshes' losses read sv.xw and the context). */
-  bool own = sim->n_slots == 0 && !sv->tree.on && sv->ws.nmesh == 0;
+  /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). */
+  bool own = own_arrays(sim, sv, ul);
   fprintf(f,
           "__attribute__((visibility(\"default\"), flatten)) void dgc_stages_%d(const dgc_env *e, "
           "double t, double h) {\n",
@@ -778,12 +955,14 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
   fprintf(f, "}\n");
   if (plain(sim, sv))
     write_segment(f, sim, sv, mi);
+  else if (ul->hooked && sv->ws.nactive == 0)
+    write_run(f, sim, sv, mi, ul);
 }
 
 /* A class's unit: its source, and its torque and signal hooks under names
  * of their own (the const class table lets the compiler call the hook
  * directly). */
-static void write_class(FILE *f, const dg_block_class *k) {
+static void write_class(FILE *f, const dg_block_class *k, unsigned uses) {
   const char *type = k->type;
   fprintf(f, "/* Generated by drivegraph (lib/solver/compile.c). */\n#include \"%s.c\"\n\n", type);
   if (k->torque_downstream)
@@ -797,6 +976,22 @@ static void write_class(FILE *f, const dg_block_class *k) {
             "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i);\n"
             "double dgc_signal_%s(const dg_block *b, const dg_ctx *ctx, int i) { "
             "return dg_block_%s.signal(b, ctx, i); }\n",
+            type, type, type);
+  if (uses & USE_PRE)
+    fprintf(f,
+            "void dgc_pre_%s(dg_block *b, dg_ctx *ctx);\n"
+            "void dgc_pre_%s(dg_block *b, dg_ctx *ctx) { dg_block_%s.pre_step(b, ctx); }\n",
+            type, type, type);
+  if (uses & USE_POST)
+    fprintf(f,
+            "void dgc_post_%s(dg_block *b, dg_ctx *ctx);\n"
+            "void dgc_post_%s(dg_block *b, dg_ctx *ctx) { dg_block_%s.post_step(b, ctx); }\n",
+            type, type, type);
+  if (uses & USE_EVENTS)
+    fprintf(f,
+            "int dgc_events_%s(const dg_block *b, dg_ctx *ctx, double *g);\n"
+            "int dgc_events_%s(const dg_block *b, dg_ctx *ctx, double *g) { "
+            "return dg_block_%s.event_values(b, ctx, g); }\n",
             type, type, type);
 }
 
@@ -908,6 +1103,7 @@ void dgp_unit_release(dgp_unit *u) {
   for (int i = 0; i < u->nmodes; i++)
     free(u->mode[i].key);
   free(u->torque_index);
+  free(u->hook_index);
   free(u);
 }
 
@@ -951,6 +1147,15 @@ static bool fits(const dg_sim *sim, const dgp_unit *u) {
   for (int i = 0; i < sim->n_torque; i++)
     if (u->torque_index[i] != sim->torque[i].b->index)
       return false;
+  if (u->n_evb != sim->n_evb)
+    return false;
+  for (int i = 0; u->pre && i < sim->n_pre + sim->n_post + sim->n_evb; i++) {
+    const dg_block *b = i < sim->n_pre                 ? sim->pre[i].b
+                        : i < sim->n_pre + sim->n_post ? sim->post[i - sim->n_pre].b
+                                                       : sim->evb[i - sim->n_pre - sim->n_post].b;
+    if (u->hook_index[i] != b->index)
+      return false;
+  }
   return true;
 }
 
@@ -1015,13 +1220,15 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .t_ag = sv->tree.al_g,
                      .t_fic = sv->tree.fm_ic,
                      .t_kap = sv->loss.kap,
-                     .t_z = sv->tree.z,
                      .lam = sv->loss.lam,
                      .dir = sv->loss.dir,
                      .kf = sv->loss.kf,
                      .kb = sv->loss.kb,
                      .t_kfac = sv->tree.kap,
-                     .slot_val = sim->slot_val};
+                     .slot_val = sim->slot_val,
+                     .g0 = sv->ev.g0,
+                     .g1 = sv->ev.g1,
+                     .watch = sv->loss.watch};
   return c;
 }
 
@@ -1050,6 +1257,53 @@ static void layout_free(unit_layout *ul) {
   free(ul->list);
   free(ul->type_of);
   free(ul->slot_at);
+  free(ul->pre_at);
+  free(ul->post_at);
+  free(ul->evb_at);
+}
+
+/* Block b's place in the layout's list, added if it is not there: a hook's
+ * block; `use` marks its class (-1: more classes than a unit holds). */
+static int layout_hook(unit_layout *ul, const dg_block *b, unsigned use) {
+  int i = 0;
+  while (i < ul->nlist && ul->list[i] != b)
+    i++;
+  if (i == ul->nlist) {
+    if (ul->ntypes == MAX_CLASSES)
+      return -1;
+    layout_add(ul, b);
+  }
+  ul->uses[ul->type_of[i]] |= use;
+  return i;
+}
+
+/* The hooks around the stages into the layout (hooked), when every one is
+ * a built-in class's and the slots are evaluated in the unit; their
+ * blocks' indices into idx (pre_step, post_step, event hooks). */
+static void layout_hooks(const dg_sim *sim, unit_layout *ul, int *idx) {
+  int nlist = ul->nlist, ntypes = ul->ntypes, n = 0;
+  ul->hooked = sim->n_slots == 0 || ul->slots;
+  for (int i = 0; ul->hooked && i < sim->n_pre + sim->n_post + sim->n_evb; i++) {
+    const dg_block *b = i < sim->n_pre                 ? sim->pre[i].b
+                        : i < sim->n_pre + sim->n_post ? sim->post[i - sim->n_pre].b
+                                                       : sim->evb[i - sim->n_pre - sim->n_post].b;
+    unsigned use = i < sim->n_pre ? USE_PRE : i < sim->n_pre + sim->n_post ? USE_POST : USE_EVENTS;
+    int k = is_builtin(b->klass) ? layout_hook(ul, b, use) : -1;
+    if (k < 0) {
+      ul->hooked = false;
+      break;
+    }
+    int *at = use == USE_PRE    ? ul->pre_at + i
+              : use == USE_POST ? ul->post_at + (i - sim->n_pre)
+                                : ul->evb_at + (i - sim->n_pre - sim->n_post);
+    *at = k;
+    idx[n++] = b->index;
+  }
+  if (!ul->hooked) { /* the stages' blocks alone */
+    ul->nlist = nlist;
+    ul->ntypes = ntypes;
+    memset(ul->uses, 0, sizeof ul->uses);
+  }
 }
 
 /* The modes to write: the current one (sim->sv) and those the mode cache
@@ -1104,17 +1358,27 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   mode_list ml;
   list_modes(sim, &ml);
   unit_layout ul = {0};
-  size_t nl = (size_t)sim->n_torque + (size_t)sim->n_slots + 1;
+  size_t nl = (size_t)sim->n_torque + (size_t)sim->n_slots + (size_t)sim->n_pre +
+              (size_t)sim->n_post + (size_t)sim->n_evb + 1;
+  size_t nh = (size_t)sim->n_pre + (size_t)sim->n_post + (size_t)sim->n_evb;
   ul.list = calloc(nl, sizeof *ul.list);
   ul.type_of = calloc(nl, sizeof *ul.type_of);
   ul.slot_at = calloc((size_t)sim->n_slots + 1, sizeof *ul.slot_at);
+  ul.pre_at = calloc((size_t)sim->n_pre + 1, sizeof *ul.pre_at);
+  ul.post_at = calloc((size_t)sim->n_post + 1, sizeof *ul.post_at);
+  ul.evb_at = calloc((size_t)sim->n_evb + 1, sizeof *ul.evb_at);
   dgp_unit *u = calloc(1, sizeof *u);
-  if (u)
+  if (u) {
     u->torque_index = calloc((size_t)sim->n_torque + 1, sizeof *u->torque_index);
-  if (!ul.list || !ul.type_of || !ul.slot_at || !u || !u->torque_index) {
+    u->hook_index = calloc(nh + 1, sizeof *u->hook_index);
+  }
+  if (!ul.list || !ul.type_of || !ul.slot_at || !ul.pre_at || !ul.post_at || !ul.evb_at || !u ||
+      !u->torque_index || !u->hook_index) {
     layout_free(&ul);
-    if (u)
+    if (u) {
       free(u->torque_index);
+      free(u->hook_index);
+    }
     free(u);
     return fail(err, DG_ERR_NOMEM, "out of memory");
   }
@@ -1127,6 +1391,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   u->n_hold = sim->n_hold;
   u->n_events = sim->n_events;
   u->n_slots = sim->n_slots;
+  u->n_evb = sim->n_evb;
   for (int i = 0; i < sim->n_torque; i++) {
     layout_add(&ul, sim->torque[i].b);
     u->torque_index[i] = sim->torque[i].b->index;
@@ -1148,6 +1413,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   }
   if (!ul.slots) /* the torque hooks' blocks alone */
     ul.nlist = sim->n_torque;
+  layout_hooks(sim, &ul, u->hook_index);
   u->nlist = ul.nlist;
   dgp_compiled *c = NULL;
   const char *tmp = getenv("TMPDIR");
@@ -1169,6 +1435,10 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     write_head(f, &ul, ml.n);
     for (int m = 0; m < ml.n; m++)
       write_mode(f, sim, ml.sv[m], m, &ul);
+    if (ul.hooked) {
+      write_hook_list(f, sim, &ul, false);
+      write_hook_list(f, sim, &ul, true);
+    }
     if (fclose(f) != 0)
       f = NULL;
   }
@@ -1176,7 +1446,7 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     snprintf(files[nfiles++], 64, "k_%s.c", ul.cls[k]->type);
     f = open_in(dir, files[nfiles - 1], path, sizeof path);
     if (f) {
-      write_class(f, ul.cls[k]);
+      write_class(f, ul.cls[k], ul.uses[k]);
       if (fclose(f) != 0)
         f = NULL;
     }
@@ -1265,6 +1535,11 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
       void *sym4 = dlsym(u->so, name[2]);
       if (sym4) /* a plain mode's */
         memcpy(&md->segment, &sym4, sizeof sym4);
+      char run[32];
+      snprintf(run, sizeof run, "dgc_run_%d", m);
+      void *sym5 = dlsym(u->so, run);
+      if (sym5) /* a hooked mode's */
+        memcpy(&md->run, &sym5, sizeof sym5);
       if (ml.key[m]) {
         md->key = malloc(ml.len[m]);
         if (!md->key) {
@@ -1275,6 +1550,15 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
         md->key_len = ml.len[m];
       }
       u->nmodes = m + 1;
+    }
+    if (ul.hooked) {
+      void *pre = dlsym(u->so, "dgc_pre"), *post = dlsym(u->so, "dgc_post");
+      if (!pre || !post) {
+        rc = fail(err, DG_ERR_IO, "the compiled stage has no dgc_pre or dgc_post");
+        goto out;
+      }
+      memcpy(&u->pre, &pre, sizeof pre);
+      memcpy(&u->post, &post, sizeof post);
     }
     u->mode[0].owner = sim; /* the current plan: by its number too (it may have no key) */
     u->mode[0].gen = sim->plan_gen;
@@ -1383,6 +1667,47 @@ int dgp_compiled_segment(dg_sim *sim, double t, double h) {
   c->calls += 4;
   c->segments++;
   return m->segment(&c->env, t, h);
+}
+
+bool dgp_compiled_pre(dg_sim *sim) {
+  dgp_compiled *c = sim->compiled;
+  if (!c->unit->pre || c->unit->tunes != sim->g->tunes)
+    return false;
+  c->unit->pre(&c->env);
+  return true;
+}
+
+bool dgp_compiled_post(dg_sim *sim, bool slots_done) {
+  dgp_compiled *c = sim->compiled;
+  if (!c->unit->post || c->unit->tunes != sim->g->tunes)
+    return false;
+  c->unit->post(&c->env, slots_done);
+  return true;
+}
+
+bool dgp_compiled_run_serves(dg_sim *sim) {
+  const dgc_mode *m = serving(sim);
+  return m && m->run;
+}
+
+int dgp_compiled_run(dg_sim *sim, double t, double h, double tb, bool *ended) {
+  dgp_compiled *c = sim->compiled;
+  const dgc_mode *m = &c->unit->mode[c->cur]; /* dgp_compiled_run_serves said so */
+  sim->sv.xw_committed = false;
+  sim->stages += 4;
+  c->calls += 4;
+  c->runs++;
+  int r = m->run(&c->env, t, h, tb);
+  sim->sv.xw_end = r >= 2; /* the end's speeds in xw */
+  *ended = r == 3;
+  c->crossed += r == 2;
+  return r == 0 ? DGP_RUN_FAILED : r == 2 ? DGP_RUN_CROSSED : DGP_RUN_COMMITTED;
+}
+
+long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
+  if (crossed)
+    *crossed = sim->compiled ? sim->compiled->crossed : -1;
+  return sim->compiled ? sim->compiled->runs : -1;
 }
 
 long dgp_compiled_segment_count(const dg_sim *sim) {

@@ -9,10 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Below this power (W) a mesh's reversal is not located: a mesh carrying
- * round-off would end a segment at every step. */
-#define MESH_WATCH_POWER 1e-9
-
 /* A lossy tie that the elimination found redundant carries no determined
  * force: rigid shafts cannot say which of two parallel paths carries the
  * torque, so neither can they say what it loses. Refused, unless its mesh
@@ -374,7 +370,7 @@ void dgp_loss_watch_start(dg_sim *sim) {
   const int *dir = sim->sv.loss.dir;
   const double *p = sim->sv.loss.p;
   for (int j = 0, m = sim->sv.ws.nmesh; j < m; j++)
-    watch[j] = dir[j] != 0 && fabs(p[j]) > MESH_WATCH_POWER;
+    watch[j] = dir[j] != 0 && fabs(p[j]) > DGP_MESH_WATCH_POWER;
 }
 
 /* Each watched mesh's event function: its power p in its held direction,

@@ -261,6 +261,27 @@ bool dgp_compiled_segment_serves(dg_sim *sim);
 int dgp_compiled_segment(dg_sim *sim, double t, double h);
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);
+/* The pre_step (post_step) hooks from the compiled unit, where it has them
+ * and its parameters are the graph's: true when they ran (step.c's
+ * run_hooks, the same operations), else the caller runs them. */
+bool dgp_compiled_pre(dg_sim *sim);
+bool dgp_compiled_post(dg_sim *sim, bool slots_done);
+/* Whether the unit has the current mode's segment between its hooks (a
+ * hooked mode: no ties, motion or variable ratios) and it serves. */
+bool dgp_compiled_run_serves(dg_sim *sim);
+/* That run from the committed state over [t, tb] of length h, with events
+ * located (step.c's segment_rest): */
+enum {
+  DGP_RUN_FAILED,    /* a hook failed the simulation, or yt fails check_finite */
+  DGP_RUN_COMMITTED, /* yt committed (the caller counts it and runs post_step);
+                      * *ended: the end's slots and event functions were made */
+  DGP_RUN_CROSSED    /* an event function crossed: the state as step.c's
+                      * segment_events leaves it before locating it */
+};
+int dgp_compiled_run(dg_sim *sim, double t, double h, double tb, bool *ended);
+/* The hooked modes' runs it made (tests), or -1 without a compiled unit;
+ * *crossed (unless NULL): those an event function crossed in. */
+long dgp_compiled_run_count(const dg_sim *sim, long *crossed);
 
 /* ---- kin.c -------------------------------------------------------------- */
 
@@ -303,6 +324,10 @@ void dgp_loss_check_ties(dg_sim *sim);
 int dgp_loss_build(dg_sim *sim);
 /* The ACCEL stage's losses; returns the loss power (≤ 0). */
 double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w);
+/* Below this power (W) a mesh's reversal is not located: a mesh carrying
+ * round-off would end a segment at every step (compile.c writes the same
+ * test into compiled runs). */
+#define DGP_MESH_WATCH_POWER 1e-9
 /* At a segment's first stage: the meshes whose reversal it locates. */
 void dgp_loss_watch_start(dg_sim *sim);
 /* Each mesh's event function from the powers p (1 when not watched) into

@@ -471,40 +471,27 @@ static int compiled_segment(dg_sim *sim, double t_end) {
   return DG_OK;
 }
 
-static int step_segment(dg_sim *sim, double t_end, int segs_left) {
-  dg_ctx *ctx = &sim->ctx;
-  double t = sim->t;
-  if (sim->compiled && dgp_compiled_segment_serves(sim))
-    return compiled_segment(sim, t_end);
-  /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
-  if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
-    dgp_solver_inputs_start(sim, t);
-  double tol = dgp_time_tol(t, t_end - t);
-  double tb = segs_left > 1 && sim->n_timed > 0 ? dgp_inputs_next_break(sim, t, t_end, tol) : t_end;
-  double h = tb - t;
-  ctx->dt = h;
-  ctx->t = t;
-  ctx->speed = sim->sv.x;
-  ctx->torque = sim->sv.tau;
-  sim->topo_request = false;
-  run_hooks(sim, sim->pre, sim->n_pre, false);
-  if (!sim->failed && sim->topo_request)
-    dgp_solver_change_topology(sim);
-  if (!sim->failed && sim->sv.mot.np > 0) { /* prescribed speeds at the start (motion.c) */
-    ctx->state = sim->sv.s;
-    dgp_motion_segment_start(sim, t);
-  }
-  if (sim->failed)
-    return sim->err.code;
+/* A segment's plan and what its parts pass on: its start t, end tb and
+ * length h, the tolerance of its end, the state's sizes, whether events
+ * are located in it and whether the slots hold the end's values. */
+typedef struct seg_plan {
+  double t, tb, h, tol;
+  int nd, ny;
+  bool events, slots_done;
+} seg_plan;
 
-  /* PREPARE, then the first stage (with tie forces when events need them);
-   * HOLDS: a hold those forces overload lets go here, and the first stage
-   * is made again in the new mode (hold_pass) */
-  int nd = sim->sv.ndof, ny = sim->sv.ndof + sim->ns;
-  bool events = event_count(sim) > 0 && segs_left > 1;
+/* PREPARE, then the first stage (with tie forces when events need them);
+ * HOLDS: a hold those forces overload lets go here, and the first stage
+ * is made again in the new mode (hold_pass); then the event functions at
+ * the start and RK4's other stages. */
+static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
+  double t = sp->t, h = sp->h;
+  sp->nd = sim->sv.ndof;
+  sp->ny = sim->sv.ndof + sim->ns;
+  sp->events = event_count(sim) > 0 && segs_left > 1;
   for (int round = 0;; round++) {
     dgp_rk4_gather(sim, sim->sv.rk.y0);
-    sim->sv.lam.want = events && sim->sv.ws.nactive > 0;
+    sim->sv.lam.want = sp->events && sim->sv.ws.nactive > 0;
     sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
     /* stage 1's speeds are the committed x: whatever writes q (the
      * commit, a mode change's projection, the start, a restore) leaves x =
@@ -521,58 +508,79 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
       break;
     if (dgp_solver_change_topology(sim) != DG_OK)
       return sim->err.code;
-    nd = sim->sv.ndof;
-    ny = sim->sv.ndof + sim->ns;
+    sp->nd = sim->sv.ndof;
+    sp->ny = sim->sv.ndof + sim->ns;
   }
   sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
     sim->sv.loss.watch[j] = 0;
-  if (events) {
-    ctx->t = t;
+  if (sp->events) {
+    sim->ctx.t = t;
     dgp_loss_watch_start(sim);
-    events = event_values(sim, sim->sv.ev.g0, sim->sv.loss.p) > 0; /* none: nothing to locate */
+    sp->events = event_values(sim, sim->sv.ev.g0, sim->sv.loss.p) > 0; /* none: nothing to locate */
   }
-  dgp_rk4_stages(sim, t, h, ny);
+  dgp_rk4_stages(sim, t, h, sp->ny);
   if (sim->failed) {
     sim->sv.loss.hold = false;
     return sim->err.code;
   }
+  return DG_OK;
+}
 
-  /* EVENTS: a switching condition crossed inside the segment ends it there */
-  /* end_values evaluates the slots at (tb, yt): where no event moves the
-   * segment's end, the commit makes that point the committed one (the same
-   * t, speeds and states; no hook runs in between), so post_step finds
-   * them evaluated. Not with prescribed speeds (the commit evaluates them
-   * again at tb). */
-  bool slots_done = false;
-  if (events) {
-    end_values(sim, tb, sim->sv.ev.g1);
-    slots_done = sim->sv.mot.np == 0;
-    if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, FN_ALL)) {
-      slots_done = false;
-      double theta = find_event(sim, t, h, ny, tol);
-      if (!sim->failed && theta * h < h - tol) {
-        h = theta * h;
-        tb = t + h;
-        sim->events++;
-        sim->last_event = tb;
-        dgp_lambda_at(sim, tb, NULL);
-      } else if (!sim->failed) {
-        if (theta != 1.0) /* within tol of the end: the whole segment */
-          dgp_rk4_stages(sim, t, h, ny);
-        dgp_inputs_at(sim, tb);
-      }
-    }
-    if (sim->failed) {
-      sim->sv.loss.hold = false;
-      return sim->err.code;
-    }
+/* A switching condition crossed inside the segment (g0 to g1) ends it
+ * there: located, the segment is shortened to it. */
+static int segment_crossed(dg_sim *sim, seg_plan *sp) {
+  sp->slots_done = false;
+  double h = sp->h;
+  double theta = find_event(sim, sp->t, h, sp->ny, sp->tol);
+  if (!sim->failed && theta * h < h - sp->tol) {
+    sp->h = theta * h;
+    sp->tb = sp->t + sp->h;
+    sim->events++;
+    sim->last_event = sp->tb;
+    dgp_lambda_at(sim, sp->tb, NULL);
+  } else if (!sim->failed) {
+    if (theta != 1.0) /* within tol of the end: the whole segment */
+      dgp_rk4_stages(sim, sp->t, h, sp->ny);
+    dgp_inputs_at(sim, sp->tb);
   }
+  if (sim->failed) {
+    sim->sv.loss.hold = false;
+    return sim->err.code;
+  }
+  return DG_OK;
+}
+
+/* EVENTS: the event functions at the segment's end; a switching condition
+ * crossed inside the segment ends it there. end_values evaluates the
+ * slots at (tb, yt): where no event moves the segment's end, the commit
+ * makes that point the committed one (the same t, speeds and states; no
+ * hook runs in between), so post_step finds them evaluated. Not with
+ * prescribed speeds (the commit evaluates them again at tb). */
+static int segment_events(dg_sim *sim, seg_plan *sp) {
+  sp->slots_done = false;
+  if (!sp->events)
+    return DG_OK;
+  end_values(sim, sp->tb, sim->sv.ev.g1);
+  sp->slots_done = sim->sv.mot.np == 0;
+  if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, FN_ALL))
+    return segment_crossed(sim, sp);
+  if (sim->failed) { /* an event function failed the simulation */
+    sim->sv.loss.hold = false;
+    return sim->err.code;
+  }
+  return DG_OK;
+}
+
+/* COMMIT: yt becomes the committed state, with the energy audit, the node
+ * angles and the committed speeds. */
+static int segment_commit(dg_sim *sim, const seg_plan *sp) {
+  dg_ctx *ctx = &sim->ctx;
+  double h = sp->h, tb = sp->tb;
+  int nd = sp->nd;
   sim->sv.loss.hold = false; /* the segment is integrated: its directions are free again */
   if (!check_finite(sim, sim->sv.rk.yt))
     return sim->err.code;
-
-  /* COMMIT */
   const double *yt = sim->sv.rk.yt;
   memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
   if (sim->ns > 0)
@@ -603,17 +611,98 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   else
     dgp_solver_speeds(sim, sim->sv.q, sim->sv.x);
   lambda_after_commit(sim, tb);
+  return DG_OK;
+}
 
-  /* EVENTS_POST: decisions at the segment's end (inputs from the left) */
+/* EVENTS_POST: decisions at the segment's end (inputs from the left), the
+ * compiled unit's hooks where it has them. */
+static int segment_post(dg_sim *sim, const seg_plan *sp) {
+  dg_ctx *ctx = &sim->ctx;
   ctx->t = sim->t;
-  ctx->dt = h;
+  ctx->dt = sp->h;
   ctx->speed = sim->sv.x;
   sim->topo_request = false;
-  run_hooks(sim, sim->post, sim->n_post, slots_done);
+  if (!(sim->compiled && dgp_compiled_post(sim, sp->slots_done)))
+    run_hooks(sim, sim->post, sim->n_post, sp->slots_done);
   if (!sim->failed && sim->topo_request)
     dgp_solver_change_topology(sim);
   ctx->speed = sim->sv.x;
   return sim->failed ? sim->err.code : DG_OK;
+}
+
+/* The segment after its pre_step hooks: the mode they asked for, then the
+ * stages, events and commit, the compiled unit's where it serves the mode
+ * (dgp_compiled_run: the same operations; it hands a segment whose events
+ * cross back to segment_crossed), then the post_step hooks. */
+static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
+  dg_ctx *ctx = &sim->ctx;
+  if (!sim->failed && sim->topo_request)
+    dgp_solver_change_topology(sim);
+  if (!sim->failed && sim->sv.mot.np > 0) { /* prescribed speeds at the start (motion.c) */
+    ctx->state = sim->sv.s;
+    dgp_motion_segment_start(sim, sp->t);
+  }
+  if (sim->failed)
+    return sim->err.code;
+  int rc;
+  bool ended = false; /* the compiled run evaluated the end's values */
+  int ran = sim->compiled && segs_left > 1 && dgp_compiled_run_serves(sim)
+                ? dgp_compiled_run(sim, sp->t, sp->h, sp->tb, &ended)
+                : -1;
+  if (ran == DGP_RUN_COMMITTED) { /* dgp_compiled_run: the commit's own part made */
+    sp->nd = sim->sv.ndof;
+    sp->ny = sim->sv.ndof + sim->ns;
+    sp->slots_done = sp->events = ended;
+    sim->segments++;
+    sim->t = sp->tb;
+    lambda_after_commit(sim, sp->tb);
+    return segment_post(sim, sp);
+  }
+  if (ran == DGP_RUN_CROSSED) { /* the end's values as end_values leaves them */
+    sp->nd = sim->sv.ndof;
+    sp->ny = sim->sv.ndof + sim->ns;
+    sp->events = true;
+    dgp_lambda_at(sim, sp->tb, sim->sv.rk.yt);
+    rc = segment_crossed(sim, sp);
+  } else if (ran == DGP_RUN_FAILED) { /* a hook failed, or yt is not finite */
+    sim->sv.loss.hold = false;
+    if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
+      return sim->err.code;
+    dgp_sim_fail(sim, DG_ERR_NUMERIC,
+                 "at t = %g s: the compiled segment refused a state that the finiteness check "
+                 "accepts (an internal error)",
+                 sp->t);
+    return sim->err.code;
+  } else {
+    rc = segment_stages(sim, sp, segs_left);
+    if (rc == DG_OK)
+      rc = segment_events(sim, sp);
+  }
+  if (rc == DG_OK)
+    rc = segment_commit(sim, sp);
+  return rc == DG_OK ? segment_post(sim, sp) : rc;
+}
+
+static int step_segment(dg_sim *sim, double t_end, int segs_left) {
+  dg_ctx *ctx = &sim->ctx;
+  if (sim->compiled && dgp_compiled_segment_serves(sim))
+    return compiled_segment(sim, t_end);
+  /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
+  seg_plan sp = {.t = sim->t};
+  if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
+    dgp_solver_inputs_start(sim, sp.t);
+  sp.tol = dgp_time_tol(sp.t, t_end - sp.t);
+  sp.tb = segs_left > 1 && sim->n_timed > 0 ? dgp_inputs_next_break(sim, sp.t, t_end, sp.tol)
+                                            : t_end;
+  sp.h = sp.tb - sp.t;
+  ctx->dt = sp.h;
+  ctx->t = sp.t;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  sim->topo_request = false;
+  if (!(sim->compiled && dgp_compiled_pre(sim)))
+    run_hooks(sim, sim->pre, sim->n_pre, false);
+  return segment_rest(sim, &sp, segs_left);
 }
 
 int dgp_solver_step(dg_sim *sim, double dt) {
