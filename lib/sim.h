@@ -165,6 +165,8 @@ typedef struct dg_tree_ws {
                              * a component's last vertex each, update nothing */
   uint64_t shape;           /* a hash of the eliminations' structure (vertices, partners,
                              * updates): compiled stages that wrote it out check it */
+  bool no_shape;            /* shape not kept (0): a mode no stage is compiled for
+                             * (variable ratios, rebuilt at every stage) */
   int *start;               /* nv + 1: vertex v's edges are [start[v], start[v+1]) */
   int *nbr;                 /* per edge: the vertex at its other end */
   double *a, *b;            /* per edge (n, c) or (c, n): A_nc and its side-b part */

@@ -360,7 +360,10 @@ DG_API int dg_sim_step(dg_sim *sim, double dt);
 /// loaded. dg_sim_step then runs them whenever the simulation is in one of
 /// those modes, and the generic stage in every other; where a mode has no
 /// hooks, events, timed or bound inputs and no ties around its stages, the
-/// whole step segment runs compiled. The graph keeps the compiled modes
+/// whole step segment runs compiled, and where its pre/post hooks and event
+/// functions are all built-in blocks' and it has no ties, the segment
+/// between those hooks and the hooks themselves (an event located inside
+/// the segment is then located by the generic step). The graph keeps the compiled modes
 /// too: simulations made of it afterwards (dg_sim_new) run them in those
 /// modes (so: drive once through the modes that matter, compile, and
 /// simulate anew). A parameter tuned in place afterwards returns every

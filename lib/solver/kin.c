@@ -54,7 +54,9 @@ void dgp_kin_refresh_lambda(dg_sim *sim) {
  * coefficients (their state_upstream in refresh mode: dg_topo_link_rate
  * records the values, the other dg_topo_* calls do nothing), recompute the
  * node rows that depend on them from the recorded links (R and Ṙ), then
- * those rows of G = R T and Ġ = Ṙ T, and M with its factor. The ties and
+ * those rows of G = R T and Ġ = Ṙ T, and M with its factor, or, where the
+ * mode's ACCEL stage is the tree room's, the tree's system of the new
+ * coefficients (O(n): tree.c, no M). The ties and
  * the elimination T do not change: a mode whose ties reach a changing row
  * is not refreshable and builds in full. Returns DG_OK, or -1 when the
  * refresh cannot be made (the structure differs: build in full). */
@@ -118,8 +120,13 @@ static int refresh_rows(dg_sim *sim) {
   }
   sim->sv.kin.lam_stale = ws->nactive > 0;
   dgp_plan_speed_rows(sim);
-  if (dgp_plan_mass(sim, true) != DG_OK)
+  if (sim->sv.tree.on) { /* the tree's system of the new coefficients (no M) */
+    dgp_tree_build(sim);
+    if (!sim->sv.tree.on)
+      return -1;
+  } else if (dgp_plan_mass(sim, true) != DG_OK) {
     return -1;
+  }
   return dgp_loss_build(sim) == DG_OK ? DG_OK : -1;
 }
 

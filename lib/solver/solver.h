@@ -266,6 +266,9 @@ long dgp_compiled_segment_count(const dg_sim *sim);
  * run_hooks, the same operations), else the caller runs them. */
 bool dgp_compiled_pre(dg_sim *sim);
 bool dgp_compiled_post(dg_sim *sim, bool slots_done);
+/* The inputs bound to signals at the context's point (dgp_bind_eval), from
+ * the compiled unit likewise. */
+bool dgp_compiled_slots(dg_sim *sim);
 /* Whether the unit has the current mode's segment between its hooks (a
  * hooked mode: no ties, motion or variable ratios) and it serves. */
 bool dgp_compiled_run_serves(dg_sim *sim);

@@ -718,7 +718,8 @@ int dgp_solver_step(dg_sim *sim, double dt) {
   sim->ctx.t = t_end;
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  dgp_bind_eval(sim); /* what signal reads between steps see */
+  if (!(sim->compiled && dgp_compiled_slots(sim)))
+    dgp_bind_eval(sim); /* what signal reads between steps see */
   sim->steps++;
   return DG_OK;
 }

@@ -5,9 +5,9 @@
  * Unknowns z = [ẍ; λ]: the node accelerations, then one multiplier per
  * constraint (each recorded link e_dst − Σ c e_src, each active tie). With
  * K = [[I, −Ã], [Aᵀ, 0]] the stage solves K z = [w; 0]: the nodes' torque
- * balance I ẍ − w = Ã λ and the kinematics Aᵀ ẍ = 0 (constant ratios, no
- * prescribed speeds). Ã is A with side b of each lossy mesh j scaled by
- * 1 + κ_j, so Ã λ carries the loss torques κ_j λ_j b_j (loss.c, and
+ * balance I ẍ − w = Ã λ and the kinematics Aᵀ ẍ = 0 (no prescribed
+ * speeds; with variable ratios, for ẍ less Ġ q: dgp_tree_build). Ã is A with side b of each lossy
+ * mesh j scaled by 1 + κ_j, so Ã λ carries the loss torques κ_j λ_j b_j (loss.c, and
  * docs/solver.md, "Losses"); with all κ = 0 the solution is that of
  * q̇ = M⁻¹ Gᵀ w with ẍ = G q̇. Each DOF is the speed of one node (its raw
  * DOF survived the elimination of ties), so q̇_j = ẍ at that node.
@@ -170,6 +170,10 @@ int dgp_tree_factor(dg_tree_ws *t) {
   /* the structure's hash (FNV-1a over its integers): the same for every
    * factor of a mode (the pattern of zero pivots is the inertias', not
    * κ's), which a compiled stage relies on and checks */
+  t->shape = 0;
+  t->factored = true;
+  if (t->no_shape)
+    return 0;
   const int counts[2] = {nops, nmain};
   size_t ops = sizeof(int) * (size_t)nops;
   uint64_t h = dgp_fnv1a((const unsigned char *)counts, sizeof counts);
@@ -179,7 +183,6 @@ int dgp_tree_factor(dg_tree_ws *t) {
   h = dgp_fnv1a_add(h, t->op_x, ops);
   h = dgp_fnv1a_add(h, t->op_first + 1, ops);
   t->shape = dgp_fnv1a_add(h, t->upd_r, sizeof(int) * (size_t)nup);
-  t->factored = true;
   return 0;
 }
 
@@ -490,9 +493,13 @@ static bool tree_pays(const dg_sim *sim, int nentries) {
 }
 
 /* Builds the mode's system after the dense plan (plan.c): on when the mode
- * has constant kinematics, no prescribed speeds, a forest of nodes and
- * constraints, a DOF per node and a regular K, and the tree is the cheaper
- * stage (or the tests ask for it). */
+ * has no prescribed speeds, a forest of nodes and constraints, a DOF per
+ * node and a regular K, and the tree is the cheaper stage (or the tests ask
+ * for it). With variable ratios (a CVT) it is built again from the new
+ * coefficients at each refresh (kin.c), with the inertial force −I Ġ q of
+ * the changing ratios among the torques it solves for: K z = [w − I Ġ q; 0]
+ * gives the ẍ' = G q̈ in range(G) with Gᵀ(I ẍ' − w + I Ġ q) = 0, the q̈ of
+ * the dense stage, and the same multipliers. */
 void dgp_tree_build(dg_sim *sim) {
   dg_solver *sv = &sim->sv;
   dg_topo_ws *ws = &sv->ws;
@@ -502,9 +509,10 @@ void dgp_tree_build(dg_sim *sim) {
   t->factored = false;
   t->held = false;
   t->tables = false;
+  t->no_shape = sv->variable_kinematics; /* never compiled (compile.c) */
   for (int j = 0; j < ws->nmesh; j++)
     t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
-  if (sv->variable_kinematics || sv->mot.np > 0 || !ws->links_complete || sim->in_check)
+  if (sv->mot.np > 0 || !ws->links_complete || sim->in_check)
     return;
   if (nn - (ws->nlinks + ws->nactive) != sv->ndof)
     return;
