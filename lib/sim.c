@@ -160,6 +160,10 @@ void dg_sim_set_input(dg_sim *sim, int i, double value) {
     }
     return;
   }
+  /* the value it has, to the bit, and no schedule or callback anywhere:
+   * nothing changes (a driver loop sets its inputs at every step) */
+  if (sim->n_timed == 0 && memcmp(&sim->input[i], &value, sizeof value) == 0)
+    return;
   timed_clear(sim, i);
   sim->input[i] = value;
 }

@@ -120,8 +120,13 @@ static int refresh_rows(dg_sim *sim) {
   }
   sim->sv.kin.lam_stale = ws->nactive > 0;
   dgp_plan_speed_rows(sim);
-  if (sim->sv.tree.on) { /* the tree's system of the new coefficients (no M) */
-    dgp_tree_build(sim);
+  if (sim->sv.tree.on) {                  /* the tree's system of the new coefficients (no M), */
+    double *kap = sim->sv.loss.kap;       /* factored for the meshes' directions */
+    for (int j = 0; j < ws->nmesh; j++) { /* (the stage's choice: dgp_tree_accel) */
+      int d = sim->sv.loss.dir[j];
+      kap[j] = d > 0 ? sim->sv.loss.kf[j] : d < 0 ? sim->sv.loss.kb[j] : 0.0;
+    }
+    dgp_tree_build(sim, kap);
     if (!sim->sv.tree.on)
       return -1;
   } else if (dgp_plan_mass(sim, true) != DG_OK) {

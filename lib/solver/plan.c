@@ -316,7 +316,7 @@ int dgp_solver_build(dg_sim *sim) {
   int rc = dgp_plan_mass(sim, false);
   if (rc != DG_OK || sim->in_check) /* the every-mode check steps no mode */
     return rc;
-  dgp_tree_build(sim);
+  dgp_tree_build(sim, NULL);
   if (!sim->sv.tree.on) /* the tree's ACCEL stage needs neither M⁻¹ nor B */
     dgp_plan_inverse(sim);
   rc = dgp_loss_build(sim);

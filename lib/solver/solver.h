@@ -178,8 +178,9 @@ static inline void dgp_axpy(double *out, const double *a, double c, const double
  * the factor (-1: singular, -2: a loop), and K z = b in place. */
 int dgp_tree_factor(dg_tree_ws *t);
 void dgp_tree_solve(const dg_tree_ws *t, double *z);
-/* The mode's system and its factor (tree.on when the ACCEL stage uses it). */
-void dgp_tree_build(dg_sim *sim);
+/* The mode's system and its factor (tree.on when the ACCEL stage uses it),
+ * factored for the meshes' κ in kap (NULL: all 0). */
+void dgp_tree_build(dg_sim *sim, const double *kap);
 /* The ACCEL stage: q̇ into dq, loss torques added to w; the loss power. */
 double dgp_tree_accel(dg_sim *sim, double *dq, double *w);
 

@@ -497,10 +497,11 @@ static bool tree_pays(const dg_sim *sim, int nentries) {
  * node and a regular K, and the tree is the cheaper stage (or the tests ask
  * for it). With variable ratios (a CVT) it is built again from the new
  * coefficients at each refresh (kin.c), with the inertial force −I Ġ q of
- * the changing ratios among the torques it solves for: K z = [w − I Ġ q; 0]
+ * the changing ratios among the torques it solves for (and factored for
+ * the κ of the meshes' directions, kap, which the stage keeps): K z = [w − I Ġ q; 0]
  * gives the ẍ' = G q̈ in range(G) with Gᵀ(I ẍ' − w + I Ġ q) = 0, the q̈ of
  * the dense stage, and the same multipliers. */
-void dgp_tree_build(dg_sim *sim) {
+void dgp_tree_build(dg_sim *sim, const double *kap) {
   dg_solver *sv = &sim->sv;
   dg_topo_ws *ws = &sv->ws;
   dg_tree_ws *t = &sv->tree;
@@ -622,7 +623,7 @@ void dgp_tree_build(dg_sim *sim) {
     t->base[v] = v < nn && !t->gone[v] ? sv->inertia[v] : 0.0;
   if (sim->tree_never || (!sim->tree_always && !tree_pays(sim, ne)))
     return;
-  if (tree_refactor(sim, NULL) != 0)
+  if (tree_refactor(sim, kap) != 0)
     return;
   t->on = true;
 }
