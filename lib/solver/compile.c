@@ -50,7 +50,7 @@
  * Experimental: on the axle (plain) it takes the step from 2,653 to about
  * 1,000 instructions and from 2.2x to 1.4x the hand-written step's time;
  * the sedan's launch through its gears, every mode a hooked mode's
- * compiled run, from 15,088 to 9,102 instructions (1.73x the hand-written
+ * compiled run, from 15,088 to 9,141 instructions (1.74x the hand-written
  * step's; docs/performance.md, "Compiled stages").
  *
  * What it writes out and what it calls: the SPEEDS stage, the dense ACCEL
