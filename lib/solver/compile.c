@@ -189,7 +189,7 @@ struct dgp_unit {
   unsigned long tunes;
   int n_torque, n_pre, n_post, n_hold, n_events, n_slots, n_evb;
   int *torque_index; /* per torque hook: its block */
-  int *hook_index;   /* per pre_step, post_step, event hook (in that order): its block */
+  int *hook_index;   /* per hook (hook_block's order): its block */
   dgc_pre_fn pre;    /* the pre_step hooks (write_hooks), or NULL */
   dgc_post_fn post;  /* the post_step hooks, or NULL */
   void (*slots)(const dgc_env *e); /* the bound inputs' slots, or NULL */
@@ -493,7 +493,7 @@ typedef struct unit_layout {
    * their blocks in list, when every such class is built in (`hooked`) */
   bool hooked;
   unsigned uses[MAX_CLASSES]; /* per class: USE_PRE | USE_POST | USE_EVENTS */
-  int *pre_at, *post_at, *evb_at;
+  int *hook_at;               /* per hook (hook_block's order): its block in list */
 } unit_layout;
 
 enum { USE_PRE = 1u, USE_POST = 2u, USE_EVENTS = 4u };
@@ -765,7 +765,7 @@ static void write_slots(FILE *f, const dg_sim *sim, const unit_layout *ul, const
  * simulation. */
 static void write_hook_list(FILE *f, const dg_sim *sim, const unit_layout *ul, bool post) {
   int n = post ? sim->n_post : sim->n_pre;
-  const int *at = post ? ul->post_at : ul->pre_at;
+  const int *at = ul->hook_at + (post ? sim->n_pre : 0);
   fprintf(f,
           "\n__attribute__((visibility(\"default\"), flatten)) void dgc_%s(const dgc_env *e%s) "
           "{\n  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n  c->state = e->s;\n  c->state_rate = 0;\n",
@@ -792,7 +792,7 @@ static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
                                const unit_layout *ul, const char *g, const char *p) {
   fprintf(f, "  active = 0;\n");
   for (int i = 0; i < sim->n_evb; i++) {
-    int k = ul->evb_at[i];
+    int k = ul->hook_at[sim->n_pre + sim->n_post + i];
     fprintf(f, "  active += dgc_events_%s(blk[%d], c, %s + %d) != 0;\n",
             ul->cls[ul->type_of[k]]->type, k, g, sim->ev_off[i]);
   }
@@ -846,8 +846,8 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
     write_event_values(f, sim, sv, ul, "e->g0", "e->p");
     fprintf(f, "  events = active > 0;\n");
   }
-  fprintf(f, "  }\n  dgc_stages_%d(e, t, h);\n  {\n", mi);
-  fprintf(f, "  if (*e->failed)\n    return 0;\n  }\n"
+  fprintf(f, "  }\n  dgc_stages_%d(e, t, h);\n", mi);
+  fprintf(f, "  if (*e->failed)\n    return 0;\n"
              "  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n"
              "  const double *yt = e->yt, *pw = e->pw;\n  double *xe = e->xw;\n");
   if (nev > 0) {
@@ -1155,6 +1155,25 @@ static double loss_apply(void *sim, const double *q, double *dq, double *w) {
   return dgp_loss_apply(sim, q, dq, w);
 }
 
+/* The hooks around the stages, in one order: the pre_step hooks, the
+ * post_step hooks, the blocks with event functions. Hook i's block, and
+ * which of the three it is in *use. */
+static int hook_count(const dg_sim *sim) { return sim->n_pre + sim->n_post + sim->n_evb; }
+
+static const dg_block *hook_block(const dg_sim *sim, int i, unsigned *use) {
+  if (i < sim->n_pre) {
+    *use = USE_PRE;
+    return sim->pre[i].b;
+  }
+  i -= sim->n_pre;
+  if (i < sim->n_post) {
+    *use = USE_POST;
+    return sim->post[i].b;
+  }
+  *use = USE_EVENTS;
+  return sim->evb[i - sim->n_post].b;
+}
+
 /* Whether the simulation's hook lists and bound inputs are those the
  * unit's code was written for. */
 static bool fits(const dg_sim *sim, const dgp_unit *u) {
@@ -1167,13 +1186,10 @@ static bool fits(const dg_sim *sim, const dgp_unit *u) {
       return false;
   if (u->n_evb != sim->n_evb)
     return false;
-  for (int i = 0; u->pre && i < sim->n_pre + sim->n_post + sim->n_evb; i++) {
-    const dg_block *b = i < sim->n_pre                 ? sim->pre[i].b
-                        : i < sim->n_pre + sim->n_post ? sim->post[i - sim->n_pre].b
-                                                       : sim->evb[i - sim->n_pre - sim->n_post].b;
-    if (u->hook_index[i] != b->index)
+  unsigned use;
+  for (int i = 0; u->pre && i < hook_count(sim); i++)
+    if (u->hook_index[i] != hook_block(sim, i, &use)->index)
       return false;
-  }
   return true;
 }
 
@@ -1275,9 +1291,7 @@ static void layout_free(unit_layout *ul) {
   free(ul->list);
   free(ul->type_of);
   free(ul->slot_at);
-  free(ul->pre_at);
-  free(ul->post_at);
-  free(ul->evb_at);
+  free(ul->hook_at);
 }
 
 /* Block b's place in the layout's list, added if it is not there: a hook's
@@ -1299,23 +1313,18 @@ static int layout_hook(unit_layout *ul, const dg_block *b, unsigned use) {
  * a built-in class's and the slots are evaluated in the unit; their
  * blocks' indices into idx (pre_step, post_step, event hooks). */
 static void layout_hooks(const dg_sim *sim, unit_layout *ul, int *idx) {
-  int nlist = ul->nlist, ntypes = ul->ntypes, n = 0;
+  int nlist = ul->nlist, ntypes = ul->ntypes;
   ul->hooked = sim->n_slots == 0 || ul->slots;
-  for (int i = 0; ul->hooked && i < sim->n_pre + sim->n_post + sim->n_evb; i++) {
-    const dg_block *b = i < sim->n_pre                 ? sim->pre[i].b
-                        : i < sim->n_pre + sim->n_post ? sim->post[i - sim->n_pre].b
-                                                       : sim->evb[i - sim->n_pre - sim->n_post].b;
-    unsigned use = i < sim->n_pre ? USE_PRE : i < sim->n_pre + sim->n_post ? USE_POST : USE_EVENTS;
+  for (int i = 0; ul->hooked && i < hook_count(sim); i++) {
+    unsigned use;
+    const dg_block *b = hook_block(sim, i, &use);
     int k = is_builtin(b->klass) ? layout_hook(ul, b, use) : -1;
     if (k < 0) {
       ul->hooked = false;
       break;
     }
-    int *at = use == USE_PRE    ? ul->pre_at + i
-              : use == USE_POST ? ul->post_at + (i - sim->n_pre)
-                                : ul->evb_at + (i - sim->n_pre - sim->n_post);
-    *at = k;
-    idx[n++] = b->index;
+    ul->hook_at[i] = k;
+    idx[i] = b->index;
   }
   if (!ul->hooked) { /* the stages' blocks alone */
     ul->nlist = nlist;
@@ -1378,20 +1387,18 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
   unit_layout ul = {0};
   size_t nl = (size_t)sim->n_torque + (size_t)sim->n_slots + (size_t)sim->n_pre +
               (size_t)sim->n_post + (size_t)sim->n_evb + 1;
-  size_t nh = (size_t)sim->n_pre + (size_t)sim->n_post + (size_t)sim->n_evb;
+  size_t nh = (size_t)hook_count(sim);
   ul.list = calloc(nl, sizeof *ul.list);
   ul.type_of = calloc(nl, sizeof *ul.type_of);
   ul.slot_at = calloc((size_t)sim->n_slots + 1, sizeof *ul.slot_at);
-  ul.pre_at = calloc((size_t)sim->n_pre + 1, sizeof *ul.pre_at);
-  ul.post_at = calloc((size_t)sim->n_post + 1, sizeof *ul.post_at);
-  ul.evb_at = calloc((size_t)sim->n_evb + 1, sizeof *ul.evb_at);
+  ul.hook_at = calloc(nh + 1, sizeof *ul.hook_at);
   dgp_unit *u = calloc(1, sizeof *u);
   if (u) {
     u->torque_index = calloc((size_t)sim->n_torque + 1, sizeof *u->torque_index);
     u->hook_index = calloc(nh + 1, sizeof *u->hook_index);
   }
-  if (!ul.list || !ul.type_of || !ul.slot_at || !ul.pre_at || !ul.post_at || !ul.evb_at || !u ||
-      !u->torque_index || !u->hook_index) {
+  if (!ul.list || !ul.type_of || !ul.slot_at || !ul.hook_at || !u || !u->torque_index ||
+      !u->hook_index) {
     layout_free(&ul);
     if (u) {
       free(u->torque_index);
@@ -1649,6 +1656,13 @@ static int match_mode(const dg_sim *sim, const dgp_unit *u) {
   return -1;
 }
 
+/* The simulation's unit while its constants are the graph's parameters
+ * (no tuning since it was compiled), else NULL. */
+static const dgp_unit *unit_current(const dg_sim *sim) {
+  const dgp_unit *u = sim->compiled->unit;
+  return u->tunes == sim->g->tunes ? u : NULL;
+}
+
 /* The unit's mode serving this stage: the current plan's, with the
  * parameter values the unit holds as constants, no tie forces wanted. */
 static const dgc_mode *serving(dg_sim *sim) {
@@ -1657,7 +1671,7 @@ static const dgc_mode *serving(dg_sim *sim) {
     c->gen = sim->plan_gen;
     c->cur = match_mode(sim, c->unit);
   }
-  if (c->cur < 0 || c->unit->tunes != sim->g->tunes || sim->sv.lam.want)
+  if (c->cur < 0 || !unit_current(sim) || sim->sv.lam.want)
     return NULL;
   return &c->unit->mode[c->cur];
 }
@@ -1707,26 +1721,26 @@ int dgp_compiled_segment(dg_sim *sim, double t, double h) {
 }
 
 bool dgp_compiled_pre(dg_sim *sim) {
-  dgp_compiled *c = sim->compiled;
-  if (!c->unit->pre || c->unit->tunes != sim->g->tunes)
+  const dgp_unit *u = unit_current(sim);
+  if (!u || !u->pre)
     return false;
-  c->unit->pre(&c->env);
+  u->pre(&sim->compiled->env);
   return true;
 }
 
 bool dgp_compiled_post(dg_sim *sim, bool slots_done) {
-  dgp_compiled *c = sim->compiled;
-  if (!c->unit->post || c->unit->tunes != sim->g->tunes)
+  const dgp_unit *u = unit_current(sim);
+  if (!u || !u->post)
     return false;
-  c->unit->post(&c->env, slots_done);
+  u->post(&sim->compiled->env, slots_done);
   return true;
 }
 
 bool dgp_compiled_slots(dg_sim *sim) {
-  dgp_compiled *c = sim->compiled;
-  if (!c->unit->slots || c->unit->tunes != sim->g->tunes)
+  const dgp_unit *u = unit_current(sim);
+  if (!u || !u->slots)
     return false;
-  c->unit->slots(&c->env);
+  u->slots(&sim->compiled->env);
   return true;
 }
 

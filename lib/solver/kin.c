@@ -120,12 +120,10 @@ static int refresh_rows(dg_sim *sim) {
   }
   sim->sv.kin.lam_stale = ws->nactive > 0;
   dgp_plan_speed_rows(sim);
-  if (sim->sv.tree.on) {                  /* the tree's system of the new coefficients (no M), */
-    double *kap = sim->sv.loss.kap;       /* factored for the meshes' directions */
-    for (int j = 0; j < ws->nmesh; j++) { /* (the stage's choice: dgp_tree_accel) */
-      int d = sim->sv.loss.dir[j];
-      kap[j] = d > 0 ? sim->sv.loss.kf[j] : d < 0 ? sim->sv.loss.kb[j] : 0.0;
-    }
+  if (sim->sv.tree.on) {            /* the tree's system of the new coefficients (no M), */
+    double *kap = sim->sv.loss.kap; /* factored for the κ the stage will take */
+    for (int j = 0; j < ws->nmesh; j++)
+      kap[j] = dgp_mesh_kappa(&sim->sv, j);
     dgp_tree_build(sim, kap);
     if (!sim->sv.tree.on)
       return -1;

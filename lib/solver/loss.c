@@ -309,7 +309,7 @@ double dgp_loss_apply(dg_sim *sim, const double *q, double *dq, double *w) {
   int iterations = sv->loss.hold ? 1 : 2 * m + 3;
   for (int it = 0; it < iterations; it++) {
     for (int j = 0; j < m; j++)
-      kap[j] = dir[j] > 0 ? sv->loss.kf[j] : dir[j] < 0 ? sv->loss.kb[j] : 0.0;
+      kap[j] = dgp_mesh_kappa(sv, j);
     if (mesh_solve(sv, m, st) != 0) {
       for (int j = 0; j < m; j++) { /* self-locking: no loss rather than a blow-up */
         lam[j] = lam0[j];

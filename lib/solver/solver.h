@@ -123,6 +123,13 @@ static inline int dgp_mesh_direction(double lam, double v, int dir) {
   double p = lam * v;
   return p > 0.0 ? 1 : p < 0.0 ? -1 : (lam == 0.0 ? dir : 0);
 }
+/* Mesh j's κ for its direction of power flow: 1/η_b − 1 when side b
+ * drives, η − 1 when side a does, 0 when none flows (compile.c's
+ * write_tree writes the same expression). */
+static inline double dgp_mesh_kappa(const dg_solver *sv, int j) {
+  int d = sv->loss.dir[j];
+  return d > 0 ? sv->loss.kf[j] : d < 0 ? sv->loss.kb[j] : 0.0;
+}
 
 /* R, Ṙ and C from the declarations of the hooks (topo.c), before the
  * elimination. */

@@ -480,14 +480,24 @@ typedef struct seg_plan {
   bool events, slots_done;
 } seg_plan;
 
+/* A segment that failed the simulation: its directions free again. */
+static int segment_failed(dg_sim *sim) {
+  sim->sv.loss.hold = false;
+  return sim->err.code;
+}
+
+/* The state's sizes in the current mode. */
+static void segment_sizes(const dg_sim *sim, seg_plan *sp) {
+  sp->nd = sim->sv.ndof;
+  sp->ny = sim->sv.ndof + sim->ns;
+}
+
 /* PREPARE, then the first stage (with tie forces when events need them);
  * HOLDS: a hold those forces overload lets go here, and the first stage
  * is made again in the new mode (hold_pass); then the event functions at
  * the start and RK4's other stages. */
 static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
   double t = sp->t, h = sp->h;
-  sp->nd = sim->sv.ndof;
-  sp->ny = sim->sv.ndof + sim->ns;
   sp->events = event_count(sim) > 0 && segs_left > 1;
   for (int round = 0;; round++) {
     dgp_rk4_gather(sim, sim->sv.rk.y0);
@@ -508,8 +518,7 @@ static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
       break;
     if (dgp_solver_change_topology(sim) != DG_OK)
       return sim->err.code;
-    sp->nd = sim->sv.ndof;
-    sp->ny = sim->sv.ndof + sim->ns;
+    segment_sizes(sim, sp);
   }
   sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
@@ -520,11 +529,7 @@ static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
     sp->events = event_values(sim, sim->sv.ev.g0, sim->sv.loss.p) > 0; /* none: nothing to locate */
   }
   dgp_rk4_stages(sim, t, h, sp->ny);
-  if (sim->failed) {
-    sim->sv.loss.hold = false;
-    return sim->err.code;
-  }
-  return DG_OK;
+  return sim->failed ? segment_failed(sim) : DG_OK;
 }
 
 /* A switching condition crossed inside the segment (g0 to g1) ends it
@@ -544,11 +549,7 @@ static int segment_crossed(dg_sim *sim, seg_plan *sp) {
       dgp_rk4_stages(sim, sp->t, h, sp->ny);
     dgp_inputs_at(sim, sp->tb);
   }
-  if (sim->failed) {
-    sim->sv.loss.hold = false;
-    return sim->err.code;
-  }
-  return DG_OK;
+  return sim->failed ? segment_failed(sim) : DG_OK;
 }
 
 /* EVENTS: the event functions at the segment's end; a switching condition
@@ -565,11 +566,7 @@ static int segment_events(dg_sim *sim, seg_plan *sp) {
   sp->slots_done = sim->sv.mot.np == 0;
   if (any_crossed(sim, sim->sv.ev.g0, sim->sv.ev.g1, FN_ALL))
     return segment_crossed(sim, sp);
-  if (sim->failed) { /* an event function failed the simulation */
-    sim->sv.loss.hold = false;
-    return sim->err.code;
-  }
-  return DG_OK;
+  return sim->failed ? segment_failed(sim) : DG_OK; /* an event function failed it */
 }
 
 /* COMMIT: yt becomes the committed state, with the energy audit, the node
@@ -644,14 +641,13 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   }
   if (sim->failed)
     return sim->err.code;
+  segment_sizes(sim, sp);
   int rc;
   bool ended = false; /* the compiled run evaluated the end's values */
   int ran = sim->compiled && segs_left > 1 && dgp_compiled_run_serves(sim)
                 ? dgp_compiled_run(sim, sp->t, sp->h, sp->tb, &ended)
                 : -1;
   if (ran == DGP_RUN_COMMITTED) { /* dgp_compiled_run: the commit's own part made */
-    sp->nd = sim->sv.ndof;
-    sp->ny = sim->sv.ndof + sim->ns;
     sp->slots_done = sp->events = ended;
     sim->segments++;
     sim->t = sp->tb;
@@ -659,20 +655,16 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
     return segment_post(sim, sp);
   }
   if (ran == DGP_RUN_CROSSED) { /* the end's values as end_values leaves them */
-    sp->nd = sim->sv.ndof;
-    sp->ny = sim->sv.ndof + sim->ns;
     sp->events = true;
     dgp_lambda_at(sim, sp->tb, sim->sv.rk.yt);
     rc = segment_crossed(sim, sp);
   } else if (ran == DGP_RUN_FAILED) { /* a hook failed, or yt is not finite */
-    sim->sv.loss.hold = false;
-    if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
-      return sim->err.code;
-    dgp_sim_fail(sim, DG_ERR_NUMERIC,
-                 "at t = %g s: the compiled segment refused a state that the finiteness check "
-                 "accepts (an internal error)",
-                 sp->t);
-    return sim->err.code;
+    if (!sim->failed && check_finite(sim, sim->sv.rk.yt))
+      dgp_sim_fail(sim, DG_ERR_NUMERIC,
+                   "at t = %g s: the compiled segment refused a state that the finiteness check "
+                   "accepts (an internal error)",
+                   sp->t);
+    return segment_failed(sim);
   } else {
     rc = segment_stages(sim, sp, segs_left);
     if (rc == DG_OK)

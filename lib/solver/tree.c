@@ -794,7 +794,7 @@ double dgp_tree_accel(dg_sim *sim, double *dq, double *w) {
     for (int it = 0; it < iterations; it++) {
       bool same_kap = t->factored;
       for (int j = 0; !keep && j < m; j++) {
-        kap[j] = dir[j] > 0 ? sv->loss.kf[j] : dir[j] < 0 ? sv->loss.kb[j] : 0.0;
+        kap[j] = dgp_mesh_kappa(sv, j);
         same_kap = same_kap && kap[j] == t->kap[j];
       }
       bool failed = !keep && !same_kap && tree_refactor(sim, kap) != 0;
