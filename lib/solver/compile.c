@@ -371,9 +371,11 @@ static void write_prologue(FILE *f, const dg_sim *sim, bool own) {
  * the stage's node speeds and torques and the context written back. */
 static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, bool own,
                        bool inputs) {
-  int nn = sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
+  /* the angles' node sums only where the commit cannot take them from
+   * the DOFs' (dgp_angles_linear): else the loops over 0 nodes vanish */
+  int nn = dgp_angles_linear(sv) ? 0 : sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
   fprintf(f,
-          "  double xs[%d];\n"
+          "  double xs[%d + 1];\n"
           "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
           "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
           "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
@@ -434,11 +436,23 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
   int ie = sim->n_torque;
   fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
           ne + ie, 2 * ne + ie, 3 * ne + ie);
-  fprintf(f,
-          "  { double c6 = h / 6.0;\n    for (int n = 0; n < %d; n++)\n"
-          "      e->theta[n] = e->theta[n] + c6 * e->xsum[n]; }\n"
-          "  double *xc = e->x;\n",
-          nn);
+  if (dgp_angles_linear(sv)) { /* dgp_commit_angles: G times the DOFs' quadrature */
+    fprintf(f,
+            "  {\n    const double *a0 = e->y0, *a1 = e->k1, *a2 = e->k2, *a3 = e->k3;\n"
+            "    double c2 = h * h / 6.0, qa[%d], xa[%d];\n"
+            "    for (int j = 0; j < %d; j++)\n"
+            "      qa[j] = h * a0[j] + c2 * (a1[j] + a2[j] + a3[j]);\n",
+            nd + 1, nn, nd);
+    write_speeds(f, sv, "qa", "xa");
+    fprintf(f, "    for (int n = 0; n < %d; n++)\n      e->theta[n] = e->theta[n] + xa[n];\n  }\n",
+            nn);
+  } else {
+    fprintf(f,
+            "  { double c6 = h / 6.0;\n    for (int n = 0; n < %d; n++)\n"
+            "      e->theta[n] = e->theta[n] + c6 * e->xsum[n]; }\n",
+            nn);
+  }
+  fprintf(f, "  double *xc = e->x;\n");
   if (end)
     fprintf(f, "  if (%s) {\n    for (int n = 0; n < %d; n++)\n      xc[n] = xe[n];\n  } else {\n",
             end, nn);
@@ -471,7 +485,7 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
   fprintf(f,
           "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
           "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
-          mi, nn);
+          mi, dgp_angles_linear(sv) ? 0 : nn);
   write_rest(f, sim, sv, mi, true, false);
   write_commit(f, sim, sv, NULL);
   fprintf(f, "  return 1;\n}\n");
@@ -833,7 +847,7 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "  dgc_stage_%d(e, t, y0w, (double *)e->k1, e->pw);\n"
           "  for (int n = 0; n < %d; n++)\n    x1w[n] = x[n];\n"
           "  *e->pcur = e->pw + %d;\n  *e->loss_hold = 1;\n",
-          mi, nn, 4 * ne);
+          mi, dgp_angles_linear(sv) ? 0 : nn, 4 * ne);
   for (int j = 0; j < sv->ws.nmesh; j++)
     fprintf(f, "  e->watch[%d] = 0;\n", j);
   if (nev > 0) {

@@ -168,7 +168,11 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
   int ne = sim->sv.audit.ne;
   int nn = sim->nn;
   const double *xw = sim->sv.xw;
-  double *xs = sim->sv.mot.xsum; /* the node angles' quadrature: x1 + 2 x2 + 2 x3 + x4 */
+  /* the node angles' quadrature x1 + 2 x2 + 2 x3 + x4, where the commit
+   * cannot take it from the DOFs' (dgp_angles_linear): nn = 0 */
+  double *xs = sim->sv.mot.xsum;
+  if (dgp_angles_linear(&sim->sv))
+    nn = 0;
   dgp_axpy(yt, y0, 0.5 * h, k1, ny);
   dgp_inputs_at(sim, t + 0.5 * h);
   sim->sv.audit.pcur = sim->sv.audit.pw + ne;
@@ -197,6 +201,25 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny) {
   }
   if (i < ny)
     yt[i] = y0[i] + c * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+/* The node angles of a segment of length h: with RK4's weights on the
+ * stages' node speeds, or G times the DOFs' quadrature h q0 + h²/6 (k1 +
+ * k2 + k3) where x = G q (dgp_angles_linear; compile.c writes the same
+ * expressions). */
+void dgp_commit_angles(dg_sim *sim, double h, int nd) {
+  double *theta = sim->sv.mot.theta, *xs = sim->sv.mot.xsum;
+  if (!dgp_angles_linear(&sim->sv)) {
+    dgp_axpy(theta, theta, h / 6.0, xs, sim->nn);
+    return;
+  }
+  const double *y0 = sim->sv.rk.y0, *k1 = sim->sv.rk.k1, *k2 = sim->sv.rk.k2, *k3 = sim->sv.rk.k3;
+  double *qa = sim->sv.mot.x1, c2 = h * h / 6.0; /* x1 is free: nd <= nn */
+  for (int j = 0; j < nd; j++)
+    qa[j] = h * y0[j] + c2 * (k1[j] + k2[j] + k3[j]);
+  dgp_solver_speeds(sim, qa, xs);
+  for (int n = 0; n < sim->nn; n++)
+    theta[n] = theta[n] + xs[n];
 }
 
 /* The state at t + θh on RK4's continuous extension (third order, exact at

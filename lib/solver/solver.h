@@ -123,6 +123,16 @@ static inline int dgp_mesh_direction(double lam, double v, int dir) {
   double p = lam * v;
   return p > 0.0 ? 1 : p < 0.0 ? -1 : (lam == 0.0 ? dir : 0);
 }
+/* The node angles of a mode whose speeds are x = G q, G fixed within
+ * the segment (no variable ratio, no prescribed speed): their RK4
+ * quadrature h/6 (x1 + 2 x2 + 2 x3 + x4) is G times that of q, which
+ * RK4's stages make h q0 + h²/6 (k1 + k2 + k3) (q2 = q0 + h/2 k1, q3 =
+ * q0 + h/2 k2, q4 = q0 + h k3), so the commit computes G once instead
+ * of the stages summing every node's speed (step.c, compile.c). */
+static inline bool dgp_angles_linear(const dg_solver *sv) {
+  return !sv->variable_kinematics && sv->mot.np == 0 && sv->mot.n_gp == 0;
+}
+
 /* Mesh j's κ for its direction of power flow: 1/η_b − 1 when side b
  * drives, η − 1 when side a does, 0 when none flows (compile.c's
  * write_tree writes the same expression). */
@@ -357,6 +367,7 @@ void dgp_rk4_stages(dg_sim *sim, double t, double h, int ny);
 void dgp_rk4_compute_lambda(dg_sim *sim);
 /* The state at t + θh on the continuous extension, into ydense. */
 void dgp_rk4_dense(dg_sim *sim, double theta, double h, int ny);
+void dgp_commit_angles(dg_sim *sim, double h, int nd);
 
 /* The point the next tie-force query refers to: (t, y), or the committed
  * state when y is NULL; computed when first asked for. */

@@ -508,9 +508,10 @@ static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
      * G q with the plan's own SPEEDS pass, so they are its bits, copied.
      * Not with a variable ratio (the stage refreshes G first) or
      * prescribed speeds (their columns add v at the stage's time). */
-    sim->sv.xw_committed = !sim->sv.variable_kinematics && sim->sv.mot.np == 0 && sim->sv.mot.n_gp == 0;
+    sim->sv.xw_committed = dgp_angles_linear(&sim->sv);
     dgp_rk4_derivative(sim, t, sim->sv.rk.y0, sim->sv.rk.k1); /* the meshes take their directions */
-    memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn); /* for the angles */
+    if (!dgp_angles_linear(&sim->sv)) /* for the angles (dgp_angles_linear) */
+      memcpy(sim->sv.mot.x1, sim->sv.xw, sizeof(double) * (size_t)sim->nn);
     sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
     bool checked = sim->sv.lam.want && round < sim->n_hold;
     sim->sv.lam.want = false;
@@ -595,8 +596,7 @@ static int segment_commit(dg_sim *sim, const seg_plan *sp) {
     sim->sv.audit.work[sim->motion_blocks[k]] +=
         h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   }
-  /* node angles, with RK4's weights */
-  dgp_axpy(sim->sv.mot.theta, sim->sv.mot.theta, h / 6.0, sim->sv.mot.xsum, sim->nn);
+  dgp_commit_angles(sim, h, nd);
   sim->segments++;
   sim->t = tb;
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
