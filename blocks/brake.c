@@ -356,7 +356,7 @@ static int brake_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
     if (d->mode == MODE_HELD)
       g[1] = e - LOCK_ENGAGED;
     else
-      g[0] = fmax(LOCK_ENGAGED - e, w * d->dir - p->lock_speed - d->rest_tol);
+      g[0] = dg_fmax(LOCK_ENGAGED - e, w * d->dir - p->lock_speed - d->rest_tol);
     return 1;
   }
   if (d->mode == MODE_HELD)

@@ -193,7 +193,7 @@ static const dg_table1d *gear_table_reverse(const gear_params *p) {
 static double table_min(const dg_table1d *t) {
   double m = 1.0;
   for (int i = 0; i < t->n; i++)
-    m = fmin(m, t->y[i]);
+    m = dg_fmin(m, t->y[i]);
   return m;
 }
 
@@ -285,8 +285,8 @@ static void gear_drive_excess(const dg_block *self, dg_ctx *ctx, double *f, doub
   double er = p->self_locking ? gear_eta_reverse(p) : 1.0;
   double mu = dg_ctx_tie_force(ctx, d->tie_ratio), lam = dg_ctx_tie_force(ctx, d->tie_hold);
   double ta = -mu, tb = r * mu - lam;
-  *f = fmin(ef * r * (ta - c0) + tb - cb, r * (ta - c0) + er * (tb - cb));
-  *b = fmin(-ef * r * (ta + c0) - tb - cb, -r * (ta + c0) - er * (tb + cb));
+  *f = dg_fmin(ef * r * (ta - c0) + tb - cb, r * (ta - c0) + er * (tb - cb));
+  *b = dg_fmin(-ef * r * (ta + c0) - tb - cb, -r * (ta + c0) - er * (tb + cb));
   *tol = TORQUE_REL_TOL * (fabs(r * ta) + fabs(tb)) + TORQUE_ABS_TOL;
 }
 
@@ -306,7 +306,7 @@ static const dg_table1d *gear_watched(const gear_params *p, int k) {
 static void gear_bracket(const dg_table1d *t, double v, double *lo, double *hi, bool known) {
   int n = t->n, on = -1;
   for (int i = 0; i < n && on < 0; i++)
-    if (fabs(v - t->x[i]) <= 1e-9 * fmax(fabs(v), fabs(t->x[i])))
+    if (fabs(v - t->x[i]) <= 1e-9 * dg_fmax(fabs(v), fabs(t->x[i])))
       on = i;
   if (on < 0) {
     *lo = -INFINITY;
@@ -382,7 +382,7 @@ static void gear_hold_check(dg_block *self, dg_ctx *ctx) {
     return;
   double f, b, tol;
   gear_drive_excess(self, ctx, &f, &b, &tol);
-  if (fmax(f, b) > 0.5 * tol) {
+  if (dg_fmax(f, b) > 0.5 * tol) {
     d->dir = f > b ? 1 : -1;
     gear_set_mode(d, ctx, MODE_ROLLING, true);
   }
@@ -408,7 +408,7 @@ static int gear_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
   if (d->mode == MODE_STUCK) {
     double f, b, tol;
     gear_drive_excess(self, ctx, &f, &b, &tol);
-    g[1] = tol - fmax(f, b);
+    g[1] = tol - dg_fmax(f, b);
     return 1;
   }
   int active = 0;
@@ -422,7 +422,7 @@ static int gear_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
       continue;
     double lo = isfinite(d->lo[k]) ? v - d->lo[k] : 1.0,
            hi = isfinite(d->hi[k]) ? d->hi[k] - v : 1.0;
-    g[2 + k] = fmin(lo, hi);
+    g[2 + k] = dg_fmin(lo, hi);
     active = 1;
   }
   return active;

@@ -723,7 +723,7 @@ static const char *gearbox_mode_name(const dg_block *self, int mode) {
 static int manual_gear(const gearbox_data *d, double input) {
   if (!isfinite(input))
     return d->gear;
-  return (int)lround(fmin(fmax(input, d->lowest), d->n));
+  return (int)lround(dg_fmin(dg_fmax(input, d->lowest), d->n));
 }
 
 static bool at_standstill(const dg_block *self, const dg_ctx *ctx) {
@@ -770,7 +770,7 @@ static int automatic_gear(dg_block *self, const dg_ctx *ctx) {
   }
   if (g <= 0)
     return 1;
-  double th = fmin(fmax(throttle, 0.0), 1.0);
+  double th = dg_fmin(dg_fmax(throttle, 0.0), 1.0);
   double rpm = dg_port_speed(ctx, self, PORT_IN) * DG_RPM_PER_RAD_S;
   if (g < d->n && rpm >= upshift_rpm(s, g, th))
     return g + 1;
@@ -1143,7 +1143,7 @@ static void gearbox_start(dg_block *self, dg_ctx *ctx, int phase) {
     if (d->lowest < 0 && dg_block_input(ctx, self, IN_GEAR) <= -0.5) {
       want = -1;
     } else {
-      double th = fmin(fmax(dg_block_input(ctx, self, IN_THROTTLE), 0.0), 1.0);
+      double th = dg_fmin(dg_fmax(dg_block_input(ctx, self, IN_THROTTLE), 0.0), 1.0);
       double w_out = fabs(dg_port_speed(ctx, self, PORT_OUT));
       want = 1;
       while (want < d->n &&

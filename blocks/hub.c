@@ -114,7 +114,7 @@ static int hub_init(dg_block *self, dg_init *init) {
   /* max |MF| on [0, 1]: a fine scan (the curve has one peak) */
   double m = 0.0;
   for (int i = 1; i <= 2000; i++)
-    m = fmax(m, fabs(hub_mf(&p->tyre, KAPPA_LIMIT * i / 2000.0)));
+    m = dg_fmax(m, fabs(hub_mf(&p->tyre, KAPPA_LIMIT * i / 2000.0)));
   d->mf_max = m;
   return 0;
 }
@@ -178,7 +178,7 @@ static double hub_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     return vx;
   case SIG_SLIP_RATIO:
     return (dg_port_speed(ctx, self, PORT_HUB) * p->radius - vx) /
-           fmax(fabs(vx), SLIP_RATIO_MIN_SPEED);
+           dg_fmax(fabs(vx), SLIP_RATIO_MIN_SPEED);
   case SIG_TORQUE:
     return -hub_force(self, ctx, &dk) * p->radius;
   default:
@@ -191,7 +191,7 @@ static double hub_signal(const dg_block *self, const dg_ctx *ctx, int index) {
  * the wheel block's (the rate alone holds it only once it is there). */
 static void hub_post_step(dg_block *self, dg_ctx *ctx) {
   double *k = dg_block_state_commit(ctx, self);
-  *k = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, *k));
+  *k = dg_fmax(-KAPPA_LIMIT, dg_fmin(KAPPA_LIMIT, *k));
 }
 
 /* The slip state as an initial value (a host starting mid-manoeuvre). */

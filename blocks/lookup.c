@@ -79,7 +79,9 @@ static int lookup_find(const dg_table1d *t, double x) {
   return lo;
 }
 
-static bool lookup_near(double x, double b) { return fabs(x - b) <= 1e-9 * fmax(fabs(x), fabs(b)); }
+static bool lookup_near(double x, double b) {
+  return fabs(x - b) <= 1e-9 * dg_fmax(fabs(x), fabs(b));
+}
 
 static void lookup_pre_step(dg_block *self, dg_ctx *ctx) {
   const lookup_params *p = self->params;
@@ -149,8 +151,8 @@ static void lookup_signal_range(const void *params, int signal, dg_range *r) {
     return;
   r->min = r->max = p->table.y[0];
   for (int i = 1; i < p->table.n; i++) {
-    r->min = fmin(r->min, p->table.y[i]);
-    r->max = fmax(r->max, p->table.y[i]);
+    r->min = dg_fmin(r->min, p->table.y[i]);
+    r->max = dg_fmax(r->max, p->table.y[i]);
   }
 }
 

@@ -198,7 +198,7 @@ static void pid_limit_mode(pid_data *d, int k, double limit, double u, double g)
     d->sat[k] = d->watch[k] = false;
     return;
   }
-  if (fabs(g) > 1e-9 * fmax(fabs(limit), fabs(u))) {
+  if (fabs(g) > 1e-9 * dg_fmax(fabs(limit), fabs(u))) {
     d->sat[k] = g > 0.0;
     d->watch[k] = true;
     return;

@@ -297,7 +297,7 @@ static void planetary_excess(const dg_block *self, dg_ctx *ctx, double *e, doubl
   double lam = dg_ctx_tie_force(ctx, d->tie), mu = dg_ctx_tie_force(ctx, d->tie_lock);
   double a = (d->ks * lam + mu) / d->ks, b = lam; /* τ_s / k_s, τ_r / k_r */
   double sigma = a + b < 0.0 ? -1.0 : 1.0, eta = p->efficiency;
-  *e = fmax(eta * sigma * a - sigma * b, eta * sigma * b - sigma * a);
+  *e = dg_fmax(eta * sigma * a - sigma * b, eta * sigma * b - sigma * a);
   *tol = TORQUE_REL_TOL * (fabs(a) + fabs(b)) + TORQUE_ABS_TOL;
 }
 

@@ -21,6 +21,8 @@
 #ifndef DG_BLOCKS_SIGNAL_SIDE_H
 #define DG_BLOCKS_SIGNAL_SIDE_H
 
+#include <drivegraph/block.h>
+
 #include <math.h>
 #include <stdbool.h>
 
@@ -39,7 +41,7 @@ static inline void signal_side_decide(signal_side *s, double v, double b) {
   bool first = !s->set;
   s->set = true;
   s->free = false;
-  if (fabs(g) > 1e-9 * fmax(fabs(v), fabs(b))) {
+  if (fabs(g) > 1e-9 * dg_fmax(fabs(v), fabs(b))) {
     s->above = g > 0.0;
     s->watch = true;
     return;

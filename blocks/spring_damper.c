@@ -192,11 +192,11 @@ static double rel_speed(const dg_block *self, const dg_ctx *ctx) {
 /* The contact measures g_d and g_c (rad, >= 0 in contact; see the top). */
 static double gap_drive(const spring_params *p, double th, double dw) {
   double d = th - half_lash(p);
-  return fmin(d, d + p->damping / p->stiffness * dw);
+  return dg_fmin(d, d + p->damping / p->stiffness * dw);
 }
 static double gap_coast(const spring_params *p, double th, double dw) {
   double d = -half_lash(p) - th;
-  return fmin(d, d - p->damping / p->stiffness * dw);
+  return dg_fmin(d, d - p->damping / p->stiffness * dw);
 }
 
 /* Whether the elasto_backlash law limits the damper at this point: the held

@@ -144,8 +144,8 @@ static void table_signal_range(const void *params, int signal, dg_range *r) {
     return;
   r->min = r->max = p->table.y[0];
   for (int k = 1; k < p->table.n; k++) {
-    r->min = fmin(r->min, p->table.y[k]);
-    r->max = fmax(r->max, p->table.y[k]);
+    r->min = dg_fmin(r->min, p->table.y[k]);
+    r->max = dg_fmax(r->max, p->table.y[k]);
   }
 }
 

@@ -252,7 +252,7 @@ static void tc_fluid(const tc_data *d, double wp, double wt, double *tp, double 
   if (!(wp > 0.0))
     return;
   double sr = wt / wp;
-  double fade = fmin(1.0, fabs(1.0 - sr) / COUPLING_BAND);
+  double fade = dg_fmin(1.0, fabs(1.0 - sr) / COUPLING_BAND);
   if (sr <= 1.0) {
     double q = wp / dg_table1d_eval(&d->k, sr);
     *tp = fade * q * q;

@@ -62,6 +62,7 @@
  * Modes (index 0 is the start mode): 0 moving, 1 stopped. */
 #include <drivegraph/block.h>
 #include <math.h>
+#include <string.h>
 
 enum { PORT_FL, PORT_FR, PORT_RL, PORT_RR, PORT_FRONT, PORT_REAR, PORT_MASS, NUM_GROUND = 6 };
 enum { MODE_MOVING, MODE_STOPPED, NUM_MODES };
@@ -113,6 +114,7 @@ typedef struct vehicle_data {
   double v_start;  /* speed at the start of the step */
   double accel;    /* Δv/dt of the last step */
   double sin_t, cos_t; /* grade angle of this step */
+  double grade_at;     /* the grade input sin_t and cos_t are of (NaN: none yet) */
   double f_c;      /* Coulomb road load of this step (N) */
   double hold;     /* last multiplier of the stop tie (N) */
   bool have_hold;
@@ -247,6 +249,7 @@ static int vehicle_init(dg_block *self, dg_init *init) {
   d->stop_tie = -1;
   d->a_f = p->has_cg_to_front ? p->cg_to_front : 0.5 * p->wheelbase;
   d->cos_t = 1.0;
+  d->grade_at = NAN;
   (void)init;
   return 0;
 }
@@ -320,9 +323,9 @@ static void vehicle_publish_loads(dg_block *self, dg_ctx *ctx) {
                                    0.5 * rear - drear,   0.5 * rear + drear,
                                    front,                rear};
   for (int port = 0; port < NUM_GROUND; port++)
-    dg_port_set_normal_load(ctx, self, port, fmax(0.0, load[port]));
-  d->load_front = fmax(0.0, front);
-  d->load_rear = fmax(0.0, rear);
+    dg_port_set_normal_load(ctx, self, port, dg_fmax(0.0, load[port]));
+  d->load_front = dg_fmax(0.0, front);
+  d->load_rear = dg_fmax(0.0, rear);
 }
 
 static void vehicle_set_mode(vehicle_data *d, dg_ctx *ctx, int mode) {
@@ -365,9 +368,13 @@ static void vehicle_start(dg_block *self, dg_ctx *ctx, int phase) {
 static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
   const vehicle_params *p = self->params;
   vehicle_data *d = self->data;
-  double theta = vehicle_theta(self, ctx);
-  d->sin_t = sin(theta);
-  d->cos_t = cos(theta);
+  double grade = dg_block_input(ctx, self, IN_GRADE);
+  if (memcmp(&grade, &d->grade_at, sizeof grade) != 0) { /* a new grade, to the bit */
+    double theta = vehicle_theta(self, ctx);
+    d->sin_t = sin(theta);
+    d->cos_t = cos(theta);
+    d->grade_at = grade;
+  }
   d->f_c = vehicle_coulomb(p, d->cos_t);
   double v = dg_port_speed(ctx, self, PORT_MASS);
   d->v_start = v;

@@ -524,7 +524,7 @@ static void wheel_post_step(dg_block *self, dg_ctx *ctx) {
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   bool w_rest = fabs(w) <= REST_TOL, v_rest = fabs(v) <= REST_TOL;
   double *kappa = dg_block_state_commit(ctx, self); /* the step's slip, within the model's range */
-  *kappa = fmax(-KAPPA_LIMIT, fmin(KAPPA_LIMIT, *kappa));
+  *kappa = dg_fmax(-KAPPA_LIMIT, dg_fmin(KAPPA_LIMIT, *kappa));
 
   if (d->mode == MODE_FREE) {
     if (!w_rest)
@@ -671,7 +671,8 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
     return d->mode == MODE_FREE ? 0.0 : 1.0;
   case SIG_SLIP_RATIO: {
     double v = dg_port_speed(ctx, self, PORT_GROUND);
-    return (dg_port_speed(ctx, self, PORT_HUB) * p->radius - v) / fmax(fabs(v), SLIP_RATIO_MIN_SPEED);
+    return (dg_port_speed(ctx, self, PORT_HUB) * p->radius - v) /
+           dg_fmax(fabs(v), SLIP_RATIO_MIN_SPEED);
   }
   case SIG_BRAKE:
     if (d->mode != MODE_FREE)
