@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DT 0.001
@@ -517,6 +518,122 @@ START_TEST(test_scratch_and_again) {
 }
 END_TEST
 
+/* The number of units (*.so) in directory dir. */
+static int units_in(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    n += len > 3 && strcmp(e->d_name + len - 3, ".so") == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+/* The path of the one unit in dir. */
+static void only_unit(const char *dir, char *path, size_t size) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  path[0] = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0)
+      snprintf(path, size, "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  ck_assert_msg(path[0], "no unit in %s", dir);
+}
+
+/* A new load of file, its simulation compiled (with the cache as the
+ * environment has it); whether the unit came from the cache, and the run
+ * the same as the generic twin's, bit for bit. */
+static int compile_fresh(const char *file) {
+  dg_graph *g = dg_test_graph_file(file);
+  dg_sim *a, *b;
+  twins(g, file, true, &a, &b);
+  int cached = dgp_compiled_from_cache(a);
+  double *ra = dg_test_record(a, 100, DT), *rb = dg_test_record(b, 100, DT);
+  dg_test_same_records(ra, rb, a, 100);
+  ck_assert_int_eq(dg_sim_compiled_stage_count(a), 400); /* every stage compiled */
+  free(ra);
+  free(rb);
+  twins_free(g, a, b);
+  return cached;
+}
+
+/* The cache on disk (unitcache.c): a unit compiled once is loaded by the
+ * next load of the same graph, and runs the same; another graph has a key
+ * of its own; a cached file that does not load, or that others may
+ * write, is compiled again and replaced; "off" compiles. */
+START_TEST(test_cache_on_disk) {
+  char dir[] = "/tmp/dg-test-cache-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char sub[64], path[512];
+  snprintf(sub, sizeof sub, "%s/units", dir); /* made by the library */
+  const char *old = getenv("DG_COMPILE_CACHE");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("DG_COMPILE_CACHE", sub, 1);
+  const char *axle = "graphs/bench/axle_baseline.json";
+  ck_assert_int_eq(compile_fresh(axle), 0);
+  struct stat st;
+  ck_assert_int_eq(stat(sub, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0700);
+  ck_assert_int_eq(units_in(sub), 1);
+  ck_assert_int_eq(compile_fresh(axle), 1);                          /* loaded, the same run */
+  ck_assert_int_eq(compile_fresh("graphs/brake_per_wheel.json"), 0); /* a key of its own */
+  ck_assert_int_eq(units_in(sub), 2);
+  ck_assert_int_eq(compile_fresh("graphs/brake_per_wheel.json"), 1);
+  rmdir(dir); /* not empty: stays */
+
+  /* a unit that does not load: compiled again, and the file replaced */
+  char sub2[64];
+  snprintf(sub2, sizeof sub2, "%s/again", dir);
+  setenv("DG_COMPILE_CACHE", sub2, 1);
+  ck_assert_int_eq(compile_fresh(axle), 0);
+  only_unit(sub2, path, sizeof path);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("not a shared object\n", f);
+  fclose(f);
+  ck_assert_int_eq(compile_fresh(axle), 0);
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_gt(st.st_size, 1000);
+  ck_assert_int_eq(compile_fresh(axle), 1);
+  /* writable by others: not loaded, compiled and replaced by a private
+   * copy */
+  ck_assert_int_eq(chmod(path, 0666), 0);
+  ck_assert_int_eq(compile_fresh(axle), 0);
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  ck_assert_int_eq(compile_fresh(axle), 1);
+  /* off: compiled, though the cache has it */
+  setenv("DG_COMPILE_CACHE", "off", 1);
+  ck_assert_int_eq(compile_fresh(axle), 0);
+  ck_assert_int_eq(units_in(sub2), 1);
+
+  if (saved) {
+    setenv("DG_COMPILE_CACHE", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("DG_COMPILE_CACHE");
+  }
+  const char *dirs[] = {sub, sub2};
+  for (int i = 0; i < 2; i++) {
+    DIR *d = opendir(dirs[i]);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));) {
+      snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+      if (e->d_name[0] != '.')
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dirs[i]);
+  }
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *compile_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("compile");
@@ -533,6 +650,7 @@ Suite *compile_suite(void) {
   tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
   tcase_add_test(tc, test_scratch_and_again);
   tcase_add_test(tc, test_cc_words);
+  tcase_add_test(tc, test_cache_on_disk);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -370,7 +370,11 @@ DG_API int dg_sim_step(dg_sim *sim, double dt);
 /// simulation of the graph to the generic stages until it is compiled
 /// again. The results are bit for bit the same. Takes from under a second
 /// to some ten (the compiler: one mode of the axle 0.7 s, the sedan's four
-/// modes 10 s of CPU) and replaces what the simulation and the graph had compiled
+/// modes 10 s of CPU), or a few milliseconds when the same code was
+/// compiled before: units are kept in a cache on disk keyed by their text,
+/// the compiler's words and the sources' contents (DG_COMPILE_CACHE, else
+/// $XDG_CACHE_HOME/drivegraph or ~/.cache/drivegraph; "off": none;
+/// docs/performance.md). It replaces what the simulation and the graph had compiled
 /// before; it must not run while another thread makes a simulation of the
 /// same graph. DG_OK; DG_ERR_USAGE when the current mode is not one a
 /// compiled stage covers yet (the message says why: variable ratios,

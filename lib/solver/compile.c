@@ -196,6 +196,7 @@ struct dgp_unit {
   int nlist;         /* blocks its code copies: the torque hooks', then the
                       * sources of the slots it evaluates (in slot order) */
   int nmodes;
+  bool from_cache; /* loaded from the cache on disk (unitcache.c), not compiled */
   dgc_mode mode[MAX_MODES];
 };
 
@@ -1564,11 +1565,48 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
     argv[a++] = table;
     argv[a++] = "-lm";
     argv[a] = NULL;
-    if (run_cc(argv, log, why_buf, sizeof why_buf) != 0) {
-      rc = fail(err, DG_ERR_IO, "%s", why_buf);
-      goto out;
+    /* the cache on disk (unitcache.c): a unit of the same key is loaded
+     * instead of compiled; one that fails to load is compiled again */
+    char cache_dir[1024], cached[1200];
+    bool use_cache = dgp_unit_cache_dir(cache_dir, sizeof cache_dir);
+    if (use_cache) {
+      dgp_hash h;
+      dgp_hash_init(&h);
+      dgp_hash_str(&h, "drivegraph unit 1");
+      size_t dl = strlen(dir);
+      for (int i = 0; i < a; i++) /* the scratch directory's files by their names */
+        dgp_hash_str(&h, strncmp(argv[i], dir, dl) == 0 ? argv[i] + dl : argv[i]);
+      for (int k = 0; k <= ul.ntypes; k++)
+        dgp_hash_file(&h, unit[k], files[k]);
+      char sd[2100];
+      const char *sub[][2] = {{"blocks", NULL}, {"include/drivegraph", NULL}, {"lib", ".h"}};
+      for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        snprintf(sd, sizeof sd, "%s/%s", src, sub[i][0]);
+        dgp_hash_dir(&h, sd, sub[i][1]);
+      }
+      dgp_hash_file(&h, table, "lib/table.c");
+      dgp_unit_cache_path(cache_dir, &h, cached, sizeof cached);
+      if (dgp_unit_cache_usable(cached)) {
+        u->so = dlopen(cached, RTLD_NOW | RTLD_LOCAL);
+        if (u->so && dlsym(u->so, "dgc_bind"))
+          u->from_cache = true;
+        else {
+          if (u->so)
+            dlclose(u->so);
+          u->so = NULL;
+          unlink(cached);
+        }
+      }
     }
-    u->so = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+    if (!u->so) {
+      if (run_cc(argv, log, why_buf, sizeof why_buf) != 0) {
+        rc = fail(err, DG_ERR_IO, "%s", why_buf);
+        goto out;
+      }
+      if (use_cache)
+        dgp_unit_cache_store(cached, out);
+      u->so = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+    }
     if (!u->so) {
       const char *e = dlerror();
       rc = fail(err, DG_ERR_IO, "cannot load the compiled stage: %s", e ? e : "?");
@@ -1781,6 +1819,10 @@ long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
   if (crossed)
     *crossed = sim->compiled ? sim->compiled->crossed : -1;
   return sim->compiled ? sim->compiled->runs : -1;
+}
+
+int dgp_compiled_from_cache(const dg_sim *sim) {
+  return sim->compiled ? sim->compiled->unit->from_cache : -1;
 }
 
 long dgp_compiled_segment_count(const dg_sim *sim) {

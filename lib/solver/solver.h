@@ -23,6 +23,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 
 /* Relative size under which a pivot counts as zero: ratios in drivetrains
  * span a few decades, so 1e-10 separates round-off from real coefficients. */
@@ -262,6 +263,29 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy);
 /* RK4's stages 2-4 and the combination (dgp_rk4_stages), likewise. */
 bool dgp_compiled_stages(dg_sim *sim, double t, double h);
 void dgp_compile_free(dg_sim *sim);
+/* unitcache.c: the compiled units' cache on disk. A 128-bit key (two
+ * independent 64-bit hashes of one stream) of what a unit's code depends
+ * on, and where the unit of a key is kept. */
+typedef struct dgp_hash {
+  uint64_t a, b;
+} dgp_hash;
+void dgp_hash_init(dgp_hash *h);
+void dgp_hash_bytes(dgp_hash *h, const void *data, size_t n);
+void dgp_hash_str(dgp_hash *h, const char *s);
+void dgp_hash_file(dgp_hash *h, const char *path, const char *name);
+void dgp_hash_dir(dgp_hash *h, const char *dir, const char *suffix);
+/* The cache's directory, made if missing (DG_COMPILE_CACHE, else the
+ * user's cache directory): false when there is none or it is not private
+ * to the user. */
+bool dgp_unit_cache_dir(char *buf, size_t size);
+void dgp_unit_cache_path(const char *dir, const dgp_hash *h, char *path, size_t size);
+/* A cached unit that may be loaded: a non-empty regular file, owned by
+ * the user, that no one else may write. */
+bool dgp_unit_cache_usable(const char *path);
+/* Keeps a copy of the unit `built` at `path` (a temporary file renamed:
+ * atomic); silent on failure. */
+void dgp_unit_cache_store(const char *path, const char *built);
+
 typedef struct dgp_unit dgp_unit;
 /* A simulation made of a graph that keeps a compiled unit takes it (when
  * its hook lists are the unit's): dg_sim_new. Allocates; on failure the
@@ -279,6 +303,9 @@ bool dgp_compiled_segment_serves(dg_sim *sim);
 int dgp_compiled_segment(dg_sim *sim, double t, double h);
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);
+/* 1 when the simulation's unit was loaded from the cache on disk, 0 when
+ * it was compiled, -1 without a unit. */
+int dgp_compiled_from_cache(const dg_sim *sim);
 /* The pre_step (post_step) hooks from the compiled unit, where it has them
  * and its parameters are the graph's: true when they ran (step.c's
  * run_hooks, the same operations), else the caller runs them. */
