@@ -203,15 +203,12 @@ struct dgp_unit {
 /* A simulation's use of a unit: its own arrays in env, and the unit's mode
  * that serves its current plan (matched once per plan). */
 struct dgp_compiled {
+  dgp_serve serve; /* first: what step.c calls (solver.h) */
   dgp_unit *unit;
   dgc_env env;
   dg_block **blk;
-  uint64_t gen;  /* the plan `cur` was matched for (0: none yet) */
-  int cur;       /* the unit's mode for it, -1: none */
-  long calls;    /* stages it ran (tests) */
-  long segments; /* whole segments it ran (tests) */
-  long runs;     /* hooked modes' segments it ran (tests) */
-  long crossed;  /* ... of which an event function crossed in */
+  uint64_t gen; /* the plan `cur` was matched for (0: none yet) */
+  int cur;      /* the unit's mode for it, -1: none */
 };
 
 extern const dg_block_class *const dg_builtin_classes[];
@@ -1227,6 +1224,7 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
   c->blk = blk;
   c->unit = u;
   c->cur = -1;
+  c->serve.tunes = sim->g->tunes + 1; /* resolved at its first use */
   c->env = (dgc_env){.ctx = &sim->ctx,
                      .blk = blk,
                      .xw = sv->xw,
@@ -1708,24 +1706,39 @@ static int match_mode(const dg_sim *sim, const dgp_unit *u) {
   return -1;
 }
 
-/* The simulation's unit while its constants are the graph's parameters
- * (no tuning since it was compiled), else NULL. */
-static const dgp_unit *unit_current(const dg_sim *sim) {
-  const dgp_unit *u = sim->compiled->unit;
-  return u->tunes == sim->g->tunes ? u : NULL;
+/* The serve table for the current plan and parameters: the unit's mode
+ * matched once per plan (by the mode cache's key, or for the compiling
+ * simulation by the plan's number); the hooks and slots while the unit's
+ * constants are the graph's parameters (no tuning since it was compiled),
+ * and the mode's functions then too. */
+void dgp_compiled_resolve(dg_sim *sim) {
+  dgp_compiled *c = sim->compiled;
+  dgp_serve *s = &c->serve;
+  if (c->gen != sim->plan_gen) {
+    c->gen = sim->plan_gen;
+    c->cur = match_mode(sim, c->unit);
+  }
+  const dgp_unit *u = c->unit;
+  bool current = u->tunes == sim->g->tunes;
+  const dgc_mode *m = current && c->cur >= 0 ? &u->mode[c->cur] : NULL;
+  s->gen = sim->plan_gen;
+  s->tunes = sim->g->tunes;
+  s->env = &c->env;
+  s->mode = m != NULL;
+  s->segment = m ? m->segment : NULL;
+  s->run = m ? m->run : NULL;
+  s->pre = current ? u->pre : NULL;
+  s->post = current ? u->post : NULL;
+  s->slots = current ? u->slots : NULL;
 }
 
 /* The unit's mode serving this stage: the current plan's, with the
  * parameter values the unit holds as constants, no tie forces wanted. */
 static const dgc_mode *serving(dg_sim *sim) {
-  dgp_compiled *c = sim->compiled;
-  if (c->gen != sim->plan_gen) {
-    c->gen = sim->plan_gen;
-    c->cur = match_mode(sim, c->unit);
-  }
-  if (c->cur < 0 || !unit_current(sim) || sim->sv.lam.want)
+  const dgp_serve *s = dgp_serve_of(sim);
+  if (!s->mode || sim->sv.lam.want)
     return NULL;
-  return &c->unit->mode[c->cur];
+  return &sim->compiled->unit->mode[sim->compiled->cur];
 }
 
 bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
@@ -1736,7 +1749,7 @@ bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
   sim->sv.xw_end = false;
   m->stages(&c->env, t, h);
   sim->stages += 3;
-  c->calls += 3;
+  c->serve.calls += 3;
   return true;
 }
 
@@ -1750,75 +1763,14 @@ bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
    * generic stage, and its flag must not outlive this stage */
   sim->sv.xw_committed = false;
   m->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
-  c->calls++;
+  c->serve.calls++;
   return true;
-}
-
-bool dgp_compiled_segment_serves(dg_sim *sim) {
-  const dgc_mode *m = serving(sim);
-  /* plain() held when it was compiled; of its conditions only these can
-   * change in a simulation without a new plan */
-  return m && m->segment && sim->n_timed == 0 && sim->n_slots == 0;
-}
-
-int dgp_compiled_segment(dg_sim *sim, double t, double h) {
-  dgp_compiled *c = sim->compiled;
-  const dgc_mode *m = &c->unit->mode[c->cur]; /* dgp_compiled_segment_serves said so */
-  sim->sv.xw_end = false;
-  sim->sv.xw_committed = false;
-  sim->stages += 4;
-  c->calls += 4;
-  c->segments++;
-  return m->segment(&c->env, t, h);
-}
-
-bool dgp_compiled_pre(dg_sim *sim) {
-  const dgp_unit *u = unit_current(sim);
-  if (!u || !u->pre)
-    return false;
-  u->pre(&sim->compiled->env);
-  return true;
-}
-
-bool dgp_compiled_post(dg_sim *sim, bool slots_done) {
-  const dgp_unit *u = unit_current(sim);
-  if (!u || !u->post)
-    return false;
-  u->post(&sim->compiled->env, slots_done);
-  return true;
-}
-
-bool dgp_compiled_slots(dg_sim *sim) {
-  const dgp_unit *u = unit_current(sim);
-  if (!u || !u->slots)
-    return false;
-  u->slots(&sim->compiled->env);
-  return true;
-}
-
-bool dgp_compiled_run_serves(dg_sim *sim) {
-  const dgc_mode *m = serving(sim);
-  return m && m->run;
-}
-
-int dgp_compiled_run(dg_sim *sim, double t, double h, double tb, bool *ended) {
-  dgp_compiled *c = sim->compiled;
-  const dgc_mode *m = &c->unit->mode[c->cur]; /* dgp_compiled_run_serves said so */
-  sim->sv.xw_committed = false;
-  sim->stages += 4;
-  c->calls += 4;
-  c->runs++;
-  int r = m->run(&c->env, t, h, tb);
-  sim->sv.xw_end = r >= 2; /* the end's speeds in xw */
-  *ended = r == 3;
-  c->crossed += r == 2;
-  return r == 0 ? DGP_RUN_FAILED : r == 2 ? DGP_RUN_CROSSED : DGP_RUN_COMMITTED;
 }
 
 long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
   if (crossed)
-    *crossed = sim->compiled ? sim->compiled->crossed : -1;
-  return sim->compiled ? sim->compiled->runs : -1;
+    *crossed = sim->compiled ? sim->compiled->serve.crossed : -1;
+  return sim->compiled ? sim->compiled->serve.runs : -1;
 }
 
 int dgp_compiled_from_cache(const dg_sim *sim) {
@@ -1826,7 +1778,7 @@ int dgp_compiled_from_cache(const dg_sim *sim) {
 }
 
 long dgp_compiled_segment_count(const dg_sim *sim) {
-  return sim->compiled ? sim->compiled->segments : -1;
+  return sim->compiled ? sim->compiled->serve.segments : -1;
 }
 
 int dgp_compiled_mode_count(const dg_sim *sim) {
@@ -1834,7 +1786,7 @@ int dgp_compiled_mode_count(const dg_sim *sim) {
 }
 
 long dg_sim_compiled_stage_count(const dg_sim *sim) {
-  return sim && sim->compiled ? sim->compiled->calls : -1;
+  return sim && sim->compiled ? sim->compiled->serve.calls : -1;
 }
 
 long dg_sim_stage_count(const dg_sim *sim) { return sim ? sim->stages : 0; }

@@ -293,40 +293,55 @@ typedef struct dgp_unit dgp_unit;
 void dgp_compile_attach(dg_sim *sim, dgp_unit *u);
 /* Modes the simulation's unit holds (-1: none). */
 int dgp_compiled_mode_count(const dg_sim *sim);
-/* Whether a compiled unit has a plain mode's whole segment and it serves
- * the current plan (matching the plan to the unit's modes first, once per
- * plan: it writes the simulation's compiled state). */
-bool dgp_compiled_segment_serves(dg_sim *sim);
-/* That segment, from the committed state (step.c's compiled_segment): 0
- * when the result fails check_finite or a hook failed the simulation
- * (nothing committed); 1 when it is committed. */
-int dgp_compiled_segment(dg_sim *sim, double t, double h);
+/* What the step calls of the simulation's compiled unit, resolved once per
+ * plan and parameter tuning (dgp_compiled_resolve) and read inline by
+ * step.c; the first member of the simulation's dgp_compiled. Each
+ * function is the unit's where it serves, else NULL (step.c runs the
+ * generic code then):
+ *  - segment: a plain mode's whole segment from the committed state, with
+ *    its commit (step.c's compiled_segment): 0 when the result fails
+ *    check_finite or a hook failed the simulation (nothing committed), 1
+ *    when it is committed;
+ *  - run: a hooked mode's segment between its hooks (no ties, motion or
+ *    variable ratios) over [t, tb] of length h, with events located
+ *    (step.c's segment_rest): 0 failed (a hook, or check_finite), 1
+ *    committed, 2 an event function crossed (the state as segment_events
+ *    leaves it before locating it), 3 committed with the end's slots and
+ *    event functions made;
+ *  - pre, post: the pre_step (post_step) hooks, the same operations as
+ *    step.c's run_hooks; slots: the bound inputs at the context's point
+ *    (dgp_bind_eval). These serve while the unit's parameters are the
+ *    graph's; segment and run also need a mode of the unit for the plan.
+ * The step uses segment and run only when no stage wants tie forces
+ * (sv.lam.want), and segment only without timed or bound inputs. */
+typedef struct dgc_env dgc_env;
+typedef struct dgp_serve {
+  uint64_t gen;        /* the plan it was resolved for */
+  unsigned long tunes; /* the graph's tune count then */
+  const dgc_env *env;
+  int (*segment)(const dgc_env *e, double t, double h);
+  int (*run)(const dgc_env *e, double t, double h, double tb);
+  void (*pre)(const dgc_env *e);
+  void (*post)(const dgc_env *e, int slots_done);
+  void (*slots)(const dgc_env *e);
+  bool mode;           /* a mode of the unit serves the plan (its stages) */
+  long calls;          /* stages the unit ran (tests) */
+  long segments, runs; /* whole segments, hooked runs it ran (tests) */
+  long crossed;        /* ... runs an event function crossed in */
+} dgp_serve;
+void dgp_compiled_resolve(dg_sim *sim);
+/* The serve table of a simulation with a unit (sim->compiled), current. */
+static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
+  dgp_serve *s = (dgp_serve *)(void *)sim->compiled;
+  if (s->gen != sim->plan_gen || s->tunes != sim->g->tunes)
+    dgp_compiled_resolve(sim);
+  return s;
+}
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);
 /* 1 when the simulation's unit was loaded from the cache on disk, 0 when
  * it was compiled, -1 without a unit. */
 int dgp_compiled_from_cache(const dg_sim *sim);
-/* The pre_step (post_step) hooks from the compiled unit, where it has them
- * and its parameters are the graph's: true when they ran (step.c's
- * run_hooks, the same operations), else the caller runs them. */
-bool dgp_compiled_pre(dg_sim *sim);
-bool dgp_compiled_post(dg_sim *sim, bool slots_done);
-/* The inputs bound to signals at the context's point (dgp_bind_eval), from
- * the compiled unit likewise. */
-bool dgp_compiled_slots(dg_sim *sim);
-/* Whether the unit has the current mode's segment between its hooks (a
- * hooked mode: no ties, motion or variable ratios) and it serves. */
-bool dgp_compiled_run_serves(dg_sim *sim);
-/* That run from the committed state over [t, tb] of length h, with events
- * located (step.c's segment_rest): */
-enum {
-  DGP_RUN_FAILED,    /* a hook failed the simulation, or yt fails check_finite */
-  DGP_RUN_COMMITTED, /* yt committed (the caller counts it and runs post_step);
-                      * *ended: the end's slots and event functions were made */
-  DGP_RUN_CROSSED    /* an event function crossed: the state as step.c's
-                      * segment_events leaves it before locating it */
-};
-int dgp_compiled_run(dg_sim *sim, double t, double h, double tb, bool *ended);
 /* The hooked modes' runs it made (tests), or -1 without a compiled unit;
  * *crossed (unless NULL): those an event function crossed in. */
 long dgp_compiled_run_count(const dg_sim *sim, long *crossed);

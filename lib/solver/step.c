@@ -438,7 +438,7 @@ static void lambda_after_commit(dg_sim *sim, double tb) {
  * inputs, no ties): the same operations, without what such a mode skips.
  * The segment runs to t_end; what the generic one sets in the context and
  * the solver is set here in the same way. */
-static int compiled_segment(dg_sim *sim, double t_end) {
+static int compiled_segment(dg_sim *sim, dgp_serve *sv, double t_end) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t, h = t_end - t;
   ctx->dt = h;
@@ -449,7 +449,12 @@ static int compiled_segment(dg_sim *sim, double t_end) {
   run_hooks(sim, sim->pre, 0, false); /* none: the context's states */
   sim->sv.lam.want = false;
   sim->sv.audit.pcur = sim->sv.audit.pw;
-  int done = dgp_compiled_segment(sim, t, h); /* the commit too: q, s, the audit, angles, x */
+  sim->sv.xw_end = false;
+  sim->sv.xw_committed = false;
+  sim->stages += 4;
+  sv->calls += 4;
+  sv->segments++;
+  int done = sv->segment(sv->env, t, h); /* the commit too: q, s, the audit, angles, x */
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->sv.loss.hold = false;
   if (!done) { /* a hook failed, or not finite: the error names the block */
@@ -619,7 +624,10 @@ static int segment_post(dg_sim *sim, const seg_plan *sp) {
   ctx->dt = sp->h;
   ctx->speed = sim->sv.x;
   sim->topo_request = false;
-  if (!(sim->compiled && dgp_compiled_post(sim, sp->slots_done)))
+  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  if (sv && sv->post)
+    sv->post(sv->env, sp->slots_done);
+  else
     run_hooks(sim, sim->post, sim->n_post, sp->slots_done);
   if (!sim->failed && sim->topo_request)
     dgp_solver_change_topology(sim);
@@ -627,9 +635,32 @@ static int segment_post(dg_sim *sim, const seg_plan *sp) {
   return sim->failed ? sim->err.code : DG_OK;
 }
 
+/* What a compiled run did (compiled_run). */
+enum {
+  DGP_RUN_FAILED,    /* a hook failed the simulation, or yt fails check_finite */
+  DGP_RUN_COMMITTED, /* yt committed (the caller counts it and runs post_step);
+                      * *ended: the end's slots and event functions were made */
+  DGP_RUN_CROSSED    /* an event function crossed: the state as
+                      * segment_events leaves it before locating it */
+};
+
+/* A hooked mode's segment between its hooks from the compiled unit
+ * (dgp_serve's run): DGP_RUN_*. */
+static int compiled_run(dg_sim *sim, dgp_serve *sv, const seg_plan *sp, bool *ended) {
+  sim->sv.xw_committed = false;
+  sim->stages += 4;
+  sv->calls += 4;
+  sv->runs++;
+  int r = sv->run(sv->env, sp->t, sp->h, sp->tb);
+  sim->sv.xw_end = r >= 2; /* the end's speeds in xw */
+  *ended = r == 3;
+  sv->crossed += r == 2;
+  return r == 0 ? DGP_RUN_FAILED : r == 2 ? DGP_RUN_CROSSED : DGP_RUN_COMMITTED;
+}
+
 /* The segment after its pre_step hooks: the mode they asked for, then the
  * stages, events and commit, the compiled unit's where it serves the mode
- * (dgp_compiled_run: the same operations; it hands a segment whose events
+ * (dgp_serve's run: the same operations; it hands a segment whose events
  * cross back to segment_crossed), then the post_step hooks. */
 static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
@@ -644,10 +675,9 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   segment_sizes(sim, sp);
   int rc;
   bool ended = false; /* the compiled run evaluated the end's values */
-  int ran = sim->compiled && segs_left > 1 && dgp_compiled_run_serves(sim)
-                ? dgp_compiled_run(sim, sp->t, sp->h, sp->tb, &ended)
-                : -1;
-  if (ran == DGP_RUN_COMMITTED) { /* dgp_compiled_run: the commit's own part made */
+  dgp_serve *sv = sim->compiled && segs_left > 1 ? dgp_serve_of(sim) : NULL;
+  int ran = sv && sv->run && !sim->sv.lam.want ? compiled_run(sim, sv, sp, &ended) : -1;
+  if (ran == DGP_RUN_COMMITTED) { /* compiled_run: the commit's own part made */
     sp->slots_done = sp->events = ended;
     sim->segments++;
     sim->t = sp->tb;
@@ -677,8 +707,11 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
 
 static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
-  if (sim->compiled && dgp_compiled_segment_serves(sim))
-    return compiled_segment(sim, t_end);
+  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  /* a plain mode's segment: no timed or bound inputs (they may come and
+   * go without a new plan), no tie forces wanted */
+  if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
+    return compiled_segment(sim, sv, t_end);
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
   seg_plan sp = {.t = sim->t};
   if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
@@ -692,7 +725,9 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   ctx->speed = sim->sv.x;
   ctx->torque = sim->sv.tau;
   sim->topo_request = false;
-  if (!(sim->compiled && dgp_compiled_pre(sim)))
+  if (sv && sv->pre)
+    sv->pre(sv->env);
+  else
     run_hooks(sim, sim->pre, sim->n_pre, false);
   return segment_rest(sim, &sp, segs_left);
 }
@@ -710,7 +745,10 @@ int dgp_solver_step(dg_sim *sim, double dt) {
   sim->ctx.t = t_end;
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  if (!(sim->compiled && dgp_compiled_slots(sim)))
+  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  if (sv && sv->slots)
+    sv->slots(sv->env);
+  else
     dgp_bind_eval(sim); /* what signal reads between steps see */
   sim->steps++;
   return DG_OK;
