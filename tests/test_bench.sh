@@ -64,6 +64,7 @@ check "sedan_baseline: real-time factor" has "$OUT" '^real-time factor: +[0-9]+ 
 check "sedan_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median .*same launch \(relative difference [0-9.e+-]+\)$'
 check "sedan_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
 check "sedan_baseline: its own baseline" has "$OUT" 'hand-written bench/baseline_sedan\.c'
+check "sedan_baseline: the paired ratio" has "$OUT" "^paired: +$NUM median of 3 rounds \(min $NUM, max $NUM\), each round one framework run and one baseline run, the order alternating$"
 
 # the axle's twin: 2 DOFs, no mode change, its own baseline
 run "$DG" "$AXLE" --steps 2000 --reps 3
@@ -73,6 +74,7 @@ check "axle_baseline: run line" has "$OUT" '^run: +launch, 2000 steps of 0.001 s
 check "axle_baseline: no topology change" has "$OUT" '^topology changes: +0 per run$'
 check "axle_baseline: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step median \(min [0-9]+, max [0-9]+\), hand-written bench/baseline_axle\.c, same launch \(relative difference [0-9.e+-]+\)$'
 check "axle_baseline: the ratio" has "$OUT" "^framework/baseline: +$NUM$"
+check "axle_baseline: the paired ratio" has "$OUT" "^paired: +$NUM median of 3 rounds "
 # at another step size too: the baseline takes the same dt
 run "$DG" "$AXLE" --steps 1000 --reps 1 --dt 0.0005
 check "axle_baseline --dt 0.0005: the baseline agrees" has "$OUT" '^baseline: +[0-9]+ ns per step .*baseline_axle\.c, same launch'
@@ -84,6 +86,7 @@ check "edited twin: exit 0" rc_is 0
 check "edited twin: timed" has "$OUT" '^ns per step: '
 check "edited twin: not compared" has "$OUT" '^baseline: +not compared: .*was the graph edited\?$'
 check "edited twin: no ratio" lacks "$OUT" 'framework/baseline'
+check "edited twin: no paired ratio" lacks "$OUT" '^paired:'
 sed 's/"c1": 40/"c1": 45/' "$AXLE" >"$TMP/edited_axle.json"
 run "$DG" "$TMP/edited_axle.json" --steps 1000 --reps 1
 check "edited axle twin: exit 0" rc_is 0

@@ -53,6 +53,30 @@ int bench_measure(const bench_run *r, bench_run_fn run, void *ctx, bench_timing 
   return rc;
 }
 
+int bench_paired(const bench_run *r, bench_run_fn a, void *actx, bench_run_fn b, void *bctx,
+                 bench_timing *ratio) {
+  double *q = calloc((size_t)r->reps, sizeof *q);
+  if (!q) {
+    fprintf(stderr, "%s: out of memory\n", r->who);
+    return EXIT_INVALID;
+  }
+  int rc = EXIT_OK;
+  for (long k = 0; k < r->reps && rc == EXIT_OK; k++) {
+    bool a_first = k % 2 == 0; /* a drift within a round cancels over two */
+    double sa = a_first ? a(actx, r, false) : -1.0, sb = b(bctx, r, false);
+    if (!a_first && sb >= 0.0)
+      sa = a(actx, r, false);
+    if (sa < 0.0 || sb < 0.0)
+      rc = EXIT_INVALID;
+    else
+      q[k] = sb > 0.0 ? sa / sb : 0.0;
+  }
+  if (rc == EXIT_OK)
+    *ratio = summarize(q, (int)r->reps);
+  free(q);
+  return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* A graph through the launch                                               */
 
@@ -117,6 +141,13 @@ int bench_graph(const bench_run *r, const dg_graph *g, int n, const char *const 
                 double *final, bench_graph_info *info, bench_timing *out) {
   graph_ctx c = {.g = g, .n = n, .signals = signals, .final = final, .info = info};
   return bench_measure(r, run_graph, &c, out);
+}
+
+int bench_graph_paired(const bench_run *r, const dg_graph *g, bench_run_fn b, void *bctx,
+                       bench_timing *ratio) {
+  bench_graph_info info = {0};
+  graph_ctx c = {.g = g, .info = &info};
+  return bench_paired(r, run_graph, &c, b, bctx, ratio);
 }
 
 void bench_print_graph(const bench_run *r, const dg_graph *g, const bench_graph_info *info,

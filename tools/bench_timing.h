@@ -87,6 +87,19 @@ int bench_measure(const bench_run *r, bench_run_fn run, void *ctx, bench_timing 
 int bench_graph(const bench_run *r, const dg_graph *g, int n, const char *const *signals,
                 double *final, bench_graph_info *info, bench_timing *out);
 
+/* R rounds of one timed run of `a` and one of `b` (a first in even
+ * rounds, b in odd ones), after both had their warm-up: the median and
+ * spread of the ratio of each round's times a/b in `ratio`. A slow phase
+ * of a shared machine slows both runs of a round, where the ratio of two
+ * medians measured one after the other takes it whole. EXIT_OK, or
+ * EXIT_INVALID after a message. */
+int bench_paired(const bench_run *r, bench_run_fn a, void *actx, bench_run_fn b, void *bctx,
+                 bench_timing *ratio);
+/* bench_paired with `a` the graph's launch (after bench_graph: a compiled
+ * graph runs compiled). */
+int bench_graph_paired(const bench_run *r, const dg_graph *g, bench_run_fn b, void *bctx,
+                       bench_timing *ratio);
+
 /* The graph's report: its size, the run, the topology changes, ns per
  * step, steps per second and the real-time factor, one line each on
  * stdout (flushed). */
