@@ -380,6 +380,20 @@ check "--compile: exit 0" rc_is 0
 check "--compile: the same CSV, bit for bit" same_file "$TMP/generic.csv" "$TMP/compiled.csv"
 check "--compile: how much it ran" has "$ERR" \
   '^drivegraph sim: --compile: the compiled stage ran [1-9][0-9]* of the run.s [1-9][0-9]* RK4 stages$'
+# the cache on disk, across processes: the axle's unit (its torque curve a
+# table, whose values the unit holds as constants, not their address) is
+# loaded by the second process instead of compiled
+run env DG_COMPILE_CACHE="$TMP/units" "$DG" sim "$G/bench/axle_baseline.json" --duration 0.1 \
+  --digits 17 --csv "$TMP/axle1.csv" --compile
+check "--compile, a new cache: exit 0" rc_is 0
+check "--compile, a new cache: compiled" lacks "$ERR" 'from the cache'
+check "--compile, a new cache: one unit kept" line_count_is "$(ls "$TMP/units")" 1
+run env DG_COMPILE_CACHE="$TMP/units" "$DG" sim "$G/bench/axle_baseline.json" --duration 0.1 \
+  --digits 17 --csv "$TMP/axle2.csv" --compile
+check "--compile, the next process: exit 0" rc_is 0
+check "--compile, the next process: loaded" has "$ERR" \
+  '^drivegraph sim: --compile: its unit was loaded from the cache on disk \(no compiler run\)$'
+check "--compile, the next process: the same CSV" same_file "$TMP/axle1.csv" "$TMP/axle2.csv"
 run "$DG" sim "$G/imported/hmmwv_cvt.json" --duration 1 --compile
 check "--compile, a mode not covered: exit 1" rc_is 1
 check "--compile, a mode not covered: why" has "$ERR" \

@@ -552,7 +552,7 @@ static int compile_fresh(const char *file) {
   dg_graph *g = dg_test_graph_file(file);
   dg_sim *a, *b;
   twins(g, file, true, &a, &b);
-  int cached = dgp_compiled_from_cache(a);
+  int cached = dg_sim_compiled_from_cache(a);
   double *ra = dg_test_record(a, 100, DT), *rb = dg_test_record(b, 100, DT);
   dg_test_same_records(ra, rb, a, 100);
   ck_assert_int_eq(dg_sim_compiled_stage_count(a), 400); /* every stage compiled */

@@ -913,6 +913,9 @@ static int sim_run_all(const command *cmd, sim_run *r) {
     fprintf(stderr, "drivegraph sim: --compile: the compiled stage ran %ld of the run's %ld RK4 "
                     "stages\n",
             dg_sim_compiled_stage_count(r->sim), dg_sim_stage_count(r->sim));
+  if (rc == EXIT_OK && r->o->compile && dg_sim_compiled_from_cache(r->sim) == 1)
+    fprintf(stderr, "drivegraph sim: --compile: its unit was loaded from the cache on disk (no "
+                    "compiler run)\n");
   return rc;
 }
 

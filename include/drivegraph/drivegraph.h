@@ -388,6 +388,10 @@ DG_API int dg_sim_compile(dg_sim *sim, dg_error *err);
 /// of them the compiled stage ran (-1 when none is compiled).
 DG_API long dg_sim_stage_count(const dg_sim *sim);
 DG_API long dg_sim_compiled_stage_count(const dg_sim *sim);
+/// 1 when the simulation's compiled unit was loaded from the cache on disk
+/// (dg_sim_compile ran no compiler), 0 when it was compiled, -1 when the
+/// simulation has none.
+DG_API int dg_sim_compiled_from_cache(const dg_sim *sim);
 DG_API const dg_error *dg_sim_last_error(const dg_sim *sim);
 DG_API double dg_sim_time(const dg_sim *sim);
 

@@ -510,18 +510,117 @@ typedef struct unit_layout {
 
 enum { USE_PRE = 1u, USE_POST = 2u, USE_EVENTS = 4u };
 
+/* A pointer among a block's parameters to `n` doubles (an array's or a
+ * table's values), at byte `off` of its params struct. */
+typedef struct param_reloc {
+  size_t off;
+  const double *v;
+  long n;
+} param_reloc;
+
+#define MAX_RELOCS 64
+
+static void add_reloc(param_reloc *r, int *nr, size_t off, const double *v, long n) {
+  if (v && n > 0 && *nr < MAX_RELOCS)
+    r[(*nr)++] = (param_reloc){off, v, n};
+}
+
+/* The arrays' and tables' value pointers of the params struct at `base`
+ * (and its nested objects, at `off` within the whole), from the class's
+ * parameter table. */
+static void find_relocs(const dg_param_def *defs, const unsigned char *base, size_t off,
+                        param_reloc *r, int *nr) {
+  for (const dg_param_def *d = defs; d && d->key; d++) {
+    const unsigned char *at = base + d->offset;
+    size_t o = off + d->offset;
+    if (d->kind == DG_PARAM_ARRAY) {
+      const dg_array *a = (const dg_array *)(const void *)at;
+      add_reloc(r, nr, o + offsetof(dg_array, v), a->v, a->n);
+    } else if (d->kind == DG_PARAM_TABLE1D) {
+      const dg_table1d *t = (const dg_table1d *)(const void *)at;
+      add_reloc(r, nr, o + offsetof(dg_table1d, x), t->x, t->n);
+      add_reloc(r, nr, o + offsetof(dg_table1d, y), t->y, t->n);
+    } else if (d->kind == DG_PARAM_TABLE2D) {
+      const dg_table2d *t = (const dg_table2d *)(const void *)at;
+      add_reloc(r, nr, o + offsetof(dg_table2d, x), t->x, t->nx);
+      add_reloc(r, nr, o + offsetof(dg_table2d, y), t->y, t->ny);
+      add_reloc(r, nr, o + offsetof(dg_table2d, z), t->z, (long)t->nx * t->ny);
+    } else if (d->kind == DG_PARAM_OBJECT) {
+      find_relocs(d->fields, at, o, r, nr);
+    }
+  }
+}
+
+static int by_off(const void *a, const void *b) {
+  size_t x = ((const param_reloc *)a)->off, y = ((const param_reloc *)b)->off;
+  return (x > y) - (x < y);
+}
+
+static void write_bytes(FILE *f, const unsigned char *p, size_t from, size_t to) {
+  fprintf(f, "{");
+  for (size_t k = from; k < to; k++)
+    fprintf(f, "%s%u,", (k - from) % 24 == 0 ? "\n  " : "", p[k]);
+  fprintf(f, "}");
+}
+
 /* A torque hook's parameters as a constant of the unit: the bytes of its
  * block's params struct (the compiler folds the hook's reads of them, so
- * a mode, a count or a coefficient is known when it compiles). A pointer
- * among them (a table's values) stays the address it is, in the graph the
- * simulation holds. A tuning changes them in place: the unit then stands
- * aside (serving(), the graph's tune count). */
+ * a mode, a count or a coefficient is known when it compiles). The values
+ * of its arrays and tables (found through the class's parameter table)
+ * are constants of the unit too, and their pointers point at them, so the
+ * unit's text holds no address of the process that wrote it and the
+ * cache on disk (unitcache.c) serves it to the next process. Any other
+ * pointer among them stays the address it is, in the graph the simulation
+ * holds (correct in this process; a text with it is another process's
+ * only if that pointer is the same there). A tuning changes them in
+ * place: the unit then stands aside (the serve table, dgp_compiled_resolve). */
 static void write_params(FILE *f, int i, const dg_block *b) {
   size_t n = b->klass->params_size ? b->klass->params_size : 1;
-  const unsigned char *p = b->params;
-  fprintf(f, "static _Alignas(max_align_t) const unsigned char dgc_param%d[%zu] = {", i, n);
-  for (size_t k = 0; k < n; k++)
-    fprintf(f, "%s%u,", k % 24 == 0 ? "\n  " : "", b->klass->params_size ? p[k] : 0u);
+  static const unsigned char none[1];
+  const unsigned char *p = b->klass->params_size ? b->params : none;
+  param_reloc r[MAX_RELOCS];
+  int nr = 0;
+  if (b->klass->params_size)
+    find_relocs(b->klass->params, p, 0, r, &nr);
+  qsort(r, (size_t)nr, sizeof *r, by_off);
+  /* pointers where a struct member of the same size can sit (after some
+   * bytes, aligned, apart), else the bytes alone */
+  for (int k = 0; k < nr; k++)
+    if (r[k].off == 0 || r[k].off % _Alignof(const double *) != 0 ||
+        r[k].off + sizeof(double *) > n ||
+        (k + 1 < nr && r[k + 1].off < r[k].off + sizeof(double *)))
+      nr = 0;
+  for (int k = 0; k < nr; k++) {
+    fprintf(f, "static const double dgc_v%d_%d[%ld] = {", i, k, r[k].n);
+    for (long j = 0; j < r[k].n; j++) {
+      fprintf(f, "%s", j % 4 == 0 ? "\n  " : " ");
+      lit(f, r[k].v[j]);
+      fprintf(f, ",");
+    }
+    fprintf(f, "};\n");
+  }
+  /* the struct: byte runs between the pointers, each pointer a member */
+  fprintf(f, "static const struct {\n  _Alignas(max_align_t) unsigned char a0[%zu];\n",
+          nr > 0 ? r[0].off : n);
+  size_t at = nr > 0 ? r[0].off : n;
+  for (int k = 0; k < nr; k++) {
+    size_t next = k + 1 < nr ? r[k + 1].off : n;
+    fprintf(f, "  const double *p%d;\n", k);
+    at = r[k].off + sizeof(double *);
+    if (next > at)
+      fprintf(f, "  unsigned char a%d[%zu];\n", k + 1, next - at);
+  }
+  fprintf(f, "} dgc_param%d = {", i);
+  write_bytes(f, p, 0, nr > 0 ? r[0].off : n);
+  for (int k = 0; k < nr; k++) {
+    size_t next = k + 1 < nr ? r[k + 1].off : n;
+    at = r[k].off + sizeof(double *);
+    fprintf(f, ", dgc_v%d_%d", i, k);
+    if (next > at) {
+      fprintf(f, ", ");
+      write_bytes(f, p, at, next);
+    }
+  }
   fprintf(f, "};\n");
 }
 
@@ -738,7 +837,7 @@ static void write_head(FILE *f, const unit_layout *ul, int nmodes) {
   for (int i = 0; i < ul->nlist; i++)
     fprintf(f,
             "  dg_block b%d = *e->blk[%d]; b%d.node = dgc_node%d; b%d.state = %d; b%d.index = %d; "
-            "b%d.params = dgc_param%d; \\\n",
+            "b%d.params = &dgc_param%d; \\\n",
             i, i, i, i, i, ul->list[i]->state, i, ul->list[i]->index, i, i);
   fprintf(f, "  dg_block *const blk[%d] = {", ul->nlist + 1);
   for (int i = 0; i < ul->nlist; i++)
@@ -1773,8 +1872,8 @@ long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
   return sim->compiled ? sim->compiled->serve.runs : -1;
 }
 
-int dgp_compiled_from_cache(const dg_sim *sim) {
-  return sim->compiled ? sim->compiled->unit->from_cache : -1;
+int dg_sim_compiled_from_cache(const dg_sim *sim) {
+  return sim && sim->compiled ? sim->compiled->unit->from_cache : -1;
 }
 
 long dgp_compiled_segment_count(const dg_sim *sim) {

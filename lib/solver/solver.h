@@ -339,9 +339,6 @@ static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
 }
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);
-/* 1 when the simulation's unit was loaded from the cache on disk, 0 when
- * it was compiled, -1 without a unit. */
-int dgp_compiled_from_cache(const dg_sim *sim);
 /* The hooked modes' runs it made (tests), or -1 without a compiled unit;
  * *crossed (unless NULL): those an event function crossed in. */
 long dgp_compiled_run_count(const dg_sim *sim, long *crossed);
