@@ -7,8 +7,8 @@
  * where z00 = z[iy*nx + ix], z01 = z[iy*nx + ix+1], z10 = z[(iy+1)*nx + ix]...
  * At a breakpoint w = 0, so the stored value comes back exactly.
  *
- * These run inside every RK4 substep: no allocation, a binary search over
- * the breakpoints, no checks beyond the clamping. Parsed tables always have
+ * These run inside every RK4 substep: no allocation, a search over the
+ * breakpoints (search()), no checks beyond the clamping. Parsed tables always have
  * valid shapes (params.c); an absent table (n = 0) evaluates to 0, a single
  * breakpoint to its value. NaN in gives NaN out, so the solver sees it. */
 #include <drivegraph/block.h>
@@ -21,9 +21,21 @@ typedef struct span {
   double w;
 } span;
 
-/* The piece [x[lo], x[lo+1]) holding u, for x[0] <= u < x[n-1] (NaN: the
- * last piece), by binary search. */
+/* Breakpoints a table may have for a linear search. */
+#define SMALL_TABLE 8
+
+/* The piece [x[lo], x[lo+1]) holding u, for x[0] <= u < x[n-1], by a
+ * linear search over a small table (which a compiled unit, where n and x
+ * are constants, unrolls into a compare or two: a torque curve of three
+ * points) and a binary search over a larger one. Both find the same
+ * piece; NaN gives the first piece or the last, and NaN out either way. */
 static inline int search(const double *x, int n, double u) {
+  if (n <= SMALL_TABLE) {
+    int lo = 0;
+    while (lo < n - 2 && u >= x[lo + 1])
+      lo++;
+    return lo;
+  }
   int lo = 0, hi = n - 1; /* invariant: x[lo] <= u < x[hi] */
   while (hi - lo > 1) {
     int mid = lo + (hi - lo) / 2;

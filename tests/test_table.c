@@ -92,6 +92,40 @@ START_TEST(table1d_large_binary_search) {
 }
 END_TEST
 
+/* Every size from 2 to 12 breakpoints (the linear search up to 8, the
+ * binary one above), uneven spacing: at each breakpoint the stored value
+ * exactly, and between them the piece's own interpolation, computed here
+ * by scanning every piece (bit for bit: the same formula on the same
+ * piece); beyond the ends the end values, and NaN gives NaN. */
+START_TEST(table1d_every_size) {
+  for (int n = 2; n <= 12; n++) {
+    double x[12], y[12];
+    for (int i = 0; i < n; i++) {
+      x[i] = i * i + 0.37 * i; /* uneven */
+      y[i] = 5.0 - 0.9 * i + (i % 3) * 1.7;
+    }
+    dg_table1d t = {n, x, y};
+    for (int i = 0; i < n; i++)
+      ck_assert_double_eq_tol(dg_table1d_eval(&t, x[i]), y[i], EXACT);
+    for (int i = 0; i + 1 < n; i++)
+      for (int k = 1; k < 8; k++) {
+        double u = x[i] + (x[i + 1] - x[i]) * k / 8.0;
+        int p = 0; /* the piece holding u, by a scan of every piece */
+        for (int j = 0; j + 1 < n; j++)
+          if (x[j] <= u && u < x[j + 1])
+            p = j;
+        double w = (u - x[p]) / (x[p + 1] - x[p]);
+        double want = y[p] + w * (y[p + 1] - y[p]);
+        double got = dg_table1d_eval(&t, u);
+        ck_assert_msg(got == want, "n = %d, u = %.17g: %.17g, want %.17g", n, u, got, want);
+      }
+    ck_assert_double_eq_tol(dg_table1d_eval(&t, x[0] - 1.0), y[0], EXACT);
+    ck_assert_double_eq_tol(dg_table1d_eval(&t, x[n - 1] + 1.0), y[n - 1], EXACT);
+    ck_assert(isnan(dg_table1d_eval(&t, NAN)));
+  }
+}
+END_TEST
+
 START_TEST(table1d_uneven_spacing) {
   /* Non-dyadic weight: (0.3 - 0.1) / (0.7 - 0.1) = 1/3 up to rounding. */
   static const double x[] = {0.1, 0.7};
@@ -247,6 +281,7 @@ static Suite *suite(void) {
   tcase_add_test(t1, table1d_single_and_empty);
   tcase_add_test(t1, table1d_two_points);
   tcase_add_test(t1, table1d_large_binary_search);
+  tcase_add_test(t1, table1d_every_size);
   tcase_add_test(t1, table1d_uneven_spacing);
   tcase_add_test(t1, table1d_nan_propagates);
   tcase_add_test(t1, table1d_hint_same_values);
