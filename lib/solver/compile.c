@@ -372,23 +372,27 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
   /* the angles' node sums only where the commit cannot take them from
    * the DOFs' (dgp_angles_linear): else the loops over 0 nodes vanish */
   int nn = dgp_angles_linear(sv) ? 0 : sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
-  fprintf(f,
-          "  double xs[%d + 1];\n"
-          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
-          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k1[i];\n"
-          "%s"
-          "  body%d(e, blk, c, x, tau, t + 0.5 * h, yt, k2, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = x1[n] + 2.0 * x[n];\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + 0.5 * h * k2[i];\n"
-          "  body%d(e, blk, c, x, tau, t + 0.5 * h, yt, k3, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 2.0 * x[n];\n"
-          "  for (int i = 0; i < %d; i++)\n    yt[i] = y0[i] + h * k3[i];\n"
-          "%s"
-          "  body%d(e, blk, c, x, tau, t + h, yt, k4, pw + %d);\n"
-          "  for (int n = 0; n < %d; n++)\n    xs[n] = xs[n] + 1.0 * x[n];\n",
-          nn, ny, inputs ? "  e->inputs_at(e->sim, t + 0.5 * h);\n" : "", mi, ne, nn, ny, mi,
-          2 * ne, nn, ny, inputs ? "  e->inputs_at(e->sim, t + h);\n" : "", mi, 3 * ne, nn);
+  /* one copy of the stage's code in a loop over the three stages, not
+   * three: the sedan's step then runs 40 kB of code instead of 60 kB,
+   * which the instruction cache (32 kB) holds better. The same operations
+   * as dgp_rk4_stages: (a h) k with a = 1 is h k, t + 1.0 h is t + h. */
+  fprintf(
+      f,
+      "  double xs[%d + 1];\n"
+      "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
+      "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
+      "  const double *kin[3] = {k1, k2, k3};\n"
+      "  double *kout[3] = {k2, k3, k4};\n"
+      "  static const double a[3] = {0.5, 0.5, 1.0}, wx[3] = {2.0, 2.0, 1.0};\n"
+      "  for (int s = 0; s < 3; s++) {\n"
+      "    double as = a[s] * h;\n"
+      "    const double *kp = kin[s];\n"
+      "    for (int i = 0; i < %d; i++)\n      yt[i] = y0[i] + as * kp[i];\n"
+      "%s"
+      "    body%d(e, blk, c, x, tau, t + as, yt, kout[s], pw + %d * (s + 1));\n"
+      "    for (int n = 0; n < %d; n++)\n      xs[n] = (s == 0 ? x1[n] : xs[n]) + wx[s] * x[n];\n"
+      "  }\n",
+      nn, ny, inputs ? "    if (s != 1)\n      e->inputs_at(e->sim, t + as);\n" : "", mi, ne, nn);
   if (sv->ws.nmesh > 0)
     fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
   fprintf(f,
