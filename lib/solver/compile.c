@@ -155,7 +155,7 @@ typedef struct dgc_env {
 } dgc_env;
 
 typedef void (*dgc_stage_fn)(const dgc_env *e, double t, const double *y, double *dy, double *de);
-typedef void (*dgc_stages_fn)(const dgc_env *e, double t, double h);
+typedef int (*dgc_stages_fn)(const dgc_env *e, double t, double h, int first);
 typedef int (*dgc_segment_fn)(const dgc_env *e, double t, double h);
 typedef int (*dgc_run_fn)(const dgc_env *e, double t, double h, double tb);
 typedef void (*dgc_pre_fn)(const dgc_env *e);
@@ -365,34 +365,79 @@ static void write_prologue(FILE *f, const dg_sim *sim, bool own) {
   fprintf(f, "  DGC_BLOCKS\n");
 }
 
-/* RK4's stages 2-4 and the combination, as dgp_rk4_stages; with `own`,
- * the stage's node speeds and torques and the context written back. */
+typedef struct unit_layout unit_layout;
+static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
+                               const unit_layout *ul, const char *g, const char *p);
+
+/* RK4's stages from s0 (an expression: 0, stage 1, from y0 into k1, as
+ * dgp_rk4_derivative at the segment's start; 1, stages 2-4 and the
+ * combination, as dgp_rk4_stages) to 4; with `own`, the stage's node
+ * speeds and torques and the context written back. One copy of the
+ * stage's code in a loop over the stages, not one per stage: the sedan's
+ * step then runs about 35 kB of the unit's code instead of 60 kB, which
+ * the instruction cache (32 kB) holds better. The same operations as
+ * dgp_rk4_stages: (a h) k with a = 1 is h k, t + 1.0 h is t + h. After
+ * stage 1, what dgc_stage leaves (its speeds and torques in the
+ * simulation's arrays, the context), and with `run` (a hooked mode's
+ * run, write_run) the meshes watched and the event functions at the
+ * start, into `events`. */
 static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, bool own,
-                       bool inputs) {
+                       bool inputs, const char *s0, const unit_layout *run) {
   /* the angles' node sums only where the commit cannot take them from
    * the DOFs' (dgp_angles_linear): else the loops over 0 nodes vanish */
-  int nn = dgp_angles_linear(sv) ? 0 : sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
-  /* one copy of the stage's code in a loop over the three stages, not
-   * three: the sedan's step then runs 40 kB of code instead of 60 kB,
-   * which the instruction cache (32 kB) holds better. The same operations
-   * as dgp_rk4_stages: (a h) k with a = 1 is h k, t + 1.0 h is t + h. */
-  fprintf(
-      f,
-      "  double xs[%d + 1];\n"
-      "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
-      "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
-      "  const double *kin[3] = {k1, k2, k3};\n"
-      "  double *kout[3] = {k2, k3, k4};\n"
-      "  static const double a[3] = {0.5, 0.5, 1.0}, wx[3] = {2.0, 2.0, 1.0};\n"
-      "  for (int s = 0; s < 3; s++) {\n"
-      "    double as = a[s] * h;\n"
-      "    const double *kp = kin[s];\n"
-      "    for (int i = 0; i < %d; i++)\n      yt[i] = y0[i] + as * kp[i];\n"
-      "%s"
-      "    body%d(e, blk, c, x, tau, t + as, yt, kout[s], pw + %d * (s + 1));\n"
-      "    for (int n = 0; n < %d; n++)\n      xs[n] = (s == 0 ? x1[n] : xs[n]) + wx[s] * x[n];\n"
-      "  }\n",
-      nn, ny, inputs ? "    if (s != 1)\n      e->inputs_at(e->sim, t + as);\n" : "", mi, ne, nn);
+  bool lin = dgp_angles_linear(sv);
+  int nn = lin ? 0 : sim->nn, nd = sv->ndof, ny = nd + sim->ns, ne = sv->audit.ne;
+  int nev = sim->n_events + sv->ws.nmesh;
+  fprintf(f,
+          "  double xs[%d + 1];\n"
+          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
+          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
+          "  const double *kin[3] = {k1, k2, k3};\n"
+          "  double *kout[3] = {k2, k3, k4};\n"
+          "  static const double a[3] = {0.5, 0.5, 1.0}, wx[3] = {2.0, 2.0, 1.0};\n"
+          "  for (int s = %s; s < 4; s++) {\n"
+          "    const double *ys = y0;\n    double *dy = (double *)k1, *de = pw, ts = t;\n"
+          "    if (s > 0) {\n"
+          "      double as = a[s - 1] * h;\n"
+          "      const double *kp = kin[s - 1];\n"
+          "      for (int i = 0; i < %d; i++)\n        yt[i] = y0[i] + as * kp[i];\n"
+          "%s"
+          "      ys = yt;\n      dy = kout[s - 1];\n      de = pw + %d * s;\n      ts = t + as;\n"
+          "    }\n"
+          "    body%d(e, blk, c, x, tau, ts, ys, dy, de);\n"
+          "    if (s > 0) {\n"
+          "      for (int n = 0; n < %d; n++)\n"
+          "        xs[n] = (s == 1 ? x1[n] : xs[n]) + wx[s - 1] * x[n];\n"
+          "      continue;\n    }\n",
+          nn, s0, ny, inputs ? "      if (s != 2)\n        e->inputs_at(e->sim, t + as);\n" : "",
+          ne, mi, nn);
+  /* after stage 1 */
+  if (own && run)
+    fprintf(f,
+            "    for (int n = 0; n < %d; n++)\n      e->xw[n] = x[n];\n"
+            "    for (int n = 0; n < %d; n++)\n      e->tau[n] = tau[n];\n"
+            "    { dg_ctx *g = e->ctx;\n      g->t = t;\n      g->speed = e->xw;\n"
+            "      g->torque = e->tau;\n      g->power = cl.power;\n      g->state = y0 + %d;\n"
+            "      g->state_rate = 0;\n      g->state_commit = 0; }\n",
+            sim->nn, sim->nn, nd);
+  if (!lin)
+    fprintf(f, "    for (int n = 0; n < %d; n++)\n      ((double *)x1)[n] = x[n];\n", sim->nn);
+  if (run) {
+    fprintf(f, "    *e->pcur = pw + %d;\n    *e->loss_hold = 1;\n", 4 * ne);
+    for (int j = 0; j < sv->ws.nmesh; j++)
+      fprintf(f, "    e->watch[%d] = 0;\n", j);
+    if (nev > 0) {
+      fprintf(f, "    {\n    dg_ctx *c = e->ctx;\n    c->t = t;\n");
+      for (int j = 0; j < sv->ws.nmesh; j++) {
+        fprintf(f, "    e->watch[%d] = e->dir[%d] != 0 && fabs(e->p[%d]) > ", j, j, j);
+        lit(f, DGP_MESH_WATCH_POWER);
+        fprintf(f, ";\n");
+      }
+      write_event_values(f, sim, sv, run, "e->g0", "e->p");
+      fprintf(f, "    events = active > 0;\n    }\n");
+    }
+  }
+  fprintf(f, "  }\n");
   if (sv->ws.nmesh > 0)
     fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
   fprintf(f,
@@ -472,7 +517,7 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
  * torque hook's work and the efficiency losses with RK4's weights (the
  * audit), the node angles, and the committed speeds x = G q. */
 static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi) {
-  int nn = sim->nn, nd = sv->ndof, ns = sim->ns;
+  int nd = sv->ndof, ns = sim->ns;
   fprintf(f,
           "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
           "*e, double t, double h) {\n",
@@ -484,11 +529,14 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
           nd);
   if (ns > 0)
     fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
+  /* stage 1 on its own before the loop of the others: a plain mode's
+   * code is small, and the loop from stage 1 costs it 70 instructions a
+   * step (the axle) */
   fprintf(f,
           "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
           "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
-          mi, dgp_angles_linear(sv) ? 0 : nn);
-  write_rest(f, sim, sv, mi, true, false);
+          mi, dgp_angles_linear(sv) ? 0 : sim->nn);
+  write_rest(f, sim, sv, mi, true, false, "1", NULL);
   write_commit(f, sim, sv, NULL);
   fprintf(f, "  return 1;\n}\n");
 }
@@ -932,36 +980,18 @@ static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
  * as long (20 s for the sedan's four modes), for 3 % fewer instructions. */
 static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
                       const unit_layout *ul) {
-  int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
+  int nd = sv->ndof, ns = sim->ns;
   int nev = sim->n_events + sv->ws.nmesh;
   fprintf(f,
           "\n__attribute__((visibility(\"default\"), flatten)) int dgc_run_%d(const dgc_env *e, "
           "double t, double h, double tb) {\n"
-          "  int events = 0, active = 0;\n  (void)active;\n"
-          "  {\n  dg_ctx *c = e->ctx;\n  double *x = e->xw, *tau = e->tau;\n  DGC_BLOCKS\n"
-          "  double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
+          "  double *y0w = (double *)e->y0;\n"
           "  for (int i = 0; i < %d; i++)\n    y0w[i] = e->q[i];\n",
           mi, nd);
   if (ns > 0)
     fprintf(f, "  for (int i = 0; i < %d; i++)\n    y0w[%d + i] = e->s[i];\n", ns, nd);
-  fprintf(f,
-          "  dgc_stage_%d(e, t, y0w, (double *)e->k1, e->pw);\n"
-          "  for (int n = 0; n < %d; n++)\n    x1w[n] = x[n];\n"
-          "  *e->pcur = e->pw + %d;\n  *e->loss_hold = 1;\n",
-          mi, dgp_angles_linear(sv) ? 0 : nn, 4 * ne);
-  for (int j = 0; j < sv->ws.nmesh; j++)
-    fprintf(f, "  e->watch[%d] = 0;\n", j);
-  if (nev > 0) {
-    fprintf(f, "  c->t = t;\n");
-    for (int j = 0; j < sv->ws.nmesh; j++) {
-      fprintf(f, "  e->watch[%d] = e->dir[%d] != 0 && fabs(e->p[%d]) > ", j, j, j);
-      lit(f, DGP_MESH_WATCH_POWER);
-      fprintf(f, ";\n");
-    }
-    write_event_values(f, sim, sv, ul, "e->g0", "e->p");
-    fprintf(f, "  events = active > 0;\n");
-  }
-  fprintf(f, "  }\n  dgc_stages_%d(e, t, h);\n", mi);
+  /* the four stages, and the event functions at the start after the first */
+  fprintf(f, "  int events = dgc_stages_%d(e, t, h, 1), active = 0;\n  (void)active;\n", mi);
   fprintf(f, "  if (*e->failed)\n    return 0;\n"
              "  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n"
              "  const double *yt = e->yt, *pw = e->pw;\n  double *xe = e->xw;\n");
@@ -1079,13 +1109,15 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
   /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). */
   bool own = own_arrays(sim, sv, ul);
   fprintf(f,
-          "__attribute__((visibility(\"default\"), flatten, noinline)) void dgc_stages_%d(const "
+          "__attribute__((visibility(\"default\"), flatten, noinline)) int dgc_stages_%d(const "
           "dgc_env *e, "
-          "double t, double h) {\n",
+          "double t, double h, int first) {\n"
+          "  int events = 0, active = 0;\n  (void)active;\n",
           mi);
   write_prologue(f, sim, own);
-  write_rest(f, sim, sv, mi, own, true);
-  fprintf(f, "}\n");
+  bool run = ul->hooked && sv->ws.nactive == 0 && !plain(sim, sv);
+  write_rest(f, sim, sv, mi, own, true, run ? "(first ? 0 : 1)" : "1", run ? ul : NULL);
+  fprintf(f, "  return events;\n}\n");
   if (plain(sim, sv))
     write_segment(f, sim, sv, mi);
   else if (ul->hooked && sv->ws.nactive == 0)
@@ -1850,7 +1882,7 @@ bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
   if (!m)
     return false;
   sim->sv.xw_end = false;
-  m->stages(&c->env, t, h);
+  m->stages(&c->env, t, h, 0);
   sim->stages += 3;
   c->serve.calls += 3;
   return true;
