@@ -377,8 +377,9 @@ static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
  * step then runs about 35 kB of the unit's code instead of 60 kB, which
  * the instruction cache (32 kB) holds better. The same operations as
  * dgp_rk4_stages: (a h) k with a = 1 is h k, t + 1.0 h is t + h. After
- * stage 1, what dgc_stage leaves (its speeds and torques in the
- * simulation's arrays, the context), and with `run` (a hooked mode's
+ * stage 1, what dgc_stage leaves that is read (its speeds in the
+ * simulation's array, the context: nothing reads the stage's torques
+ * after it), and with `run` (a hooked mode's
  * run, write_run) the meshes watched and the event functions at the
  * start, into `events`. */
 static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, bool own,
@@ -399,8 +400,9 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
           "    const double *ys = y0;\n    double *dy = (double *)k1, *de = pw, ts = t;\n"
           "    if (s > 0) {\n"
           "      double as = a[s - 1] * h;\n"
-          "      const double *kp = kin[s - 1];\n"
-          "      for (int i = 0; i < %d; i++)\n        yt[i] = y0[i] + as * kp[i];\n"
+          "      double *restrict ytr = yt;\n"
+          "      const double *restrict y0r = y0, *restrict kp = kin[s - 1];\n"
+          "      for (int i = 0; i < %d; i++)\n        ytr[i] = y0r[i] + as * kp[i];\n"
           "%s"
           "      ys = yt;\n      dy = kout[s - 1];\n      de = pw + %d * s;\n      ts = t + as;\n"
           "    }\n"
@@ -415,11 +417,10 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
   if (own && run)
     fprintf(f,
             "    for (int n = 0; n < %d; n++)\n      e->xw[n] = x[n];\n"
-            "    for (int n = 0; n < %d; n++)\n      e->tau[n] = tau[n];\n"
             "    { dg_ctx *g = e->ctx;\n      g->t = t;\n      g->speed = e->xw;\n"
             "      g->torque = e->tau;\n      g->power = cl.power;\n      g->state = y0 + %d;\n"
             "      g->state_rate = 0;\n      g->state_commit = 0; }\n",
-            sim->nn, sim->nn, nd);
+            sim->nn, nd);
   if (!lin)
     fprintf(f, "    for (int n = 0; n < %d; n++)\n      ((double *)x1)[n] = x[n];\n", sim->nn);
   if (run) {
