@@ -284,10 +284,12 @@ static void vehicle_state_upstream(dg_block *self, dg_topo *topo) {
   }
 }
 
-/* The grade angle from the input (rise/run). */
+/* The grade angle of a grade (rise/run). */
+static double grade_angle(double grade) { return isfinite(grade) ? atan(grade) : 0.0; }
+
+/* The grade angle from the input. */
 static double vehicle_theta(const dg_block *self, const dg_ctx *ctx) {
-  double grade = dg_block_input(ctx, self, IN_GRADE);
-  return isfinite(grade) ? atan(grade) : 0.0;
+  return grade_angle(dg_block_input(ctx, self, IN_GRADE));
 }
 
 /* Coulomb part F_c of the road load at grade angle cos θ (N). */
@@ -370,7 +372,7 @@ static void vehicle_pre_step(dg_block *self, dg_ctx *ctx) {
   vehicle_data *d = self->data;
   double grade = dg_block_input(ctx, self, IN_GRADE);
   if (memcmp(&grade, &d->grade_at, sizeof grade) != 0) { /* a new grade, to the bit */
-    double theta = vehicle_theta(self, ctx);
+    double theta = grade_angle(grade);
     d->sin_t = sin(theta);
     d->cos_t = cos(theta);
     d->grade_at = grade;

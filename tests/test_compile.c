@@ -479,13 +479,27 @@ START_TEST(test_cc_words) {
 }
 END_TEST
 
+/* An environment variable's value, kept to be put back by env_put_back. */
+static char *env_keep(const char *name) {
+  const char *v = getenv(name);
+  return v ? strdup(v) : NULL;
+}
+
+static void env_put_back(const char *name, char *kept) {
+  if (kept) {
+    setenv(name, kept, 1);
+    free(kept);
+  } else {
+    unsetenv(name);
+  }
+}
+
 /* The scratch directory is gone afterwards; a second compile replaces the
  * first; no simulation, a failed one: usage errors. */
 START_TEST(test_scratch_and_again) {
   char dir[] = "/tmp/dg-test-compile-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  const char *old = getenv("TMPDIR");
-  char *saved = old ? strdup(old) : NULL;
+  char *saved = env_keep("TMPDIR");
   setenv("TMPDIR", dir, 1);
   dg_graph *g = dg_test_graph_file("graphs/bench/axle_baseline.json");
   dg_sim *sim = dg_test_sim(g);
@@ -497,12 +511,7 @@ START_TEST(test_scratch_and_again) {
   compile_ok(sim, "second"); /* replaces the first: its count starts again */
   dg_test_step(sim, 5, DT);
   ck_assert_int_eq(dg_sim_compiled_stage_count(sim), 20);
-  if (saved) {
-    setenv("TMPDIR", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("TMPDIR");
-  }
+  env_put_back("TMPDIR", saved);
   DIR *d = opendir(dir);
   ck_assert_ptr_nonnull(d);
   int entries = 0;
@@ -518,31 +527,22 @@ START_TEST(test_scratch_and_again) {
 }
 END_TEST
 
-/* The number of units (*.so) in directory dir. */
-static int units_in(const char *dir) {
+/* The number of units (*.so) in directory dir; with `path`, the path of
+ * the last one read. */
+static int units_in(const char *dir, char *path, size_t size) {
   DIR *d = opendir(dir);
   ck_assert_ptr_nonnull(d);
   int n = 0;
   for (struct dirent *e; (e = readdir(d));) {
     size_t len = strlen(e->d_name);
-    n += len > 3 && strcmp(e->d_name + len - 3, ".so") == 0;
+    if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0) {
+      n++;
+      if (path)
+        snprintf(path, size, "%s/%s", dir, e->d_name);
+    }
   }
   closedir(d);
   return n;
-}
-
-/* The path of the one unit in dir. */
-static void only_unit(const char *dir, char *path, size_t size) {
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  path[0] = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    size_t len = strlen(e->d_name);
-    if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0)
-      snprintf(path, size, "%s/%s", dir, e->d_name);
-  }
-  closedir(d);
-  ck_assert_msg(path[0], "no unit in %s", dir);
 }
 
 /* A new load of file, its simulation compiled (with the cache as the
@@ -571,27 +571,25 @@ START_TEST(test_cache_on_disk) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   char sub[64], path[512];
   snprintf(sub, sizeof sub, "%s/units", dir); /* made by the library */
-  const char *old = getenv("DG_COMPILE_CACHE");
-  char *saved = old ? strdup(old) : NULL;
+  char *saved = env_keep("DG_COMPILE_CACHE");
   setenv("DG_COMPILE_CACHE", sub, 1);
   const char *axle = "graphs/bench/axle_baseline.json";
   ck_assert_int_eq(compile_fresh(axle), 0);
   struct stat st;
   ck_assert_int_eq(stat(sub, &st), 0);
   ck_assert_int_eq(st.st_mode & 0777, 0700);
-  ck_assert_int_eq(units_in(sub), 1);
+  ck_assert_int_eq(units_in(sub, NULL, 0), 1);
   ck_assert_int_eq(compile_fresh(axle), 1);                          /* loaded, the same run */
   ck_assert_int_eq(compile_fresh("graphs/brake_per_wheel.json"), 0); /* a key of its own */
-  ck_assert_int_eq(units_in(sub), 2);
+  ck_assert_int_eq(units_in(sub, NULL, 0), 2);
   ck_assert_int_eq(compile_fresh("graphs/brake_per_wheel.json"), 1);
-  rmdir(dir); /* not empty: stays */
 
   /* a unit that does not load: compiled again, and the file replaced */
   char sub2[64];
   snprintf(sub2, sizeof sub2, "%s/again", dir);
   setenv("DG_COMPILE_CACHE", sub2, 1);
   ck_assert_int_eq(compile_fresh(axle), 0);
-  only_unit(sub2, path, sizeof path);
+  ck_assert_int_eq(units_in(sub2, path, sizeof path), 1);
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
   fputs("not a shared object\n", f);
@@ -610,14 +608,9 @@ START_TEST(test_cache_on_disk) {
   /* off: compiled, though the cache has it */
   setenv("DG_COMPILE_CACHE", "off", 1);
   ck_assert_int_eq(compile_fresh(axle), 0);
-  ck_assert_int_eq(units_in(sub2), 1);
+  ck_assert_int_eq(units_in(sub2, NULL, 0), 1);
 
-  if (saved) {
-    setenv("DG_COMPILE_CACHE", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("DG_COMPILE_CACHE");
-  }
+  env_put_back("DG_COMPILE_CACHE", saved);
   const char *dirs[] = {sub, sub2};
   for (int i = 0; i < 2; i++) {
     DIR *d = opendir(dirs[i]);

@@ -62,10 +62,14 @@ int bench_paired(const bench_run *r, bench_run_fn a, void *actx, bench_run_fn b,
   }
   int rc = EXIT_OK;
   for (long k = 0; k < r->reps && rc == EXIT_OK; k++) {
-    bool a_first = k % 2 == 0; /* a drift within a round cancels over two */
-    double sa = a_first ? a(actx, r, false) : -1.0, sb = b(bctx, r, false);
-    if (!a_first && sb >= 0.0)
+    double sa, sb; /* a first in even rounds: a drift within a round cancels over two */
+    if (k % 2 == 0) {
       sa = a(actx, r, false);
+      sb = sa < 0.0 ? -1.0 : b(bctx, r, false);
+    } else {
+      sb = b(bctx, r, false);
+      sa = sb < 0.0 ? -1.0 : a(actx, r, false);
+    }
     if (sa < 0.0 || sb < 0.0)
       rc = EXIT_INVALID;
     else

@@ -609,6 +609,18 @@ static int by_off(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Whether each pointer (in offset order) can be a struct member of its
+ * own within a params struct of n bytes: after some bytes, aligned, apart
+ * from the next. */
+static bool relocs_fit(const param_reloc *r, int nr, size_t n) {
+  for (int k = 0; k < nr; k++)
+    if (r[k].off == 0 || r[k].off % _Alignof(const double *) != 0 ||
+        r[k].off + sizeof(double *) > n ||
+        (k + 1 < nr && r[k + 1].off < r[k].off + sizeof(double *)))
+      return false;
+  return true;
+}
+
 static void write_bytes(FILE *f, const unsigned char *p, size_t from, size_t to) {
   fprintf(f, "{");
   for (size_t k = from; k < to; k++)
@@ -636,13 +648,8 @@ static void write_params(FILE *f, int i, const dg_block *b) {
   if (b->klass->params_size)
     find_relocs(b->klass->params, p, 0, r, &nr);
   qsort(r, (size_t)nr, sizeof *r, by_off);
-  /* pointers where a struct member of the same size can sit (after some
-   * bytes, aligned, apart), else the bytes alone */
-  for (int k = 0; k < nr; k++)
-    if (r[k].off == 0 || r[k].off % _Alignof(const double *) != 0 ||
-        r[k].off + sizeof(double *) > n ||
-        (k + 1 < nr && r[k + 1].off < r[k].off + sizeof(double *)))
-      nr = 0;
+  if (!relocs_fit(r, nr, n))
+    nr = 0; /* the bytes alone */
   for (int k = 0; k < nr; k++) {
     fprintf(f, "static const double dgc_v%d_%d[%ld] = {", i, k, r[k].n);
     for (long j = 0; j < r[k].n; j++) {

@@ -330,10 +330,10 @@ typedef struct dgp_serve {
   long crossed;        /* ... runs an event function crossed in */
 } dgp_serve;
 void dgp_compiled_resolve(dg_sim *sim);
-/* The serve table of a simulation with a unit (sim->compiled), current. */
+/* The simulation's serve table, current; NULL without a compiled unit. */
 static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
   dgp_serve *s = (dgp_serve *)(void *)sim->compiled;
-  if (s->gen != sim->plan_gen || s->tunes != sim->g->tunes)
+  if (s && (s->gen != sim->plan_gen || s->tunes != sim->g->tunes))
     dgp_compiled_resolve(sim);
   return s;
 }

@@ -624,7 +624,7 @@ static int segment_post(dg_sim *sim, const seg_plan *sp) {
   ctx->dt = sp->h;
   ctx->speed = sim->sv.x;
   sim->topo_request = false;
-  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  dgp_serve *sv = dgp_serve_of(sim);
   if (sv && sv->post)
     sv->post(sv->env, sp->slots_done);
   else
@@ -675,7 +675,7 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   segment_sizes(sim, sp);
   int rc;
   bool ended = false; /* the compiled run evaluated the end's values */
-  dgp_serve *sv = sim->compiled && segs_left > 1 ? dgp_serve_of(sim) : NULL;
+  dgp_serve *sv = segs_left > 1 ? dgp_serve_of(sim) : NULL;
   int ran = sv && sv->run && !sim->sv.lam.want ? compiled_run(sim, sv, sp, &ended) : -1;
   if (ran == DGP_RUN_COMMITTED) { /* compiled_run: the commit's own part made */
     sp->slots_done = sp->events = ended;
@@ -707,7 +707,7 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
 
 static int step_segment(dg_sim *sim, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
-  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  dgp_serve *sv = dgp_serve_of(sim);
   /* a plain mode's segment: no timed or bound inputs (they may come and
    * go without a new plan), no tie forces wanted */
   if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
@@ -745,7 +745,7 @@ int dgp_solver_step(dg_sim *sim, double dt) {
   sim->ctx.t = t_end;
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  dgp_serve *sv = sim->compiled ? dgp_serve_of(sim) : NULL;
+  dgp_serve *sv = dgp_serve_of(sim);
   if (sv && sv->slots)
     sv->slots(sv->env);
   else
