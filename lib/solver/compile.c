@@ -66,7 +66,8 @@
  * stage, 64 DOFs. States, ties, pre/post hooks, events and timed inputs
  * are fine: around the stages of a mode with ties, or with a hook of a
  * class that is not built in, the step stays the generic one. A stage that
- * must also give tie forces (sv.lam.want) runs the generic stage. */
+ * must also give tie forces (sv.lam.want) runs dgc_stage_lam_<m>: the
+ * stage, then λ written out (write_stage_lam). */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "solver.h"
 
@@ -148,7 +149,9 @@ extern char **environ;
   const double *kf, *kb, *t_kfac;                                          \
   double *slot_val;                                                        \
   double *g0, *g1;                                                         \
-  unsigned char *watch;
+  unsigned char *watch;                                                    \
+  double *lam_value, *lam_factor;                                          \
+  bool *lam_valid;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -171,6 +174,7 @@ typedef struct dgc_mode {
   const dg_sim *owner; /* with gen: the compiling simulation's plan */
   uint64_t gen;
   dgc_stage_fn stage;
+  dgc_stage_fn stage_lam; /* stage with the tie forces (a mode with ties), or NULL */
   dgc_stages_fn stages;
   dgc_segment_fn segment; /* a plain mode's whole segment, or NULL */
   dgc_run_fn run;         /* a hooked mode's segment between its hooks, or NULL */
@@ -1023,6 +1027,45 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
   fprintf(f, "  return events ? 3 : 1;\n}\n");
 }
 
+/* dgc_stage_lam_<mi>: the stage with the tie forces after it, as
+ * dgp_rk4_derivative gives them when sv.lam.want: λ = Λ (I ẍ − w) row by
+ * row (ẍ = G q̇, each sum from 0.0 in the plan's order, the plan's
+ * numbers as constants), w the stage's torques after the losses (tau, in
+ * place, as the generic stage leaves them), factor 1, or 1 + κ of a lossy
+ * mesh's tie. */
+static void write_stage_lam(FILE *f, const dg_solver *sv, int mi) {
+  fprintf(f,
+          "__attribute__((visibility(\"default\"), flatten, noinline)) void dgc_stage_lam_%d("
+          "const dgc_env *e, double t, const double *y, double *dy, double *de) {\n"
+          "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n"
+          "  const double *w = e->tau;\n  double *lv = e->lam_value, *lf = e->lam_factor;\n",
+          mi, mi);
+  for (int a = 0; a < sv->ws.nactive; a++) {
+    fprintf(f, "  { double v = 0.0;\n");
+    for (int k = sv->lam.start[a]; k < sv->lam.start[a + 1]; k++) {
+      int n = sv->lam.node[k];
+      fprintf(f, "    { double acc = 0.0;");
+      for (int z = sv->row_start[n]; z < sv->row_start[n + 1]; z++) {
+        fprintf(f, " acc += ");
+        lit(f, sv->gs_val[z]);
+        fprintf(f, " * dy[%d];", sv->gs_dof[z]);
+      }
+      fprintf(f, " v += ");
+      lit(f, sv->lam.coef[k]);
+      fprintf(f, " * (");
+      lit(f, sv->inertia[n]);
+      fprintf(f, " * acc - w[%d]); }\n", n);
+    }
+    fprintf(f, "    lv[%d] = v;\n    lf[%d] = 1.0;\n  }\n", a, a);
+  }
+  for (int j = 0; j < sv->ws.nmesh; j++) {
+    int t = sv->ws.mesh_tie[j];
+    if (t >= 0 && sv->ws.ties[t].active >= 0)
+      fprintf(f, "  lf[%d] = 1.0 + e->t_kap[%d];\n", sv->ws.ties[t].active, j);
+  }
+  fprintf(f, "  *e->lam_valid = 1;\n}\n\n");
+}
+
 /* Mode mi's functions (its solver sv): body<mi>, one RK4 stage,
  * dgp_rk4_derivative for the mode operation for operation (see there),
  * into the node speeds x and torques tau it is given and through the
@@ -1114,6 +1157,8 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "double t, const double *y, double *dy, double *de) {\n"
           "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n}\n\n",
           mi, mi);
+  if (sv->ws.nactive > 0)
+    write_stage_lam(f, sv, mi);
   /* dgp_rk4_stages: out = a + c b as dgp_axpy (each element alone). */
   bool own = own_arrays(sim, sv, ul);
   fprintf(f,
@@ -1418,7 +1463,10 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .slot_val = sim->slot_val,
                      .g0 = sv->ev.g0,
                      .g1 = sv->ev.g1,
-                     .watch = sv->loss.watch};
+                     .watch = sv->loss.watch,
+                     .lam_value = sv->lam.value,
+                     .lam_factor = sv->lam.factor,
+                     .lam_valid = &sv->lam.valid};
   return c;
 }
 
@@ -1766,6 +1814,11 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
       dgc_mode *md = &u->mode[m];
       memcpy(&md->stage, &sym, sizeof sym); /* object to function pointer (POSIX) */
       memcpy(&md->stages, &sym2, sizeof sym2);
+      char lam[32];
+      snprintf(lam, sizeof lam, "dgc_stage_lam_%d", m);
+      void *sym6 = dlsym(u->so, lam);
+      if (sym6) /* a mode with ties' */
+        memcpy(&md->stage_lam, &sym6, sizeof sym6);
       void *sym4 = dlsym(u->so, name[2]);
       if (sym4) /* a plain mode's */
         memcpy(&md->segment, &sym4, sizeof sym4);
@@ -1876,17 +1929,22 @@ void dgp_compiled_resolve(dg_sim *sim) {
 }
 
 /* The unit's mode serving this stage: the current plan's, with the
- * parameter values the unit holds as constants, no tie forces wanted. */
-static const dgc_mode *serving(dg_sim *sim) {
+ * parameter values the unit holds as constants; where tie forces are
+ * wanted, only a single stage of a mode with them written out
+ * (`with_lam`). */
+static const dgc_mode *serving(dg_sim *sim, bool with_lam) {
   const dgp_serve *s = dgp_serve_of(sim);
-  if (!s->mode || sim->sv.lam.want)
+  if (!s->mode)
     return NULL;
-  return &sim->compiled->unit->mode[sim->compiled->cur];
+  const dgc_mode *m = &sim->compiled->unit->mode[sim->compiled->cur];
+  if (sim->sv.lam.want && !(with_lam && m->stage_lam))
+    return NULL;
+  return m;
 }
 
 bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
   dgp_compiled *c = sim->compiled;
-  const dgc_mode *m = serving(sim);
+  const dgc_mode *m = serving(sim, false);
   if (!m)
     return false;
   sim->sv.xw_end = false;
@@ -1898,15 +1956,16 @@ bool dgp_compiled_stages(dg_sim *sim, double t, double h) {
 
 bool dgp_compiled_stage(dg_sim *sim, double t, const double *y, double *dy) {
   dgp_compiled *c = sim->compiled;
-  const dgc_mode *m = serving(sim);
+  const dgc_mode *m = serving(sim, true);
   if (!m)
     return false;
   sim->sv.xw_end = false;
   /* computes G q itself: the committed speeds' copy (rk4.c) is for the
    * generic stage, and its flag must not outlive this stage */
   sim->sv.xw_committed = false;
-  m->stage(&c->env, t, y, dy, sim->sv.audit.pcur);
+  (sim->sv.lam.want ? m->stage_lam : m->stage)(&c->env, t, y, dy, sim->sv.audit.pcur);
   c->serve.calls++;
+  c->serve.lam += sim->sv.lam.want;
   return true;
 }
 
@@ -1914,6 +1973,10 @@ long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
   if (crossed)
     *crossed = sim->compiled ? sim->compiled->serve.crossed : -1;
   return sim->compiled ? sim->compiled->serve.runs : -1;
+}
+
+long dgp_compiled_lam_count(const dg_sim *sim) {
+  return sim->compiled ? sim->compiled->serve.lam : -1;
 }
 
 int dg_sim_compiled_from_cache(const dg_sim *sim) {

@@ -328,6 +328,7 @@ typedef struct dgp_serve {
   long calls;          /* stages the unit ran (tests) */
   long segments, runs; /* whole segments, hooked runs it ran (tests) */
   long crossed;        /* ... runs an event function crossed in */
+  long lam;            /* ... stages with the tie forces (dgc_stage_lam) */
 } dgp_serve;
 void dgp_compiled_resolve(dg_sim *sim);
 /* The simulation's serve table, current; NULL without a compiled unit. */
@@ -342,6 +343,8 @@ long dgp_compiled_segment_count(const dg_sim *sim);
 /* The hooked modes' runs it made (tests), or -1 without a compiled unit;
  * *crossed (unless NULL): those an event function crossed in. */
 long dgp_compiled_run_count(const dg_sim *sim, long *crossed);
+/* The stages it ran with the tie forces (tests), or -1 without a unit. */
+long dgp_compiled_lam_count(const dg_sim *sim);
 
 /* ---- kin.c -------------------------------------------------------------- */
 
