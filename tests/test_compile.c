@@ -407,6 +407,45 @@ START_TEST(test_visited_modes) {
 }
 END_TEST
 
+/* A mode with ties between its hooks (dgc_run with the tie forces of its
+ * first stage and the hold pass): Modelica's coupled clutches, the first
+ * clutch's normal force a sine, the others open. Its hold is let go by the
+ * hold pass as the force falls (a run then returns after its first stage,
+ * and the generic step makes the segment in the new mode from there). The
+ * drive is compiled after it has visited its modes; the same signals, bit
+ * for bit, as a simulation of a graph without the unit. */
+START_TEST(test_ties_in_runs) {
+  const char *graph = "graphs/coupled_clutches.json";
+  dg_graph *ga = dg_test_graph_file(graph), *gb = dg_test_graph_file(graph);
+  dg_sim *w = dg_test_sim(ga);
+  long n = steps_of(10000, 3000);
+  dg_test_step(w, n, DT);
+  compile_ok(w, graph);
+  dg_sim *a = dg_test_sim(ga), *b = dg_test_sim(gb); /* a takes the graph's unit */
+  ck_assert_int_ge(dgp_compiled_mode_count(a), 2);
+  double *ra = dg_test_record(a, n, DT), *rb = dg_test_record(b, n, DT);
+  dg_test_same_records(ra, rb, a, n);
+  long crossed, runs = dgp_compiled_run_count(a, &crossed);
+  long restarts = dgp_compiled_new_mode_count(a);
+  printf("%s: %ld of %ld stages compiled (%ld with tie forces), %ld compiled runs, %ld left "
+         "after stage 1 for a new mode, %ld mode changes\n",
+         graph, dg_sim_compiled_stage_count(a), dg_sim_stage_count(a), dgp_compiled_lam_count(a),
+         runs, restarts, dg_sim_topology_changes(a));
+  ck_assert_int_eq(dg_sim_stage_count(a), dg_sim_stage_count(b));
+  ck_assert_int_eq(dg_sim_topology_changes(a), dg_sim_topology_changes(b));
+  ck_assert_int_eq(dg_sim_event_count(a), dg_sim_event_count(b));
+  ck_assert_int_gt(runs, n / 2);
+  ck_assert_int_ge(restarts, 1);
+  free(ra);
+  free(rb);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_sim_free(w);
+  dg_graph_free(ga);
+  dg_graph_free(gb);
+}
+END_TEST
+
 /* The modes a compiled stage does not cover yet: refused with the reason,
  * the simulation unchanged. */
 typedef struct refusal {
@@ -648,6 +687,7 @@ Suite *compile_suite(void) {
   tcase_add_test(tc, test_plain_then_schedule);
   tcase_add_test(tc, test_tuned_after_compile);
   tcase_add_loop_test(tc, test_visited_modes, 0, 2);
+  tcase_add_test(tc, test_ties_in_runs);
   tcase_add_loop_test(tc, test_refusals, 0, NREFUSALS);
   tcase_add_loop_test(tc, test_missing_tools, 0, NENV);
   tcase_add_test(tc, test_scratch_and_again);

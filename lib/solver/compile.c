@@ -37,9 +37,10 @@
  * A plain mode (plain(): nothing around its stages but the commit) gets
  * its whole step segment written out too (dgc_segment_<m>). A hooked mode
  * (pre_step, post_step hooks and event functions around its stages, all
- * of built-in classes, its bound inputs evaluated in the unit, no ties)
- * gets its segment between those hooks (dgc_run_<m>: the first stage, the
- * event functions at the start, stages 2-4, the end's speeds, slots and
+ * of built-in classes, its bound inputs evaluated in the unit) gets its
+ * segment between those hooks (dgc_run_<m>: the first stage, with a
+ * mode's tie forces and the hold pass, the event functions at the start,
+ * stages 2-4, the end's speeds, slots and
  * functions, the crossing test and the commit), and the unit the two hook
  * lists (dgc_pre, dgc_post); a run whose event functions cross returns
  * to step.c, which locates the event from there. Each hook runs
@@ -64,8 +65,8 @@
  * variable ratios, prescribed speeds, a torque hook of a class that is not
  * built in, a mode without DOFs, more than 4096 nodes or, on the dense
  * stage, 64 DOFs. States, ties, pre/post hooks, events and timed inputs
- * are fine: around the stages of a mode with ties, or with a hook of a
- * class that is not built in, the step stays the generic one. A stage that
+ * are fine: around the stages of a mode with a hook of a class that is
+ * not built in, the step stays the generic one. A stage that
  * must also give tie forces (sv.lam.want) runs dgc_stage_lam_<m>: the
  * stage, then λ written out (write_stage_lam). */
 #define _DEFAULT_SOURCE /* mkdtemp */
@@ -151,7 +152,10 @@ extern char **environ;
   double *g0, *g1;                                                         \
   unsigned char *watch;                                                    \
   double *lam_value, *lam_factor;                                          \
-  bool *lam_valid;
+  bool *lam_valid;                                                         \
+  double *lam_t;                                                           \
+  const double **lam_y;                                                    \
+  bool (*hold_pass)(void *sim, double t, double h);
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -370,6 +374,7 @@ static void write_prologue(FILE *f, const dg_sim *sim, bool own) {
 }
 
 typedef struct unit_layout unit_layout;
+static void write_lam(FILE *f, const dg_solver *sv, const char *dy, const char *w);
 static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
                                const unit_layout *ul, const char *g, const char *p);
 
@@ -428,7 +433,19 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
   if (!lin)
     fprintf(f, "    for (int n = 0; n < %d; n++)\n      ((double *)x1)[n] = x[n];\n", sim->nn);
   if (run) {
-    fprintf(f, "    *e->pcur = pw + %d;\n    *e->loss_hold = 1;\n", 4 * ne);
+    fprintf(f, "    *e->pcur = pw + %d;\n", 4 * ne);
+    if (nev > 0 && sv->ws.nactive > 0) {
+      /* the tie forces of stage 1 (segment_stages wants them where
+       * events are located), and the hold pass: a hold they overload
+       * lets go, and step.c makes stage 1 again in the new mode (-1) */
+      write_lam(f, sv, "k1", "tau");
+      if (sim->n_hold > 0) {
+        if (own) /* the stage's torques where the generic stage leaves them */
+          fprintf(f, "    for (int n = 0; n < %d; n++)\n      e->tau[n] = tau[n];\n", sim->nn);
+        fprintf(f, "    if (e->hold_pass(e->sim, t, h))\n      return -1;\n");
+      }
+    }
+    fprintf(f, "    *e->loss_hold = 1;\n");
     for (int j = 0; j < sv->ws.nmesh; j++)
       fprintf(f, "    e->watch[%d] = 0;\n", j);
     if (nev > 0) {
@@ -980,13 +997,17 @@ static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
 
 /* dgc_run_<mi>, a hooked mode's segment between its pre_step and its
  * post_step hooks (step.c's segment_stages, segment_events and
- * segment_commit for a mode without ties, motion or variable ratios, with
- * events located), in their order: y0 = [q; s], stage 1 into k1, the
- * meshes watched and the event functions at the start, stages 2-4 into
- * yt; where any function is active, the end's speeds, slots and functions.
- * Returns 2 when a function crossed (step.c locates it from there), 0
- * when a hook failed the simulation or yt fails check_finite; else commits
- * yt and returns 1, or 3 when the end's values were made. The stages are
+ * segment_commit for a mode without motion or variable ratios, with
+ * events located), in their order: y0 = [q; s], stage 1 into k1 (with a
+ * mode's tie forces, and its hold pass: write_rest), the meshes watched
+ * and the event functions at the start, stages 2-4 into yt; where any
+ * function is active, the end's speeds, slots and functions (the tie
+ * forces there computed when asked, as end_values leaves them). Returns
+ * 4 when the hold pass asked for a new mode after stage 1 (step.c makes
+ * the segment again from there), 2 when a function crossed (step.c
+ * locates it from there), 0 when a hook failed the simulation or yt fails
+ * check_finite; else commits yt and returns 1, or 3 when the end's values
+ * were made. The stages are
  * calls of dgc_stage_<mi> and dgc_stages_<mi> (noinline): inlined here as
  * well, the four stages' hooks in one function took the compiler 30 times
  * as long (20 s for the sedan's four modes), for 3 % fewer instructions. */
@@ -1004,6 +1025,8 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
     fprintf(f, "  for (int i = 0; i < %d; i++)\n    y0w[%d + i] = e->s[i];\n", ns, nd);
   /* the four stages, and the event functions at the start after the first */
   fprintf(f, "  int events = dgc_stages_%d(e, t, h, 1), active = 0;\n  (void)active;\n", mi);
+  if (nev > 0 && sv->ws.nactive > 0 && sim->n_hold > 0)
+    fprintf(f, "  if (events < 0)\n    return 4;\n");
   fprintf(f, "  if (*e->failed)\n    return 0;\n"
              "  dg_ctx *c = e->ctx;\n  DGC_BLOCKS\n"
              "  const double *yt = e->yt, *pw = e->pw;\n  double *xe = e->xw;\n");
@@ -1011,6 +1034,8 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
     fprintf(f, "  if (events) {\n");
     write_speeds(f, sv, "yt", "xe");
     fprintf(f, "  c->t = tb;\n  c->speed = xe;\n  c->state = yt + %d;\n", nd);
+    if (sv->ws.nactive > 0) /* dgp_lambda_at(sim, tb, yt): computed when asked */
+      fprintf(f, "  *e->lam_t = tb;\n  *e->lam_y = yt;\n  *e->lam_valid = 0;\n");
     write_slots(f, sim, ul, "xe");
     write_event_values(f, sim, sv, ul, "e->g1", "e->p4");
     fprintf(f, "  if (*e->failed)\n    return 0;\n"
@@ -1033,13 +1058,11 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
  * numbers as constants), w the stage's torques after the losses (tau, in
  * place, as the generic stage leaves them), factor 1, or 1 + κ of a lossy
  * mesh's tie. */
-static void write_stage_lam(FILE *f, const dg_solver *sv, int mi) {
+static void write_lam(FILE *f, const dg_solver *sv, const char *dy, const char *w) {
   fprintf(f,
-          "__attribute__((visibility(\"default\"), flatten, noinline)) void dgc_stage_lam_%d("
-          "const dgc_env *e, double t, const double *y, double *dy, double *de) {\n"
-          "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n"
-          "  const double *w = e->tau;\n  double *lv = e->lam_value, *lf = e->lam_factor;\n",
-          mi, mi);
+          "  {\n  const double *lw = %s, *ldy = %s;\n"
+          "  double *lv = e->lam_value, *lf = e->lam_factor;\n",
+          w, dy);
   for (int a = 0; a < sv->ws.nactive; a++) {
     fprintf(f, "  { double v = 0.0;\n");
     for (int k = sv->lam.start[a]; k < sv->lam.start[a + 1]; k++) {
@@ -1048,13 +1071,13 @@ static void write_stage_lam(FILE *f, const dg_solver *sv, int mi) {
       for (int z = sv->row_start[n]; z < sv->row_start[n + 1]; z++) {
         fprintf(f, " acc += ");
         lit(f, sv->gs_val[z]);
-        fprintf(f, " * dy[%d];", sv->gs_dof[z]);
+        fprintf(f, " * ldy[%d];", sv->gs_dof[z]);
       }
       fprintf(f, " v += ");
       lit(f, sv->lam.coef[k]);
       fprintf(f, " * (");
       lit(f, sv->inertia[n]);
-      fprintf(f, " * acc - w[%d]); }\n", n);
+      fprintf(f, " * acc - lw[%d]); }\n", n);
     }
     fprintf(f, "    lv[%d] = v;\n    lf[%d] = 1.0;\n  }\n", a, a);
   }
@@ -1063,7 +1086,17 @@ static void write_stage_lam(FILE *f, const dg_solver *sv, int mi) {
     if (t >= 0 && sv->ws.ties[t].active >= 0)
       fprintf(f, "  lf[%d] = 1.0 + e->t_kap[%d];\n", sv->ws.ties[t].active, j);
   }
-  fprintf(f, "  *e->lam_valid = 1;\n}\n\n");
+  fprintf(f, "  *e->lam_valid = 1;\n  }\n");
+}
+
+static void write_stage_lam(FILE *f, const dg_solver *sv, int mi) {
+  fprintf(f,
+          "__attribute__((visibility(\"default\"), flatten, noinline)) void dgc_stage_lam_%d("
+          "const dgc_env *e, double t, const double *y, double *dy, double *de) {\n"
+          "  DGC_BLOCKS\n  body%d(e, blk, e->ctx, e->xw, e->tau, t, y, dy, de);\n",
+          mi, mi);
+  write_lam(f, sv, "dy", "e->tau");
+  fprintf(f, "}\n\n");
 }
 
 /* Mode mi's functions (its solver sv): body<mi>, one RK4 stage,
@@ -1168,12 +1201,12 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "  int events = 0, active = 0;\n  (void)active;\n",
           mi);
   write_prologue(f, sim, own);
-  bool run = ul->hooked && sv->ws.nactive == 0 && !plain(sim, sv);
+  bool run = ul->hooked && !plain(sim, sv);
   write_rest(f, sim, sv, mi, own, true, run ? "(first ? 0 : 1)" : "1", run ? ul : NULL);
   fprintf(f, "  return events;\n}\n");
   if (plain(sim, sv))
     write_segment(f, sim, sv, mi);
-  else if (ul->hooked && sv->ws.nactive == 0)
+  else if (ul->hooked)
     write_run(f, sim, sv, mi, ul);
 }
 
@@ -1350,6 +1383,7 @@ static void remove_dir(const char *dir, char (*files)[64], int n) {
 
 static void inputs_at(void *sim, double t) { dgp_inputs_at(sim, t); }
 static void bind_eval(void *sim) { dgp_bind_eval(sim); }
+static bool hold_pass(void *sim, double t, double h) { return dgp_hold_pass(sim, t, h); }
 static double tree_accel(void *sim, double *dq, double *w) { return dgp_tree_accel(sim, dq, w); }
 static double loss_apply(void *sim, const double *q, double *dq, double *w) {
   return dgp_loss_apply(sim, q, dq, w);
@@ -1466,7 +1500,10 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .watch = sv->loss.watch,
                      .lam_value = sv->lam.value,
                      .lam_factor = sv->lam.factor,
-                     .lam_valid = &sv->lam.valid};
+                     .lam_valid = &sv->lam.valid,
+                     .lam_t = &sv->lam.t,
+                     .lam_y = &sv->lam.y,
+                     .hold_pass = hold_pass};
   return c;
 }
 
@@ -1977,6 +2014,10 @@ long dgp_compiled_run_count(const dg_sim *sim, long *crossed) {
 
 long dgp_compiled_lam_count(const dg_sim *sim) {
   return sim->compiled ? sim->compiled->serve.lam : -1;
+}
+
+long dgp_compiled_new_mode_count(const dg_sim *sim) {
+  return sim->compiled ? sim->compiled->serve.new_modes : -1;
 }
 
 int dg_sim_compiled_from_cache(const dg_sim *sim) {

@@ -329,6 +329,7 @@ typedef struct dgp_serve {
   long segments, runs; /* whole segments, hooked runs it ran (tests) */
   long crossed;        /* ... runs an event function crossed in */
   long lam;            /* ... stages with the tie forces (dgc_stage_lam) */
+  long new_modes;      /* runs whose hold pass asked for a new mode */
 } dgp_serve;
 void dgp_compiled_resolve(dg_sim *sim);
 /* The simulation's serve table, current; NULL without a compiled unit. */
@@ -338,6 +339,10 @@ static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
     dgp_compiled_resolve(sim);
   return s;
 }
+/* step.c's hold pass at a segment's start (t, h), after its first stage:
+ * the hold_check hooks on the tie forces of that stage; whether one asked
+ * for a new mode. */
+bool dgp_hold_pass(dg_sim *sim, double t, double h);
 /* The whole segments it ran (tests), or -1 without a compiled unit. */
 long dgp_compiled_segment_count(const dg_sim *sim);
 /* The hooked modes' runs it made (tests), or -1 without a compiled unit;
@@ -345,6 +350,8 @@ long dgp_compiled_segment_count(const dg_sim *sim);
 long dgp_compiled_run_count(const dg_sim *sim, long *crossed);
 /* The stages it ran with the tie forces (tests), or -1 without a unit. */
 long dgp_compiled_lam_count(const dg_sim *sim);
+/* The runs it left after stage 1 for a new mode (tests), or -1. */
+long dgp_compiled_new_mode_count(const dg_sim *sim);
 
 /* ---- kin.c -------------------------------------------------------------- */
 

@@ -129,7 +129,7 @@ static inline void run_hooks(dg_sim *sim, const dg_hook_entry *list, int n, bool
  * input's jump — lets go there, not at the segment's end: its event
  * function (a capacity minus the held torque) is already below zero where
  * the segment starts, and an event is located only where one crosses. */
-static bool hold_pass(dg_sim *sim, double t, double h) {
+bool dgp_hold_pass(dg_sim *sim, double t, double h) {
   dg_ctx *ctx = &sim->ctx;
   ctx->t = t;
   ctx->dt = h;
@@ -501,10 +501,10 @@ static void segment_sizes(const dg_sim *sim, seg_plan *sp) {
  * HOLDS: a hold those forces overload lets go here, and the first stage
  * is made again in the new mode (hold_pass); then the event functions at
  * the start and RK4's other stages. */
-static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
+static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left, int round0) {
   double t = sp->t, h = sp->h;
   sp->events = event_count(sim) > 0 && segs_left > 1;
-  for (int round = 0;; round++) {
+  for (int round = round0;; round++) {
     dgp_rk4_gather(sim, sim->sv.rk.y0);
     sim->sv.lam.want = sp->events && sim->sv.ws.nactive > 0;
     sim->sv.audit.pcur = sim->sv.audit.pw; /* stage 1's powers */
@@ -520,7 +520,7 @@ static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left) {
     sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
     bool checked = sim->sv.lam.want && round < sim->n_hold;
     sim->sv.lam.want = false;
-    if (!checked || !hold_pass(sim, t, h))
+    if (!checked || !dgp_hold_pass(sim, t, h))
       break;
     if (dgp_solver_change_topology(sim) != DG_OK)
       return sim->err.code;
@@ -640,8 +640,10 @@ enum {
   DGP_RUN_FAILED,    /* a hook failed the simulation, or yt fails check_finite */
   DGP_RUN_COMMITTED, /* yt committed (the caller counts it and runs post_step);
                       * *ended: the end's slots and event functions were made */
-  DGP_RUN_CROSSED    /* an event function crossed: the state as
+  DGP_RUN_CROSSED,   /* an event function crossed: the state as
                       * segment_events leaves it before locating it */
+  DGP_RUN_NEW_MODE   /* after stage 1, the hold pass asked for a new mode
+                      * (topo_request): segment_stages' first round made */
 };
 
 /* A hooked mode's segment between its hooks from the compiled unit
@@ -652,9 +654,16 @@ static int compiled_run(dg_sim *sim, dgp_serve *sv, const seg_plan *sp, bool *en
   sv->calls += 4;
   sv->runs++;
   int r = sv->run(sv->env, sp->t, sp->h, sp->tb);
-  sim->sv.xw_end = r >= 2; /* the end's speeds in xw */
+  sim->sv.xw_end = r == 2 || r == 3; /* the end's speeds in xw */
   *ended = r == 3;
   sv->crossed += r == 2;
+  if (r == 4) { /* one stage made, as the generic step's first round */
+    sim->stages -= 3;
+    sv->calls -= 3;
+    sv->runs--;
+    sv->new_modes++;
+    return DGP_RUN_NEW_MODE;
+  }
   return r == 0 ? DGP_RUN_FAILED : r == 2 ? DGP_RUN_CROSSED : DGP_RUN_COMMITTED;
 }
 
@@ -696,7 +705,13 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
                    sp->t);
     return segment_failed(sim);
   } else {
-    rc = segment_stages(sim, sp, segs_left);
+    rc = DG_OK;
+    if (ran == DGP_RUN_NEW_MODE) { /* segment_stages' first round, then its second */
+      rc = dgp_solver_change_topology(sim);
+      segment_sizes(sim, sp);
+    }
+    if (rc == DG_OK)
+      rc = segment_stages(sim, sp, segs_left, ran == DGP_RUN_NEW_MODE ? 1 : 0);
     if (rc == DG_OK)
       rc = segment_events(sim, sp);
   }
