@@ -328,6 +328,14 @@ static void fill_hook_lists(dg_sim *sim, bool skip_idle) {
   }
 }
 
+void dgp_sim_set_idle(dg_sim *sim, const unsigned *idle) {
+  if (memcmp(sim->idle, idle, sizeof *idle * (size_t)sim->nb) == 0)
+    return;
+  memcpy(sim->idle, idle, sizeof *idle * (size_t)sim->nb);
+  dgp_compile_free(sim); /* its stage calls the hooks of the lists it was written for */
+  fill_hook_lists(sim, true);
+}
+
 void dgp_sim_call_idle_hooks(dg_sim *sim) {
   dgp_compile_free(sim); /* its stage calls the hooks of the lists it was written for */
   fill_hook_lists(sim, false);

@@ -549,6 +549,10 @@ dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag);
 /* Tests: every hook called again, as if no block had named any idle
  * (dg_init_idle), to check that leaving them out changes nothing. */
 void dgp_sim_call_idle_hooks(dg_sim *sim);
+/* The hooks the blocks' inits now say they do without (`idle`, per
+ * block: a tuning's new values, dgp_sim_tune), between steps: the hook
+ * lists rebuilt where they changed, and a compiled unit let go. */
+void dgp_sim_set_idle(dg_sim *sim, const unsigned *idle);
 /* Reports a failed topology build (ws.errmsg) through diag, at the block
  * it names, with the mode when given. */
 void dgp_sim_report_build(dg_sim *sim, int rc, const char *mode_desc, dg_diag *diag);

@@ -97,6 +97,48 @@ START_TEST(tune_at_start_equals_load) {
 }
 END_TEST
 
+/* A hook a block's init leaves out for its values (dg_init_idle) comes back
+ * when a tuning gives it work: the axle's wheel loads loaded without drag
+ * (no torque hook: nothing to add), tuned at t = 0 to the file's drag, run
+ * as the graph loaded with it, bit for bit; tuned back to none, as the
+ * drag-free load (the hook, called again, adds exactly 0). Before, the
+ * tuned drag was silently ignored: the wheels spun up freely. */
+START_TEST(tune_wakes_idle_hooks) {
+  char *json = dg_test_read_source("graphs/bench/axle_baseline.json");
+  dg_override none[] = {{"left.c1", "0"}, {"left.c2", "0"}, {"right.c1", "0"}, {"right.c2", "0"}};
+  dg_error err;
+  /* a tuning changes its graph's numbers: one graph per simulation */
+  dg_graph *g[4];
+  for (int i = 0; i < 4; i++) {
+    g[i] = i % 2 ? dg_graph_load_string(NULL, json, "axle.json", &err)
+                 : dg_graph_load_overrides(NULL, json, "axle.json", 4, none, &err);
+    ck_assert_msg(g[i] != NULL, "%s", err.text);
+  }
+  dg_sim *a = dg_test_sim(g[0]), *b = dg_test_sim(g[1]), *c = dg_test_sim(g[2]),
+         *d = dg_test_sim(g[3]);
+  ck_assert_msg(dgp_sim_tune(a, json, "axle.json", 0, NULL, &err) == DG_OK, "%s", err.text);
+  ck_assert_msg(dgp_sim_tune(d, json, "axle.json", 4, none, &err) == DG_OK, "%s", err.text);
+  long n = 2000;
+  double *ra = dg_test_record(a, n, DT), *rb = dg_test_record(b, n, DT);
+  double *rc = dg_test_record(c, n, DT), *rd = dg_test_record(d, n, DT);
+  dg_test_same_records(ra, rb, a, n); /* the drag, tuned in, acts */
+  dg_test_same_records(rd, rc, d, n); /* and tuned out, it is gone */
+  size_t bytes = sizeof(double) * (size_t)n * (size_t)dg_sim_signal_count(a);
+  ck_assert_int_ne(memcmp(ra, rc, bytes), 0); /* the two differ */
+  free(ra);
+  free(rb);
+  free(rc);
+  free(rd);
+  dg_sim_free(a);
+  dg_sim_free(b);
+  dg_sim_free(c);
+  dg_sim_free(d);
+  for (int i = 0; i < 4; i++)
+    dg_graph_free(g[i]);
+  free(json);
+}
+END_TEST
+
 /* A parameter tuned at an instant acts at that instant: the driver's and
  * the motor's memos (the last point's pedals and torque, kept for the
  * several signals the bindings read) key on the parameters too. At a fixed
@@ -475,6 +517,7 @@ Suite *simstate_suite(void) {
   TCase *tc = tcase_create("params");
   tcase_add_test(tc, param_number_finds_numbers);
   tcase_add_test(tc, tune_at_start_equals_load);
+  tcase_add_test(tc, tune_wakes_idle_hooks);
   tcase_add_test(tc, tune_mid_run);
   tcase_add_test(tc, tune_reaches_memos);
   tcase_add_test(tc, tune_refusals);

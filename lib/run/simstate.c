@@ -66,7 +66,7 @@ double *dgp_graph_param_number(dg_graph *g, const char *key, const dg_param_def 
 /* The blocks' data as init leaves it (a simulation created, its blocks
  * initialized, nothing built or evaluated: a memo a signal fills, keyed on
  * the parameters, must not come across). */
-static unsigned char *fresh_data(const dg_graph *g, size_t size, dg_error *err) {
+static unsigned char *fresh_data(const dg_graph *g, size_t size, unsigned *idle, dg_error *err) {
   dg_diag d;
   dgp_diag_init(&d, g->file, NULL, NULL);
   dg_sim *s = dgp_sim_create(g, &d);
@@ -79,6 +79,8 @@ static unsigned char *fresh_data(const dg_graph *g, size_t size, dg_error *err) 
     dgp_error_set(err, DG_ERR_NOMEM, g->file, "", "out of memory");
   else
     dgp_sim_data_copy(s, out);
+  if (idle) /* the hooks the inits do without, with these values */
+    memcpy(idle, s->idle, sizeof *idle * (size_t)s->nb);
   dg_sim_free(s);
   return out;
 }
@@ -198,14 +200,22 @@ int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const d
   }
   size_t size = dgp_sim_data_size(sim);
   unsigned char *before = NULL, *after = NULL;
+  unsigned *idle = NULL;
   if (rc == DG_OK && w.n > 0) {
-    before = fresh_data(g, size, err);
+    idle = calloc((size_t)sim->nb + 1, sizeof *idle);
+    if (!idle) {
+      dgp_error_set(err, DG_ERR_NOMEM, file, "", "out of memory");
+      rc = DG_ERR_NOMEM;
+    }
+  }
+  if (rc == DG_OK && w.n > 0) {
+    before = fresh_data(g, size, NULL, err);
     rc = before ? DG_OK : err->code ? err->code : DG_ERR_NOMEM;
   }
   if (rc == DG_OK && w.n > 0) {
     for (int i = 0; i < w.n; i++)
       *w.moves[i].at = w.moves[i].value;
-    after = fresh_data(g, size, err);
+    after = fresh_data(g, size, idle, err);
     if (!after) { /* the old values back: nothing changed */
       for (int i = w.n - 1; i >= 0; i--)
         *w.moves[i].at = w.moves[i].old;
@@ -227,6 +237,9 @@ int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const d
     sim->input_epoch++; /* caches of the state's values go (port torques) */
     sim->params_epoch++; /* and the blocks' memos (dg_ctx_params_epoch) */
     g->tunes++;          /* and units compiled with the old values (compile.c) */
+    /* a hook that init left out for the old values (a load without
+     * friction has no torque) may have work with the new ones */
+    dgp_sim_set_idle(sim, idle);
     sim->sv.ports.valid = false;
     dgp_bind_eval(sim);
   }
@@ -234,6 +247,7 @@ int dgp_sim_tune(dg_sim *sim, const char *json, const char *name, int n, const d
     dgp_error_clear(err);
   free(before);
   free(after);
+  free(idle);
   free(w.moves);
   return rc;
 }
