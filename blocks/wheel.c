@@ -306,6 +306,11 @@ static double wheel_fz(const dg_block *self, const dg_ctx *ctx) {
   return fz > 0.0 ? fz : 0.0;
 }
 
+/* Whether the brake can ever act: otherwise its capacity is +0. */
+static bool wheel_has_brake(const wheel_params *p) {
+  return p->brake_torque > 0.0 && p->brake_share > 0.0;
+}
+
 static double wheel_capacity(const dg_block *self, const dg_ctx *ctx) {
   const wheel_params *p = self->params;
   return p->brake_torque * dg_clamp01(dg_block_input(ctx, self, IN_BRAKE)) * p->brake_share;
@@ -350,6 +355,11 @@ static int wheel_init(dg_block *self, dg_init *init) {
   d->ch_brake_pool = dg_init_channel(init, "wheel_hold_brake");
   for (int k = 0; k < NUM_TALLY; k++)
     d->ch_tally[k] = dg_init_channel(init, wheel_tally_names[k]);
+  /* without a brake (brake_torque or brake_share 0) the capacity is 0: a
+   * free wheel stays free (pre_step lets a held one go first), so there
+   * is nothing to locate and no hold to check */
+  if (!wheel_has_brake(p))
+    dg_init_idle(init, DG_HOOK_EVENTS | DG_HOOK_HOLD_CHECK);
   return 0;
 }
 
@@ -473,6 +483,11 @@ static void wheel_pre_step(dg_block *self, dg_ctx *ctx) {
   wheel_data *d = self->data;
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   d->cap = wheel_capacity(self, ctx);
+  /* a free wheel without a brake: nothing to decide (its direction, the
+   * step's start speeds, the pools and tallies are read only with a
+   * capacity > 0 or held) */
+  if (d->mode == MODE_FREE && !wheel_has_brake(p))
+    return;
   d->w_start = w;
   d->v_start = v;
   double *brake_pool = wheel_brake_pool(d, ctx, true);
@@ -677,7 +692,7 @@ static double wheel_signal(const dg_block *self, const dg_ctx *ctx, int index) {
   case SIG_BRAKE:
     if (d->mode != MODE_FREE)
       return d->have_hold ? d->hold : 0.0;
-    return -d->cap * d->dir;
+    return 0.0 - d->cap * d->dir; /* +0 without a capacity, whatever the direction */
   default:
     return NAN;
   }

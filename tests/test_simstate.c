@@ -139,6 +139,52 @@ START_TEST(tune_wakes_idle_hooks) {
 }
 END_TEST
 
+/* A brake tuned away while it holds: the hatchback at rest on its brakes
+ * (every wheel held), its brakes tuned to 0. Without a brake a wheel's
+ * events and hold check are left out (dg_init_idle), and its pre_step
+ * lets the held wheel go at the next step's start: every wheel free after
+ * one step, and the car rolls on under the engine's creep without a
+ * stuck wheel (no hold left to check). */
+START_TEST(tune_brake_away_while_held) {
+  char *json = dg_test_read_source("graphs/hatchback_fwd_manual.json");
+  static const char *const wheels[] = {"wheel_fl", "wheel_fr", "wheel_rl", "wheel_rr"};
+  dg_override off[4];
+  char keys[4][32];
+  for (int i = 0; i < 4; i++) {
+    snprintf(keys[i], sizeof keys[i], "%s.brake_torque", wheels[i]);
+    off[i] = (dg_override){keys[i], "0"};
+  }
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(NULL, json, "hatchback.json", &err);
+  ck_assert_msg(g != NULL, "%s", err.text);
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_set_input(sim, "brake", 1.0);
+  dg_test_step(sim, 200, DT);
+  char name[64];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%s.locked", wheels[i]);
+    ck_assert_double_eq(dg_test_signal(sim, name), 1.0);
+  }
+  ck_assert_msg(dgp_sim_tune(sim, json, "hatchback.json", 4, off, &err) == DG_OK, "%s", err.text);
+  dg_test_step(sim, 1, DT);
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%s.locked", wheels[i]);
+    ck_assert_double_eq(dg_test_signal(sim, name), 0.0);
+    snprintf(name, sizeof name, "%s.brake_torque", wheels[i]);
+    double b = dg_test_signal(sim, name);
+    ck_assert_msg(b == 0.0 && !signbit(b), "%s = %g", name, b); /* +0: no brake */
+  }
+  dg_test_step(sim, 500, DT);
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%s.locked", wheels[i]);
+    ck_assert_double_eq(dg_test_signal(sim, name), 0.0);
+  }
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  free(json);
+}
+END_TEST
+
 /* A parameter tuned at an instant acts at that instant: the driver's and
  * the motor's memos (the last point's pedals and torque, kept for the
  * several signals the bindings read) key on the parameters too. At a fixed
@@ -518,6 +564,7 @@ Suite *simstate_suite(void) {
   tcase_add_test(tc, param_number_finds_numbers);
   tcase_add_test(tc, tune_at_start_equals_load);
   tcase_add_test(tc, tune_wakes_idle_hooks);
+  tcase_add_test(tc, tune_brake_away_while_held);
   tcase_add_test(tc, tune_mid_run);
   tcase_add_test(tc, tune_reaches_memos);
   tcase_add_test(tc, tune_refusals);

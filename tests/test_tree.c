@@ -445,7 +445,7 @@ END_TEST
 /* dg_init_idle: the hooks the blocks' inits name (a gear without friction
  * or tables, an open or locked differential, a load without Coulomb
  * friction, a spring-damper without backlash, a planetary that cannot
- * stick) change nothing when left out: each graph runs 3 s of the bench
+ * stick, a wheel without a brake) change nothing when left out: each graph runs 3 s of the bench
  * launch with them left out and with every hook called again, every
  * signal bit for bit the same after every step. */
 START_TEST(idle_hooks_change_nothing) {
@@ -454,7 +454,7 @@ START_TEST(idle_hooks_change_nothing) {
       "graphs/bench/diff_tree_8.json",   "graphs/awd_lsd.json",
       "graphs/pickup_4x4.json",          "graphs/compliant_driveline.json",
       "graphs/planetary_automatic.json", "graphs/power_split_hybrid.json",
-      "graphs/sedan_rwd_automatic.json"};
+      "graphs/sedan_rwd_automatic.json", "graphs/bench/sedan_baseline.json"};
   int dropped_total = 0;
   for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++) {
     dg_graph *g = dg_test_graph_file(graphs[gi]);
