@@ -80,9 +80,15 @@ static const dg_signal_def load_signals[] = {
     {0},
 };
 
-/* Resisting torque at speed w with the Coulomb part in direction s. */
+/* Resisting torque at speed w with the Coulomb part in direction s. 0.0 -
+ * x: +0 at rest. Without Coulomb friction the term c0 s (±0) is left
+ * out: it changes at most the sign of a zero sum, which 0.0 - x makes +0
+ * either way (the same bits; a compiled stage then neither converts s
+ * nor reads it). */
 static double load_torque(const load_params *p, double w, int s) {
-  return 0.0 - (p->c0 * s + p->c1 * w + p->c2 * w * fabs(w)); /* 0.0 - x: +0 at rest */
+  if (p->c0 == 0.0)
+    return 0.0 - (p->c1 * w + p->c2 * w * fabs(w));
+  return 0.0 - (p->c0 * s + p->c1 * w + p->c2 * w * fabs(w));
 }
 
 static int load_init(dg_block *self, dg_init *init) {
