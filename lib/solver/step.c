@@ -497,6 +497,15 @@ static void segment_sizes(const dg_sim *sim, seg_plan *sp) {
   sp->ny = sim->sv.ndof + sim->ns;
 }
 
+/* The mode a hold pass asked for, and the state's sizes in it, before the
+ * segment's first stage is made again. */
+static int hold_new_mode(dg_sim *sim, seg_plan *sp) {
+  if (dgp_solver_change_topology(sim) != DG_OK)
+    return sim->err.code;
+  segment_sizes(sim, sp);
+  return DG_OK;
+}
+
 /* PREPARE, then the first stage (with tie forces when events need them);
  * HOLDS: a hold those forces overload lets go here, and the first stage
  * is made again in the new mode (hold_pass); then the event functions at
@@ -522,9 +531,9 @@ static int segment_stages(dg_sim *sim, seg_plan *sp, int segs_left, int round0) 
     sim->sv.lam.want = false;
     if (!checked || !dgp_hold_pass(sim, t, h))
       break;
-    if (dgp_solver_change_topology(sim) != DG_OK)
-      return sim->err.code;
-    segment_sizes(sim, sp);
+    int rc = hold_new_mode(sim, sp);
+    if (rc != DG_OK)
+      return rc;
   }
   sim->sv.loss.hold = true; /* ... and keep them to the segment's end */
   for (int j = 0; j < sim->sv.ws.nmesh; j++)
@@ -705,11 +714,8 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
                    sp->t);
     return segment_failed(sim);
   } else {
-    rc = DG_OK;
-    if (ran == DGP_RUN_NEW_MODE) { /* segment_stages' first round, then its second */
-      rc = dgp_solver_change_topology(sim);
-      segment_sizes(sim, sp);
-    }
+    /* after a run's hold pass: segment_stages' first round made, its second next */
+    rc = ran == DGP_RUN_NEW_MODE ? hold_new_mode(sim, sp) : DG_OK;
     if (rc == DG_OK)
       rc = segment_stages(sim, sp, segs_left, ran == DGP_RUN_NEW_MODE ? 1 : 0);
     if (rc == DG_OK)
