@@ -382,13 +382,16 @@ START_TEST(test_visited_modes) {
   ck_assert_int_eq(dg_sim_segment_count(b), dg_sim_segment_count(a));
   if (_i == 0) /* no ties: every segment between its hooks compiled but at the shifts */
     ck_assert_int_ge(runs, n - n / 20);
-  /* every mode of the launch was visited by w. The baseline has no ties:
-   * every stage compiled but a few at the shifts. The automatic's converter
-   * and lock-up clutch tie shafts: the segments' first stages and the
-   * events' evaluations give tie forces (dgc_stage_lam), and its first
-   * modes left w's mode cache before the compile: 94 % of the 10 s launch,
-   * 80 % of its first 3 s (the short runs) */
-  ck_assert_int_ge(compiled, _i == 0 ? stages - stages / 20 : 3 * stages / 4);
+  /* every mode of the launch was visited by w, and its mode cache kept
+   * them all (the automatic's 9). The baseline has no ties: every stage
+   * compiled but a few at the shifts. The automatic's converter and
+   * lock-up clutch tie shafts: the segments' first stages and the events'
+   * evaluations give tie forces (dgc_stage_lam), compiled too. (With 8
+   * slots its first modes had left the cache before the compile; once
+   * compiled, its launch from rest found compiled runs leaving the lossy
+   * meshes' directions held into the next segment: the first step after
+   * the first mode change differed.) */
+  ck_assert_int_ge(compiled, stages - stages / 20);
   if (_i == 1)
     ck_assert_int_gt(lam, n / 10);
   else

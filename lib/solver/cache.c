@@ -28,12 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DGP_CACHE_SLOTS 8
 #define DGP_CACHE_BUDGET (2 * DGP_PLAN_LARGE)
 
 typedef struct plan_slot {
   void **arr;            /* per buffer of sim->bufs: this slot's array (plan ones) */
-  unsigned char *mem;    /* slots 1…: every array in one mapped block (slot 0: the solver's own) */
+  void **val;            /* the same, the plan arrays' only, in the order of dst */
+  unsigned char *mem; /* slots 1…: every array in one block of c->mem (slot 0: the solver's own) */
   unsigned char *key;    /* the declarations of its mode */
   size_t key_len;
   dg_solver sv;          /* the solver as its build left it (the scalars) */
@@ -45,7 +45,9 @@ typedef struct plan_slot {
 struct dgp_plan_cache {
   int nslots, cur, probe;
   size_t block;          /* bytes of a slot's block */
+  unsigned char *mem;    /* the blocks of slots 1…, one mapping */
   int *plan, nplan;      /* the plan arrays' places in sim->bufs */
+  void **dst;            /* per plan array: where the solver keeps its pointer */
   plan_slot slot[DGP_CACHE_SLOTS];
   size_t key_cap;
   unsigned long clock;
@@ -82,50 +84,52 @@ static size_t key_bound(const dg_sim *sim) {
          nn * sizeof(double) + (size_t)sim->n_ports * sizeof(double);
 }
 
-/* The declarations as bytes (no padding: field by field). */
+/* The declarations as bytes (no padding: field by field; the links'
+ * fields array by array, the ties' field by field), written only when
+ * they fit in cap (the length is returned either way). */
 static size_t key_write(const dg_sim *sim, unsigned char *out, size_t cap) {
   const dg_topo_ws *ws = &sim->sv.ws;
   key_writer w = {out, 0, cap};
+  int nl = ws->nlinks, nt = ws->nties, nm = ws->nmesh;
+  int lterms = nl > 0 ? ws->link_first[nl - 1] + ws->link_n[nl - 1] : 0;
   PUT(&w, sim->tree_always); /* a build option: the same declarations on the tree */
   PUT(&w, ws->nraw);
-  PUT(&w, ws->nties);
+  PUT(&w, nt);
   PUT(&w, ws->nterms);
-  PUT(&w, ws->nlinks);
-  PUT(&w, ws->nmesh);
+  PUT(&w, nl);
+  PUT(&w, nm);
   put(&w, ws->raw_owner, sizeof(int) * (size_t)ws->nraw);
   put(&w, ws->raw_node, sizeof(int) * (size_t)ws->nraw);
   put(&w, ws->raw_presc, sizeof(int) * (size_t)ws->nraw);
-  for (int t = 0; t < ws->nties; t++) {
-    const dg_tie *tie = &ws->ties[t];
-    PUT(&w, tie->block);
-    PUT(&w, tie->first);
-    PUT(&w, tie->n);
-    PUT(&w, tie->mesh);
-    PUT(&w, tie->presc);
-    unsigned char flags = (unsigned char)((tie->ground ? 1 : 0) | (tie->yields ? 2 : 0));
-    PUT(&w, flags);
+  size_t tie_bytes = (size_t)nt * (5 * sizeof(int) + 1);
+  if (w.n + tie_bytes <= w.cap) {
+    unsigned char *p = w.p + w.n;
+    for (int t = 0; t < nt; t++) {
+      const dg_tie *tie = &ws->ties[t];
+      int f[5] = {tie->block, tie->first, tie->n, tie->mesh, tie->presc};
+      memcpy(p, f, sizeof f);
+      p[sizeof f] = (unsigned char)((tie->ground ? 1 : 0) | (tie->yields ? 2 : 0));
+      p += sizeof f + 1;
+    }
   }
+  w.n += tie_bytes;
   put(&w, ws->tie_node, sizeof(int) * (size_t)ws->nterms);
   put(&w, ws->tie_coef, sizeof(double) * (size_t)ws->nterms);
   put(&w, ws->tie_acoef, sizeof(double) * (size_t)ws->nterms);
-  int lterms = 0;
-  for (int k = 0; k < ws->nlinks; k++) {
-    PUT(&w, ws->link_dst[k]);
-    PUT(&w, ws->link_first[k]);
-    PUT(&w, ws->link_n[k]);
-    PUT(&w, ws->link_block[k]);
-    PUT(&w, ws->link_var[k]);
-    lterms = ws->link_first[k] + ws->link_n[k];
-  }
+  put(&w, ws->link_dst, sizeof(int) * (size_t)nl);
+  put(&w, ws->link_first, sizeof(int) * (size_t)nl);
+  put(&w, ws->link_n, sizeof(int) * (size_t)nl);
+  put(&w, ws->link_block, sizeof(int) * (size_t)nl);
+  put(&w, ws->link_var, (size_t)nl);
   put(&w, ws->link_src, sizeof(int) * (size_t)lterms);
   put(&w, ws->link_coef, sizeof(double) * (size_t)lterms);
   put(&w, ws->link_rate, sizeof(double) * (size_t)lterms);
-  put(&w, ws->mesh_link, sizeof(int) * (size_t)ws->nmesh);
-  put(&w, ws->mesh_tie, sizeof(int) * (size_t)ws->nmesh);
-  put(&w, ws->mesh_eta, sizeof(double) * (size_t)ws->nmesh);
-  put(&w, ws->mesh_eta_b, sizeof(double) * (size_t)ws->nmesh);
-  put(&w, ws->mesh_tab_a, sizeof(void *) * (size_t)ws->nmesh);
-  put(&w, ws->mesh_tab_b, sizeof(void *) * (size_t)ws->nmesh);
+  put(&w, ws->mesh_link, sizeof(int) * (size_t)nm);
+  put(&w, ws->mesh_tie, sizeof(int) * (size_t)nm);
+  put(&w, ws->mesh_eta, sizeof(double) * (size_t)nm);
+  put(&w, ws->mesh_eta_b, sizeof(double) * (size_t)nm);
+  put(&w, ws->mesh_tab_a, sizeof(void *) * (size_t)nm);
+  put(&w, ws->mesh_tab_b, sizeof(void *) * (size_t)nm);
   put(&w, sim->sv.inertia, sizeof(double) * (size_t)sim->nn);
   put(&w, sim->sv.ports.inertia, sizeof(double) * (size_t)sim->n_ports);
   return w.n;
@@ -139,14 +143,15 @@ static void *buf_ptr(const dgp_buf *b) {
   return p;
 }
 
-/* The solver's plan arrays become slot s's. */
+/* The solver's plan arrays become slot s's: a pointer written per array,
+ * from two flat lists (a hit does this twice, for ~110 arrays). */
 static void point_at(dg_sim *sim, int s) {
   dgp_plan_cache *c = sim->cache;
-  void **arr = c->slot[s].arr;
-  for (int k = 0; k < c->nplan; k++) {
-    int i = c->plan[k];
-    memcpy(sim->bufs[i].slot, &arr[i], sizeof(void *));
-  }
+  void *const *dst = c->dst, *const *val = c->slot[s].val;
+  int n = c->nplan;
+#pragma GCC unroll 4
+  for (int k = 0; k < n; k++)
+    memcpy(dst[k], &val[k], sizeof(void *));
   c->cur = s;
 }
 
@@ -168,6 +173,11 @@ int dgp_cache_alloc(dg_sim *sim) {
   for (int i = 0; i < sim->n_bufs; i++)
     if (sim->bufs[i].plan)
       c->plan[c->nplan++] = i;
+  c->dst = malloc(sizeof *c->dst * ((size_t)c->nplan + 1));
+  if (!c->dst)
+    return DG_ERR_NOMEM;
+  for (int k = 0; k < c->nplan; k++)
+    c->dst[k] = sim->bufs[c->plan[k]].slot;
   c->key_cap = key_bound(sim);
   /* one block per slot, mapped (dgp_pages_map): zero pages the kernel
    * gives when first touched (a simulation that never changes mode
@@ -176,19 +186,23 @@ int dgp_cache_alloc(dg_sim *sim) {
   for (int k = 0; k < c->nplan; k++)
     block += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
   c->block = block ? block : 64;
+  c->mem = dgp_pages_map(c->block * (size_t)(n - 1));
+  if (!c->mem)
+    return DG_ERR_NOMEM;
   for (int s = 0; s < n; s++) {
     plan_slot *sl = &c->slot[s];
     sl->arr = calloc((size_t)sim->n_bufs + 1, sizeof *sl->arr);
+    sl->val = malloc(sizeof *sl->val * ((size_t)c->nplan + 1));
     sl->key = malloc(c->key_cap);
-    if (s > 0)
-      sl->mem = dgp_pages_map(c->block);
-    if (!sl->arr || !sl->key || (s > 0 && !sl->mem))
+    sl->mem = s > 0 ? c->mem + c->block * (size_t)(s - 1) : NULL;
+    if (!sl->arr || !sl->val || !sl->key)
       return DG_ERR_NOMEM;
     size_t at = 0;
     for (int k = 0; k < c->nplan; k++) {
       int i = c->plan[k];
       /* slot 0's are the arrays the solver was given */
       sl->arr[i] = s == 0 ? buf_ptr(&sim->bufs[i]) : sl->mem + at;
+      sl->val[k] = sl->arr[i];
       at += (sim->bufs[i].bytes + 63) & ~(size_t)63;
     }
   }
@@ -211,10 +225,12 @@ void dgp_cache_free(dg_sim *sim) {
   }
   for (int s = 0; s < c->nslots; s++) {
     free(c->slot[s].arr);
+    free(c->slot[s].val);
     free(c->slot[s].key);
-    dgp_pages_unmap(c->slot[s].mem, c->block);
   }
+  dgp_pages_unmap(c->mem, c->block * (size_t)(c->nslots - 1));
   free(c->plan);
+  free(c->dst);
   free(c);
   sim->cache = NULL;
 }

@@ -98,7 +98,7 @@ extern char **environ;
 #define MAX_DOFS 64
 #define MAX_CLASSES 64
 #define MAX_CC_WORDS 16 /* in DG_CC */
-#define MAX_MODES 9     /* the current mode and the mode cache's others (at most 8) */
+#define MAX_MODES DGP_CACHE_SLOTS /* the current mode and the mode cache's others */
 
 #define DGC_STR_(...) #__VA_ARGS__
 #define DGC_STR(...) DGC_STR_(__VA_ARGS__)

@@ -92,6 +92,9 @@ static inline void dgp_buf_add_plan_live(dgp_buf_list *l, void *slot, size_t cou
   l->buf[l->n++] = (dgp_buf){slot, count * size, live, true};
 }
 
+/* The mode cache (cache.c): at most this many modes' plans kept. */
+#define DGP_CACHE_SLOTS 16
+
 /* The mode cache (cache.c): created after the buffers, freed before them;
  * a build begins on a free slot (true: through the cache), looks the
  * mode up after the hooks (true: a hit, the plan in place) or stores it at

@@ -696,6 +696,7 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   dgp_serve *sv = segs_left > 1 ? dgp_serve_of(sim) : NULL;
   int ran = sv && sv->run && !sim->sv.lam.want ? compiled_run(sim, sv, sp, &ended) : -1;
   if (ran == DGP_RUN_COMMITTED) { /* compiled_run: the commit's own part made */
+    sim->sv.loss.hold = false;    /* as segment_commit: the directions free again */
     sp->slots_done = sp->events = ended;
     sim->segments++;
     sim->t = sp->tb;

@@ -887,7 +887,9 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_live(l, &t->op_s, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->op_pa, nv, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->op_pb, nv, sizeof(double), &t->on);
-  dgp_buf_add_live(l, &t->upd_r, 2 * nent, sizeof(int), &t->on);
+  /* structure, as op_v … op_x: the mode's (a compiled mode's updates are
+   * written from its slot's, compile.c write_tree) */
+  dgp_buf_add_plan_live(l, &t->upd_r, 2 * nent, sizeof(int), &t->on);
   dgp_buf_add_live(l, &t->upd_f, 2 * nent, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->upd_b, 2 * nent, sizeof(double), &t->on);
   dgp_buf_add_live(l, &t->z, nv, sizeof(double), &t->on);
