@@ -814,7 +814,12 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv, const bo
     write_mesh_lambda(f, sim, t, j);
     fprintf(f, ";\n");
   }
-  if (first) { /* the directions confirmed (dgp_mesh_direction), none at rest */
+  /* the directions confirmed (dgp_mesh_direction). A mesh at rest (v 0)
+   * takes the power about to flow from the accelerations (dgp_tree_accel
+   * unfolds z), whose product with a multiplier of 0 is 0 again: its
+   * direction is then the one it has, as here; with a multiplier, the
+   * generic stage decides */
+  if (first) {
     fprintf(f, "    if (first) {\n");
     for (int j = 0; j < m; j++) {
       fprintf(f, "      { double v = ");
@@ -822,8 +827,8 @@ static void write_tree(FILE *f, const dg_sim *sim, const dg_solver *sv, const bo
       fprintf(f,
               "; double pj = l%d * v; int d = pj > 0.0 ? 1 : pj < 0.0 ? -1 : (l%d == 0.0 ? "
               "e->dir[%d] : 0);\n"
-              "        ok = ok && v != 0.0 && d == e->dir[%d]; }\n",
-              j, j, j, j);
+              "        ok = ok && (v != 0.0 || l%d == 0.0) && d == e->dir[%d]; }\n",
+              j, j, j, j, j);
     }
     fprintf(f, "    }\n");
   }
