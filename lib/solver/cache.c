@@ -179,9 +179,10 @@ int dgp_cache_alloc(dg_sim *sim) {
   for (int k = 0; k < c->nplan; k++)
     c->dst[k] = sim->bufs[c->plan[k]].slot;
   c->key_cap = key_bound(sim);
-  /* one block per slot, mapped (dgp_pages_map): zero pages the kernel
-   * gives when first touched (a simulation that never changes mode
-   * touches none; calloc would clear them all at its creation) */
+  /* one block per slot, all of slots 1… in one mapping (dgp_pages_map):
+   * zero pages the kernel gives when first touched (a simulation that
+   * never changes mode touches none; calloc would clear them all at its
+   * creation) */
   size_t block = 0;
   for (int k = 0; k < c->nplan; k++)
     block += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
