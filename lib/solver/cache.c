@@ -31,9 +31,7 @@
 #define DGP_CACHE_BUDGET (2 * DGP_PLAN_LARGE)
 
 typedef struct plan_slot {
-  void **arr;            /* per buffer of sim->bufs: this slot's array (plan ones) */
-  void **val;            /* the same, the plan arrays' only, in the order of dst */
-  unsigned char *mem; /* slots 1…: every array in one block of c->mem (slot 0: the solver's own) */
+  void **val;            /* per plan array (the order of plan and dst): this slot's */
   unsigned char *key;    /* the declarations of its mode */
   size_t key_len;
   dg_solver sv;          /* the solver as its build left it (the scalars) */
@@ -192,18 +190,17 @@ int dgp_cache_alloc(dg_sim *sim) {
     return DG_ERR_NOMEM;
   for (int s = 0; s < n; s++) {
     plan_slot *sl = &c->slot[s];
-    sl->arr = calloc((size_t)sim->n_bufs + 1, sizeof *sl->arr);
     sl->val = malloc(sizeof *sl->val * ((size_t)c->nplan + 1));
     sl->key = malloc(c->key_cap);
-    sl->mem = s > 0 ? c->mem + c->block * (size_t)(s - 1) : NULL;
-    if (!sl->arr || !sl->val || !sl->key)
+    /* slots 1…: every array in one block of c->mem (slot 0: the solver's own) */
+    unsigned char *mem = s > 0 ? c->mem + c->block * (size_t)(s - 1) : NULL;
+    if (!sl->val || !sl->key)
       return DG_ERR_NOMEM;
     size_t at = 0;
     for (int k = 0; k < c->nplan; k++) {
       int i = c->plan[k];
       /* slot 0's are the arrays the solver was given */
-      sl->arr[i] = s == 0 ? buf_ptr(&sim->bufs[i]) : sl->mem + at;
-      sl->val[k] = sl->arr[i];
+      sl->val[k] = s == 0 ? buf_ptr(&sim->bufs[i]) : mem + at;
       at += (sim->bufs[i].bytes + 63) & ~(size_t)63;
     }
   }
@@ -217,15 +214,12 @@ void dgp_cache_free(dg_sim *sim) {
   dgp_plan_cache *c = sim->cache;
   if (!c)
     return;
-  if (c->cur != 0 && c->slot[0].arr && c->slot[c->cur].arr) {
-    for (int k = 0; k < c->nplan; k++) {
-      int i = c->plan[k];
-      memcpy(c->slot[0].arr[i], c->slot[c->cur].arr[i], sim->bufs[i].bytes);
-    }
+  if (c->cur != 0 && c->slot[0].val && c->slot[c->cur].val) {
+    for (int k = 0; k < c->nplan; k++)
+      memcpy(c->slot[0].val[k], c->slot[c->cur].val[k], sim->bufs[c->plan[k]].bytes);
     point_at(sim, 0);
   }
   for (int s = 0; s < c->nslots; s++) {
-    free(c->slot[s].arr);
     free(c->slot[s].val);
     free(c->slot[s].key);
   }
@@ -239,6 +233,14 @@ void dgp_cache_free(dg_sim *sim) {
 void dgp_cache_forget(dg_sim *sim) {
   if (sim->cache)
     sim->cache->slot[sim->cache->cur].valid = false;
+}
+
+/* Tests (verify): slot s's plan arrays zeroed, so that no byte of another
+ * mode is left for a build to be compared by. */
+static void clear_slot(dg_sim *sim, int s) {
+  const dgp_plan_cache *c = sim->cache;
+  for (int k = 0; k < c->nplan; k++)
+    memset(c->slot[s].val[k], 0, sim->bufs[c->plan[k]].bytes);
 }
 
 /* At a build's start: true when it goes through the cache (then on a free
@@ -267,9 +269,7 @@ bool dgp_cache_begin(dg_sim *sim) {
   }
   if (c->verify) {
     c->start = sim->sv;
-    for (int i = 0; i < sim->n_bufs; i++) /* no bytes left from another mode */
-      if (sim->bufs[i].plan)
-        memset(c->slot[probe].arr[i], 0, sim->bufs[i].bytes);
+    clear_slot(sim, probe);
   }
   c->slot[probe].valid = false;
   c->probe = probe;
@@ -396,9 +396,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   dgp_plan_cache *c = sim->cache;
   dg_solver got = sim->sv;
   int probe = c->probe;
-  for (int i = 0; i < sim->n_bufs; i++)
-    if (sim->bufs[i].plan)
-      memset(c->slot[probe].arr[i], 0, sim->bufs[i].bytes);
+  clear_slot(sim, probe);
   sim->sv = c->start;
   point_at(sim, probe);
   c->bypass = true;
@@ -427,12 +425,13 @@ static int verify_hit(dg_sim *sim, int hit) {
       }
     bad = 1;
   }
-  for (int i = 0; i < sim->n_bufs; i++)
-    if (sim->bufs[i].plan &&
-        memcmp(c->slot[probe].arr[i], c->slot[hit].arr[i], sim->bufs[i].bytes) != 0) {
-      fprintf(stderr, "mode cache: plan array %d (%zu bytes) differs\n", i, sim->bufs[i].bytes);
+  for (int k = 0; k < c->nplan; k++) {
+    size_t bytes = sim->bufs[c->plan[k]].bytes;
+    if (memcmp(c->slot[probe].val[k], c->slot[hit].val[k], bytes) != 0) {
+      fprintf(stderr, "mode cache: plan array %d (%zu bytes) differs\n", c->plan[k], bytes);
       bad = 1;
     }
+  }
   sim->sv = got;
   point_at(sim, hit);
   return bad;
