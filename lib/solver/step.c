@@ -433,6 +433,20 @@ static void lambda_after_commit(dg_sim *sim, double tb) {
     dgp_lambda_at(sim, tb, NULL);
 }
 
+/* A segment that failed the simulation: its directions free again. */
+static int segment_failed(dg_sim *sim) {
+  sim->sv.loss.hold = false;
+  return sim->err.code;
+}
+
+/* A segment committed, by the generic step or a compiled one: its
+ * directions free again, counted, the time at its end tb. */
+static void segment_done(dg_sim *sim, double tb) {
+  sim->sv.loss.hold = false;
+  sim->segments++;
+  sim->t = tb;
+}
+
 /* step_segment for a plain mode whose segment is compiled (compile.c's
  * plain(): no hooks around the stages, no events, no timed or bound
  * inputs, no ties): the same operations, without what such a mode skips.
@@ -456,18 +470,16 @@ static int compiled_segment(dg_sim *sim, dgp_serve *sv, double t_end) {
   sv->segments++;
   int done = sv->segment(sv->env, t, h); /* the commit too: q, s, the audit, angles, x */
   sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
-  sim->sv.loss.hold = false;
   if (!done) { /* a hook failed, or not finite: the error names the block */
     if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
-      return sim->err.code;
+      return segment_failed(sim);
     dgp_sim_fail(sim, DG_ERR_NUMERIC,
                  "at t = %g s: the compiled segment refused a state that the finiteness check "
                  "accepts (an internal error)",
                  t);
-    return sim->err.code;
+    return segment_failed(sim);
   }
-  sim->segments++;
-  sim->t = t_end;
+  segment_done(sim, t_end);
   lambda_after_commit(sim, t_end);
   ctx->t = sim->t;
   ctx->dt = h;
@@ -484,12 +496,6 @@ typedef struct seg_plan {
   int nd, ny;
   bool events, slots_done;
 } seg_plan;
-
-/* A segment that failed the simulation: its directions free again. */
-static int segment_failed(dg_sim *sim) {
-  sim->sv.loss.hold = false;
-  return sim->err.code;
-}
 
 /* The state's sizes in the current mode. */
 static void segment_sizes(const dg_sim *sim, seg_plan *sp) {
@@ -590,9 +596,8 @@ static int segment_commit(dg_sim *sim, const seg_plan *sp) {
   dg_ctx *ctx = &sim->ctx;
   double h = sp->h, tb = sp->tb;
   int nd = sp->nd;
-  sim->sv.loss.hold = false; /* the segment is integrated: its directions are free again */
   if (!check_finite(sim, sim->sv.rk.yt))
-    return sim->err.code;
+    return segment_failed(sim);
   const double *yt = sim->sv.rk.yt;
   memcpy(sim->sv.q, yt, sizeof(double) * (size_t)nd);
   if (sim->ns > 0)
@@ -611,8 +616,7 @@ static int segment_commit(dg_sim *sim, const seg_plan *sp) {
         h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
   }
   dgp_commit_angles(sim, h, nd);
-  sim->segments++;
-  sim->t = tb;
+  segment_done(sim, tb);
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
     ctx->state = sim->sv.s;
     dgp_motion_eval(sim, tb);
@@ -696,10 +700,8 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   dgp_serve *sv = segs_left > 1 ? dgp_serve_of(sim) : NULL;
   int ran = sv && sv->run && !sim->sv.lam.want ? compiled_run(sim, sv, sp, &ended) : -1;
   if (ran == DGP_RUN_COMMITTED) { /* compiled_run: the commit's own part made */
-    sim->sv.loss.hold = false;    /* as segment_commit: the directions free again */
     sp->slots_done = sp->events = ended;
-    sim->segments++;
-    sim->t = sp->tb;
+    segment_done(sim, sp->tb);
     lambda_after_commit(sim, sp->tb);
     return segment_post(sim, sp);
   }
