@@ -859,6 +859,59 @@ START_TEST(test_variable_ratio_conserves_energy) {
 }
 END_TEST
 
+/* A block class that misuses the topology calls in its state_upstream
+ * (tests/testblocks.c, test_misuse) gets an error naming the block and the
+ * misuse, at load (the every-mode check runs every hook), never a crash or
+ * a plan built from the bad declaration. */
+static const struct {
+  int fault;
+  const char *text; /* in the error's text */
+} misuse_cases[] = {
+    {1, "block class test_misuse used port index 2 of 2"},
+    {2, "block class test_misuse used port index -1 of 2"},
+    {3, "dg_topo_link with 0 sources (1..16)"},
+    {4, "efficiency 1.5 outside (0, 1]"},
+    {5, "efficiency 0 outside (0, 1]"},
+    {6, "inertia -0.5 must be finite and >= 0"},
+    {7, "inertia inf must be finite and >= 0"},
+    {8, "block class test_misuse used port index 3 of 2"},
+    {9, "block class test_misuse used port index 7 of 2"},
+    {10, "efficiency 1.25 outside (0, 1]"},
+    {11, "block class test_misuse used port index 5 of 2"},
+};
+
+START_TEST(test_topology_misuse) {
+  dg_registry *reg = dg_test_registry();
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"drivegraph\":1,\"blocks\":{"
+           "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":10},"
+           "\"m\":{\"type\":\"test_misuse\",\"fault\":%d},"
+           "\"ld\":{\"type\":\"load\",\"inertia\":1.0}},"
+           "\"connections\":[[\"src.out\",\"m.in\"],[\"m.out\",\"ld.in\"]]}",
+           misuse_cases[_i].fault);
+  dg_error err;
+  dg_graph *g = dg_graph_load_string(reg, json, "test.json", &err);
+  ck_assert_msg(g == NULL, "fault %d: the graph loaded", misuse_cases[_i].fault);
+  ck_assert_int_ne(err.code, DG_OK);
+  ck_assert_str_eq(err.path, "/blocks/m");
+  ck_assert_msg(strstr(err.text, misuse_cases[_i].text) != NULL, "fault %d: %s",
+                misuse_cases[_i].fault, err.text);
+  /* fault 0, the same class used right: loads and runs */
+  g = dg_test_graph_reg(reg, "{\"drivegraph\":1,\"blocks\":{"
+                             "\"src\":{\"type\":\"torque_source\",\"inertia\":0.1,\"torque\":10},"
+                             "\"m\":{\"type\":\"test_misuse\"},"
+                             "\"ld\":{\"type\":\"load\",\"inertia\":0.9}},"
+                             "\"connections\":[[\"src.out\",\"m.in\"],[\"m.out\",\"ld.in\"]]}");
+  dg_sim *sim = dg_test_sim(g);
+  dg_test_step(sim, 100, 1e-3); /* ω = T t / (J_src + J_ld) */
+  ck_assert_double_eq_tol(dg_test_signal(sim, "ld.omega"), 10.0 * 0.1 / 1.0, 1e-12);
+  dg_sim_free(sim);
+  dg_graph_free(g);
+  dg_registry_free(reg);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("solver");
   TCase *inertia = tcase_create("coupled_inertia");
@@ -895,6 +948,8 @@ static Suite *suite(void) {
   tcase_add_test(topo, test_initial_contradiction);
   tcase_add_test(topo, test_bad_step_and_signal);
   tcase_add_test(topo, test_variable_ratio_conserves_energy);
+  tcase_add_loop_test(topo, test_topology_misuse, 0,
+                      (int)(sizeof misuse_cases / sizeof misuse_cases[0]));
   suite_add_tcase(s, topo);
   return s;
 }

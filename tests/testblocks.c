@@ -232,10 +232,82 @@ static const dg_block_class test_speedo = {
     .signals = speedo_signals, .signal = speedo_signal, .state_upstream = speedo_state_upstream,
 };
 
+/* ---- test_misuse: a shaft whose state_upstream misuses the dg_topo_* API ---- */
+enum { MIS_IN, MIS_OUT };
+typedef struct misuse_params {
+  double fault;
+} misuse_params;
+static const dg_port_def misuse_ports[] = {
+    {.name = "in", .dir = DG_PORT_IN, .domain = DG_ROTATIONAL},
+    {.name = "out", .dir = DG_PORT_OUT, .domain = DG_ROTATIONAL},
+    {0},
+};
+static const dg_param_def misuse_params_table[] = {
+    DG_NUMBER(misuse_params, fault, .unit = "", .def = 0.0, .flags = DG_P_MIN,
+              .doc = "which misuse (0: none, a plain ratio 1)"),
+    {0},
+};
+static void misuse_state_upstream(dg_block *self, dg_topo *topo) {
+  const int bad_port[2] = {MIS_IN, 7}, srcs[1] = {MIS_OUT};
+  const double one[2] = {1.0, -1.0};
+  switch ((int)((const misuse_params *)self->params)->fault) {
+  case 1: /* a port the class does not have, as dst */
+    dg_topo_ratio(topo, self, 2, MIS_OUT, 1.0, 1.0);
+    break;
+  case 2: /* ... as a source */
+    dg_topo_ratio(topo, self, MIS_IN, -1, 1.0, 1.0);
+    break;
+  case 3: /* a link without sources */
+    dg_topo_link(topo, self, MIS_IN, 0, srcs, one, 1.0);
+    break;
+  case 4: /* an efficiency above 1 */
+    dg_topo_ratio(topo, self, MIS_IN, MIS_OUT, 2.0, 1.5);
+    break;
+  case 5: /* a driven side's efficiency of 0 */
+    dg_topo_ratio_directed(topo, self, MIS_IN, MIS_OUT, 2.0, 0.9, 0.0);
+    break;
+  case 6: /* a negative inertia */
+    dg_topo_ratio(topo, self, MIS_IN, MIS_OUT, 1.0, 1.0);
+    dg_topo_inertia(topo, self, MIS_IN, -0.5);
+    break;
+  case 7: /* an infinite one */
+    dg_topo_ratio(topo, self, MIS_IN, MIS_OUT, 1.0, 1.0);
+    dg_topo_inertia(topo, self, MIS_OUT, 1.0 / 0.0);
+    break;
+  case 8: /* a lock on a port the class does not have */
+    dg_topo_dof(topo, self, MIS_IN);
+    dg_topo_lock(topo, self, MIS_IN, 3);
+    break;
+  case 9: /* a tie over a port the class does not have */
+    dg_topo_dof(topo, self, MIS_IN);
+    dg_topo_tie(topo, self, 2, bad_port, one);
+    break;
+  case 10: /* a lossy tie with an efficiency above 1 */
+    dg_topo_dof(topo, self, MIS_IN);
+    dg_topo_tie_lossy(topo, self, 2, (const int[]){MIS_IN, MIS_OUT}, one, one, 1.25);
+    break;
+  case 11: /* an inertia at a port the class does not have */
+    dg_topo_ratio(topo, self, MIS_IN, MIS_OUT, 1.0, 1.0);
+    dg_topo_inertia(topo, self, 5, 0.1);
+    break;
+  default:
+    dg_topo_ratio(topo, self, MIS_IN, MIS_OUT, 1.0, 1.0);
+  }
+}
+static const dg_block_class test_misuse = {
+    .abi = DG_BLOCK_ABI,
+    .type = "test_misuse",
+    .doc = "test: misuses the topology API",
+    .ports = misuse_ports,
+    .params = misuse_params_table,
+    .params_size = sizeof(misuse_params),
+    .state_upstream = misuse_state_upstream,
+};
+
 dg_registry *dg_test_registry(void) {
   dg_registry *reg = dg_registry_new();
-  const dg_block_class *extra[] = {&test_coupler, &test_merge, &test_mass,
-                                   &test_wheel,   &test_cvt,   &test_speedo};
+  const dg_block_class *extra[] = {&test_coupler, &test_merge,  &test_mass,  &test_wheel,
+                                   &test_cvt,     &test_speedo, &test_misuse};
   for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
     dg_error err;
     if (dg_registry_add(reg, extra[i], &err) != DG_OK) {

@@ -149,7 +149,10 @@ int dg_test_run(Suite *suite);
  *   (variable kinematics).
  * - "test_speedo" (in → out, ratio 1, no inertia): a shaft whose signal
  *   "speed" is radius·ω_out (`radius`, m, default 1): a speedometer to bind
- *   an input to. */
+ *   an input to.
+ * - "test_misuse" (in, out): its state_upstream misuses the dg_topo_*
+ *   calls as its param `fault` (1…11) says (tests/test_solver.c); 0 is a
+ *   plain ratio 1. */
 dg_registry *dg_test_registry(void);
 
 #endif

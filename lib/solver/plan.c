@@ -240,10 +240,16 @@ int dgp_solver_build(dg_sim *sim) {
   ws->links_complete = true;
   sim->sv.topo.sim = sim;
   const dg_graph *g = sim->g;
-  for (int i = 0; i < sim->nb && !ws->error; i++) {
-    dg_block *b = &sim->blocks[g->order[i]];
-    if (b->klass->state_upstream) {
-      b->klass->state_upstream(b, &sim->sv.topo);
+  /* locals: the hooks write through pointers the compiler cannot tell
+   * from these */
+  const int *order = g->order;
+  dg_block *blocks = sim->blocks;
+  dg_topo *topo = &sim->sv.topo;
+  for (int i = 0, nb = sim->nb; i < nb && !ws->error; i++) {
+    dg_block *b = &blocks[order[i]];
+    void (*hook)(dg_block *, dg_topo *) = b->klass->state_upstream;
+    if (hook) {
+      hook(b, topo);
       continue;
     }
     int np = g->blocks[b->index].num_ports;

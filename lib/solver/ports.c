@@ -199,11 +199,6 @@ double dgp_solver_port_torque(dg_sim *sim, int block, int port) {
   return pw->torque[pw->base[block] + port];
 }
 
-/* dg_topo_inertia's record: the inertia a block declares at a port. */
-void dgp_ports_add_inertia(dg_sim *sim, const dg_block *b, int port, double inertia) {
-  sim->sv.ports.inertia[sim->sv.ports.base[b->index] + port] += inertia;
-}
-
 /* The arrays this room owns (buffers.c). */
 void dgp_ports_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn, np = (size_t)sim->n_ports;

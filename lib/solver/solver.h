@@ -36,6 +36,13 @@
 #else
 #define DGP_NOINLINE
 #endif
+/* A function inlined wherever it is called, whatever the compiler's
+ * estimate (a hot path whose callers pass constants it folds). */
+#if defined(__GNUC__)
+#define DGP_INLINE inline __attribute__((always_inline))
+#else
+#define DGP_INLINE inline
+#endif
 /* ... and one that is not cold (a mode's less common rows), out of line
  * only so that its caller's common path keeps the registers. */
 #if defined(__GNUC__)
@@ -217,8 +224,13 @@ static inline size_t dgp_rst(const dg_sim *sim) { return (size_t)sim->sv.ws.nraw
 static inline double *dgp_row_of(const dg_sim *sim, int node) {
   return sim->sv.ws.R + (size_t)node * dgp_rst(sim);
 }
-/* A node without a row gets a raw DOF of its own. */
-void dgp_topo_ensure_row(dg_sim *sim, int node, int owner);
+/* A node without a row gets a raw DOF of its own (inline: the hooks of
+ * every build call it per port). */
+void dgp_topo_new_raw(dg_sim *sim, int node, int owner);
+static inline void dgp_topo_ensure_row(dg_sim *sim, int node, int owner) {
+  if (!sim->sv.ws.has_row[node])
+    dgp_topo_new_raw(sim, node, owner);
+}
 /* Eliminates the ties; fills T (nraw × nred) and returns nred. */
 int dgp_topo_eliminate(dg_sim *sim);
 /* Row of G = R T of one node. */
@@ -386,7 +398,11 @@ void dgp_motion_buffers(dg_sim *sim, dgp_buf_list *l);
 
 /* ---- ports.c ------------------------------------------------------------ */
 
-void dgp_ports_add_inertia(dg_sim *sim, const dg_block *b, int port, double inertia);
+/* The inertia a block declares at a port, by port (inline: every build's
+ * hooks call it). */
+static inline void dgp_ports_add_inertia(dg_sim *sim, const dg_block *b, int port, double inertia) {
+  sim->sv.ports.inertia[sim->sv.ports.base[b->index] + port] += inertia;
+}
 void dgp_ports_buffers(dg_sim *sim, dgp_buf_list *l);
 
 /* ---- loss.c ------------------------------------------------------------- */

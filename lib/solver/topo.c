@@ -40,18 +40,23 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   ws->raw_presc[k] = 0;
 }
 
-void dgp_topo_ensure_row(dg_sim *sim, int node, int owner) {
-  if (!sim->sv.ws.has_row[node])
-    new_raw(sim, node, owner);
+void dgp_topo_new_raw(dg_sim *sim, int node, int owner) { new_raw(sim, node, owner); }
+
+/* A port the block's class does not have: the report, out of the hooks'
+ * path. */
+static DGP_NOINLINE void bad_port(dg_sim *sim, const dg_block *b, int port) {
+  dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "block class %s used port index %d of %d",
+                 b->klass->type, port, sim->g->blocks[b->index].num_ports);
 }
 
-static bool valid_port(dg_sim *sim, const dg_block *b, int port) {
-  if (port < 0 || port >= sim->g->blocks[b->index].num_ports) {
-    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "block class %s used port index %d of %d",
-               b->klass->type, port, sim->g->blocks[b->index].num_ports);
-    return false;
-  }
-  return true;
+/* Whether the block has the port: its count from the ports room's table
+ * (the graph's ports, block by block). */
+static inline bool valid_port(dg_sim *sim, const dg_block *b, int port) {
+  const int *base = sim->sv.ports.base + b->index;
+  if ((unsigned)port < (unsigned)(base[1] - base[0]))
+    return true;
+  bad_port(sim, b, port);
+  return false;
 }
 
 void dg_topo_dof(dg_topo *t, const dg_block *b, int port) {
@@ -106,21 +111,10 @@ static int add_tie(dg_sim *sim, const dg_block *b, int n, const int *node, const
   return id;
 }
 
-int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b) {
-  const int ports[2] = {port_a, port_b};
-  static const double coef[2] = {1.0, -1.0};
-  return dg_topo_tie(t, b, 2, ports, coef);
-}
-
-void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
-                  const double *coef, double efficiency) {
-  dg_topo_link_rate(t, b, dst, n, src, coef, NULL, efficiency);
-}
-
 /* Build: the link, so that a refresh can recompute the rows after it and
  * the lossy meshes can name it; returns its index, -1 past the bounds. */
-static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const int *nodes,
-                       const double *coef, const double *coef_rate) {
+static DGP_INLINE int record_link(dg_sim *sim, const dg_block *b, int dnode, int n,
+                                  const int *nodes, const double *coef, const double *coef_rate) {
   dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nlinks;
   int f = k > 0 ? ws->link_first[k - 1] + ws->link_n[k - 1] : 0;
@@ -146,11 +140,41 @@ static int record_link(dg_sim *sim, const dg_block *b, int dnode, int n, const i
   return k;
 }
 
+/* dg_topo_link_rate's arguments out of range: the report, out of the
+ * hooks' path (the count of sources first, then the efficiencies). */
+static DGP_NOINLINE void link_error(dg_sim *sim, const dg_block *b, int n, double efficiency,
+                                    double eta_b) {
+  if (n < 1 || n > 16)
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_link with %d sources (1..16)", n);
+  else
+    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]",
+                   efficiency > 0.0 && efficiency <= 1.0 ? eta_b : efficiency);
+}
+
+/* A link to a node already determined from elsewhere (a loop): the
+ * constraint x_dst − Σ c·x_src = 0 (lossy: side a is dst, as for a
+ * link). */
+static DGP_OUTLINE void link_tie(dg_sim *sim, const dg_block *b, int dnode, int n,
+                                 const int *src_nodes, const double *coef, double efficiency,
+                                 double eta_b) {
+  int nodes[17];
+  double coefs[17], acoef[17] = {1.0};
+  nodes[0] = dnode;
+  coefs[0] = 1.0;
+  for (int i = 0; i < n; i++) {
+    nodes[i + 1] = src_nodes[i];
+    coefs[i + 1] = -coef[i];
+  }
+  add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency, eta_b);
+}
+
 /* dg_topo_link_rate with an efficiency per driving side: eta_b while the
- * sources drive (power flows to dst), efficiency while dst drives. */
-static void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
-                      const double *coef, const double *coef_rate, double efficiency,
-                      double eta_b) {
+ * sources drive (power flows to dst), efficiency while dst drives. Inline
+ * in each of the calls that take it (dg_topo_ratio is the commonest of
+ * every build's hooks). */
+static DGP_INLINE void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
+                                 const double *coef, const double *coef_rate, double efficiency,
+                                 double eta_b) {
   dg_sim *sim = t->sim;
   dg_topo_ws *ws = &sim->sv.ws;
   if (ws->refreshing) {
@@ -159,36 +183,25 @@ static void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *
   }
   if (!valid_port(sim, b, dst))
     return;
-  if (n < 1 || n > 16) {
-    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "dg_topo_link with %d sources (1..16)", n);
+  if (n < 1 || n > 16 || !(efficiency > 0.0 && efficiency <= 1.0) ||
+      !(eta_b > 0.0 && eta_b <= 1.0)) {
+    link_error(sim, b, n, efficiency, eta_b);
     return;
   }
-  if (!(efficiency > 0.0 && efficiency <= 1.0) || !(eta_b > 0.0 && eta_b <= 1.0)) {
-    dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "efficiency %g outside (0, 1]",
-                   efficiency > 0.0 && efficiency <= 1.0 ? eta_b : efficiency);
-    return;
-  }
-  int nodes[17];
-  double coefs[17];
+  int nodes[16];
   for (int i = 0; i < n; i++) {
     if (!valid_port(sim, b, src[i]))
       return;
-    nodes[i + 1] = b->node[src[i]];
-    coefs[i + 1] = -coef[i];
-    dgp_topo_ensure_row(sim, nodes[i + 1], b->index);
+    nodes[i] = b->node[src[i]];
+    dgp_topo_ensure_row(sim, nodes[i], b->index);
   }
   int dnode = b->node[dst];
   if (ws->has_row[dnode]) {
-    /* Already determined from elsewhere (a loop): the link is a constraint
-     * (lossy: side a is dst, as for a link). */
-    double acoef[17] = {1.0};
-    nodes[0] = dnode;
-    coefs[0] = 1.0;
-    add_tie(sim, b, n + 1, nodes, coefs, acoef, efficiency, eta_b);
+    link_tie(sim, b, dnode, n, nodes, coef, efficiency, eta_b);
     return;
   }
   ws->has_row[dnode] = 1; /* its row of R: dgp_topo_rows, from the record */
-  int k = record_link(sim, b, dnode, n, nodes + 1, coef, coef_rate);
+  int k = record_link(sim, b, dnode, n, nodes, coef, coef_rate);
   if (k < 0) { /* cannot happen: a mode has fewer links than nodes */
     dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "too many links in one mode (limit %d)",
                    ws->max_links);
@@ -196,6 +209,11 @@ static void link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *
   }
   if (efficiency < 1.0 || eta_b < 1.0)
     add_mesh(sim, b, k, -1, efficiency, eta_b);
+}
+
+void dg_topo_link(dg_topo *t, const dg_block *b, int dst, int n, const int *src, const double *coef,
+                  double efficiency) {
+  link_rate(t, b, dst, n, src, coef, NULL, efficiency, efficiency);
 }
 
 void dg_topo_link_rate(dg_topo *t, const dg_block *b, int dst, int n, const int *src,
@@ -227,11 +245,11 @@ void dg_topo_mesh_tables(dg_topo *t, const dg_block *b, const dg_table1d *effici
 
 void dg_topo_ratio(dg_topo *t, const dg_block *b, int dst, int src, double ratio,
                    double efficiency) {
-  dg_topo_link(t, b, dst, 1, &src, &ratio, efficiency);
+  link_rate(t, b, dst, 1, &src, &ratio, NULL, efficiency, efficiency);
 }
 
-static int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
-                    const double *coef_a, double efficiency) {
+static DGP_INLINE int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port,
+                               const double *coef, const double *coef_a, double efficiency) {
   dg_sim *sim = t->sim;
   int nodes[16];
   if (sim->sv.ws.refreshing) /* a tie in a refreshed mode: the structure is kept */
@@ -254,6 +272,12 @@ static int topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const
 
 int dg_topo_tie(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef) {
   return topo_tie(t, b, n, port, coef, NULL, 1.0);
+}
+
+int dg_topo_lock(dg_topo *t, const dg_block *b, int port_a, int port_b) {
+  const int ports[2] = {port_a, port_b};
+  static const double coef[2] = {1.0, -1.0};
+  return topo_tie(t, b, 2, ports, coef, NULL, 1.0);
 }
 
 int dg_topo_tie_lossy(dg_topo *t, const dg_block *b, int n, const int *port, const double *coef,
@@ -280,17 +304,20 @@ const double *dg_topo_state(const dg_topo *t, const dg_block *b) {
   return t->sim->sv.topo_state + b->state;
 }
 
+static DGP_NOINLINE void inertia_error(dg_sim *sim, const dg_block *b, double inertia) {
+  dgp_topo_error(sim, b->index, DG_ERR_BLOCK, "inertia %g must be finite and >= 0", inertia);
+}
+
 void dg_topo_inertia(dg_topo *t, const dg_block *b, int port, double inertia) {
-  if (t->sim->sv.ws.refreshing)
+  dg_sim *sim = t->sim;
+  if (sim->sv.ws.refreshing || !valid_port(sim, b, port))
     return;
-  if (!valid_port(t->sim, b, port))
-    return;
-  if (!(inertia >= 0.0) || !isfinite(inertia)) {
-    dgp_topo_error(t->sim, b->index, DG_ERR_BLOCK, "inertia %g must be finite and >= 0", inertia);
+  if (!(inertia >= 0.0 && inertia <= DBL_MAX)) { /* NaN, < 0, +inf */
+    inertia_error(sim, b, inertia);
     return;
   }
-  t->sim->sv.inertia[b->node[port]] += inertia;
-  dgp_ports_add_inertia(t->sim, b, port, inertia);
+  sim->sv.inertia[b->node[port]] += inertia;
+  dgp_ports_add_inertia(sim, b, port, inertia);
 }
 
 /* The shaft at `port` follows the block's motion hook: its own raw DOF,
