@@ -7,8 +7,9 @@
  * set of the plan arrays; the solver's pointers point at the current
  * slot's. A build starts on a free slot (the least recently used), runs
  * the blocks' state_upstream hooks there (their declarations: raw DOFs,
- * ties, links, meshes, inertias), and looks the declarations up among
- * the slots: on a hit the solver's pointers move to that slot and its
+ * ties, links, meshes, inertias; only these arrays, dgp_buf_add_decl, are
+ * pointed at the free slot before the hooks), and looks the declarations
+ * up among the slots: on a hit the solver's pointers move to that slot and its
  * scalars are taken (no elimination, no factor, no inverse, no loss map);
  * on a miss the build goes on in the free slot, which then holds the new
  * mode. The key is the declarations themselves (compared byte for byte
@@ -43,9 +44,18 @@ typedef struct plan_slot {
 struct dgp_plan_cache {
   int nslots, cur, probe;
   size_t block;          /* bytes of a slot's block */
+  size_t decl_bytes;     /* bytes of the declarations' block (scratch) */
   unsigned char *mem;    /* the blocks of slots 1…, one mapping */
   int *plan, nplan;      /* the plan arrays' places in sim->bufs */
+  int ndecl;             /* the first ndecl of them: the hooks' declarations */
   void **dst;            /* per plan array: where the solver keeps its pointer */
+  void **own;            /* per plan array: the solver's own (buffers.c frees them) */
+  /* where a build's hooks write their declarations (ndecl arrays, after
+   * the blocks of slots 1… in c->mem) and its key: a hit leaves every
+   * slot as it was; a miss swaps them with the free slot's */
+  void **scratch;
+  unsigned char *key;
+  size_t key_len; /* 0: not written (the hooks failed) */
   plan_slot slot[DGP_CACHE_SLOTS];
   size_t key_cap;
   unsigned long clock;
@@ -141,16 +151,25 @@ static void *buf_ptr(const dgp_buf *b) {
   return p;
 }
 
-/* The solver's plan arrays become slot s's: a pointer written per array,
- * from two flat lists (a hit does this twice, for ~110 arrays). */
-static void point_at(dg_sim *sim, int s) {
+/* The mapping: the blocks of slots 1…, then the declarations' scratch. */
+static size_t mem_bytes(const dgp_plan_cache *c, size_t decl) {
+  return c->block * (size_t)(c->nslots - 1) + (decl ? decl : 64);
+}
+
+/* The solver's plan arrays from..to-1 (in the order of c->plan) become
+ * slot s's: a pointer written per array, from two flat lists. */
+static void point_range(dg_sim *sim, int s, int from, int to) {
   dgp_plan_cache *c = sim->cache;
   void *const *dst = c->dst, *const *val = c->slot[s].val;
-  int n = c->nplan;
 #pragma GCC unroll 4
-  for (int k = 0; k < n; k++)
+  for (int k = from; k < to; k++)
     memcpy(dst[k], &val[k], sizeof(void *));
-  c->cur = s;
+}
+
+/* All of them (~110 arrays): slot s is the current one. */
+static void point_at(dg_sim *sim, int s) {
+  point_range(sim, s, 0, sim->cache->nplan);
+  sim->cache->cur = s;
 }
 
 int dgp_cache_alloc(dg_sim *sim) {
@@ -168,26 +187,46 @@ int dgp_cache_alloc(dg_sim *sim) {
   c->plan = malloc(sizeof *c->plan * ((size_t)sim->n_bufs + 1));
   if (!c->plan)
     return DG_ERR_NOMEM;
+  /* the hooks' declarations first (the arrays a build's start points
+   * at the free slot), then the rest of the plan */
   for (int i = 0; i < sim->n_bufs; i++)
-    if (sim->bufs[i].plan)
+    if (sim->bufs[i].decl)
       c->plan[c->nplan++] = i;
-  c->dst = malloc(sizeof *c->dst * ((size_t)c->nplan + 1));
-  if (!c->dst)
-    return DG_ERR_NOMEM;
-  for (int k = 0; k < c->nplan; k++)
-    c->dst[k] = sim->bufs[c->plan[k]].slot;
+  c->ndecl = c->nplan;
+  for (int i = 0; i < sim->n_bufs; i++)
+    if (sim->bufs[i].plan && !sim->bufs[i].decl)
+      c->plan[c->nplan++] = i;
+  c->dst = calloc((size_t)c->nplan + 1, sizeof *c->dst);
+  c->own = calloc((size_t)c->nplan + 1, sizeof *c->own);
+  c->scratch = malloc(sizeof *c->scratch * ((size_t)c->ndecl + 1));
   c->key_cap = key_bound(sim);
+  c->key = malloc(c->key_cap);
+  if (!c->dst || !c->own || !c->scratch || !c->key)
+    return DG_ERR_NOMEM;
+  for (int k = 0; k < c->nplan; k++) {
+    c->dst[k] = sim->bufs[c->plan[k]].slot;
+    c->own[k] = buf_ptr(&sim->bufs[c->plan[k]]);
+  }
   /* one block per slot, all of slots 1… in one mapping (dgp_pages_map):
    * zero pages the kernel gives when first touched (a simulation that
    * never changes mode touches none; calloc would clear them all at its
    * creation) */
-  size_t block = 0;
-  for (int k = 0; k < c->nplan; k++)
-    block += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
+  size_t block = 0, decl = 0;
+  for (int k = 0; k < c->nplan; k++) {
+    size_t b = (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
+    block += b;
+    decl += k < c->ndecl ? b : 0;
+  }
   c->block = block ? block : 64;
-  c->mem = dgp_pages_map(c->block * (size_t)(n - 1));
+  c->mem = dgp_pages_map(mem_bytes(c, decl));
   if (!c->mem)
     return DG_ERR_NOMEM;
+  c->decl_bytes = decl;
+  size_t sat = c->block * (size_t)(n - 1);
+  for (int k = 0; k < c->ndecl; k++) {
+    c->scratch[k] = c->mem + sat;
+    sat += (sim->bufs[c->plan[k]].bytes + 63) & ~(size_t)63;
+  }
   for (int s = 0; s < n; s++) {
     plan_slot *sl = &c->slot[s];
     sl->val = malloc(sizeof *sl->val * ((size_t)c->nplan + 1));
@@ -214,18 +253,26 @@ void dgp_cache_free(dg_sim *sim) {
   dgp_plan_cache *c = sim->cache;
   if (!c)
     return;
-  if (c->cur != 0 && c->slot[0].val && c->slot[c->cur].val) {
-    for (int k = 0; k < c->nplan; k++)
-      memcpy(c->slot[0].val[k], c->slot[c->cur].val[k], sim->bufs[c->plan[k]].bytes);
-    point_at(sim, 0);
+  /* the current arrays copied into the solver's own (a miss swaps the
+   * declarations' blocks among the slots and the scratch) */
+  for (int k = 0; c->own && c->dst && k < c->nplan; k++) {
+    void *now;
+    memcpy(&now, c->dst[k], sizeof now);
+    if (now != c->own[k] && now && c->own[k])
+      memcpy(c->own[k], now, sim->bufs[c->plan[k]].bytes);
+    memcpy(c->dst[k], &c->own[k], sizeof(void *));
   }
   for (int s = 0; s < c->nslots; s++) {
     free(c->slot[s].val);
     free(c->slot[s].key);
   }
-  dgp_pages_unmap(c->mem, c->block * (size_t)(c->nslots - 1));
+  if (c->mem)
+    dgp_pages_unmap(c->mem, mem_bytes(c, c->decl_bytes));
   free(c->plan);
   free(c->dst);
+  free(c->own);
+  free(c->scratch);
+  free(c->key);
   free(c);
   sim->cache = NULL;
 }
@@ -243,8 +290,26 @@ static void clear_slot(dg_sim *sim, int s) {
     memset(c->slot[s].val[k], 0, sim->bufs[c->plan[k]].bytes);
 }
 
-/* At a build's start: true when it goes through the cache (then on a free
- * slot, the least recently used one). */
+/* The slot a new mode takes: the current one when it keeps no mode (the
+ * first build: a simulation that never changes mode touches no other
+ * slot), else a free one, else the least recently used other one. */
+static int free_slot(const dgp_plan_cache *c, int other_than) {
+  if (!c->slot[c->cur].valid && c->cur != other_than)
+    return c->cur;
+  int probe = -1;
+  for (int s = 0; s < c->nslots; s++) {
+    if (s == c->cur || s == other_than)
+      continue;
+    if (!c->slot[s].valid)
+      return s;
+    if (probe < 0 || c->slot[s].used < c->slot[probe].used)
+      probe = s;
+  }
+  return probe;
+}
+
+/* At a build's start: true when it goes through the cache (the hooks'
+ * declarations then go to the scratch arrays). */
 bool dgp_cache_begin(dg_sim *sim) {
   dgp_plan_cache *c = sim->cache;
   if (!c)
@@ -254,27 +319,42 @@ bool dgp_cache_begin(dg_sim *sim) {
       c->slot[c->cur].valid = false; /* written in place */
     return false;
   }
-  /* the current slot when it keeps no mode (the first build: a simulation
-   * that never changes mode touches no other slot), else the least
-   * recently used other one */
-  int probe = c->slot[c->cur].valid ? -1 : c->cur;
-  for (int s = 0; s < c->nslots && probe != c->cur; s++) {
-    if (s == c->cur)
-      continue;
-    if (probe < 0 || !c->slot[s].valid ||
-        (c->slot[probe].valid && c->slot[s].used < c->slot[probe].used))
-      probe = s;
-    if (!c->slot[probe].valid)
-      break;
-  }
+  c->key_len = 0;
+  /* the hooks write their declarations in the scratch arrays; the plan
+   * stays the current slot's until the lookup (a hit points at the
+   * visited mode's; a miss takes the free slot, the scratch swapped in) */
+  void *const *dst = c->dst;
+  for (int k = 0; k < c->ndecl; k++)
+    memcpy(dst[k], &c->scratch[k], sizeof(void *));
   if (c->verify) {
     c->start = sim->sv;
-    clear_slot(sim, probe);
+    for (int k = 0; k < c->ndecl; k++)
+      memset(c->scratch[k], 0, sim->bufs[c->plan[k]].bytes);
   }
-  c->slot[probe].valid = false;
-  c->probe = probe;
-  point_at(sim, probe);
   return true;
+}
+
+/* A miss (or a build that stops): the free slot's mode is let go, the
+ * declarations just made and their key become its own (pointers
+ * swapped, nothing copied), and the build goes on there. */
+static void take_probe(dg_sim *sim) {
+  dgp_plan_cache *c = sim->cache;
+  c->probe = free_slot(c, -1);
+  plan_slot *pr = &c->slot[c->probe];
+  pr->valid = false;
+  for (int k = 0; k < c->ndecl; k++) {
+    void *t = pr->val[k];
+    pr->val[k] = c->scratch[k];
+    c->scratch[k] = t;
+  }
+  unsigned char *key = pr->key;
+  pr->key = c->key;
+  pr->key_len = c->key_len;
+  c->key = key;
+  if (c->verify) /* no byte of the mode it held left for the build */
+    for (int k = c->ndecl; k < c->nplan; k++)
+      memset(pr->val[k], 0, sim->bufs[c->plan[k]].bytes);
+  point_at(sim, c->probe);
 }
 
 /* The plan's scalars of a slot, and what a build does beside its arrays. */
@@ -313,19 +393,23 @@ static void take_scalars(dg_sim *sim, const dg_solver *b) {
 static int verify_hit(dg_sim *sim, int hit);
 
 /* After the hooks: the mode looked up. True on a hit (the plan is in
- * place); false on a miss (the build goes on in the free slot). */
+ * place); false on a miss, or when the hooks failed (the build goes on,
+ * or stops, in the free slot: every plan array is pointed there). */
 bool dgp_cache_lookup(dg_sim *sim) {
   dgp_plan_cache *c = sim->cache;
-  plan_slot *pr = &c->slot[c->probe];
-  if (!sim->sv.ws.links_complete)
+  if (sim->sv.ws.error || !sim->sv.ws.links_complete) {
+    take_probe(sim);
     return false;
-  size_t n = key_write(sim, pr->key, c->key_cap);
-  if (n > c->key_cap)
+  }
+  size_t n = key_write(sim, c->key, c->key_cap);
+  if (n > c->key_cap) {
+    take_probe(sim);
     return false;
-  pr->key_len = n;
+  }
+  c->key_len = n;
   for (int s = 0; s < c->nslots; s++) { /* a few slots: compared whole, no hash */
     plan_slot *sl = &c->slot[s];
-    if (s == c->probe || !sl->valid || sl->key_len != n || memcmp(sl->key, pr->key, n) != 0)
+    if (!sl->valid || sl->key_len != n || memcmp(sl->key, c->key, n) != 0)
       continue;
     point_at(sim, s);
     take_scalars(sim, &sl->sv);
@@ -337,6 +421,7 @@ bool dgp_cache_lookup(dg_sim *sim) {
     return true;
   }
   c->misses++;
+  take_probe(sim);
   return false;
 }
 
@@ -395,7 +480,8 @@ static void clear_pointers(const dg_sim *sim, dg_solver *sv) {
 static int verify_hit(dg_sim *sim, int hit) {
   dgp_plan_cache *c = sim->cache;
   dg_solver got = sim->sv;
-  int probe = c->probe;
+  int probe = free_slot(c, hit); /* any other than the hit's */
+  c->slot[probe].valid = false;  /* built again there */
   clear_slot(sim, probe);
   sim->sv = c->start;
   point_at(sim, probe);

@@ -260,10 +260,10 @@ int dgp_solver_build(dg_sim *sim) {
   for (int n = 0; n < sim->nn; n++) {
     dgp_topo_ensure_row(sim, n, g->nodes[n].block[0]);
   }
-  if (ws->error)
-    return ws->error;
   if (cached && dgp_cache_lookup(sim))
     return DG_OK; /* a mode visited before: its plan as it was built */
+  if (ws->error)
+    return ws->error;
   sim->plan_gen = ++sim->plan_builds; /* a new plan (lib/state.c) */
   dgp_topo_rows(sim);
   int nred = dgp_topo_eliminate(sim);
@@ -500,7 +500,7 @@ int dgp_solver_change_topology(dg_sim *sim) {
 /* The arrays this room owns (buffers.c). */
 void dgp_plan_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn;
-  dgp_buf_add_plan(l, &sim->sv.inertia, nn, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.inertia, nn, sizeof(double)); /* dg_topo_inertia */
   dgp_buf_add(l, &sim->sv.x, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.normal_load, nn, sizeof(double));
   dgp_buf_add(l, &sim->sv.xw, nn, sizeof(double));

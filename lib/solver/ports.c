@@ -203,7 +203,7 @@ double dgp_solver_port_torque(dg_sim *sim, int block, int port) {
 void dgp_ports_buffers(dg_sim *sim, dgp_buf_list *l) {
   size_t nn = (size_t)sim->nn, np = (size_t)sim->n_ports;
   dgp_buf_add(l, &sim->sv.ports.base, (size_t)sim->nb + 1, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ports.inertia, np, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ports.inertia, np, sizeof(double)); /* dg_topo_inertia */
   dgp_buf_add(l, &sim->sv.ports.applied, np, sizeof(double));
   dgp_buf_add(l, &sim->sv.ports.torque, np, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ports.cA, nn * nn, sizeof(double));

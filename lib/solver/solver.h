@@ -67,6 +67,11 @@ typedef struct dgp_buf {
    * and only read between builds: an in-memory state save skips it when
    * the mode's arrays are still those of the save (lib/state.c) */
   bool plan;
+  /* of the plan, and written by the blocks' state_upstream hooks too
+   * (their declarations: the mode cache's key): the mode cache points
+   * these at a free slot before the hooks, the others once it knows
+   * whether the mode was visited */
+  bool decl;
 } dgp_buf;
 
 typedef struct dgp_buf_list {
@@ -76,27 +81,33 @@ typedef struct dgp_buf_list {
 
 static inline void dgp_buf_add(dgp_buf_list *l, void *slot, size_t count, size_t size) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, false};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, false, false};
 }
 
 /* An array of the mode's plan (see dgp_buf.plan). */
 static inline void dgp_buf_add_plan(dgp_buf_list *l, void *slot, size_t count, size_t size) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, true};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, true, false};
+}
+
+/* An array of the mode's plan that the hooks write (see dgp_buf.decl). */
+static inline void dgp_buf_add_decl(dgp_buf_list *l, void *slot, size_t count, size_t size) {
+  DG_ASSERT(l->n < l->cap);
+  l->buf[l->n++] = (dgp_buf){slot, count * size, NULL, true, true};
 }
 
 /* An array that means something only while *live (a flag in sim->sv). */
 static inline void dgp_buf_add_live(dgp_buf_list *l, void *slot, size_t count, size_t size,
                                     const bool *live) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, live, false};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, live, false, false};
 }
 
 /* An array of the mode's plan that means something only while *live. */
 static inline void dgp_buf_add_plan_live(dgp_buf_list *l, void *slot, size_t count, size_t size,
                                          const bool *live) {
   DG_ASSERT(l->n < l->cap);
-  l->buf[l->n++] = (dgp_buf){slot, count * size, live, true};
+  l->buf[l->n++] = (dgp_buf){slot, count * size, live, true, false};
 }
 
 /* The mode cache (cache.c): at most this many modes' plans kept. */

@@ -683,42 +683,43 @@ int dgp_topo_eliminate(dg_sim *sim) {
   return nred;
 }
 
-/* The arrays this room owns (buffers.c). */
+/* The arrays this room owns (buffers.c); the declarations of the hooks
+ * (dgp_buf_add_decl) are what the calls above write. */
 void dgp_topo_buffers(dg_sim *sim, dgp_buf_list *l) {
   const dg_topo_ws *ws = &sim->sv.ws;
   size_t nn = (size_t)sim->nn, mt = (size_t)ws->max_ties, ml = (size_t)ws->max_links;
   dgp_buf_add_plan(l, &sim->sv.ws.R, nn * nn, sizeof(double));
   /* Ṙ only for a graph with variable kinematics (a CVT) */
   dgp_buf_add_plan(l, &sim->sv.ws.Rd, sim->sv.variable_kinematics ? nn * nn : 0, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.has_row, nn, 1);
-  dgp_buf_add_plan(l, &sim->sv.ws.raw_owner, nn, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.raw_node, nn, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.raw_presc, nn, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.has_row, nn, 1);
+  dgp_buf_add_decl(l, &sim->sv.ws.raw_owner, nn, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.raw_node, nn, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.raw_presc, nn, sizeof(int));
   dgp_buf_add_plan(l, &sim->sv.ws.T, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.col_raw, nn, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.ties, mt, sizeof(dg_tie));
-  dgp_buf_add_plan(l, &sim->sv.ws.tie_node, (size_t)ws->max_terms, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.tie_coef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.ties, mt, sizeof(dg_tie));
+  dgp_buf_add_decl(l, &sim->sv.ws.tie_node, (size_t)ws->max_terms, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.tie_coef, (size_t)ws->max_terms, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.C, mt * nn, sizeof(double));
   /* P and A over the active ties, at most nn (each eliminates a raw DOF) */
   dgp_buf_add_plan(l, &sim->sv.ws.P, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.A, nn * nn, sizeof(double));
   dgp_buf_add_plan(l, &sim->sv.ws.active_tie, mt, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.tie_acoef, (size_t)ws->max_terms, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_link, nn, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_tie, nn, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_eta, nn, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_eta_b, nn, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_tab_a, nn, sizeof(const dg_table1d *));
-  dgp_buf_add_plan(l, &sim->sv.ws.mesh_tab_b, nn, sizeof(const dg_table1d *));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_dst, ml, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_first, ml, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_n, ml, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_block, ml, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_var, ml, 1);
-  dgp_buf_add_plan(l, &sim->sv.ws.link_src, (size_t)ws->max_terms, sizeof(int));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_coef, (size_t)ws->max_terms, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
-  dgp_buf_add_plan(l, &sim->sv.ws.row_dirty, nn, 1);
+  dgp_buf_add_decl(l, &sim->sv.ws.tie_acoef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_link, nn, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_tie, nn, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_eta, nn, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_eta_b, nn, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_tab_a, nn, sizeof(const dg_table1d *));
+  dgp_buf_add_decl(l, &sim->sv.ws.mesh_tab_b, nn, sizeof(const dg_table1d *));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_dst, ml, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_first, ml, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_n, ml, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_block, ml, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_var, ml, 1);
+  dgp_buf_add_decl(l, &sim->sv.ws.link_src, (size_t)ws->max_terms, sizeof(int));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_coef, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.link_rate, (size_t)ws->max_terms, sizeof(double));
+  dgp_buf_add_decl(l, &sim->sv.ws.row_dirty, nn, 1);
   dgp_buf_add_plan(l, &sim->sv.ws.row_own, nn, 1);
 }
