@@ -217,6 +217,23 @@ typedef struct dg_tree_ws {
   double *kap;              /* per mesh: κ of the factor */
   int *ent_c, *ent_n;       /* build scratch: the entries of A (constraint, node) ... */
   double *ent_a, *ent_b;    /* ... and their values */
+  /* variable ratios (a CVT): how the build made A's values, so that a
+   * refresh makes them again from the links' new coefficients without
+   * the structure (dgp_tree_refresh; arrays of size 0 otherwise) */
+  bool rt_on;            /* the build records (variable kinematics) */
+  bool rt_ok;            /* a record of this mode's build is there */
+  int nrt;               /* the terms the build added, in order: */
+  int *rt_ent;           /* ... the entry (before the aliases move) each went to, */
+  bool *rt_new;          /* ... whether it began that entry, */
+  int *rt_coef;          /* ... the link term whose −c it is, or -1: */
+  double *rt_a, *rt_b;   /* ... its constant values */
+  int npe;               /* entries before the aliases move: */
+  int *pe_n, *pe_cfirst; /* ... their nodes, each constraint's first (ncon + 1) */
+  double *pe_a, *pe_b;   /* ... their values */
+  int *pe_to, *pe_al;    /* ... the entry each went to, the alias whose C scaled it */
+  bool *pe_new;          /* ... whether it began that entry */
+  int *fe_en, *fe_ec;    /* per entry: its two edges */
+  int *al_link, *al_upa; /* per alias: its link, its up node's alias or -1 */
 } dg_tree_ws;
 
 /* The variable-kinematics room (lib/solver/kin.c): what a refresh of the
@@ -455,6 +472,8 @@ struct dg_sim {
   bool tree_always;         /* tests: the ACCEL stage on the tree wherever the mode allows */
   bool tree_never;          /* tests: ... and on the dense stage everywhere */
   long refreshes;           /* substeps whose variable kinematics were refreshed */
+  long tree_value_refreshes; /* ... of them, on the tree with its values alone */
+  bool tree_rebuild;         /* tests: a refresh builds the tree's system in full */
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
   struct dgp_buf *bufs;     /* their list, for the snapshots (buffers.c) */
   int n_bufs;

@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAX_SOLVER_BUFFERS 200
+#define MAX_SOLVER_BUFFERS 240
 /* glibc's initial mapping threshold; none under AddressSanitizer, which
  * checks the bounds of calloc'd arrays and not those inside a mapping */
 #if defined(__SANITIZE_ADDRESS__)

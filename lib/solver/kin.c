@@ -124,7 +124,7 @@ static int refresh_rows(dg_sim *sim) {
     double *kap = sim->sv.loss.kap; /* factored for the κ the stage will take */
     for (int j = 0; j < ws->nmesh; j++)
       kap[j] = dgp_mesh_kappa(&sim->sv, j);
-    dgp_tree_build(sim, kap);
+    dgp_tree_refresh(sim, kap); /* the values alone, the structure kept */
     if (!sim->sv.tree.on)
       return -1;
   } else if (dgp_plan_mass(sim, true) != DG_OK) {

@@ -220,6 +220,10 @@ void dgp_tree_solve(const dg_tree_ws *t, double *z);
 /* The mode's system and its factor (tree.on when the ACCEL stage uses it),
  * factored for the meshes' κ in kap (NULL: all 0). */
 void dgp_tree_build(dg_sim *sim, const double *kap);
+/* A variable-ratio mode's refresh on the tree: its values from the links'
+ * new coefficients, the structure kept (dgp_tree_build where none was
+ * recorded); tree.on false when it cannot be factored. */
+void dgp_tree_refresh(dg_sim *sim, const double *kap);
 /* The ACCEL stage: q̇ into dq, loss torques added to w; the loss power. */
 double dgp_tree_accel(dg_sim *sim, double *dq, double *w);
 

@@ -315,19 +315,40 @@ static int tree_refactor(dg_sim *sim, const double *kap) {
 }
 
 /* One entry (constraint c, node n, A, side-b part) of A, merged with an
- * earlier one of the same pair. */
-static void add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a, double b) {
+ * earlier one of the same pair; returns its index, *fresh whether it is
+ * new. */
+static int add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a, double b,
+                     bool *fresh) {
   for (int i = first; i < *ne; i++)
     if (t->ent_n[i] == n) {
       t->ent_a[i] += a;
       t->ent_b[i] += b;
-      return;
+      *fresh = false;
+      return i;
     }
   t->ent_c[*ne] = c;
   t->ent_n[*ne] = n;
   t->ent_a[*ne] = a;
   t->ent_b[*ne] = b;
-  (*ne)++;
+  *fresh = true;
+  return (*ne)++;
+}
+
+/* A term of A as the build adds it (add_entry), recorded for the values'
+ * refresh where the ratios vary: the link term whose −c it is (coef >= 0)
+ * or its constant values. */
+static void add_term(dg_tree_ws *t, int *ne, int first, int c, int n, double a, double b,
+                     int coef) {
+  bool fresh;
+  int e = add_entry(t, ne, first, c, n, a, b, &fresh);
+  if (!t->rt_on)
+    return;
+  int i = t->nrt++;
+  t->rt_ent[i] = e;
+  t->rt_new[i] = fresh;
+  t->rt_coef[i] = coef;
+  t->rt_a[i] = a;
+  t->rt_b[i] = b;
 }
 
 /* The aliases of the mode (dg_tree_ws). A link with one source,
@@ -444,8 +465,17 @@ static int *find_aliases(dg_sim *sim) {
     t->al_root[a] = root[n];
     t->al_c[a] = c_root[n];
     t->al_mesh[a] = lmesh[lk[n]];
+    if (t->rt_on)
+      t->al_link[a] = lk[n];
     if (t->al_mesh[a] >= 0)
       t->mesh_alias[t->al_mesh[a]] = a;
+  }
+  if (t->rt_on) {       /* per alias, its up node's alias (for the values' refresh) */
+    int *where = depth; /* scratch, done with */
+    for (int a = 0; a < t->nalias; a++)
+      where[t->al_node[a]] = a;
+    for (int a = 0; a < t->nalias; a++)
+      t->al_upa[a] = t->gone[t->al_up[a]] ? where[t->al_up[a]] : -1;
   }
   return lcon;
 }
@@ -453,6 +483,16 @@ static int *find_aliases(dg_sim *sim) {
 /* The entries of A at an alias moved to its root (times c), merged with
  * one of the same constraint there; returns the count left. */
 static int alias_entries(dg_tree_ws *t, int ne) {
+  if (t->rt_on) /* the entries before the move, for the values' refresh */
+    for (int i = 0; i < ne; i++) {
+      t->pe_n[i] = t->ent_n[i];
+      t->pe_a[i] = t->ent_a[i];
+      t->pe_b[i] = t->ent_b[i];
+      t->pe_to[i] = i;
+      t->pe_al[i] = -1;
+      t->pe_new[i] = true;
+    }
+  t->npe = t->rt_on ? ne : 0;
   if (t->nalias == 0)
     return ne;
   int *where = t->order; /* per node: its alias's index */
@@ -465,13 +505,54 @@ static int alias_entries(dg_tree_ws *t, int ne) {
       first = out;
     prev = c;
     double s = 1.0;
+    int al = -1;
     if (t->gone[n]) {
-      s = t->al_c[where[n]];
-      n = t->al_root[where[n]];
+      al = where[n];
+      s = t->al_c[al];
+      n = t->al_root[al];
     }
-    add_entry(t, &out, first, c, n, s * t->ent_a[i], s * t->ent_b[i]);
+    bool fresh;
+    int e = add_entry(t, &out, first, c, n, s * t->ent_a[i], s * t->ent_b[i], &fresh);
+    if (t->rt_on) {
+      t->pe_to[i] = e;
+      t->pe_al[i] = al;
+      t->pe_new[i] = fresh;
+    }
   }
   return out;
+}
+
+/* Each mesh's rows (tree ws: mesh_first … mesh_b) from the entries of A
+ * before the aliases move (constraint c's in [cfirst[c], cfirst[c+1]) of
+ * en, ea, eb) and the folded links' coefficients. */
+static void mesh_rows(dg_sim *sim, const int *cfirst, const int *en, const double *ea,
+                      const double *eb) {
+  const dg_topo_ws *ws = &sim->sv.ws;
+  dg_tree_ws *t = &sim->sv.tree;
+  int k = 0, kb = 0;
+  for (int j = 0; j < ws->nmesh; j++) {
+    int c = t->mesh_con[j], l = ws->mesh_link[j];
+    t->mesh_first[j] = k;
+    t->mesh_bfirst[j] = kb;
+    if (t->mesh_alias[j] >= 0) { /* a folded link: side a its dst, side b its source */
+      t->mesh_node[k] = ws->link_dst[l];
+      t->mesh_ab[k++] = 1.0;
+      t->mesh_bnode[kb] = ws->link_src[ws->link_first[l]];
+      t->mesh_b[kb++] = -ws->link_coef[ws->link_first[l]];
+    }
+    for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++) {
+      if (ea[i] - eb[i] != 0.0) {
+        t->mesh_node[k] = en[i];
+        t->mesh_ab[k++] = ea[i] - eb[i];
+      }
+      if (eb[i] != 0.0) {
+        t->mesh_bnode[kb] = en[i];
+        t->mesh_b[kb++] = eb[i];
+      }
+    }
+  }
+  t->mesh_first[ws->nmesh] = k;
+  t->mesh_bfirst[ws->nmesh] = kb;
 }
 
 /* Whether the tree is the cheaper ACCEL stage: the dense stage's
@@ -511,6 +592,11 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
   t->held = false;
   t->tables = false;
   t->no_shape = sv->variable_kinematics; /* never compiled (compile.c) */
+  /* with variable ratios, how A's values are made is recorded for the
+   * refreshes (dgp_tree_refresh) */
+  t->rt_on = sv->variable_kinematics;
+  t->rt_ok = false;
+  t->nrt = 0;
   for (int j = 0; j < ws->nmesh; j++)
     t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
   if (sv->mot.np > 0 || !ws->links_complete || sim->in_check)
@@ -531,16 +617,16 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
     int first = ne, c = lcon[k];
     if (c < 0)
       continue;
-    add_entry(t, &ne, first, c, ws->link_dst[k], 1.0, 0.0);
+    add_term(t, &ne, first, c, ws->link_dst[k], 1.0, 0.0, -1);
     for (int i = ws->link_first[k], e = i + ws->link_n[k]; i < e; i++)
-      add_entry(t, &ne, first, c, ws->link_src[i], -ws->link_coef[i], -ws->link_coef[i]);
+      add_term(t, &ne, first, c, ws->link_src[i], -ws->link_coef[i], -ws->link_coef[i], i);
   }
   for (int a = 0; a < ws->nactive; a++) {
     const dg_tie *tie = &ws->ties[ws->active_tie[a]];
     int first = ne;
     for (int i = tie->first; i < tie->first + tie->n; i++)
-      add_entry(t, &ne, first, nkept + a, ws->tie_node[i], ws->tie_coef[i],
-                tie->mesh >= 0 ? ws->tie_coef[i] - ws->tie_acoef[i] : 0.0);
+      add_term(t, &ne, first, nkept + a, ws->tie_node[i], ws->tie_coef[i],
+               tie->mesh >= 0 ? ws->tie_coef[i] - ws->tie_acoef[i] : 0.0, -1);
   }
   for (int c = 0; c < K; c++)
     t->con_mesh[c] = -1;
@@ -560,30 +646,9 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
     while (i < ne && t->ent_c[i] == c)
       i++;
   }
-  int k = 0, kb = 0;
-  for (int j = 0; j < ws->nmesh; j++) {
-    int c = t->mesh_con[j], l = ws->mesh_link[j];
-    t->mesh_first[j] = k;
-    t->mesh_bfirst[j] = kb;
-    if (t->mesh_alias[j] >= 0) { /* a folded link: side a its dst, side b its source */
-      t->mesh_node[k] = ws->link_dst[l];
-      t->mesh_ab[k++] = 1.0;
-      t->mesh_bnode[kb] = ws->link_src[ws->link_first[l]];
-      t->mesh_b[kb++] = -ws->link_coef[ws->link_first[l]];
-    }
-    for (int i = c >= 0 ? cfirst[c] : 0; c >= 0 && i < cfirst[c + 1]; i++) {
-      if (t->ent_a[i] - t->ent_b[i] != 0.0) {
-        t->mesh_node[k] = t->ent_n[i];
-        t->mesh_ab[k++] = t->ent_a[i] - t->ent_b[i];
-      }
-      if (t->ent_b[i] != 0.0) {
-        t->mesh_bnode[kb] = t->ent_n[i];
-        t->mesh_b[kb++] = t->ent_b[i];
-      }
-    }
-  }
-  t->mesh_first[ws->nmesh] = k;
-  t->mesh_bfirst[ws->nmesh] = kb;
+  if (t->rt_on)
+    memcpy(t->pe_cfirst, cfirst, sizeof(int) * (size_t)(K + 1));
+  mesh_rows(sim, cfirst, t->ent_n, t->ent_a, t->ent_b);
   t->all_folded = ws->nmesh > 0;
   for (int j = 0; j < ws->nmesh; j++) {
     int a = t->mesh_alias[j];
@@ -605,6 +670,10 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
   for (int i = 0; i < ne; i++) {
     int n = t->ent_n[i], c = nn + t->ent_c[i];
     int en = fill[n]++, ec = fill[c]++;
+    if (t->rt_on) {
+      t->fe_en[i] = en;
+      t->fe_ec[i] = ec;
+    }
     t->nbr[en] = c;
     t->nbr[ec] = n;
     t->a[en] = t->a[ec] = t->ent_a[i];
@@ -626,6 +695,64 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
   if (tree_refactor(sim, kap) != 0)
     return;
   t->on = true;
+  t->rt_ok = t->rt_on;
+}
+
+/* A refresh of a mode on the tree whose ratios vary (kin.c): the same
+ * structure, A's values made again from the links' new coefficients as
+ * the build made them (the terms it recorded, in its order: the same
+ * bits), the meshes' rows, then the factor for kap. Falls back to the
+ * build where nothing was recorded (or the tests ask for it). */
+void dgp_tree_refresh(dg_sim *sim, const double *kap) {
+  dg_tree_ws *t = &sim->sv.tree;
+  if (!t->on || !t->rt_ok || sim->tree_rebuild) {
+    dgp_tree_build(sim, kap);
+    return;
+  }
+  const dg_topo_ws *ws = &sim->sv.ws;
+  const double *coef = ws->link_coef;
+  t->factored = false;
+  t->held = false;
+  /* the aliases' c and C, the shallowest first (C = c times its up
+   * node's C, 1 at a root) */
+  for (int a = t->nalias - 1; a >= 0; a--) {
+    t->al_cup[a] = coef[ws->link_first[t->al_link[a]]];
+    t->al_c[a] = t->al_cup[a] * (t->al_upa[a] >= 0 ? t->al_c[t->al_upa[a]] : 1.0);
+  }
+  /* A's entries before the aliases move, term by term */
+  for (int i = 0; i < t->nrt; i++) {
+    int k = t->rt_coef[i], e = t->rt_ent[i];
+    double a = k >= 0 ? -coef[k] : t->rt_a[i], b = k >= 0 ? -coef[k] : t->rt_b[i];
+    if (t->rt_new[i]) {
+      t->pe_a[e] = a;
+      t->pe_b[e] = b;
+    } else {
+      t->pe_a[e] += a;
+      t->pe_b[e] += b;
+    }
+  }
+  mesh_rows(sim, t->pe_cfirst, t->pe_n, t->pe_a, t->pe_b);
+  /* ... moved to the aliases' roots (times C) */
+  for (int i = 0; i < t->npe; i++) {
+    int e = t->pe_to[i], al = t->pe_al[i];
+    double s = al >= 0 ? t->al_c[al] : 1.0;
+    double a = s * t->pe_a[i], b = s * t->pe_b[i];
+    if (t->pe_new[i]) {
+      t->ent_a[e] = a;
+      t->ent_b[e] = b;
+    } else {
+      t->ent_a[e] += a;
+      t->ent_b[e] += b;
+    }
+  }
+  /* ... on the graph's edges, both ways */
+  for (int i = 0; i < t->ne / 2; i++) {
+    t->a[t->fe_en[i]] = t->a[t->fe_ec[i]] = t->ent_a[i];
+    t->b[t->fe_en[i]] = t->b[t->fe_ec[i]] = t->ent_b[i];
+  }
+  sim->tree_value_refreshes++;
+  if (tree_refactor(sim, kap) != 0)
+    t->on = false; /* the caller builds in full */
 }
 
 /* Mesh j's side a dotted with a node vector x, and side b into *bx, over
@@ -898,4 +1025,22 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->ent_n, nent, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->ent_a, nent, sizeof(double), &t->on);
   dgp_buf_add_plan_live(l, &t->ent_b, nent, sizeof(double), &t->on);
+  /* the build's record for the values' refresh: variable ratios only */
+  size_t var = sim->sv.variable_kinematics ? 1 : 0;
+  dgp_buf_add_plan_live(l, &t->rt_ent, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->rt_coef, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->rt_new, var * nent, sizeof(bool), &t->on);
+  dgp_buf_add_plan_live(l, &t->rt_a, var * nent, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->rt_b, var * nent, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->pe_n, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->pe_to, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->pe_al, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->pe_new, var * nent, sizeof(bool), &t->on);
+  dgp_buf_add_live(l, &t->pe_a, var * nent, sizeof(double), &t->on);
+  dgp_buf_add_live(l, &t->pe_b, var * nent, sizeof(double), &t->on);
+  dgp_buf_add_plan_live(l, &t->pe_cfirst, var * (ncon + 1), sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fe_en, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fe_ec, var * nent, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_link, var * nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->al_upa, var * nn, sizeof(int), &t->on);
 }
