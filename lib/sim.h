@@ -234,6 +234,13 @@ typedef struct dg_tree_ws {
   bool *pe_new;          /* ... whether it began that entry */
   int *fe_en, *fe_ec;    /* per entry: its two edges */
   int *al_link, *al_upa; /* per alias: its link, its up node's alias or -1 */
+  /* ... and the factor's eliminations as the last full factor made them
+   * (in their order before the roots move last): vertex, edge to its
+   * partner or the one it updates (-1), whether it pairs, its place
+   * after the move, its first update (nops + 1); per update, its edge */
+  bool fr_ok;
+  int *fr_v, *fr_e, *fr_to, *fr_first, *fu_e;
+  bool *fr_pair;
 } dg_tree_ws;
 
 /* The variable-kinematics room (lib/solver/kin.c): what a refresh of the
@@ -474,6 +481,7 @@ struct dg_sim {
   long refreshes;           /* substeps whose variable kinematics were refreshed */
   long tree_value_refreshes; /* ... of them, on the tree with its values alone */
   bool tree_rebuild;         /* tests: a refresh builds the tree's system in full */
+  long tree_value_factors;   /* factors of the tree that replayed the last one's eliminations */
   size_t solver_bytes;      /* the solver's arrays in all (fixed at creation: buffers.c) */
   struct dgp_buf *bufs;     /* their list, for the snapshots (buffers.c) */
   int n_bufs;

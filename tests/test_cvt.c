@@ -183,8 +183,12 @@ START_TEST(test_tree_values_refresh_exact) {
   /* nearly every refresh on the tree took the values alone; none in b */
   ck_assert_int_gt(a->tree_value_refreshes, a->refreshes * 9 / 10);
   ck_assert_int_eq(b->tree_value_refreshes, 0);
-  fprintf(stderr, "cvt: %ld of %ld refreshes on the tree with the values alone\n",
-          a->tree_value_refreshes, a->refreshes);
+  /* and their factors replayed the eliminations (no peeling) */
+  ck_assert_int_ge(a->tree_value_factors, a->tree_value_refreshes);
+  ck_assert_int_eq(b->tree_value_factors, 0);
+  fprintf(stderr,
+          "cvt: %ld of %ld refreshes on the tree with the values alone, %ld factors replayed\n",
+          a->tree_value_refreshes, a->refreshes, a->tree_value_factors);
   dg_sim_free(a);
   dg_sim_free(b);
   dg_graph_free(g);

@@ -41,6 +41,8 @@ typedef struct rig {
   double upd_f[2 * MAXV], upd_b[2 * MAXV];
   double kout[2 * MAXV], kin[2 * MAXV], diag0[MAXV], d[MAXV];
   double dense[MAXV * MAXV];
+  int fr_v[MAXV], fr_e[MAXV], fr_to[MAXV], fr_first[MAXV + 1], fu_e[2 * MAXV];
+  bool fr_pair[MAXV];
 } rig;
 
 /* Points the workspace at the rig's arrays. */
@@ -69,6 +71,13 @@ static void rig_bind(rig *r, int nv) {
   t->upd_r = r->upd_r;
   t->upd_f = r->upd_f;
   t->upd_b = r->upd_b;
+  t->fr_v = r->fr_v;
+  t->fr_e = r->fr_e;
+  t->fr_to = r->fr_to;
+  t->fr_first = r->fr_first;
+  t->fu_e = r->fu_e;
+  t->fr_pair = r->fr_pair;
+  t->rt_on = false; /* dgp_tree_factor records its eliminations only when asked */
 }
 
 /* A random tree of about nv vertices, grown from node 0 by attaching each
@@ -185,6 +194,93 @@ START_TEST(random_forests_without_some_inertia) {
   for (unsigned seed = 1; seed <= 200; seed++)
     regular_with_pairs += check_against_dense(seed, 2 + (int)(seed % 59), 3) == 2;
   ck_assert_int_ge(regular_with_pairs, 50);
+}
+END_TEST
+
+/* A factor made again by dgp_tree_factor_values (the eliminations the
+ * last full factor recorded, replayed for new values: a variable ratio's
+ * refresh) equals the full factor of the new values bit for bit, pairs
+ * (shafts without inertia) included; and a pivot that became zero is
+ * refused, for the full factor to decide. */
+START_TEST(factor_values_equal_full_factor) {
+  static rig r;
+  static double want[9][2 * MAXV];
+  int replayed = 0, with_pairs = 0, refused = 0;
+  for (unsigned seed = 1; seed <= 200; seed++) {
+    int nv = random_forest(&r, seed, 2 + (int)(seed % 59), seed % 2 ? 3 : 0);
+    dg_tree_ws *t = &r.t;
+    t->rt_on = true;
+    if (dgp_tree_factor(t) != 0)
+      continue; /* singular: nothing recorded */
+    ck_assert(t->fr_ok);
+    /* new values on the same pattern: each edge pair and each non-zero
+     * diagonal scaled */
+    unsigned u = seed * 7919u;
+    for (int v = 0; v < nv; v++) {
+      if (r.diag0[v] != 0.0)
+        r.diag0[v] *= 0.5 + uniform(&u);
+      for (int e = r.start[v]; e < r.start[v + 1]; e++) {
+        int w = r.nbr[e];
+        if (w < v)
+          continue;
+        double f = 0.5 + uniform(&u);
+        int back = -1;
+        for (int g = r.start[w]; g < r.start[w + 1]; g++)
+          if (r.nbr[g] == v)
+            back = g;
+        r.kout[e] *= f;
+        r.kin[e] *= f;
+        r.kout[back] = r.kin[e];
+        r.kin[back] = r.kout[e];
+      }
+    }
+    ck_assert_int_eq(dgp_tree_factor(t), 0); /* the full factor of the new values */
+    int nops = t->nops;
+    const double *arr[9] = {r.op_s, r.op_pa, r.op_pb, r.op_f, r.op_b, r.d, r.upd_f, r.upd_b, NULL};
+    size_t len[9] = {(size_t)nops, (size_t)nops, (size_t)nops,
+                     (size_t)nops, (size_t)nops, (size_t)nv,
+                     2 * MAXV,     2 * MAXV,     0};
+    for (int a = 0; a < 8; a++)
+      memcpy(want[a], arr[a], sizeof(double) * len[a]);
+    int pairs = 0;
+    for (int k = 0; k < nops; k++)
+      pairs += r.op_u[k] >= 0;
+    /* the same values factored by the replay, from scrambled outputs */
+    for (int a = 0; a < 8; a++)
+      for (size_t i = 0; i < len[a]; i++)
+        ((double *)arr[a])[i] = 12345.0;
+    for (int k = 0; k < nops; k++) /* the pairs' own fields are left as they are */
+      if (r.op_u[k] < 0)
+        r.op_pa[k] = r.op_pb[k] = want[1][k] = want[2][k] = 0.0;
+    ck_assert_int_eq(dgp_tree_factor_values(t), 0);
+    for (int k = 0; k < nops; k++)
+      if (r.op_u[k] < 0)
+        r.op_pa[k] = r.op_pb[k] = 0.0;
+    for (int a = 0; a < 8; a++) {
+      size_t n = a >= 6 ? (size_t)r.op_first[nops] : len[a];
+      ck_assert_msg(memcmp(want[a], arr[a], sizeof(double) * n) == 0,
+                    "seed %u: array %d differs from the full factor's", seed, a);
+    }
+    replayed++;
+    with_pairs += pairs > 0;
+    /* a pivot that was not zero made zero (a vertex with inertia that no
+     * elimination before its own updates): refused */
+    bool touched[MAXV] = {false};
+    for (int k = 0; k < nops; k++) {
+      int v = r.fr_v[k];
+      if (!r.fr_pair[k] && r.diag0[v] != 0.0 && !touched[v]) {
+        r.diag0[v] = 0.0;
+        ck_assert_int_eq(dgp_tree_factor_values(t), -1);
+        refused++;
+        break;
+      }
+      for (int i = r.fr_first[k]; i < r.fr_first[k + 1]; i++)
+        touched[r.upd_r[i]] = true;
+    }
+  }
+  ck_assert_int_ge(replayed, 150);
+  ck_assert_int_ge(with_pairs, 20);
+  ck_assert_int_ge(refused, 50);
 }
 END_TEST
 
@@ -721,6 +817,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("factor");
   tcase_add_test(tc, random_forests_with_inertia);
   tcase_add_test(tc, random_forests_without_some_inertia);
+  tcase_add_test(tc, factor_values_equal_full_factor);
   tcase_add_test(tc, cycle_refused);
   tcase_add_test(tc, differential_carrier_opens_the_loop);
   tcase_add_test(tc, massless_input_closed_form);

@@ -216,6 +216,11 @@ static inline void dgp_axpy(double *out, const double *a, double c, const double
  * K[v][w] and kin[e] = K[w][v] at edge e = v→w and the diagonal diag0:
  * the factor (-1: singular, -2: a loop), and K z = b in place. */
 int dgp_tree_factor(dg_tree_ws *t);
+/* Where the last dgp_tree_factor recorded its eliminations (t->rt_on: a
+ * mode whose ratios vary), the factor of new values of K and diag0 by the
+ * same eliminations, bit for bit what dgp_tree_factor gives: 0, or -1
+ * where a pivot's being zero changed (factor in full). */
+int dgp_tree_factor_values(dg_tree_ws *t);
 void dgp_tree_solve(const dg_tree_ws *t, double *z);
 /* The mode's system and its factor (tree.on when the ACCEL stage uses it),
  * factored for the meshes' κ in kap (NULL: all 0). */

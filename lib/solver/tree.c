@@ -50,6 +50,7 @@ int dgp_tree_factor(dg_tree_ws *t) {
   int *queue = t->order, *deg = t->parent, *step = t->step;
   memcpy(t->d, t->diag0, sizeof(double) * (size_t)nv);
   t->factored = false;
+  t->fr_ok = false;
   for (int v = 0; v < nv; v++) {
     step[v] = INT_MAX;
     deg[v] = t->start[v + 1] - t->start[v];
@@ -73,12 +74,19 @@ int dgp_tree_factor(dg_tree_ws *t) {
       return -1;
     t->op_v[nops] = v;
     t->op_first[nops] = nup;
+    if (t->rt_on) { /* the elimination as made, for dgp_tree_factor_values */
+      t->fr_v[nops] = v;
+      t->fr_e[nops] = e;
+      t->fr_pair[nops] = dv == 0.0;
+    }
     if (dv != 0.0) { /* z_v = b_v / d_v − (K[v][u] / d_v) z_u */
       t->op_u[nops] = -1;
       t->op_s[nops] = 1.0 / dv;
       step[v] = nops;
       if (u >= 0) {
         t->d[u] -= t->kin[e] * t->kout[e] / dv;
+        if (t->rt_on)
+          t->fu_e[nup] = e;
         t->upd_r[nup] = u;
         t->upd_f[nup] = t->kin[e];
         t->upd_b[nup++] = t->kout[e] / dv;
@@ -97,6 +105,8 @@ int dgp_tree_factor(dg_tree_ws *t) {
         int r = t->nbr[f];
         if (step[r] != INT_MAX)
           continue;
+        if (t->rt_on)
+          t->fu_e[nup] = f;
         t->upd_r[nup] = r;
         t->upd_f[nup] = t->kin[f];
         t->upd_b[nup++] = t->kout[f] / t->kin[e];
@@ -130,6 +140,12 @@ int dgp_tree_factor(dg_tree_ws *t) {
    * the passes run over the others alone. Kept in order both ways
    * (queue, scratch now, holds the vertices of those moved). */
   int nmain = 0, nroot = 0;
+  if (t->rt_on) {
+    for (int k = 0; k <= nops; k++)
+      t->fr_first[k] = t->op_first[k];
+    for (int k = 0, m = 0, r = 0; k < nops; k++) /* each one's place after the move */
+      t->fr_to[k] = t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1] ? -1 - r++ : m++;
+  }
   for (int k = 0; k < nops; k++) {
     if (t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1]) {
       queue[nroot++] = t->op_v[k];
@@ -167,6 +183,12 @@ int dgp_tree_factor(dg_tree_ws *t) {
   t->npair = npair;
   t->nmain = nmain;
   t->nops = nops;
+  if (t->rt_on) {
+    for (int k = 0; k < nops; k++)
+      if (t->fr_to[k] < 0)
+        t->fr_to[k] = nmain - 1 - t->fr_to[k];
+    t->fr_ok = true;
+  }
   /* the structure's hash (FNV-1a over its integers): the same for every
    * factor of a mode (the pattern of zero pivots is the inertias', not
    * κ's), which a compiled stage relies on and checks */
@@ -289,6 +311,53 @@ static void tree_values(dg_sim *sim, const double *kap) {
     }
 }
 
+/* dgp_tree_factor's values again for new values of K and the diagonal,
+ * where the last factor recorded its eliminations (variable ratios): the
+ * same eliminations in the same order, the same operations (the same
+ * bits), without the peeling. -1 where a pivot is now zero where it was
+ * not, or the other way (the caller factors in full). */
+int dgp_tree_factor_values(dg_tree_ws *t) {
+  int nops = t->nops;
+  memcpy(t->d, t->diag0, sizeof(double) * (size_t)t->nv);
+  t->factored = false;
+  for (int k = 0; k < nops; k++) {
+    int v = t->fr_v[k], e = t->fr_e[k], to = t->fr_to[k], i = t->fr_first[k];
+    double dv = t->d[v];
+    if (!isfinite(dv))
+      return -1;
+    if (!t->fr_pair[k]) {
+      if (dv == 0.0)
+        return -1;
+      t->op_s[to] = 1.0 / dv;
+      if (e >= 0) {
+        int u = t->nbr[e];
+        t->d[u] -= t->kin[e] * t->kout[e] / dv;
+        t->upd_f[i] = t->kin[e];
+        t->upd_b[i] = t->kout[e] / dv;
+      }
+    } else {
+      if (dv != 0.0 || t->kout[e] == 0.0 || t->kin[e] == 0.0)
+        return -1;
+      int u = t->nbr[e];
+      t->op_s[to] = 1.0 / t->kout[e];
+      t->op_pa[to] = 1.0 / t->kin[e];
+      t->op_pb[to] = t->d[u] / t->kin[e];
+      for (int end = t->fr_first[k + 1]; i < end; i++) {
+        int f = t->fu_e[i];
+        t->upd_f[i] = t->kin[f];
+        t->upd_b[i] = t->kout[f] / t->kin[e];
+      }
+    }
+  }
+  for (int k = 0; k < nops; k++) { /* the first update inline; none for the roots */
+    bool any = k < t->nmain && t->op_x[k] > t->op_first[k];
+    t->op_f[k] = any ? t->upd_f[t->op_first[k]] : 0.0;
+    t->op_b[k] = any ? t->upd_b[t->op_first[k]] : 0.0;
+  }
+  t->factored = true;
+  return 0;
+}
+
 /* Factors for kap (NULL: no losses), remembering it: the aliases'
  * inertias folded into the nodes they copy, the deepest first (c times
  * what crosses the link, c (1 + κ) I), then the vertices' diagonal. */
@@ -311,6 +380,10 @@ static int tree_refactor(dg_sim *sim, const double *kap) {
   for (int v = 0; v < nn; v++)
     if (!t->gone[v])
       t->diag0[v] = t->ieff[v];
+  if (t->fr_ok && !sim->tree_rebuild && dgp_tree_factor_values(t) == 0) {
+    sim->tree_value_factors++;
+    return 0;
+  }
   return dgp_tree_factor(t);
 }
 
@@ -596,6 +669,7 @@ void dgp_tree_build(dg_sim *sim, const double *kap) {
    * refreshes (dgp_tree_refresh) */
   t->rt_on = sv->variable_kinematics;
   t->rt_ok = false;
+  t->fr_ok = false;
   t->nrt = 0;
   for (int j = 0; j < ws->nmesh; j++)
     t->tables = t->tables || ws->mesh_tab_a[j] || ws->mesh_tab_b[j];
@@ -1043,4 +1117,10 @@ void dgp_tree_buffers(dg_sim *sim, dgp_buf_list *l) {
   dgp_buf_add_plan_live(l, &t->fe_ec, var * nent, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_link, var * nn, sizeof(int), &t->on);
   dgp_buf_add_plan_live(l, &t->al_upa, var * nn, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fr_v, var * nv, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fr_e, var * nv, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fr_to, var * nv, sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fr_first, var * (nv + 1), sizeof(int), &t->on);
+  dgp_buf_add_plan_live(l, &t->fr_pair, var * nv, sizeof(bool), &t->on);
+  dgp_buf_add_plan_live(l, &t->fu_e, var * 2 * nent, sizeof(int), &t->on);
 }
