@@ -370,7 +370,8 @@ static double engine_throttle(const dg_block *self, const dg_ctx *ctx, double rp
   if (dg_block_input(ctx, self, IN_THROTTLE_CUT) >= 0.5)
     driver = 0.0;
   double idle = p->idle_gain * (p->idle_rpm - rpm);
-  return clamp(driver > idle ? driver : idle, 0.0, 1.0);
+  /* the larger of the two within [0, 1]: the driver's is already */
+  return driver > idle ? driver : clamp(idle, 0.0, 1.0);
 }
 
 /* Combustion torque (friction not included) at rpm >= 0 and throttle th. */

@@ -297,14 +297,20 @@ static double vehicle_coulomb(const vehicle_params *p, double cos_t) {
   return p->has_road_load ? p->road_load.f0 : p->rolling_resistance * p->mass * p->gravity * cos_t;
 }
 
-/* Road load at speed v with Coulomb part f_c in direction s (N, on the body). */
+/* Road load at speed v with Coulomb part f_c in direction s (N, on the
+ * body). 0.0 - x: +0 at rest. Without a Coulomb part the term f_c s (±0)
+ * is left out: it changes at most the sign of a zero sum, which 0.0 - x
+ * makes +0 either way (the same bits; a compiled stage whose f_c is the
+ * parameter f0 = 0 then neither converts s nor reads it). */
 static double vehicle_road_load(const vehicle_params *p, double f_c, double v, int s) {
   double f1 = 0.0, f2 = 0.5 * p->air_density * p->cda;
   if (p->has_road_load) {
     f1 = p->road_load.f1;
     f2 = p->road_load.f2;
   }
-  return 0.0 - (f_c * s + f1 * v + f2 * v * fabs(v)); /* 0.0 - x: +0 at rest */
+  if (f_c == 0.0)
+    return 0.0 - (f1 * v + f2 * v * fabs(v));
+  return 0.0 - (f_c * s + f1 * v + f2 * v * fabs(v));
 }
 
 /* Normal loads from the last step's acceleration; published on every port. */
@@ -402,16 +408,21 @@ static void vehicle_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const vehicle_params *p = self->params;
   const vehicle_data *d = self->data;
   double v = dg_port_speed(ctx, self, PORT_MASS);
-  int s = d->mode == MODE_MOVING ? d->dir : 0;
+  /* the step's Coulomb part, the parameter f0 itself with road-load
+   * coefficients (vehicle_coulomb): a constant in a compiled stage */
+  double f_c = p->has_road_load ? p->road_load.f0 : d->f_c;
+  int s = f_c != 0.0 && d->mode == MODE_MOVING ? d->dir : 0;
   double grade = p->mass * p->gravity * d->sin_t;
-  double f = vehicle_road_load(p, d->f_c, v, s) - grade;
+  double f = vehicle_road_load(p, f_c, v, s) - grade;
   dg_port_add_torque(ctx, self, PORT_MASS, f);
   double f1 = p->has_road_load ? p->road_load.f1 : 0.0;
   double f2 = p->has_road_load ? p->road_load.f2 : 0.5 * p->air_density * p->cda;
   double *rate = dg_block_state_rate(ctx, self);
   rate[ST_X] = v;
   rate[ST_DRAG] = f2 * v * fabs(v) * v;
-  rate[ST_ROLLING] = (d->f_c * s + f1 * v) * v;
+  /* f_c s is ±0 without a Coulomb part: left out, the sum differs at most
+   * in a zero's sign, which the energy's integral (from +0) does not keep */
+  rate[ST_ROLLING] = (f_c == 0.0 ? f1 * v : f_c * s + f1 * v) * v;
   rate[ST_GRADE] = grade * v;
 }
 

@@ -332,11 +332,14 @@ static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k
   double w = dg_port_speed(ctx, self, PORT_HUB), v = dg_port_speed(ctx, self, PORT_GROUND);
   *dk = wheel_slip_rate(p, w, v, k);
   if (t->damping_ratio > 0.0 && p->inertia > 0.0 && fz > 0.0) {
-    /* computed at each call from fz and the parameters (which may be
-     * tuned between steps): a sqrt, cheaper than keeping it keyed */
-    double kx = fz * t->B * t->C * t->D / t->relaxation_length; /* N per m of tread travel */
-    double damping =
-        2.0 * t->damping_ratio * sqrt(kx * p->inertia) / p->radius * t->relaxation_length;
+    /* c σ = 2ζ sqrt(k_x J) σ / R with k_x = F_z B C D / σ (N per m of
+     * tread travel), computed at each call from fz and the parameters
+     * (which may be tuned between steps: a sqrt is cheaper than keeping
+     * it keyed), as sqrt(F_z · B C D J / σ) · 2ζ σ / R: in a compiled
+     * stage, whose parameters are constants, the two products of
+     * parameters are constants too */
+    double damping = sqrt(fz * (t->B * t->C * t->D * p->inertia / t->relaxation_length)) *
+                     (2.0 * t->damping_ratio * t->relaxation_length / p->radius);
     fx += damping * *dk;
     double lim = fz * d->mf_peak;
     fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
@@ -522,8 +525,9 @@ static void wheel_torque_downstream(dg_block *self, dg_ctx *ctx) {
   const wheel_params *p = self->params;
   const wheel_data *d = self->data;
   /* a sliding brake follows the pedal inside the step; the hold decisions
-   * use the capacity of the segment's start (d->cap) */
-  if (d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
+   * use the capacity of the segment's start (d->cap, 0 without a brake:
+   * the parameters' test first, a constant in a compiled stage) */
+  if (wheel_has_brake(p) && d->mode == MODE_FREE && d->dir != 0 && d->cap > 0.0)
     dg_port_add_torque(ctx, self, PORT_HUB, -wheel_capacity(self, ctx) * d->dir);
   if (is_magic(p) && d->mode != MODE_PARKED) {
     double *dk = dg_block_state_rate(ctx, self);

@@ -1,7 +1,8 @@
 /* Shared services (lib/util.c): codes, error values and formatting, the
  * problem collector, the arena, JSON pointers, ranges as message text,
  * suggestions, reading files and JSON syntax errors with line and column;
- * and block.h's numeric helpers for block authors (dg_sign, dg_clamp01),
+ * and block.h's numeric helpers for block authors (dg_sign, dg_clamp01,
+ * dg_fmax, dg_fmin),
  * which the built-in blocks share. */
 #include "internal.h"
 #include "testutil.h"
@@ -324,6 +325,50 @@ START_TEST(sign_and_clamp01) {
   double c = dg_clamp01(x);
   ck_assert_double_eq(c, numbers[_i].clamped); /* exact; never NaN */
   ck_assert(!signbit(c));                      /* +0, never -0 */
+}
+END_TEST
+
+/* dg_fmax and dg_fmin: glibc's fmax and fmin, except that two zeros
+ * give b (glibc: not always), the same bits through both of their paths:
+ * the general one (a read at run time) and the one taken where a is a
+ * constant that is not NaN (a bound written in a hook). */
+static bool same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+static double run_time(double a) {
+  volatile double v = a; /* not a constant to the compiler */
+  return v;
+}
+static double glibc_max(double a, double b) { return a == 0.0 && b == 0.0 ? b : fmax(a, b); }
+static double glibc_min(double a, double b) { return a == 0.0 && b == 0.0 ? b : fmin(a, b); }
+
+#define CHECK_BOUND(A)                                                                          \
+  do {                                                                                          \
+    double got_max = dg_fmax((A), b), got_min = dg_fmin((A), b);                                \
+    double gen_max = dg_fmax(run_time(A), b), gen_min = dg_fmin(run_time(A), b);                \
+    ck_assert_msg(same_bits(got_max, gen_max) && same_bits(gen_max, glibc_max(run_time(A), b)), \
+                  "dg_fmax(%s, %g): %a, general %a, glibc %a", #A, b, got_max, gen_max,         \
+                  glibc_max(run_time(A), b));                                                   \
+    ck_assert_msg(same_bits(got_min, gen_min) && same_bits(gen_min, glibc_min(run_time(A), b)), \
+                  "dg_fmin(%s, %g): %a, general %a, glibc %a", #A, b, got_min, gen_min,         \
+                  glibc_min(run_time(A), b));                                                   \
+  } while (0)
+
+START_TEST(fmax_fmin_as_glibc) {
+  double b = numbers[_i].x;
+  CHECK_BOUND(0.0);
+  CHECK_BOUND(-0.0);
+  CHECK_BOUND(1.0);
+  CHECK_BOUND(-1.0);
+  CHECK_BOUND(0.25);
+  CHECK_BOUND(INFINITY);
+  CHECK_BOUND(-INFINITY);
+  CHECK_BOUND(DBL_MAX);
+  CHECK_BOUND(DBL_TRUE_MIN);
+  /* the general path with a NaN: the other */
+  for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++) {
+    double a = run_time(numbers[k].x);
+    ck_assert(same_bits(dg_fmax(a, b), glibc_max(a, b)) || (isnan(a) && isnan(b)));
+    ck_assert(same_bits(dg_fmin(a, b), glibc_min(a, b)) || (isnan(a) && isnan(b)));
+  }
 }
 END_TEST
 
@@ -682,6 +727,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, p);
   TCase *n = tcase_create("numbers");
   tcase_add_loop_test(n, sign_and_clamp01, 0, (int)(sizeof numbers / sizeof numbers[0]));
+  tcase_add_loop_test(n, fmax_fmin_as_glibc, 0, (int)(sizeof numbers / sizeof numbers[0]));
   suite_add_tcase(s, n);
   TCase *j = tcase_create("json");
   tcase_add_test(j, read_file);
