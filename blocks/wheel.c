@@ -341,8 +341,9 @@ static double wheel_tyre_force(const dg_block *self, const dg_ctx *ctx, double k
     double damping = sqrt(fz * (t->B * t->C * t->D * p->inertia / t->relaxation_length)) *
                      (2.0 * t->damping_ratio * t->relaxation_length / p->radius);
     fx += damping * *dk;
-    double lim = fz * d->mf_peak;
-    fx = fx > lim ? lim : (fx < -lim ? -lim : fx);
+    double lim = fz * d->mf_peak; /* |fx| within it (NaN stays NaN) */
+    if (fabs(fx) > lim)
+      fx = copysign(lim, fx);
   }
   return fx;
 }
