@@ -5,15 +5,16 @@
  * G, M and its factor, the tie-force map, the meshes' maps, the tree's
  * structure) and the build's scalars (sizes, flags). Each slot owns a full
  * set of the plan arrays; the solver's pointers point at the current
- * slot's. A build starts on a free slot (the least recently used), runs
- * the blocks' state_upstream hooks there (their declarations: raw DOFs,
- * ties, links, meshes, inertias; only these arrays, dgp_buf_add_decl, are
- * pointed at the free slot before the hooks), and looks the declarations
- * up among the slots: on a hit the solver's pointers move to that slot and its
- * scalars are taken (no elimination, no factor, no inverse, no loss map);
- * on a miss the build goes on in the free slot, which then holds the new
- * mode. The key is the declarations themselves (compared byte for byte
- * with each slot's: a few slots, no hash), so a tuned ratio or inertia is
+ * slot's. A build runs the blocks' state_upstream hooks on scratch arrays
+ * (their declarations: raw DOFs, ties, links, meshes, inertias; the arrays
+ * listed with dgp_buf_add_decl) and looks the declarations up among the
+ * slots: on a hit the solver's pointers move to that slot and its scalars
+ * are taken (no elimination, no factor, no inverse, no loss map), and no
+ * slot was written; on a miss the build takes a free slot, or the least
+ * recently used one, whose declaration arrays and key are swapped with the
+ * scratch ones, and goes on there; that slot then holds the new mode.
+ * The key is the declarations themselves (compared byte for byte with
+ * each slot's: a few slots, no hash), so a tuned ratio or inertia is
  * another mode.
  *
  * Bounded: at most DGP_CACHE_SLOTS slots and DGP_CACHE_BUDGET bytes of
@@ -255,7 +256,7 @@ void dgp_cache_free(dg_sim *sim) {
     return;
   /* the current arrays copied into the solver's own (a miss swaps the
    * declarations' blocks among the slots and the scratch) */
-  for (int k = 0; c->own && c->dst && k < c->nplan; k++) {
+  for (int k = 0; c->own && c->dst && k < c->nplan && c->dst[k]; k++) {
     void *now;
     memcpy(&now, c->dst[k], sizeof now);
     if (now != c->own[k] && now && c->own[k])
