@@ -88,6 +88,15 @@ START_TEST(test_energy_conserved) {
 }
 END_TEST
 
+/* A simulation of the imported HMMWV (graphs/imported/hmmwv_cvt.json)
+ * at full throttle in its first gear, from rest. */
+static dg_sim *hmmwv_launch(const dg_graph *g) {
+  dg_sim *sim = dg_test_sim(g);
+  dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
+  dg_sim_set_input(sim, DG_INPUT_GEAR, 1.0);
+  return sim;
+}
+
 /* The refresh of a variable ratio (only the rows it changes, the fixed
  * part of M kept) gives the full rebuild's run: the imported HMMWV with its
  * CVT and a launch clutch after it (locks and slips), 8 s of full throttle,
@@ -95,13 +104,8 @@ END_TEST
  * order; seen: identical to the bit). */
 START_TEST(test_refresh_equals_rebuild) {
   dg_graph *g = dg_test_graph_file("graphs/imported/hmmwv_cvt.json");
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_sim *a = hmmwv_launch(g), *b = hmmwv_launch(g);
   b->no_refresh = true;
-  for (int k = 0; k < 2; k++) {
-    dg_sim *x = k ? b : a;
-    dg_sim_set_input(x, DG_INPUT_THROTTLE, 1.0);
-    dg_sim_set_input(x, DG_INPUT_GEAR, 1.0);
-  }
   int ns = dg_sim_signal_count(a);
   double worst = 0.0;
   for (int step = 0; step < 8000; step++) {
@@ -161,13 +165,8 @@ END_TEST
  * refreshes build the tree's system in full. */
 START_TEST(test_tree_values_refresh_exact) {
   dg_graph *g = dg_test_graph_file("graphs/imported/hmmwv_cvt.json");
-  dg_sim *a = dg_test_sim(g), *b = dg_test_sim(g);
+  dg_sim *a = hmmwv_launch(g), *b = hmmwv_launch(g);
   b->tree_rebuild = true;
-  for (int k = 0; k < 2; k++) {
-    dg_sim *x = k ? b : a;
-    dg_sim_set_input(x, DG_INPUT_THROTTLE, 1.0);
-    dg_sim_set_input(x, DG_INPUT_GEAR, 1.0);
-  }
   int ns = dg_sim_signal_count(a);
   for (int step = 0; step < 8000; step++) {
     ck_assert_int_eq(dg_sim_step(a, 1e-3), DG_OK);

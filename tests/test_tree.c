@@ -204,7 +204,7 @@ END_TEST
  * refused, for the full factor to decide. */
 START_TEST(factor_values_equal_full_factor) {
   static rig r;
-  static double want[9][2 * MAXV];
+  static double want[8][2 * MAXV];
   int replayed = 0, with_pairs = 0, refused = 0;
   for (unsigned seed = 1; seed <= 200; seed++) {
     int nv = random_forest(&r, seed, 2 + (int)(seed % 59), seed % 2 ? 3 : 0);
@@ -236,10 +236,9 @@ START_TEST(factor_values_equal_full_factor) {
     }
     ck_assert_int_eq(dgp_tree_factor(t), 0); /* the full factor of the new values */
     int nops = t->nops;
-    const double *arr[9] = {r.op_s, r.op_pa, r.op_pb, r.op_f, r.op_b, r.d, r.upd_f, r.upd_b, NULL};
-    size_t len[9] = {(size_t)nops, (size_t)nops, (size_t)nops,
-                     (size_t)nops, (size_t)nops, (size_t)nv,
-                     2 * MAXV,     2 * MAXV,     0};
+    const double *arr[8] = {r.op_s, r.op_pa, r.op_pb, r.op_f, r.op_b, r.d, r.upd_f, r.upd_b};
+    size_t len[8] = {(size_t)nops, (size_t)nops, (size_t)nops, (size_t)nops,
+                     (size_t)nops, (size_t)nv,   2 * MAXV,     2 * MAXV};
     for (int a = 0; a < 8; a++)
       memcpy(want[a], arr[a], sizeof(double) * len[a]);
     int pairs = 0;

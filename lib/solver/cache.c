@@ -157,20 +157,16 @@ static size_t mem_bytes(const dgp_plan_cache *c, size_t decl) {
   return c->block * (size_t)(c->nslots - 1) + (decl ? decl : 64);
 }
 
-/* The solver's plan arrays from..to-1 (in the order of c->plan) become
- * slot s's: a pointer written per array, from two flat lists. */
-static void point_range(dg_sim *sim, int s, int from, int to) {
+/* The solver's plan arrays (~110) become slot s's, the current one: a
+ * pointer written per array, from two flat lists. */
+static void point_at(dg_sim *sim, int s) {
   dgp_plan_cache *c = sim->cache;
   void *const *dst = c->dst, *const *val = c->slot[s].val;
+  int n = c->nplan;
 #pragma GCC unroll 4
-  for (int k = from; k < to; k++)
+  for (int k = 0; k < n; k++)
     memcpy(dst[k], &val[k], sizeof(void *));
-}
-
-/* All of them (~110 arrays): slot s is the current one. */
-static void point_at(dg_sim *sim, int s) {
-  point_range(sim, s, 0, sim->cache->nplan);
-  sim->cache->cur = s;
+  c->cur = s;
 }
 
 int dgp_cache_alloc(dg_sim *sim) {
@@ -283,11 +279,11 @@ void dgp_cache_forget(dg_sim *sim) {
     sim->cache->slot[sim->cache->cur].valid = false;
 }
 
-/* Tests (verify): slot s's plan arrays zeroed, so that no byte of another
- * mode is left for a build to be compared by. */
-static void clear_slot(dg_sim *sim, int s) {
+/* Tests (verify): slot s's plan arrays from the first-th on zeroed, so
+ * that no byte of another mode is left for a build to be compared by. */
+static void clear_slot(dg_sim *sim, int s, int first) {
   const dgp_plan_cache *c = sim->cache;
-  for (int k = 0; k < c->nplan; k++)
+  for (int k = first; k < c->nplan; k++)
     memset(c->slot[s].val[k], 0, sim->bufs[c->plan[k]].bytes);
 }
 
@@ -353,8 +349,7 @@ static void take_probe(dg_sim *sim) {
   pr->key_len = c->key_len;
   c->key = key;
   if (c->verify) /* no byte of the mode it held left for the build */
-    for (int k = c->ndecl; k < c->nplan; k++)
-      memset(pr->val[k], 0, sim->bufs[c->plan[k]].bytes);
+    clear_slot(sim, c->probe, c->ndecl);
   point_at(sim, c->probe);
 }
 
@@ -483,7 +478,7 @@ static int verify_hit(dg_sim *sim, int hit) {
   dg_solver got = sim->sv;
   int probe = free_slot(c, hit); /* any other than the hit's */
   c->slot[probe].valid = false;  /* built again there */
-  clear_slot(sim, probe);
+  clear_slot(sim, probe, 0);
   sim->sv = c->start;
   point_at(sim, probe);
   c->bypass = true;

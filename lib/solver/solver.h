@@ -68,9 +68,9 @@ typedef struct dgp_buf {
    * the mode's arrays are still those of the save (lib/state.c) */
   bool plan;
   /* of the plan, and written by the blocks' state_upstream hooks too
-   * (their declarations: the mode cache's key): the mode cache points
-   * these at a free slot before the hooks, the others once it knows
-   * whether the mode was visited */
+   * (their declarations: the mode cache's key): the mode cache has the
+   * hooks write these in scratch arrays, which a miss swaps into the
+   * slot the new mode takes (cache.c) */
   bool decl;
 } dgp_buf;
 

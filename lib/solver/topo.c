@@ -31,7 +31,7 @@ void dgp_topo_error(dg_sim *sim, int block, int code, const char *fmt, ...) {
 
 /* The node gets a new raw DOF of its own (its row of R, e_k, is written
  * with the others by dgp_topo_rows). */
-static void new_raw(dg_sim *sim, int node, int owner) {
+void dgp_topo_new_raw(dg_sim *sim, int node, int owner) {
   dg_topo_ws *ws = &sim->sv.ws;
   int k = ws->nraw++;
   ws->has_row[node] = 1;
@@ -39,8 +39,6 @@ static void new_raw(dg_sim *sim, int node, int owner) {
   ws->raw_node[k] = node;
   ws->raw_presc[k] = 0;
 }
-
-void dgp_topo_new_raw(dg_sim *sim, int node, int owner) { new_raw(sim, node, owner); }
 
 /* A port the block's class does not have: the report, out of the hooks'
  * path. */
@@ -344,7 +342,7 @@ void dg_topo_prescribe(dg_topo *t, const dg_block *b, int port) {
     }
   int node = b->node[port];
   if (!ws->has_row[node]) {
-    new_raw(sim, node, b->index);
+    dgp_topo_new_raw(sim, node, b->index);
     ws->raw_presc[ws->nraw - 1] = 1;
     return;
   }

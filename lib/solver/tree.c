@@ -140,11 +140,13 @@ int dgp_tree_factor(dg_tree_ws *t) {
    * the passes run over the others alone. Kept in order both ways
    * (queue, scratch now, holds the vertices of those moved). */
   int nmain = 0, nroot = 0;
-  if (t->rt_on) {
-    for (int k = 0; k <= nops; k++)
-      t->fr_first[k] = t->op_first[k];
-    for (int k = 0, m = 0, r = 0; k < nops; k++) /* each one's place after the move */
-      t->fr_to[k] = t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1] ? -1 - r++ : m++;
+  if (t->rt_on) { /* each elimination's first update, and its place after the move */
+    int m = 0, r = 0;
+    for (int k = 0; k < nops; k++)
+      m += !(t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1]);
+    for (int k = 0; k < nops; k++)
+      t->fr_to[k] = t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1] ? m + r++ : k - r;
+    memcpy(t->fr_first, t->op_first, sizeof(int) * (size_t)(nops + 1));
   }
   for (int k = 0; k < nops; k++) {
     if (t->op_u[k] < 0 && t->op_first[k] == t->op_first[k + 1]) {
@@ -183,12 +185,7 @@ int dgp_tree_factor(dg_tree_ws *t) {
   t->npair = npair;
   t->nmain = nmain;
   t->nops = nops;
-  if (t->rt_on) {
-    for (int k = 0; k < nops; k++)
-      if (t->fr_to[k] < 0)
-        t->fr_to[k] = nmain - 1 - t->fr_to[k];
-    t->fr_ok = true;
-  }
+  t->fr_ok = t->rt_on;
   /* the structure's hash (FNV-1a over its integers): the same for every
    * factor of a mode (the pattern of zero pivots is the inertias', not
    * κ's), which a compiled stage relies on and checks */
@@ -387,24 +384,35 @@ static int tree_refactor(dg_sim *sim, const double *kap) {
   return dgp_tree_factor(t);
 }
 
+/* Entry e's values a, b as add_entry leaves them: set when
+ * the term begins the entry (fresh), else added (the values' refresh
+ * replays the build's terms in its order: the same bits). */
+static inline void set_or_add(double *ea, double *eb, int e, bool fresh, double a, double b) {
+  if (fresh) {
+    ea[e] = a;
+    eb[e] = b;
+  } else {
+    ea[e] += a;
+    eb[e] += b;
+  }
+}
+
 /* One entry (constraint c, node n, A, side-b part) of A, merged with an
  * earlier one of the same pair; returns its index, *fresh whether it is
  * new. */
 static int add_entry(dg_tree_ws *t, int *ne, int first, int c, int n, double a, double b,
                      bool *fresh) {
-  for (int i = first; i < *ne; i++)
-    if (t->ent_n[i] == n) {
-      t->ent_a[i] += a;
-      t->ent_b[i] += b;
-      *fresh = false;
-      return i;
-    }
-  t->ent_c[*ne] = c;
-  t->ent_n[*ne] = n;
-  t->ent_a[*ne] = a;
-  t->ent_b[*ne] = b;
-  *fresh = true;
-  return (*ne)++;
+  int i = first;
+  while (i < *ne && t->ent_n[i] != n)
+    i++;
+  *fresh = i == *ne;
+  if (*fresh) {
+    t->ent_c[i] = c;
+    t->ent_n[i] = n;
+    (*ne)++;
+  }
+  set_or_add(t->ent_a, t->ent_b, i, *fresh, a, b);
+  return i;
 }
 
 /* A term of A as the build adds it (add_entry), recorded for the values'
@@ -797,27 +805,14 @@ void dgp_tree_refresh(dg_sim *sim, const double *kap) {
   for (int i = 0; i < t->nrt; i++) {
     int k = t->rt_coef[i], e = t->rt_ent[i];
     double a = k >= 0 ? -coef[k] : t->rt_a[i], b = k >= 0 ? -coef[k] : t->rt_b[i];
-    if (t->rt_new[i]) {
-      t->pe_a[e] = a;
-      t->pe_b[e] = b;
-    } else {
-      t->pe_a[e] += a;
-      t->pe_b[e] += b;
-    }
+    set_or_add(t->pe_a, t->pe_b, e, t->rt_new[i], a, b);
   }
   mesh_rows(sim, t->pe_cfirst, t->pe_n, t->pe_a, t->pe_b);
   /* ... moved to the aliases' roots (times C) */
   for (int i = 0; i < t->npe; i++) {
     int e = t->pe_to[i], al = t->pe_al[i];
     double s = al >= 0 ? t->al_c[al] : 1.0;
-    double a = s * t->pe_a[i], b = s * t->pe_b[i];
-    if (t->pe_new[i]) {
-      t->ent_a[e] = a;
-      t->ent_b[e] = b;
-    } else {
-      t->ent_a[e] += a;
-      t->ent_b[e] += b;
-    }
+    set_or_add(t->ent_a, t->ent_b, e, t->pe_new[i], s * t->pe_a[i], s * t->pe_b[i]);
   }
   /* ... on the graph's edges, both ways */
   for (int i = 0; i < t->ne / 2; i++) {
