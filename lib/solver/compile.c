@@ -392,7 +392,7 @@ static void write_event_values(FILE *f, const dg_sim *sim, const dg_solver *sv,
  * run, write_run) the meshes watched and the event functions at the
  * start, into `events`. */
 static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, bool own,
-                       bool inputs, const char *s0, const unit_layout *run) {
+                       bool inputs, const char *s0, const unit_layout *run, bool local) {
   /* the angles' node sums only where the commit cannot take them from
    * the DOFs' (dgp_angles_linear): else the loops over 0 nodes vanish */
   bool lin = dgp_angles_linear(sv);
@@ -400,8 +400,7 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
   int nev = sim->n_events + sv->ws.nmesh;
   fprintf(f,
           "  double xs[%d + 1];\n"
-          "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
-          "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n"
+          "%s"
           "  const double *kin[3] = {k1, k2, k3};\n"
           "  double *kout[3] = {k2, k3, k4};\n"
           "  static const double a[3] = {0.5, 0.5, 1.0}, wx[3] = {2.0, 2.0, 1.0};\n"
@@ -420,8 +419,13 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
           "      for (int n = 0; n < %d; n++)\n"
           "        xs[n] = (s == 1 ? x1[n] : xs[n]) + wx[s - 1] * x[n];\n"
           "      continue;\n    }\n",
-          nn, s0, ny, inputs ? "      if (s != 2)\n        e->inputs_at(e->sim, t + as);\n" : "",
-          ne, mi, nn);
+          nn,
+          local ? "  const double *y0 = ly0, *k1 = lk1, *x1 = e->x1;\n"
+                  "  double *yt = lyt, *k2 = lk2, *k3 = lk3, *k4 = lk4, *pw = lpw;\n"
+                : "  const double *y0 = e->y0, *k1 = e->k1, *x1 = e->x1;\n"
+                  "  double *yt = e->yt, *k2 = e->k2, *k3 = e->k3, *k4 = e->k4, *pw = e->pw;\n",
+          s0, ny, inputs ? "      if (s != 2)\n        e->inputs_at(e->sim, t + as);\n" : "", ne,
+          mi, nn);
   /* after stage 1 */
   if (own && run)
     fprintf(f,
@@ -462,17 +466,20 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
   fprintf(f, "  }\n");
   if (sv->ws.nmesh > 0)
     fprintf(f, "  for (int j = 0; j < %d; j++)\n    e->p4[j] = e->p[j];\n", sv->ws.nmesh);
+  if (!local) /* a local pw: step.c points pcur past the solver's own */
+    fprintf(f, "  *e->pcur = pw + %d;\n", 4 * ne);
   fprintf(f,
-          "  *e->pcur = pw + %d;\n"
           "  double cc = h / 6.0;\n"
           "  for (int i = 0; i < %d; i++)\n"
           "    yt[i] = y0[i] + cc * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);\n"
           "  for (int n = 0; n < %d; n++)\n    e->xsum[n] = xs[n];\n",
-          4 * ne, ny, nn);
+          ny, nn);
   /* the stage's speeds and torques stay its own: what follows the stages
    * computes them anew before reading them (the end's speeds, a stage at
    * an event's point, the commit's x = G q) */
-  if (own)
+  if (own && local) /* step.c's compiled_step sets the context's others */
+    fprintf(f, "  e->ctx->power = cl.power;\n");
+  else if (own)
     fprintf(f, "  dg_ctx *g = e->ctx;\n  g->t = cl.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
                "  g->power = cl.power;\n  g->state = cl.state;\n  g->state_rate = 0;\n"
                "  g->state_commit = 0;\n");
@@ -483,7 +490,8 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
  * hook's work and the efficiency losses with RK4's weights, the node
  * angles, and the committed speeds: from xe (the end's, when `end`
  * names them), else x = G q. */
-static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const char *end) {
+static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const char *end,
+                         bool local) {
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
   /* step.c's check_finite: |a DOF speed| below the limit, the states
    * finite (a NaN fails both); nothing is committed past a failure */
@@ -494,23 +502,34 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
   }
   for (int i = nd; i < nd + ns; i++)
     fprintf(f, " && fabs(yt[%d]) <= DBL_MAX", i);
-  fprintf(f, ") || *e->failed)\n    return 0;\n"
-             "  double *q = e->q;\n");
+  if (local) /* step.c's report of a blow-up reads the solver's yt */
+    fprintf(f,
+            ") || *e->failed) {\n    for (int i = 0; i < %d; i++)\n      e->yt[i] = yt[i];\n"
+            "    return 0;\n  }\n",
+            nd + ns);
+  else
+    fprintf(f, ") || *e->failed)\n    return 0;\n");
+  fprintf(f, "  double *q = e->q;\n");
   fprintf(f, "  for (int i = 0; i < %d; i++)\n    q[i] = yt[i];\n", nd);
   if (ns > 0)
     fprintf(f, "  for (int i = 0; i < %d; i++)\n    e->s[i] = yt[%d + i];\n", ns, nd);
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "  e->work[%d] += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n",
             sim->torque[i].b->index, i, ne + i, 2 * ne + i, 3 * ne + i);
+  /* without meshes the losses' column is +0 at every stage: adding
+   * h/6 (+0) leaves the sum (+0 at the start, never -0) as it is */
   int ie = sim->n_torque;
-  fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
-          ne + ie, 2 * ne + ie, 3 * ne + ie);
+  if (sv->ws.nmesh > 0)
+    fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
+            ne + ie, 2 * ne + ie, 3 * ne + ie);
   if (dgp_angles_linear(sv)) { /* dgp_commit_angles: G times the DOFs' quadrature */
     fprintf(f,
-            "  {\n    const double *a0 = e->y0, *a1 = e->k1, *a2 = e->k2, *a3 = e->k3;\n"
+            "  {\n    const double *a0 = %s;\n"
             "    double c2 = h * h / 6.0, qa[%d], xa[%d];\n"
             "    for (int j = 0; j < %d; j++)\n"
             "      qa[j] = h * a0[j] + c2 * (a1[j] + a2[j] + a3[j]);\n",
+            local ? "y0, *a1 = k1, *a2 = k2, *a3 = k3"
+                  : "e->y0, *a1 = e->k1, *a2 = e->k2, *a3 = e->k3",
             nd + 1, nn, nd);
     write_speeds(f, sv, "qa", "xa");
     fprintf(f, "    for (int n = 0; n < %d; n++)\n      e->theta[n] = e->theta[n] + xa[n];\n  }\n",
@@ -545,21 +564,25 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
           "*e, double t, double h) {\n",
           mi);
   write_prologue(f, sim, true);
+  /* RK4's arrays its own: nothing reads a plain segment's stages after it
+   * (no events, no tie forces), so they can stay in registers */
   fprintf(f,
-          "  {\n    double *y0w = (double *)e->y0, *x1w = (double *)e->x1;\n"
+          "  double ly0[%d], lk1[%d], lk2[%d], lk3[%d], lk4[%d], lyt[%d], lpw[%d];\n"
+          "  {\n    double *y0w = ly0, *x1w = (double *)e->x1;\n"
           "    for (int i = 0; i < %d; i++)\n      y0w[i] = e->q[i];\n",
-          nd);
+          nd + ns + 1, nd + ns + 1, nd + ns + 1, nd + ns + 1, nd + ns + 1, nd + ns + 1,
+          4 * sv->audit.ne + 1, nd);
   if (ns > 0)
     fprintf(f, "    for (int i = 0; i < %d; i++)\n      y0w[%d + i] = e->s[i];\n", ns, nd);
   /* stage 1 on its own before the loop of the others: a plain mode's
    * code is small, and the loop from stage 1 costs it 70 instructions a
    * step (the axle) */
   fprintf(f,
-          "    body%d(e, blk, c, x, tau, t, y0w, (double *)e->k1, e->pw);\n"
+          "    body%d(e, blk, c, x, tau, t, y0w, lk1, lpw);\n"
           "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
           mi, dgp_angles_linear(sv) ? 0 : sim->nn);
-  write_rest(f, sim, sv, mi, true, false, "1", NULL);
-  write_commit(f, sim, sv, NULL);
+  write_rest(f, sim, sv, mi, true, false, "1", NULL, true);
+  write_commit(f, sim, sv, NULL, true);
   fprintf(f, "  return 1;\n}\n");
 }
 
@@ -1053,7 +1076,7 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
               i, i, i, i, i);
     fprintf(f, "  }\n");
   }
-  write_commit(f, sim, sv, nev > 0 ? "events" : NULL);
+  write_commit(f, sim, sv, nev > 0 ? "events" : NULL, false);
   fprintf(f, "  return events ? 3 : 1;\n}\n");
 }
 
@@ -1207,7 +1230,7 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           mi);
   write_prologue(f, sim, own);
   bool run = ul->hooked && !plain(sim, sv);
-  write_rest(f, sim, sv, mi, own, true, run ? "(first ? 0 : 1)" : "1", run ? ul : NULL);
+  write_rest(f, sim, sv, mi, own, true, run ? "(first ? 0 : 1)" : "1", run ? ul : NULL, false);
   fprintf(f, "  return events;\n}\n");
   if (plain(sim, sv))
     write_segment(f, sim, sv, mi);

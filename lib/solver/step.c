@@ -447,30 +447,32 @@ static void segment_done(dg_sim *sim, double tb) {
   sim->t = tb;
 }
 
-/* step_segment for a plain mode whose segment is compiled (compile.c's
- * plain(): no hooks around the stages, no events, no timed or bound
- * inputs, no ties): the same operations, without what such a mode skips.
- * The segment runs to t_end; what the generic one sets in the context and
- * the solver is set here in the same way. */
-static int compiled_segment(dg_sim *sim, dgp_serve *sv, double t_end) {
+/* A step of a plain mode whose segment is compiled (compile.c's plain():
+ * no hooks around the stages, no events, no timed or bound inputs, no
+ * ties): the segment runs to t_end, the commit too, then the context and
+ * the solver are left as step_segment and dgp_solver_step leave them,
+ * each field written once (the segment writes only the context's power).
+ * The segment keeps RK4's arrays and the stages' powers to itself; the
+ * audit's pointer stays past the solver's own. */
+static int compiled_step(dg_sim *sim, dgp_serve *sv, double t_end) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t, h = t_end - t;
   ctx->dt = h;
-  ctx->t = t;
-  ctx->speed = sim->sv.x;
-  ctx->torque = sim->sv.tau;
   sim->topo_request = false;
-  run_hooks(sim, sim->pre, 0, false); /* none: the context's states */
-  sim->sv.lam.want = false;
-  sim->sv.audit.pcur = sim->sv.audit.pw;
   sim->sv.xw_end = false;
   sim->sv.xw_committed = false;
+  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->stages += 4;
   sv->calls += 4;
   sv->segments++;
   int done = sv->segment(sv->env, t, h); /* the commit too: q, s, the audit, angles, x */
-  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
+  ctx->speed = sim->sv.x;
+  ctx->torque = sim->sv.tau;
+  ctx->state = sim->sv.s;
+  ctx->state_rate = NULL;
+  ctx->state_commit = NULL;
   if (!done) { /* a hook failed, or not finite: the error names the block */
+    ctx->t = t;
     if (sim->failed || !check_finite(sim, sim->sv.rk.yt))
       return segment_failed(sim);
     dgp_sim_fail(sim, DG_ERR_NUMERIC,
@@ -481,10 +483,8 @@ static int compiled_segment(dg_sim *sim, dgp_serve *sv, double t_end) {
   }
   segment_done(sim, t_end);
   lambda_after_commit(sim, t_end);
-  ctx->t = sim->t;
-  ctx->dt = h;
-  ctx->speed = sim->sv.x;
-  run_hooks(sim, sim->post, 0, true); /* none: the context's states */
+  ctx->t = t_end;
+  sim->steps++;
   return DG_OK;
 }
 
@@ -729,13 +729,8 @@ static int segment_rest(dg_sim *sim, seg_plan *sp, int segs_left) {
   return rc == DG_OK ? segment_post(sim, sp) : rc;
 }
 
-static int step_segment(dg_sim *sim, double t_end, int segs_left) {
+static int step_segment(dg_sim *sim, dgp_serve *sv, double t_end, int segs_left) {
   dg_ctx *ctx = &sim->ctx;
-  dgp_serve *sv = dgp_serve_of(sim);
-  /* a plain mode's segment: no timed or bound inputs (they may come and
-   * go without a new plan), no tie forces wanted */
-  if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
-    return compiled_segment(sim, sv, t_end);
   /* EVENTS_PRE: inputs at the segment start, discrete decisions, mode */
   seg_plan sp = {.t = sim->t};
   if (sim->n_timed > 0) /* schedules and callbacks (none: nothing to do) */
@@ -758,8 +753,15 @@ static int step_segment(dg_sim *sim, double t_end, int segs_left) {
 
 int dgp_solver_step(dg_sim *sim, double dt) {
   double t_end = sim->t + dt;
+  /* a plain mode's step: no timed or bound inputs (they may come and go
+   * without a new plan), no tie forces wanted */
+  dgp_serve *sv = dgp_serve_of(sim);
+  if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
+    return compiled_step(sim, sv, t_end);
   for (int seg = 0; seg < MAX_SEGMENTS; seg++) {
-    int rc = step_segment(sim, t_end, MAX_SEGMENTS - seg);
+    if (seg > 0) /* the mode the last segment left */
+      sv = dgp_serve_of(sim);
+    int rc = step_segment(sim, sv, t_end, MAX_SEGMENTS - seg);
     if (rc != DG_OK)
       return rc;
     if (sim->t >= t_end - dgp_time_tol(t_end, dt))
@@ -769,7 +771,7 @@ int dgp_solver_step(dg_sim *sim, double dt) {
   sim->ctx.t = t_end;
   sim->ctx.speed = sim->sv.x;
   sim->ctx.state = sim->sv.s;
-  dgp_serve *sv = dgp_serve_of(sim);
+  sv = dgp_serve_of(sim);
   if (sv && sv->slots)
     sv->slots(sv->env);
   else
