@@ -1143,8 +1143,14 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
           "const double *y, double *dy, double *de) {\n",
           mi, mi);
   write_speeds(f, sv, "y", "x");
-  /* FORCES */
-  fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = 0.0;\n", nn);
+  /* FORCES. A sum from -0.0 differs from one from 0.0 only in the sign of
+   * a zero (-0 + c is c; from 0.0, -0 + ... gives +0), and -0 + c costs
+   * no addition. Where only the rows' sums below read tau, each from 0.0,
+   * those take its zeros to +0 as before: the rows are the same to the
+   * bit. The tree's solve, the losses, the tie forces and a hold read
+   * tau itself: there it starts from 0.0, as dgp_rk4_derivative's. */
+  bool rows_only = !sv->tree.on && sv->ws.nmesh == 0 && sv->ws.nactive == 0 && sim->n_hold == 0;
+  fprintf(f, "  for (int n = 0; n < %d; n++)\n    tau[n] = %s;\n", nn, rows_only ? "-0.0" : "0.0");
   fprintf(f,
           "  c->t = t;\n  c->speed = x;\n  c->torque = tau;\n  c->state = y + %d;\n"
           "  c->state_rate = dy + %d;\n  c->state_commit = 0;\n",
@@ -1154,8 +1160,12 @@ static void write_mode(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
   write_slots(f, sim, ul, "x");
   if (ns > 0)
     fprintf(f, "  for (int i = %d; i < %d; i++)\n    dy[i] = 0.0;\n", nd, ny);
+  /* each hook's power from -0.0, as tau: its zeros' signs may differ
+   * from dgp_rk4_derivative's, and the audit's sum of the four stages'
+   * powers then too, but a work (from 0.0, never -0) plus a zero stays
+   * the same to the bit; nothing else reads the powers */
   for (int i = 0; i < sim->n_torque; i++)
-    fprintf(f, "  c->power = 0.0;\n  dgc_torque_%s(blk[%d], c);\n  de[%d] = c->power;\n",
+    fprintf(f, "  c->power = -0.0;\n  dgc_torque_%s(blk[%d], c);\n  de[%d] = c->power;\n",
             ul->cls[ul->type_of[i]]->type, i, i);
   /* the nodes a torque hook can write (its ports'): on the others tau
    * stays 0, and a sum from 0.0 (never -0) is the same without their
