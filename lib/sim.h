@@ -504,8 +504,6 @@ void dgp_solver_free(dg_sim *sim);
 int dgp_solver_build(dg_sim *sim);
 /* Rebuild and project the committed speeds onto the new mode. */
 int dgp_solver_change_topology(dg_sim *sim);
-/* One RK4 step with events; the body of dg_sim_step. */
-int dgp_solver_step(dg_sim *sim, double dt);
 /* ẏ at (t, y) with y = [q; s], as one RK4 substep computes it (ndof + ns
  * values; the hooks' powers go to a scratch row, not into dy). Uses the
  * solver's scratch arrays and sets ctx; sim->failed tells a failure. */

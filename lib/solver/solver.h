@@ -374,6 +374,22 @@ static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
     dgp_compiled_resolve(sim);
   return s;
 }
+/* step.c: one RK4 step with events, in segments (to each event or input
+ * break), with the mode's serve sv (NULL: none); and a plain mode's step
+ * by its compiled segment (compile.c's plain(): no hooks around the
+ * stages, no events, no ties). */
+int dgp_step_segments(dg_sim *sim, dgp_serve *sv, double dt);
+int dgp_compiled_step(dg_sim *sim, dgp_serve *sv, double t_end);
+/* One RK4 step with events; the body of dg_sim_step. A plain mode's
+ * compiled step is chosen here, in the caller, so that it does not pay for
+ * the registers the segments' loop saves: no timed or bound inputs (they
+ * may come and go without a new plan), no tie forces wanted. */
+static inline int dgp_solver_step(dg_sim *sim, double dt) {
+  dgp_serve *sv = dgp_serve_of(sim);
+  if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
+    return dgp_compiled_step(sim, sv, sim->t + dt);
+  return dgp_step_segments(sim, sv, dt);
+}
 /* step.c's hold pass at a segment's start (t, h), after its first stage:
  * the hold_check hooks on the tie forces of that stage; whether one asked
  * for a new mode. */

@@ -452,16 +452,16 @@ static void segment_done(dg_sim *sim, double tb) {
  * ties): the segment runs to t_end, the commit too, then the context and
  * the solver are left as step_segment and dgp_solver_step leave them,
  * each field written once (the segment writes only the context's power).
- * The segment keeps RK4's arrays and the stages' powers to itself; the
- * audit's pointer stays past the solver's own. */
-static int compiled_step(dg_sim *sim, dgp_serve *sv, double t_end) {
+ * The segment keeps RK4's arrays and the stages' powers to itself (the
+ * audit's pointer stays past the solver's own, where every step leaves
+ * it). */
+int dgp_compiled_step(dg_sim *sim, dgp_serve *sv, double t_end) {
   dg_ctx *ctx = &sim->ctx;
   double t = sim->t, h = t_end - t;
   ctx->dt = h;
   sim->topo_request = false;
   sim->sv.xw_end = false;
   sim->sv.xw_committed = false;
-  sim->sv.audit.pcur = sim->sv.audit.pw + 4 * sim->sv.audit.ne;
   sim->stages += 4;
   sv->calls += 4;
   sv->segments++;
@@ -751,13 +751,8 @@ static int step_segment(dg_sim *sim, dgp_serve *sv, double t_end, int segs_left)
   return segment_rest(sim, &sp, segs_left);
 }
 
-int dgp_solver_step(dg_sim *sim, double dt) {
+int dgp_step_segments(dg_sim *sim, dgp_serve *sv, double dt) {
   double t_end = sim->t + dt;
-  /* a plain mode's step: no timed or bound inputs (they may come and go
-   * without a new plan), no tie forces wanted */
-  dgp_serve *sv = dgp_serve_of(sim);
-  if (sv && sv->segment && sim->n_timed == 0 && sim->n_slots == 0 && !sim->sv.lam.want)
-    return compiled_step(sim, sv, t_end);
   for (int seg = 0; seg < MAX_SEGMENTS; seg++) {
     if (seg > 0) /* the mode the last segment left */
       sv = dgp_serve_of(sim);
