@@ -393,6 +393,7 @@ dg_sim *dgp_sim_create(const dg_graph *g, dg_diag *diag) {
   sim->ctx.sim = sim;
   sim->last_event = NAN;
   sim->bad_input = -1;
+  sim->keep = DG_KEEP_ALL;
   sim->blocks = calloc((size_t)sim->nb, sizeof *sim->blocks);
   size_t nn1 = (size_t)sim->nn + 1;
   sim->given_node = calloc(nn1, sizeof *sim->given_node);
@@ -611,7 +612,7 @@ double dg_sim_signal(const dg_sim *sim, int id) {
   if (id >= sim->n_signals && id < sim->n_signals + sim->n_port_signals) {
     const dg_signal_entry *e = &sim->port_signals[id - sim->n_signals];
     if (e->port_kind == DG_PORT_SIGNAL_ANGLE)
-      return sim->sv.mot.theta[e->node];
+      return sim->keep & DG_KEEP_ANGLES ? sim->sv.mot.theta[e->node] : NAN;
     /* the torque's cache is the solver's, not the simulation's state */
     return dgp_solver_port_torque((dg_sim *)sim, e->block, e->index);
   }
@@ -643,6 +644,16 @@ int dg_sim_signal_by_name(const dg_sim *sim, const char *name, double *value, dg
     else
       dgp_error_set(err, DG_ERR_UNKNOWN, "", "", "unknown signal \"%s\"", name ? name : "");
     return DG_ERR_UNKNOWN;
+  }
+  if (id >= sim->n_signals && !(sim->keep & DG_KEEP_ANGLES) &&
+      sim->port_signals[id - sim->n_signals].port_kind == DG_PORT_SIGNAL_ANGLE) {
+    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+                  "signal \"%s\": this simulation keeps no angles (dg_sim_set_keep without "
+                  "DG_KEEP_ANGLES)",
+                  name);
+    if (value)
+      *value = NAN;
+    return DG_ERR_USAGE;
   }
   if (value)
     *value = dg_sim_signal(sim, id);
@@ -908,6 +919,10 @@ void dg_sim_energy(const dg_sim *sim, dg_energy *e) {
   memset(e, 0, sizeof *e);
   e->kinetic = dg_sim_kinetic_energy(sim);
   e->kinetic_start = sim->sv.audit.ke_start;
+  if (!(sim->keep & DG_KEEP_WORK)) { /* not kept: no plausible zeros */
+    e->work_in = e->work_out = e->efficiency_loss = e->impact_loss = e->balance_error = NAN;
+    return;
+  }
   for (int i = 0; i < sim->nb; i++) {
     if (sim->sv.audit.work[i] > 0.0)
       e->work_in += sim->sv.audit.work[i];
@@ -921,8 +936,32 @@ void dg_sim_energy(const dg_sim *sim, dg_energy *e) {
 }
 
 double dg_sim_block_work(const dg_sim *sim, int index) {
-  return index >= 0 && index < sim->nb ? sim->sv.audit.work[index] : NAN;
+  return index >= 0 && index < sim->nb && (sim->keep & DG_KEEP_WORK) ? sim->sv.audit.work[index]
+                                                                     : NAN;
 }
+
+int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err) {
+  if (keep & ~(unsigned)DG_KEEP_ALL) {
+    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+                  "what a step keeps: %#x has bits beyond DG_KEEP_WORK (1) and DG_KEEP_ANGLES (2)",
+                  keep);
+    return DG_ERR_USAGE;
+  }
+  if (sim->steps > 0) {
+    dgp_error_set(err, DG_ERR_USAGE, sim->g->file, "",
+                  "what a step keeps is set before the first step (%ld steps taken): the work "
+                  "and the angles are sums from the start",
+                  sim->steps);
+    return DG_ERR_USAGE;
+  }
+  sim->keep = keep;
+  dgp_serve *s = (dgp_serve *)(void *)sim->compiled;
+  if (s) /* a plain mode's segment is chosen by what is kept */
+    s->tunes = sim->g->tunes + 1;
+  return DG_OK;
+}
+
+unsigned dg_sim_keep(const dg_sim *sim) { return sim->keep; }
 
 dg_block *dg_sim_block(dg_sim *sim, const char *id) {
   for (int i = 0; id && i < sim->nb; i++)

@@ -402,6 +402,7 @@ struct dg_sim {
   dg_error err;
   bool failed;
   bool in_check;            /* building modes for validate's check: no step follows */
+  unsigned keep;            /* DG_KEEP_*: what the steps keep beyond the state */
 
   /* inputs */
   int n_inputs, cap_inputs;

@@ -12,7 +12,9 @@ changes per run, and callgrind (`valgrind --tool=callgrind
 for the instructions per step. The two hand-written baselines
 (bench/baseline_axle.c, baseline_sedan.c) are measured the same way
 through `drivegraph-bench` (their step functions toggled), and the axle
-and the sedan also with `--compile` (the bench compiles the modes its
+and the sedan also with `--compile`, and with `--compile --lean` (keeping
+neither the audit's work nor the angles, as the hand-written steps do;
+the lean warm-up's generic instructions taken off alike) (the bench compiles the modes its
 warm-up run visited at that run's end: the compiled figure is the timed
 run's, the total less the generic warm-up's).
 
@@ -101,8 +103,9 @@ def baseline(bench_exe, graph, name, reps):
     out = run([bench_exe, "graphs/" + graph, "--reps", str(reps)])
     ns = int(field(out, r"^baseline:\s+(\d+) ns per step", "baseline ns"))
     ratio = [float(field(out, r"^paired:\s+([0-9.]+)", "paired ratio"))]
-    out = run([bench_exe, "graphs/" + graph, "--reps", str(reps), "--compile"])
-    ratio.append(float(field(out, r"^paired:\s+([0-9.]+)", "paired ratio")))
+    for extra in (["--compile"], ["--compile", "--lean"]):
+        out = run([bench_exe, "graphs/" + graph, "--reps", str(reps)] + extra)
+        ratio.append(float(field(out, r"^paired:\s+([0-9.]+)", "paired ratio")))
     # the baseline runs a warm-up, one timed run and one paired round
     ir = callgrind([bench_exe, "graphs/" + graph, "--steps", str(CALLGRIND_STEPS), "--reps", "1"],
                    "baseline_%s_step" % name, 3 * CALLGRIND_STEPS)
@@ -132,10 +135,17 @@ def examples_table(exe, bench_exe, reps):
             cir = round((both - ir * CALLGRIND_STEPS) / CALLGRIND_STEPS)
             rows.append("| — with `--compile` | | | %d | %s | %s |" % (c["changes"], group(c["ns"]),
                                                                    group(cir)))
+            # keeping neither the work nor the angles (the warm-up run too)
+            lc = bench(exe, graph, reps, ["--compile", "--lean"])
+            lir = framework_ir(exe, graph, ["--lean"])
+            both = framework_ir(exe, graph, ["--compile", "--lean"]) * 2 * CALLGRIND_STEPS
+            lcir = round((both - lir * CALLGRIND_STEPS) / CALLGRIND_STEPS)
+            rows.append("| — with `--compile --lean` (neither work nor angles kept) | | | %d | %s "
+                        "| %s |" % (lc["changes"], group(lc["ns"]), group(lcir)))
             ns, bir, ratio = baseline(bench_exe, graph, twin, reps)
             rows.append("| — hand-written `bench/baseline_%s.c` (the framework %.2f×, compiled "
-                        "%.2f×, paired with it in one process) | | | | %s | %s |"
-                        % (twin, ratio[0], ratio[1], group(ns), group(bir)))
+                        "%.2f×, compiled lean %.2f×, paired with it in one process) | | | | %s "
+                        "| %s |" % (twin, ratio[0], ratio[1], ratio[2], group(ns), group(bir)))
     return "\n".join(rows)
 
 

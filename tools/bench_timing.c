@@ -101,6 +101,11 @@ static double run_graph(void *ctx, const bench_run *r, bool warm_up) {
     print_error(stderr, &err, r->graph);
     return -1.0;
   }
+  if (r->lean && dg_sim_set_keep(sim, 0, &err) != DG_OK) {
+    print_error(stderr, &err, r->graph);
+    dg_sim_free(sim);
+    return -1.0;
+  }
   if (info) {
     info->dof_min = info->dof_max = dg_sim_dof_count(sim);
     info->nodes = dg_sim_node_count(sim);
@@ -166,6 +171,8 @@ void bench_print_graph(const bench_run *r, const dg_graph *g, const bench_graph_
          "warm-up run\n",
          r->steps, r->dt, (double)r->steps * r->dt, r->reps);
   printf("topology changes:   %ld per run\n", info->topology_changes);
+  if (r->lean)
+    printf("keeps:              neither the work nor the angles (--lean)\n");
   if (r->compile)
     printf("compiled stages:    %ld of the run's %ld RK4 stages (the modes the warm-up run "
            "visited, compiled at its end)\n",

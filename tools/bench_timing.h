@@ -34,6 +34,7 @@ typedef struct bench_run {
   double dt;         /* s */
   long reps;         /* timed runs, after the warm-up */
   bool compile;      /* the warm-up run compiles the modes it visited (dg_sim_compile) */
+  bool lean;         /* the runs keep neither work nor angles (dg_sim_set_keep 0) */
 } bench_run;
 
 /* The option table's entries for the run (--steps, --dt, --reps), the same
@@ -49,7 +50,10 @@ typedef struct bench_run {
    .help = "timed runs, 1 to 1000 (default 5)"},                                            \
   {.name = "compile", OPT_FLAG_AT(S, f.compile),                                            \
    .help = "compile the modes the warm-up run visited, at its end, for the timed runs "  \
-           "(dg_sim_compile; experimental)"}
+           "(dg_sim_compile; experimental)"},                                             \
+  {.name = "lean", OPT_FLAG_AT(S, f.lean),                                                  \
+   .help = "keep neither the energy audit's work nor the shafts' angles, as a hand-written " \
+           "step (dg_sim_set_keep 0)"}
 /* clang-format on */
 
 /* ns per step over the timed runs. */

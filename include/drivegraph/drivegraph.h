@@ -535,6 +535,21 @@ DG_API void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 /// Net work (J) done by block `index` (graph order) since the audit started.
 DG_API double dg_sim_block_work(const dg_sim *sim, int index);
 
+/// What a step keeps beyond the state, the speeds and the signals, one bit
+/// each (docs/library.md, "What a step keeps"): DG_KEEP_WORK the energy
+/// audit (each block's work, the gears' and impacts' losses:
+/// dg_sim_energy, dg_sim_block_work, dg_sim_block_energy,
+/// dg_sim_energy_ledger), DG_KEEP_ANGLES each shaft's angle (the ports'
+/// `angle` signals). A new simulation keeps both.
+enum { DG_KEEP_WORK = 1u, DG_KEEP_ANGLES = 2u, DG_KEEP_ALL = 3u };
+/// Sets what the steps keep (DG_KEEP_* or'ed; 0: neither), before the
+/// first step. A bookkeeping left out is not computed, and what it would
+/// report reads as NaN (dg_sim_signal_by_name: an error naming the
+/// signal). DG_ERR_USAGE after the first step or for an unknown bit.
+DG_API int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err);
+/// What the steps keep (DG_KEEP_*).
+DG_API unsigned dg_sim_keep(const dg_sim *sim);
+
 /// The energy ledger of one block (docs/energy.md): what it exchanged
 /// outside the shafts since the start, from its signals flagged
 /// DG_SIGNAL_ENERGY_* (block.h), and its shaft work. A block keeps a

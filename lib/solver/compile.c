@@ -155,7 +155,8 @@ extern char **environ;
   bool *lam_valid;                                                         \
   double *lam_t;                                                           \
   const double **lam_y;                                                    \
-  bool (*hold_pass)(void *sim, double t, double h);
+  bool (*hold_pass)(void *sim, double t, double h);                        \
+  const unsigned *keep;
 
 typedef struct dgc_env {
   DGC_ENV_MEMBERS
@@ -181,6 +182,7 @@ typedef struct dgc_mode {
   dgc_stage_fn stage_lam; /* stage with the tie forces (a mode with ties), or NULL */
   dgc_stages_fn stages;
   dgc_segment_fn segment; /* a plain mode's whole segment, or NULL */
+  dgc_segment_fn segment_lean; /* ... keeping neither work nor angles */
   dgc_run_fn run;         /* a hooked mode's segment between its hooks, or NULL */
 } dgc_mode;
 
@@ -478,7 +480,7 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
    * computes them anew before reading them (the end's speeds, a stage at
    * an event's point, the commit's x = G q) */
   if (own && local) /* step.c's compiled_step sets the context's others */
-    fprintf(f, "  e->ctx->power = cl.power;\n");
+    fprintf(f, "  if (keep & %uu)\n    e->ctx->power = cl.power;\n", (unsigned)DG_KEEP_WORK);
   else if (own)
     fprintf(f, "  dg_ctx *g = e->ctx;\n  g->t = cl.t;\n  g->speed = e->xw;\n  g->torque = e->tau;\n"
                "  g->power = cl.power;\n  g->state = cl.state;\n  g->state_rate = 0;\n"
@@ -491,7 +493,7 @@ static void write_rest(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi, 
  * angles, and the committed speeds: from xe (the end's, when `end`
  * names them), else x = G q. */
 static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const char *end,
-                         bool local) {
+                         bool local, const char *keep) {
   int nn = sim->nn, nd = sv->ndof, ns = sim->ns, ne = sv->audit.ne;
   /* step.c's check_finite: |a DOF speed| below the limit, the states
    * finite (a NaN fails both); nothing is committed past a failure */
@@ -513,6 +515,8 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
   fprintf(f, "  for (int i = 0; i < %d; i++)\n    q[i] = yt[i];\n", nd);
   if (ns > 0)
     fprintf(f, "  for (int i = 0; i < %d; i++)\n    e->s[i] = yt[%d + i];\n", ns, nd);
+  /* what the simulation keeps (dg_sim_set_keep): the work, the angles */
+  fprintf(f, "  if (%s & %uu) {\n", keep, (unsigned)DG_KEEP_WORK);
   for (int i = 0; i < sim->n_torque; i++)
     fprintf(f, "  e->work[%d] += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n",
             sim->torque[i].b->index, i, ne + i, 2 * ne + i, 3 * ne + i);
@@ -522,6 +526,7 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
   if (sv->ws.nmesh > 0)
     fprintf(f, "  *e->eff_loss += h / 6.0 * (pw[%d] + 2.0 * pw[%d] + 2.0 * pw[%d] + pw[%d]);\n", ie,
             ne + ie, 2 * ne + ie, 3 * ne + ie);
+  fprintf(f, "  }\n  if (%s & %uu) {\n", keep, (unsigned)DG_KEEP_ANGLES);
   if (dgp_angles_linear(sv)) { /* dgp_commit_angles: G times the DOFs' quadrature */
     fprintf(f,
             "  {\n    const double *a0 = %s;\n"
@@ -540,6 +545,7 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
             "      e->theta[n] = e->theta[n] + c6 * e->xsum[n]; }\n",
             nn);
   }
+  fprintf(f, "  }\n");
   fprintf(f, "  double *xc = e->x;\n");
   if (end)
     fprintf(f, "  if (%s) {\n    for (int n = 0; n < %d; n++)\n      xc[n] = xe[n];\n  } else {\n",
@@ -559,9 +565,12 @@ static void write_commit(FILE *f, const dg_sim *sim, const dg_solver *sv, const 
  * audit), the node angles, and the committed speeds x = G q. */
 static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi) {
   int nd = sv->ndof, ns = sim->ns;
+  /* keep (dg_sim_set_keep) a parameter: dgc_segment_<mi> reads the
+   * simulation's, dgc_segment_<mi>_lean is the segment keeping neither the
+   * work nor the angles, whose powers the compiler then leaves out */
   fprintf(f,
-          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
-          "*e, double t, double h) {\n",
+          "\nstatic inline __attribute__((always_inline)) int segment%d(const dgc_env *e, double "
+          "t, double h, const unsigned keep) {\n",
           mi);
   write_prologue(f, sim, true);
   /* RK4's arrays its own: nothing reads a plain segment's stages after it
@@ -582,8 +591,14 @@ static void write_segment(FILE *f, const dg_sim *sim, const dg_solver *sv, int m
           "    for (int n = 0; n < %d; n++)\n      x1w[n] = x[n];\n  }\n",
           mi, dgp_angles_linear(sv) ? 0 : sim->nn);
   write_rest(f, sim, sv, mi, true, false, "1", NULL, true);
-  write_commit(f, sim, sv, NULL, true);
+  write_commit(f, sim, sv, NULL, true, "keep");
   fprintf(f, "  return 1;\n}\n");
+  fprintf(f,
+          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d(const dgc_env "
+          "*e, double t, double h) {\n  return segment%d(e, t, h, *e->keep);\n}\n"
+          "\n__attribute__((visibility(\"default\"), flatten)) int dgc_segment_%d_lean(const "
+          "dgc_env *e, double t, double h) {\n  return segment%d(e, t, h, 0u);\n}\n",
+          mi, mi, mi, mi);
 }
 
 /* What a unit is written with: the block classes it compiles (each once),
@@ -1076,7 +1091,7 @@ static void write_run(FILE *f, const dg_sim *sim, const dg_solver *sv, int mi,
               i, i, i, i, i);
     fprintf(f, "  }\n");
   }
-  write_commit(f, sim, sv, nev > 0 ? "events" : NULL, false);
+  write_commit(f, sim, sv, nev > 0 ? "events" : NULL, false, "*e->keep");
   fprintf(f, "  return events ? 3 : 1;\n}\n");
 }
 
@@ -1510,6 +1525,7 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
                      .s = sv->s,
                      .x = sv->x,
                      .theta = sv->mot.theta,
+                     .keep = &sim->keep,
                      .work = sv->audit.work,
                      .eff_loss = &sv->audit.eff_loss,
                      .failed = &sim->failed,
@@ -1903,6 +1919,11 @@ int dg_sim_compile(dg_sim *sim, dg_error *err) {
       void *sym4 = dlsym(u->so, name[2]);
       if (sym4) /* a plain mode's */
         memcpy(&md->segment, &sym4, sizeof sym4);
+      char lean[40];
+      snprintf(lean, sizeof lean, "dgc_segment_%d_lean", m);
+      void *sym7 = dlsym(u->so, lean);
+      if (sym7) /* ... keeping neither the work nor the angles */
+        memcpy(&md->segment_lean, &sym7, sizeof sym7);
       char run[32];
       snprintf(run, sizeof run, "dgc_run_%d", m);
       void *sym5 = dlsym(u->so, run);
@@ -2002,7 +2023,7 @@ void dgp_compiled_resolve(dg_sim *sim) {
   s->tunes = sim->g->tunes;
   s->env = &c->env;
   s->mode = m != NULL;
-  s->segment = m ? m->segment : NULL;
+  s->segment = !m ? NULL : sim->keep == 0 && m->segment_lean ? m->segment_lean : m->segment;
   s->run = m ? m->run : NULL;
   s->pre = current ? u->pre : NULL;
   s->post = current ? u->post : NULL;

@@ -605,17 +605,22 @@ static int segment_commit(dg_sim *sim, const seg_plan *sp) {
   /* the energy audit: each hook's work over the segment, with RK4's
    * weights on the stages' powers (what RK4 gives a state whose rate is
    * the power, without carrying those states through the stages) */
-  const double *p1 = sim->sv.audit.pw, *p2 = p1 + sim->sv.audit.ne, *p3 = p2 + sim->sv.audit.ne, *p4 = p3 + sim->sv.audit.ne;
-  for (int i = 0; i < sim->n_torque; i++)
-    sim->sv.audit.work[sim->torque[i].b->index] += h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
-  int ie = sim->n_torque;
-  sim->sv.audit.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
-  for (int k = 0; k < sim->n_motion; k++) { /* the prescriptions' work */
-    int i = ie + 1 + k;
-    sim->sv.audit.work[sim->motion_blocks[k]] +=
-        h / 6.0 * (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+  if (sim->keep & DG_KEEP_WORK) {
+    const double *p1 = sim->sv.audit.pw, *p2 = p1 + sim->sv.audit.ne, *p3 = p2 + sim->sv.audit.ne,
+                 *p4 = p3 + sim->sv.audit.ne;
+    for (int i = 0; i < sim->n_torque; i++)
+      sim->sv.audit.work[sim->torque[i].b->index] += h / 6.0 *
+                                                     (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+    int ie = sim->n_torque;
+    sim->sv.audit.eff_loss += h / 6.0 * (p1[ie] + 2.0 * p2[ie] + 2.0 * p3[ie] + p4[ie]);
+    for (int k = 0; k < sim->n_motion; k++) { /* the prescriptions' work */
+      int i = ie + 1 + k;
+      sim->sv.audit.work[sim->motion_blocks[k]] += h / 6.0 *
+                                                   (p1[i] + 2.0 * p2[i] + 2.0 * p3[i] + p4[i]);
+    }
   }
-  dgp_commit_angles(sim, h, nd);
+  if (sim->keep & DG_KEEP_ANGLES)
+    dgp_commit_angles(sim, h, nd);
   segment_done(sim, tb);
   if (sim->sv.mot.np > 0) { /* the prescribed speeds at the segment's end */
     ctx->state = sim->sv.s;
