@@ -78,6 +78,14 @@ check "bench axle_baseline: run line" has "$OUT" '^run: +launch, 2000 steps of 0
 check "bench axle_baseline: no topology change" has "$OUT" '^topology changes: +0 per run$'
 check "bench axle_baseline: no baseline in the tool" lacks "$OUT" '^(baseline|framework/baseline):'
 
+# --lean: simulations keeping neither the work nor the angles, said so
+run "$DG" bench "$AXLE" --steps 500 --reps 1 --lean
+check "bench --lean: exit 0" rc_is 0
+check "bench --lean: said" has "$OUT" '^keeps: +neither the work nor the angles \(--lean\)$'
+check "bench --lean: seven lines" line_count_is "$OUT" 7
+run "$DG" bench --help
+check "bench --help: --lean" has "$OUT" '--lean'
+
 # any other graph: its own counts
 run "$DG" bench "$TREE" --steps 200 --reps 1 --dt 0.002
 check "bench diff_tree_2: exit 0" rc_is 0
