@@ -955,9 +955,7 @@ int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err) {
     return DG_ERR_USAGE;
   }
   sim->keep = keep;
-  dgp_serve *s = (dgp_serve *)(void *)sim->compiled;
-  if (s) /* a plain mode's segment is chosen by what is kept */
-    s->tunes = sim->g->tunes + 1;
+  dgp_compiled_stale(sim); /* a plain mode's segment is chosen by what is kept */
   return DG_OK;
 }
 

@@ -12,11 +12,11 @@ changes per run, and callgrind (`valgrind --tool=callgrind
 for the instructions per step. The two hand-written baselines
 (bench/baseline_axle.c, baseline_sedan.c) are measured the same way
 through `drivegraph-bench` (their step functions toggled), and the axle
-and the sedan also with `--compile`, and with `--compile --lean` (keeping
-neither the audit's work nor the angles, as the hand-written steps do;
-the lean warm-up's generic instructions taken off alike) (the bench compiles the modes its
-warm-up run visited at that run's end: the compiled figure is the timed
-run's, the total less the generic warm-up's).
+and the sedan also with `--compile` and with `--compile --lean` (keeping
+neither the audit's work nor the angles, as the hand-written steps do).
+The bench compiles the modes its warm-up run visited at that run's end:
+the compiled figure is the timed run's, the total less the generic
+warm-up's (a lean warm-up's for --lean).
 
 Without --write it prints the tables as Markdown; with --write it replaces
 the text between <!--perf:NAME--> and <!--/perf--> in docs/performance.md
@@ -116,6 +116,17 @@ def group(n):
     return "{:,}".format(n).replace(",", "\u202f") if n >= 10000 else str(n)
 
 
+def compiled_row(exe, graph, reps, extra, label, ir):
+    """The row of the graph compiled (--compile and `extra`): the warm-up run
+    is generic (the compile is at its end), so the compiled run's
+    instructions a step are the two runs' total less `ir` a step, the
+    generic run's with the same `extra`."""
+    c = bench(exe, graph, reps, ["--compile"] + extra)
+    both = framework_ir(exe, graph, ["--compile"] + extra) * 2 * CALLGRIND_STEPS
+    cir = round((both - ir * CALLGRIND_STEPS) / CALLGRIND_STEPS)
+    return "| — with %s | | | %d | %s | %s |" % (label, c["changes"], group(c["ns"]), group(cir))
+
+
 def examples_table(exe, bench_exe, reps):
     rows = ["| graph | nodes | DOFs | mode changes | ns/step | Ir/step |",
             "|---|---|---|---|---|---|"]
@@ -127,21 +138,10 @@ def examples_table(exe, bench_exe, reps):
                                                        group(b["ns"]), group(ir)))
         print("  %s: %d ns, %d Ir" % (graph, b["ns"], ir), file=sys.stderr)
         if twin:
-            c = bench(exe, graph, reps, ["--compile"])
-            # the warm-up run is generic (the compile is at its end): the
-            # compiled run's are what the run with --compile adds to half
-            # the generic total (one of its two runs)
-            both = framework_ir(exe, graph, ["--compile"]) * 2 * CALLGRIND_STEPS
-            cir = round((both - ir * CALLGRIND_STEPS) / CALLGRIND_STEPS)
-            rows.append("| — with `--compile` | | | %d | %s | %s |" % (c["changes"], group(c["ns"]),
-                                                                   group(cir)))
-            # keeping neither the work nor the angles (the warm-up run too)
-            lc = bench(exe, graph, reps, ["--compile", "--lean"])
-            lir = framework_ir(exe, graph, ["--lean"])
-            both = framework_ir(exe, graph, ["--compile", "--lean"]) * 2 * CALLGRIND_STEPS
-            lcir = round((both - lir * CALLGRIND_STEPS) / CALLGRIND_STEPS)
-            rows.append("| — with `--compile --lean` (neither work nor angles kept) | | | %d | %s "
-                        "| %s |" % (lc["changes"], group(lc["ns"]), group(lcir)))
+            rows.append(compiled_row(exe, graph, reps, [], "`--compile`", ir))
+            rows.append(compiled_row(exe, graph, reps, ["--lean"],
+                                     "`--compile --lean` (neither work nor angles kept)",
+                                     framework_ir(exe, graph, ["--lean"])))
             ns, bir, ratio = baseline(bench_exe, graph, twin, reps)
             rows.append("| — hand-written `bench/baseline_%s.c` (the framework %.2f×, compiled "
                         "%.2f×, compiled lean %.2f×, paired with it in one process) | | | | %s "

@@ -2,7 +2,8 @@
  * compile.c's write_commit): leaving out the energy audit's work, the
  * shafts' angles or both changes nothing else a step computes, to the bit,
  * in the generic step and in compiled ones (a plain mode's lean segment, a
- * hooked mode's run); what is left out reads as NaN, by name as an error;
+ * hooked mode's run); what is left out reads as NaN (the audit, each
+ * block's work, the ledger's sums from the work, the angles), by name as an error;
  * and what is kept is set before the first step only. */
 #include "solver/solver.h"
 #include "testutil.h"
@@ -66,6 +67,9 @@ START_TEST(test_same_but_what_is_left_out) {
   dg_energy ea;
   dg_sim_energy(all, &ea);
   ck_assert(ea.work_in > 0.0 && isfinite(ea.balance_error));
+  dg_energy_ledger la;
+  dg_sim_energy_ledger(all, &la);
+  ck_assert(la.energy_in > 0.0 && isfinite(la.balance_error));
   double angle = dg_sim_signal(all, ia);
   ck_assert(isfinite(angle) && angle != 0.0);
   for (unsigned keep = 0; keep < DG_KEEP_ALL; keep++) {
@@ -103,8 +107,12 @@ START_TEST(test_same_but_what_is_left_out) {
     dg_energy e;
     dg_sim_energy(s, &e);
     ck_assert(e.kinetic == ea.kinetic && e.kinetic_start == ea.kinetic_start);
+    dg_energy_ledger l;
+    dg_sim_energy_ledger(s, &l);
+    ck_assert(l.kinetic_change == la.kinetic_change && l.fuel == la.fuel);
     if (keep & DG_KEEP_WORK) {
       ck_assert(memcmp(&e, &ea, sizeof e) == 0);
+      ck_assert(memcmp(&l, &la, sizeof l) == 0);
       for (int b = 0; b < dg_graph_block_count(g); b++) {
         double wa = dg_sim_block_work(all, b), wk = dg_sim_block_work(s, b);
         ck_assert(memcmp(&wa, &wk, sizeof wa) == 0);
@@ -112,6 +120,10 @@ START_TEST(test_same_but_what_is_left_out) {
     } else { /* no plausible zeros */
       ck_assert(isnan(e.work_in) && isnan(e.work_out) && isnan(e.efficiency_loss) &&
                 isnan(e.impact_loss) && isnan(e.balance_error));
+      /* the ledger's sums from the shafts' work too (energy_in was a
+       * plausible number without the work of the blocks without a ledger) */
+      ck_assert(isnan(l.work_in_other) && isnan(l.work_out_other) && isnan(l.energy_in) &&
+                isnan(l.balance_error));
       for (int b = 0; b < dg_graph_block_count(g); b++)
         ck_assert(isnan(dg_sim_block_work(s, b)));
     }

@@ -94,6 +94,8 @@ void dg_sim_energy_ledger(const dg_sim *sim, dg_energy_ledger *l) {
   l->efficiency_loss = en.efficiency_loss;
   l->impact_loss = en.impact_loss;
   l->kinetic_change = en.kinetic - en.kinetic_start;
+  if (!(dg_sim_keep(sim) & DG_KEEP_WORK)) /* the shafts' work not kept: no plausible sums */
+    l->work_in_other = l->work_out_other = NAN;
   l->energy_in = l->fuel + fmax(l->stored, 0.0) + fmax(l->electric, 0.0) + l->work_in_other;
   l->balance_error = l->kinetic_change - (l->fuel + l->stored + l->electric - l->heat +
                                           l->work_in_other + l->work_out_other +

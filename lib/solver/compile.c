@@ -1499,7 +1499,7 @@ static dgp_compiled *use_unit(dg_sim *sim, dgp_unit *u) {
   c->blk = blk;
   c->unit = u;
   c->cur = -1;
-  c->serve.tunes = sim->g->tunes + 1; /* resolved at its first use */
+  c->serve.tunes = sim->g->tunes + 1; /* resolved at its first use (dgp_compiled_stale) */
   c->env = (dgc_env){.ctx = &sim->ctx,
                      .blk = blk,
                      .xw = sv->xw,
@@ -2028,6 +2028,12 @@ void dgp_compiled_resolve(dg_sim *sim) {
   s->pre = current ? u->pre : NULL;
   s->post = current ? u->post : NULL;
   s->slots = current ? u->slots : NULL;
+}
+
+void dgp_compiled_stale(dg_sim *sim) {
+  dgp_compiled *c = sim->compiled;
+  if (c) /* a tune count the graph has not reached */
+    c->serve.tunes = sim->g->tunes + 1;
 }
 
 /* The unit's mode serving this stage: the current plan's, with the

@@ -367,6 +367,9 @@ typedef struct dgp_serve {
   long new_modes;      /* runs whose hold pass asked for a new mode */
 } dgp_serve;
 void dgp_compiled_resolve(dg_sim *sim);
+/* The serve table resolved again at its next use (what it chose depends
+ * on something that changed: what the simulation keeps). */
+void dgp_compiled_stale(dg_sim *sim);
 /* The simulation's serve table, current; NULL without a compiled unit. */
 static inline dgp_serve *dgp_serve_of(dg_sim *sim) {
   dgp_serve *s = (dgp_serve *)(void *)sim->compiled;
