@@ -427,8 +427,16 @@ static int new_run(fmu_instance *in, const dg_graph *g, const double *val, dg_si
   if (!*scn_out)
     return err->code;
   *sim_out = dg_sim_new(g, err);
-  if (*sim_out)
+  if (*sim_out) {
+    /* The FMU reports no energy audit, and angles only where an output or
+     * the stop condition reads one: the steps keep nothing more. */
+    unsigned keep = dg_scenario_keep(*scn_out, *sim_out);
+    for (int k = 0; k < in->m->noutputs; k++)
+      keep |= dg_sim_signal_keep(*sim_out, in->m->vars[in->m->outputs[k]].index);
+    if (dg_sim_set_keep(*sim_out, keep, err) != DG_OK)
+      return err->code;
     *drv_out = dg_driver_new(*scn_out, *sim_out, err);
+  }
   return *drv_out ? DG_OK : err->code;
 }
 

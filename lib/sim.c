@@ -961,6 +961,11 @@ int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err) {
 
 unsigned dg_sim_keep(const dg_sim *sim) { return sim->keep; }
 
+unsigned dg_sim_signal_keep(const dg_sim *sim, int id) {
+  const dg_signal_entry *e = id >= sim->n_signals ? signal_entry(sim, id) : NULL;
+  return e && e->port_kind == DG_PORT_SIGNAL_ANGLE ? (unsigned)DG_KEEP_ANGLES : 0u;
+}
+
 dg_block *dg_sim_block(dg_sim *sim, const char *id) {
   for (int i = 0; id && i < sim->nb; i++)
     if (strcmp(sim->blocks[i].id, id) == 0)

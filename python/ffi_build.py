@@ -98,6 +98,10 @@ typedef struct dg_energy {
 } dg_energy;
 void dg_sim_energy(const dg_sim *sim, dg_energy *energy);
 double dg_sim_block_work(const dg_sim *sim, int index);
+enum { DG_KEEP_WORK = 1, DG_KEEP_ANGLES = 2, DG_KEEP_ALL = 3 };
+int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err);
+unsigned dg_sim_keep(const dg_sim *sim);
+unsigned dg_sim_signal_keep(const dg_sim *sim, int id);
 typedef struct dg_block_energy {
   bool ledger; double fuel; double stored; double electric; double heat; double work; double error;
 } dg_block_energy;
@@ -172,6 +176,7 @@ void dg_scenario_free(dg_scenario *scn);
 int dg_scenario_validate_file(const char *path, dg_diag_fn fn, void *user);
 int dg_scenario_validate_string(const char *json, const char *name, dg_diag_fn fn, void *user);
 int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user);
+unsigned dg_scenario_keep(const dg_scenario *scn, const dg_sim *sim);
 double dg_scenario_duration(const dg_scenario *scn);
 double dg_scenario_dt(const dg_scenario *scn);
 double dg_scenario_output_interval(const dg_scenario *scn);

@@ -157,12 +157,65 @@ START_TEST(test_set_before_the_first_step) {
 }
 END_TEST
 
+/* What each signal needs kept (dg_sim_signal_keep): a port's angle the
+ * angles, its torque and the class signals nothing; a scenario's stop
+ * signal the same (dg_scenario_keep), refused by dg_scenario_check and
+ * dg_driver_new when the simulation does not keep it (it could never
+ * stop: a NaN compares false). */
+START_TEST(test_what_signals_need) {
+  dg_graph *g = dg_test_graph_file(graphs[0]);
+  dg_sim *s = dg_test_sim(g);
+  int angle = angle_signal(s), ns = dg_sim_signal_count(s);
+  for (int i = 0; i < ns; i++)
+    ck_assert_uint_eq(dg_sim_signal_keep(s, i), 0u);
+  ck_assert_uint_eq(dg_sim_signal_keep(s, angle), DG_KEEP_ANGLES);
+  int torque = dg_sim_signal_find(s, "left.in.torque");
+  ck_assert_int_ge(torque, ns);
+  ck_assert_uint_eq(dg_sim_signal_keep(s, torque), 0u);
+  ck_assert_uint_eq(dg_sim_signal_keep(s, -1), 0u);
+  ck_assert_uint_eq(dg_sim_signal_keep(s, 1 << 20), 0u);
+
+  char text[256];
+  snprintf(text, sizeof text,
+           "{\"duration\": 1, \"inputs\": {}, \"stop\": {\"signal\": \"%s\", \"above\": 3}}",
+           dg_sim_signal_name(s, angle));
+  dg_error err;
+  dg_scenario *scn = dg_scenario_load_string(text, "stop.json", &err);
+  ck_assert_msg(scn != NULL, "%s", err.text);
+  ck_assert_uint_eq(dg_scenario_keep(scn, s), DG_KEEP_ANGLES);
+  ck_assert_int_eq(dg_sim_set_keep(s, DG_KEEP_WORK, &err), DG_OK);
+  dg_driver *drv = dg_driver_new(scn, s, &err);
+  ck_assert_ptr_null(drv);
+  ck_assert_str_eq(err.file, "stop.json");
+  ck_assert_str_eq(err.path, "/stop/signal");
+  ck_assert_msg(strstr(err.text, "keeps no angles") && strstr(err.text, "motor.out.angle"), "%s",
+                err.text);
+  /* kept: the run stops once the motor's shaft has turned 3 rad */
+  ck_assert_int_eq(dg_sim_set_keep(s, DG_KEEP_ANGLES, &err), DG_OK);
+  drv = dg_driver_new(scn, s, &err);
+  ck_assert_msg(drv != NULL, "%s", err.text);
+  dg_sim_set_input(s, 0, 1.0);
+  long k = 0;
+  while (!dg_driver_should_stop(drv) && k < 1000) {
+    ck_assert_int_eq(dg_sim_step(s, DT), DG_OK);
+    k++;
+  }
+  ck_assert_int_lt(k, 1000);
+  ck_assert_double_gt(dg_sim_signal(s, angle), 3.0);
+  dg_driver_free(drv);
+  dg_scenario_free(scn);
+  dg_sim_free(s);
+  dg_graph_free(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("keep");
   TCase *tc = tcase_create("keep");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_same_but_what_is_left_out, 0, 2 * NGRAPHS);
   tcase_add_test(tc, test_set_before_the_first_step);
+  tcase_add_test(tc, test_what_signals_need);
   suite_add_tcase(s, tc);
   return dg_test_run(s);
 }

@@ -549,6 +549,11 @@ enum { DG_KEEP_WORK = 1u, DG_KEEP_ANGLES = 2u, DG_KEEP_ALL = 3u };
 DG_API int dg_sim_set_keep(dg_sim *sim, unsigned keep, dg_error *err);
 /// What the steps keep (DG_KEEP_*).
 DG_API unsigned dg_sim_keep(const dg_sim *sim);
+/// What reading signal `id` needs the steps to keep: DG_KEEP_ANGLES for a
+/// port's `angle`, 0 for every other signal (and for an unknown id). A
+/// tool that knows every signal it will read keeps no more than their
+/// union (and DG_KEEP_WORK if it reports the energy audit).
+DG_API unsigned dg_sim_signal_keep(const dg_sim *sim, int id);
 
 /// The energy ledger of one block (docs/energy.md): what it exchanged
 /// outside the shafts since the start, from its signals flagged
@@ -774,6 +779,10 @@ DG_API int dg_scenario_validate_string(const char *json, const char *name, dg_di
 /// (the scenario's file and JSON pointer); returns their number.
 /// dg_driver_new refuses a scenario with any, returning the first.
 DG_API int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, void *user);
+/// What a driver of the scenario reads needs the simulation to keep
+/// (dg_sim_signal_keep of its stop signal; 0 for an unknown one).
+/// dg_scenario_check refuses a stop signal the simulation does not keep.
+DG_API unsigned dg_scenario_keep(const dg_scenario *scn, const dg_sim *sim);
 /// Values from the file; NaN when the file leaves them out.
 DG_API double dg_scenario_duration(const dg_scenario *scn);
 DG_API double dg_scenario_dt(const dg_scenario *scn);

@@ -617,10 +617,25 @@ int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, 
     unknown_name(&d, sim, path, scn->initial[i].name, "signal", dg_sim_signal_count(sim),
                  dg_sim_signal_name);
   }
-  if (scn->stop_kind != STOP_NONE && dg_sim_signal_find(sim, scn->stop_signal) < 0)
-    unknown_name(&d, sim, "/stop/signal", scn->stop_signal, "signal", dg_sim_signal_count(sim),
-                 dg_sim_signal_name);
+  if (scn->stop_kind != STOP_NONE) {
+    int id = dg_sim_signal_find(sim, scn->stop_signal);
+    if (id < 0)
+      unknown_name(&d, sim, "/stop/signal", scn->stop_signal, "signal", dg_sim_signal_count(sim),
+                   dg_sim_signal_name);
+    else if (dg_sim_signal_keep(sim, id) & ~dg_sim_keep(sim))
+      dgp_diag_add(&d, DG_ERR_USAGE, "/stop/signal",
+                   "the stop condition reads \"%s\", a shaft's angle, but the simulation keeps "
+                   "no angles (dg_sim_set_keep without DG_KEEP_ANGLES): it could never stop",
+                   scn->stop_signal);
+  }
   return d.count;
+}
+
+unsigned dg_scenario_keep(const dg_scenario *scn, const dg_sim *sim) {
+  if (!scn || !sim || scn->stop_kind == STOP_NONE)
+    return 0u;
+  int id = dg_sim_signal_find(sim, scn->stop_signal);
+  return id >= 0 ? dg_sim_signal_keep(sim, id) : 0u;
 }
 
 static int resolve_inputs(dg_driver *drv, dg_error *err) {

@@ -20,6 +20,8 @@ RPM_PER_RAD_S = 30.0 / math.pi
 # Mode-change impacts above this share of the work in are a visible part of
 # it: the summary's "impact_warning" (tools/summary.c, IMPACT_WARN_SHARE).
 IMPACT_WARN_SHARE = 1e-3
+# what a Simulation's steps may keep besides the state (dg_sim_set_keep)
+KEEP_NAMES = ("work", "angles")
 
 
 # --------------------------------------------------------------------------
@@ -334,7 +336,8 @@ class Graph:
         return Simulation(self, **kwargs)
 
     def simulate(self, scenario=None, preset=None, dt=None, duration=None, signals=None,
-                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None):
+                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None,
+                 keep=None):
         """Runs to the end (the duration, the scenario's stop condition or the
         preset's goal) in one C call without the GIL, like `drivegraph sim`:
         returns a Result with `t` and each signal as numpy arrays (one row
@@ -342,10 +345,11 @@ class Graph:
         signals asked for are kept: `signals` (names; default every signal
         and channel) and `every` (s between rows, a multiple of dt; default
         the scenario's output interval, else 0.01 s); the arrays are views
-        of the one buffer the run wrote, not copies."""
+        of the one buffer the run wrote, not copies. `keep` says what the
+        steps keep besides the state (as Simulation's)."""
         sim = Simulation(self, scenario=scenario, preset=preset, dt=dt, duration=duration,
                          signals=signals, inputs=inputs, shift_policy=shift_policy,
-                         gearbox=gearbox, from_speed=from_speed, every=every)
+                         gearbox=gearbox, from_speed=from_speed, every=every, keep=keep)
         sim.run()
         return sim.result()
 
@@ -624,10 +628,18 @@ class Simulation:
     applied at t = k dt, as in a run); sim.set_input(name, value) holds a
     channel (or gives it a callable); sim.signal(name) reads a signal or
     channel; sim.time. run() steps to the end; result() gives the rows and
-    the summary so far."""
+    the summary so far.
+
+    `keep` says what the steps keep besides the state, the speeds and the
+    signals (docs/library.md, "What a step keeps"): "work" (the energy
+    audit: energy(), the summary's energy figures) and "angles" (the
+    ports' `angle` signals); default both. What is left out is not
+    computed, which makes each step cheaper: the audit's figures are then
+    None, and asking for an angle signal is an error."""
 
     def __init__(self, graph, scenario=None, preset=None, dt=None, duration=None, signals=None,
-                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None):
+                 inputs=None, shift_policy=None, gearbox=None, from_speed=None, every=None,
+                 keep=None):
         if not isinstance(graph, Graph):
             graph = Graph.load(graph)
         if preset is not None:
@@ -651,6 +663,7 @@ class Simulation:
             raise GraphError.from_c(err, graph.file)
         self._sim = ffi.gc(sim, lib.dg_sim_free)
         self._graph_keep = graph  # the sim keeps the graph alive in C too
+        self._set_keep(keep)
         self._timing(dt, duration, every)
         # a source faster than the step can sample (a sine above 1/(2 dt))
         handle, problems = _collect()
@@ -667,6 +680,27 @@ class Simulation:
         self._setup_run()
 
     # -- set-up, in the order of tools/cmd_sim.c (sim_timing, sim_start) --
+
+    def _set_keep(self, keep):
+        if keep is None:
+            keep = KEEP_NAMES
+        elif isinstance(keep, str):
+            keep = [k.strip() for k in keep.split(",") if k.strip()]
+        try:
+            names = set(keep)
+        except TypeError:
+            raise _usage(f"keep: expected names among {', '.join(KEEP_NAMES)} "
+                         f"(got {keep!r})") from None
+        bad = sorted(str(k) for k in names if k not in KEEP_NAMES)
+        if bad:
+            raise _usage(f"keep: unknown {', '.join(repr(b) for b in bad)}; expected names "
+                         f"among {', '.join(KEEP_NAMES)}")
+        bits = (lib.DG_KEEP_WORK if "work" in names else 0) | \
+            (lib.DG_KEEP_ANGLES if "angles" in names else 0)
+        err = ffi.new("dg_error *")
+        if lib.dg_sim_set_keep(self._sim, bits, err) != 0:
+            raise _usage(ffi.string(err.text).decode())
+        self.keep = frozenset(names)
 
     def _timing(self, dt, duration, every=None):
         scn = self.scenario._ptr if self.scenario else ffi.NULL
@@ -878,6 +912,9 @@ class Simulation:
     def _column(self, name):
         i = lib.dg_sim_signal_find(self._sim, name.encode())
         if i >= 0:
+            if lib.dg_sim_signal_keep(self._sim, i) & ~lib.dg_sim_keep(self._sim):
+                raise _usage(f'signal "{name}": a shaft\'s angle, but this simulation keeps no '
+                             f'angles (keep={sorted(self.keep)!r}: add "angles")')
             return i
         if "." not in name:
             ch = lib.dg_sim_input_find(self._sim, name.encode())
@@ -1004,9 +1041,19 @@ class Simulation:
         return ffi.string(lib.dg_sim_signal_unit(self._sim, i)).decode() if i >= 0 else ""
 
     def energy(self):
-        """The energy audit (J), with the block works."""
+        """The energy audit (J), with the block works. Without "work" in
+        `keep`, what comes from the work (all but the kinetic energies and
+        the ledger blocks' own figures) is None."""
         e = ffi.new("dg_energy *")
         lib.dg_sim_energy(self._sim, e)
+        if not lib.dg_sim_keep(self._sim) & lib.DG_KEEP_WORK:
+            ledger, block_ledger = self._ledger()
+            return {"kinetic_J": e.kinetic, "kinetic_start_J": e.kinetic_start,
+                    "work_in_J": None, "work_out_J": None, "efficiency_loss_J": None,
+                    "impact_loss_J": None, "impact_loss_relative": None,
+                    "impact_warning": None, "balance_error_J": None,
+                    "balance_error_relative": None, "block_work_J": None,
+                    "ledger": ledger, "block_ledger_J": block_ledger}
         scale = e.work_in if e.work_in > 0.0 else max(abs(e.kinetic_start), 1.0)
         blocks = {}
         g = self.graph._ptr
@@ -1043,8 +1090,8 @@ class Simulation:
             return None, blocks
         keys = ("fuel", "stored", "electric", "heat", "work_in_other", "work_out_other",
                 "efficiency_loss", "impact_loss", "kinetic_change", "energy_in", "balance_error")
-        totals = {k + "_J": getattr(l, k) for k in keys}
-        totals["balance_error_relative"] = abs(l.balance_error) / max(l.energy_in, 1.0)
+        totals = {k + "_J": _num(getattr(l, k)) for k in keys}
+        totals["balance_error_relative"] = _num(abs(l.balance_error) / max(l.energy_in, 1.0))
         return totals, blocks
 
     def _start_choices(self):

@@ -309,3 +309,58 @@ def test_result_views_survive_more_steps():
     assert list(first.t) == list(t0) and list(first["body.speed"]) == list(v0)
     later = sim.result()
     assert list(later.t[: len(t0)]) == list(t0)
+
+
+def test_keep_leaves_out_only_what_it_says():
+    """keep= (dg_sim_set_keep): leaving out the work, the angles or both
+    changes no signal, to the bit; what is left out is None in the
+    summary and energy(), and an angle signal is refused by name when the
+    angles are not kept. Kept angles are the default run's, bit for bit."""
+    g = dg.Graph.load("graphs/sedan_rwd_automatic.json")
+    sig = ["body.speed", "engine.rpm", "gearbox.gear", "final.out.torque"]
+    ang = sig + ["engine.out.angle"]
+    full = g.simulate(preset="launch", duration=4, signals=ang)
+    assert full.energy["work_in_J"] > 0 and full.energy["block_work_J"]["engine"] > 0
+    for keep in ((), ("work",), "angles", ["work", "angles"]):
+        r = g.simulate(preset="launch", duration=4, signals=ang if "angles" in keep else sig,
+                       keep=keep)
+        for name in r.columns:
+            assert r[name].tobytes() == full[name].tobytes(), (keep, name)
+        assert r.t_0_100 == full.t_0_100 and r.shifts == full.shifts
+        e = r.energy
+        assert e["kinetic_J"] == full.energy["kinetic_J"]
+        if "work" in keep:
+            assert e["work_in_J"] == full.energy["work_in_J"]
+            assert e["balance_error_J"] == full.energy["balance_error_J"]
+        else:
+            for k in ("work_in_J", "work_out_J", "balance_error_J", "balance_error_relative",
+                      "impact_loss_J", "block_work_J"):
+                assert e[k] is None, (keep, k)
+    sim = g.simulation(preset="launch", duration=1, signals=sig, keep=["work"])
+    assert sim.keep == {"work"}
+    with pytest.raises(dg.UsageError, match=r'signal "engine.out.angle": a shaft\'s angle, '
+                       r'but this simulation keeps no angles'):
+        sim.signal("engine.out.angle")
+    with pytest.raises(dg.UsageError, match="keeps no angles"):
+        g.simulate(preset="launch", duration=1, signals=ang, keep="work")
+
+
+def test_keep_refusals():
+    """Unknown names and non-collections are refused naming the choices; a
+    scenario stopping on an angle the simulation does not keep (it could
+    never stop) is refused at /stop/signal."""
+    g = dg.Graph.load("graphs/bench/axle_baseline.json")
+    with pytest.raises(dg.UsageError, match=r"keep: unknown 'heat'; expected names among "
+                       r"work, angles"):
+        g.simulation(duration=1, keep=["work", "heat"])
+    with pytest.raises(dg.UsageError, match="keep: expected names among work, angles"):
+        g.simulation(duration=1, keep=3)
+    scn = dg.Scenario({"duration": 2, "inputs": {},
+                       "stop": {"signal": "motor.out.angle", "above": 3}})
+    with pytest.raises(dg.ScenarioError, match="keeps no angles") as ex:
+        g.simulation(scenario=scn, keep=["work"])
+    assert ex.value.path == "/stop/signal"
+    r = g.simulate(scenario=scn, signals=["motor.out.angle"], keep=["angles"])
+    # stopped at the first step past 3 rad (the shaft turns < 0.1 rad a step there)
+    assert 3 < r.summary["final_values"]["motor.out.angle"] < 3.1
+    assert r.summary["stop_reason"].startswith("stop condition")
