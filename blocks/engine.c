@@ -24,13 +24,16 @@
  * turns idle control off. The controller acts continuously (every RK4
  * substep), its stiffness g · ∂T/∂θ · 30/π / J must stay below ~2.7/dt.
  *
- * Rev limiter (discrete, pre_step): when rpm > redline_rpm the throttle is
- * cut to 0 (the torque falls to the closed-throttle value) until rpm drops
- * below redline_rpm − limiter_hysteresis_rpm. Since the decision is taken
- * once per step, rpm overshoots redline by at most one step of acceleration.
+ * Rev limiter (an event located inside the step): when rpm reaches
+ * redline_rpm the throttle is cut to 0 (the torque falls to the
+ * closed-throttle value) until rpm falls to redline_rpm −
+ * limiter_hysteresis_rpm. Both crossings are located on the step's dense
+ * output and the step is split there, so rpm does not overshoot redline
+ * and the run does not depend on where the steps fall (RK4's order is
+ * kept through the cuts).
  *
- * Stall (discrete, pre_step; stall_rpm = 0 disables it): once the engine has
- * run at or above stall_rpm, falling below it stalls the engine for good
+ * Stall (an event; stall_rpm = 0 disables it): once the engine has run
+ * above stall_rpm, falling to it stalls the engine for good
  * (restarting is out of scope): no combustion torque, no idle control, only
  * the friction curve remains; the signal `stalled` is 1. An engine that
  * starts below stall_rpm (a simulation starts at rest) is not stalled: the
@@ -151,64 +154,104 @@ static const dg_param_def engine_params_table[] = {
               .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .doc = "speed the idle controller holds"),
     DG_NUMBER(engine_params, redline_rpm, .unit = "rpm", .required = true,
               .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
-              .doc = "rev limiter cuts the throttle above this speed"),
-    {.key = "torque_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, torque_map),
+              .doc = "rev limiter cuts the throttle at this speed (located inside the step)"),
+    {.key = "torque_map",
+     .kind = DG_PARAM_TABLE2D,
+     .offset = offsetof(engine_params, torque_map),
      .unit = "N*m",
      .doc = "torque over rpm and throttle, one row per throttle breakpoint (lowest row: closed "
             "throttle, negative for engine braking)",
-     .axis = {"rpm", "throttle", "torque"}, .flags = DG_P_DYNAMICS},
-    {.key = "full_load", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, full_load),
-     .unit = "N*m", .doc = "full-throttle torque over rpm (instead of torque_map)",
-     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
-    {.key = "closed_throttle", .kind = DG_PARAM_TABLE1D,
-     .offset = offsetof(engine_params, closed_throttle), .unit = "N*m",
+     .axis = {"rpm", "throttle", "torque"},
+     .flags = DG_P_DYNAMICS},
+    {.key = "full_load",
+     .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, full_load),
+     .unit = "N*m",
+     .doc = "full-throttle torque over rpm (instead of torque_map)",
+     .axis = {"rpm", "torque"},
+     .flags = DG_P_DYNAMICS},
+    {.key = "closed_throttle",
+     .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, closed_throttle),
+     .unit = "N*m",
      .doc = "closed-throttle torque over rpm, with full_load (default 0)",
-     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
-    {.key = "friction", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, friction),
-     .unit = "N*m", .doc = "friction torque over rpm, subtracted (opposes rotation)",
-     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0, .axis = {"rpm", "torque"}},
+     .axis = {"rpm", "torque"},
+     .flags = DG_P_DYNAMICS},
+    {.key = "friction",
+     .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, friction),
+     .unit = "N*m",
+     .doc = "friction torque over rpm, subtracted (opposes rotation)",
+     .flags = DG_P_MIN | DG_P_DYNAMICS,
+     .min = 0,
+     .axis = {"rpm", "torque"}},
     DG_NUMBER(engine_params, limiter_hysteresis_rpm, .unit = "rpm", .def = 100.0,
               .flags = DG_P_MIN | DG_P_DYNAMICS,
-              .doc = "rev limiter releases below redline_rpm minus this"),
+              .doc = "rev limiter releases at redline_rpm minus this (located inside the step)"),
     DG_NUMBER(engine_params, idle_gain, .unit = "1/rpm", .def = 0.02,
               .flags = DG_P_MIN | DG_P_DYNAMICS,
               .doc = "idle controller throttle per rpm below idle_rpm (0: off)"),
-    DG_NUMBER(engine_params, stall_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
-              .doc = "the engine stalls for good below this speed (0: never)"),
-    {.key = "fuel_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, fuel_map),
+    DG_NUMBER(
+        engine_params, stall_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
+        .doc = "the engine stalls for good on falling to this speed, once above it (0: never)"),
+    {.key = "fuel_map",
+     .kind = DG_PARAM_TABLE2D,
+     .offset = offsetof(engine_params, fuel_map),
      .unit = "g/s",
      .doc = "fuel rate over rpm and net torque, one row per torque breakpoint (or give bsfc_map or "
             "efficiency)",
-     .axis = {"rpm", "torque", "fuel_rate"}, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0},
-    {.key = "bsfc_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, bsfc_map),
+     .axis = {"rpm", "torque", "fuel_rate"},
+     .flags = DG_P_MIN | DG_P_DYNAMICS,
+     .min = 0},
+    {.key = "bsfc_map",
+     .kind = DG_PARAM_TABLE2D,
+     .offset = offsetof(engine_params, bsfc_map),
      .unit = "g/kWh",
      .doc = "brake-specific fuel consumption over rpm and net torque: fuel rate = bsfc x brake "
             "power (or give fuel_map or efficiency)",
-     .axis = {"rpm", "torque", "bsfc"}, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0},
-    {.key = "efficiency", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, efficiency),
+     .axis = {"rpm", "torque", "bsfc"},
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+     .min = 0},
+    {.key = "efficiency",
+     .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, efficiency),
      .unit = "",
      .doc = "brake efficiency over the fraction of rated_power (FASTSim's fc_eff_map over "
             "fc_pwr_out_perc): fuel power = brake power / efficiency",
      .axis = {"power_fraction", "efficiency"},
-     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1},
-    {.key = "rated_power", .kind = DG_PARAM_NUMBER, .offset = offsetof(engine_params, rated_power),
-     .unit = "W", .doc = "rated power the efficiency table's power fractions refer to",
-     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS,
+     .min = 0,
+     .max = 1},
+    {.key = "rated_power",
+     .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(engine_params, rated_power),
+     .unit = "W",
+     .doc = "rated power the efficiency table's power fractions refer to",
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
+     .min = 0,
      .present = DG_PRESENT(engine_params, has_rated_power)},
     DG_NUMBER(engine_params, accessory_power, .unit = "W", .flags = DG_P_MIN | DG_P_DYNAMICS,
-              .doc = "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
-                     "on a conventional car), fuelled at the efficiency of brake + accessory power; "
-                     "their energy leaves as heat, the shaft does not carry it"),
+              .doc =
+                  "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
+                  "on a conventional car), fuelled at the efficiency of brake + accessory power; "
+                  "their energy leaves as heat, the shaft does not carry it"),
     DG_NUMBER(engine_params, idle_fuel_rate, .unit = "g/s", .flags = DG_P_MIN | DG_P_DYNAMICS,
               .doc = "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
                      "heating value)"),
-    {.key = "fuel_cut", .kind = DG_PARAM_BOOL, .offset = offsetof(engine_params, fuel_cut),
-     .unit = "", .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm", .def = 1,
+    {.key = "fuel_cut",
+     .kind = DG_PARAM_BOOL,
+     .offset = offsetof(engine_params, fuel_cut),
+     .unit = "",
+     .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm",
+     .def = 1,
      .flags = DG_P_DYNAMICS},
-    {.key = "fuel_cut_rpm", .kind = DG_PARAM_NUMBER,
-     .offset = offsetof(engine_params, fuel_cut_rpm), .unit = "rpm",
+    {.key = "fuel_cut_rpm",
+     .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(engine_params, fuel_cut_rpm),
+     .unit = "rpm",
      .doc = "the fuel is cut above this speed (default idle_rpm)",
-     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
+     .flags = DG_P_MIN | DG_P_DYNAMICS,
+     .min = 0,
      .present = DG_PRESENT(engine_params, has_fuel_cut_rpm)},
     DG_NUMBER(engine_params, heating_value, .unit = "J/kg", .def = 43.0e6,
               .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
@@ -432,22 +475,55 @@ static double engine_fuel_rate(const dg_block *self, double w, double t, double 
   return 1e-3 * g;
 }
 
-static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
-  const engine_params *p = self->params;
-  engine_data *d = self->data;
-  double rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S;
-  if (d->limiter && rpm < p->redline_rpm - p->limiter_hysteresis_rpm)
+/* The limiter's and the stall's decisions at crankshaft speed rpm, with
+ * the event functions' bounds included (a located crossing ends its
+ * segment where g <= 0): the limiter cuts at redline_rpm and releases at
+ * redline_rpm − limiter_hysteresis_rpm; an engine that has run above
+ * stall_rpm stalls on coming down to it. */
+static void engine_decide(const engine_params *p, engine_data *d, double rpm) {
+  if (d->limiter && rpm <= p->redline_rpm - p->limiter_hysteresis_rpm)
     d->limiter = false;
-  else if (!d->limiter && rpm > p->redline_rpm)
+  else if (!d->limiter && rpm >= p->redline_rpm)
     d->limiter = true;
   if (p->stall_rpm > 0.0 && !d->stalled) {
-    if (rpm >= p->stall_rpm)
-      d->armed = true;
-    else if (d->armed)
+    if (!d->armed) {
+      if (rpm > p->stall_rpm)
+        d->armed = true;
+    } else if (rpm <= p->stall_rpm) {
       d->stalled = true;
+    }
   }
   if (d->stalled)
     d->limiter = false;
+}
+
+/* At a step's start (speeds a host or dg_sim_set_initial set since the
+ * last segment) and at each segment's end (a located crossing). */
+static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
+  engine_decide(self->params, self->data, dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S);
+}
+
+static void engine_post_step(dg_block *self, dg_ctx *ctx) {
+  engine_decide(self->params, self->data, dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S);
+}
+
+/* g0: the speed reaching redline (limiter off); g1: falling to the
+ * release speed (limiter cutting); g2: an armed engine falling to
+ * stall_rpm. A stalled engine has none. */
+static int engine_event_values(const dg_block *self, dg_ctx *ctx, double *g) {
+  const engine_params *p = self->params;
+  const engine_data *d = self->data;
+  g[0] = g[1] = g[2] = 1.0;
+  if (d->stalled)
+    return 0;
+  double rpm = dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S;
+  if (d->limiter)
+    g[1] = rpm - (p->redline_rpm - p->limiter_hysteresis_rpm);
+  else
+    g[0] = p->redline_rpm - rpm;
+  if (p->stall_rpm > 0.0 && d->armed)
+    g[2] = rpm - p->stall_rpm;
+  return 1;
 }
 
 /* The start: an engine nobody gave a speed runs at idle when its shaft is
@@ -565,7 +641,8 @@ const dg_block_class dg_block_engine = {
     .abi = DG_BLOCK_ABI,
     .type = "engine",
     .doc = "Combustion engine: torque map (or full-load and closed-throttle curves) over rpm and "
-           "throttle, friction, idle control, rev limiter with hysteresis, optional stall; "
+           "throttle, friction, idle control, rev limiter with hysteresis, optional stall (their "
+           "crossings located inside the step); "
            "optional fuel model (fuel-rate or BSFC map over rpm and torque, or efficiency over "
            "the fraction of rated power), idle fuel, fuel cut on overrun, fuel used and heat as "
            "states (the energy ledger).",
@@ -579,6 +656,9 @@ const dg_block_class dg_block_engine = {
     .check = engine_check,
     .init = engine_init,
     .pre_step = engine_pre_step,
+    .post_step = engine_post_step,
+    .num_events = 3,
+    .event_values = engine_event_values,
     .state_upstream = engine_state_upstream,
     .torque_downstream = engine_torque_downstream,
     .signal = engine_signal,

@@ -121,60 +121,52 @@ END_TEST
   "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],\"torque\":[[-30,-30],[200,200]]}"
 
 /* A free engine (J = 0.19 + 0.01) at full throttle: up at 200/0.2 = 1000
- * rad/s² (9.549 rpm per 1 ms step) to the redline, then down at 30/0.2 =
- * 150 rad/s² (1.432 rpm per step) to redline − hysteresis, and so on. The
- * limiter decides at the start of a step from the speed then, so the speed
- * stays within [5900 − 1.432, 6000 + 9.549] rpm (bounds exact up to
- * rounding: the torque is constant over each step). */
+ * rad/s² to the redline, then down at 30/0.2 = 150 rad/s² to redline −
+ * hysteresis, and so on. Both crossings are located inside the step, so the
+ * speed is the closed-form sawtooth: from 5000 rpm, a rise of 1000 rpm to
+ * the first cut at t1, then falls of 100 rpm (Td) and rises of 100 rpm (Tu).
+ * The torque is constant on each piece, so RK4 is exact there; what is left
+ * is where the crossings were located: within EVENT_TOL (1e-10) of a 1 ms
+ * step each, 1e-13 s, late (the segment ends where g <= 0). Over the ~50
+ * crossings of 4 s at ~10^4 rpm/s that is < 1e-7 rpm, hence 1e-6. */
 START_TEST(test_rev_limiter) {
-  const double up = 200.0 / 0.2 * 1e-3 * RPM, down = 30.0 / 0.2 * 1e-3 * RPM;
+  const double U = 1000.0 * RPM, D = 150.0 * RPM; /* rpm/s */
+  const double t1 = 1000.0 / U, Td = 100.0 / D, Tu = 100.0 / U, P = Td + Tu;
   dg_graph *g = rig("\"inertia\":0.19,\"idle_rpm\":800,\"redline_rpm\":6000,"
                     "\"limiter_hysteresis_rpm\":100," FLAT_MAP,
                     "\"inertia\":0.01");
   dg_sim *sim = dg_test_sim(g);
   set_rpm(sim, 5000);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-  double lo = 1e9, hi = -1e9;
-  int on_steps = 0, n = 0, cuts = 0, seen = 0;
+  int cuts = 0;
   double prev_limiter = 0;
-  for (int i = 0; i < 4000; i++) {
+  for (int i = 1; i <= 4000; i++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
-    double rpm = dg_test_signal(sim, "eng.rpm");
+    double t = i * 1e-3, rpm = dg_test_signal(sim, "eng.rpm");
     double lim = dg_test_signal(sim, "eng.limiter");
+    double expect, phase = t < t1 ? -1.0 : fmod(t - t1, P);
+    bool cut = phase >= 0.0 && phase < Td;
+    if (phase < 0.0)
+      expect = 5000.0 + U * t;
+    else
+      expect = cut ? 6000.0 - D * phase : 5900.0 + U * (phase - Td);
+    ck_assert_msg(fabs(rpm - expect) < 1e-6, "t = %g s: %.12g rpm, closed form %.12g", t, rpm,
+                  expect);
+    ck_assert_double_le(rpm, 6000.0 + 1e-6);
+    if (t > t1)
+      ck_assert_double_ge(rpm, 5900.0 - 1e-6);
+    /* the limiter's state and the torque as the next step sees them */
+    if (fabs(phase) > 1e-9 && fabs(phase - Td) > 1e-9) {
+      ck_assert_double_eq(lim, cut ? 1.0 : 0.0);
+      ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), cut ? -30.0 : 200.0);
+    }
     if (lim == 1.0 && prev_limiter == 0.0)
       cuts++;
     prev_limiter = lim;
-    if (!seen && lim == 1.0)
-      seen = 1;
-    if (!seen) {
-      ck_assert_double_le(rpm, 6000 + up + 1e-9);
-      continue;
-    }
-    lo = fmin(lo, rpm);
-    hi = fmax(hi, rpm);
-    n++;
-    on_steps += lim == 1.0;
-    /* the torque is the closed-throttle value while cut, full otherwise
-     * (state as the next step will see it: decided in its pre_step) */
-    double tq = dg_test_signal(sim, "eng.torque");
-    ck_assert(tq == -30.0 || tq == 200.0);
-    ck_assert_double_eq(tq, lim == 1.0 ? -30.0 : 200.0);
   }
-  ck_assert_double_le(hi, 6000 + up + 1e-9);
-  ck_assert_double_gt(hi, 6000);
-  ck_assert_double_ge(lo, 5900 - down - 1e-9);
-  ck_assert_double_lt(lo, 5900);
-  /* Each cycle rises and falls through the same span, so the share of
-   * steps spent cut is up/(up + down) = 1000/1150; the ends of the window
-   * differ by at most the span (~111 rpm), i.e. 111/(up + down)/n ≈ 0.0055
-   * of the share. */
-  ck_assert_double_eq_tol((double)on_steps / n, up / (up + down), 111.0 / (up + down) / n);
-  /* The first cut comes after 1000 rpm of rise; then a cycle spans 100 to
-   * 100 + up + down rpm, taking span (1/up + 1/down) steps each. */
-  double rest = 4000 - 1000 / up;
-  double p_min = 100 * (1 / up + 1 / down), p_max = (100 + up + down) * (1 / up + 1 / down);
-  ck_assert_int_ge(cuts, (int)floor(rest / p_max));
-  ck_assert_int_le(cuts, (int)ceil(rest / p_min) + 1);
+  /* a cut at t1 and at t1 + k P up to 4 s (none within 1e-9 s of the end) */
+  ck_assert_int_eq(cuts, 1 + (int)floor((4.0 - t1) / P));
+  ck_assert_int_gt(dg_sim_event_count(sim), 2 * cuts - 2);
   dg_sim_free(sim);
   dg_graph_free(g);
 }
@@ -267,10 +259,13 @@ START_TEST(test_coast_to_rest) {
 END_TEST
 
 /* A Coulomb load of 150 N·m beats the 100 N·m full-throttle torque: from
- * 1000 rpm the engine slows at (100 − 150)/0.25 = 200 rad/s² (1.9 rpm per
- * step), stalls at the first step starting below 500 rpm and stays stalled
- * with zero torque (no friction curve). */
+ * 1000 rpm the engine slows at (100 − 150)/0.25 = 200 rad/s², stalls where
+ * its speed reaches 500 rpm, at t = 500 / (200 RPM) = 0.2618 s (located
+ * inside the step: the speed is linear there, so the stall is exact but for
+ * the event's tolerance), and stays stalled with zero torque (no friction
+ * curve): the load's friction then brings it to rest. */
 START_TEST(test_stall) {
+  const double t_stall = 500.0 / (200.0 * RPM);
   dg_graph *g = rig("\"inertia\":0.2,\"idle_rpm\":800,\"redline_rpm\":6000,\"stall_rpm\":500,"
                     "\"torque_map\":{\"rpm\":[0,8000],\"throttle\":[0,1],"
                     "\"torque\":[[-20,-20],[100,100]]}",
@@ -278,30 +273,27 @@ START_TEST(test_stall) {
   dg_sim *sim = dg_test_sim(g);
   set_rpm(sim, 1000);
   dg_sim_set_input(sim, DG_INPUT_THROTTLE, 1.0);
-  double before = 1000, before2 = 1000;
   int stalled_at = -1;
-  for (int i = 0; i < 2000; i++) {
+  for (int i = 1; i <= 2000; i++) {
     ck_assert_int_eq(dg_sim_step(sim, 1e-3), DG_OK);
-    double st = dg_test_signal(sim, "eng.stalled");
-    if (stalled_at < 0 && st == 1.0) {
+    double t = i * 1e-3, st = dg_test_signal(sim, "eng.stalled");
+    double rpm = dg_test_signal(sim, "eng.rpm");
+    if (stalled_at < 0 && st == 1.0)
       stalled_at = i;
-      /* decided in this step's pre_step, from the speed the last step left */
-      ck_assert_double_lt(before, 500.0);
-      ck_assert_double_ge(before2, 500.0);
-    }
-    if (stalled_at >= 0) {
+    if (t < t_stall) {
+      ck_assert_double_eq(st, 0.0);
+      ck_assert_double_eq_tol(rpm, 1000.0 - 200.0 * RPM * t, 1e-9);
+      ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), 100.0, TOL_LOOKUP);
+    } else {
+      /* after the stall the only torque is the load's 150 N·m: −600 rad/s² */
       ck_assert_double_eq(st, 1.0);
       ck_assert_double_eq(dg_test_signal(sim, "eng.torque"), 0.0);
       ck_assert_double_eq(dg_test_signal(sim, "eng.throttle"), 0.0);
-    } else {
-      ck_assert_double_eq_tol(dg_test_signal(sim, "eng.torque"), 100.0, TOL_LOOKUP);
+      double w = 500.0 - 600.0 * RPM * (t - t_stall);
+      ck_assert_double_eq_tol(rpm, w > 0.0 ? w : 0.0, 1e-6);
     }
-    before2 = before;
-    before = dg_test_signal(sim, "eng.rpm");
   }
-  /* 500 rpm lost at 200 rad/s²: 0.262 s */
-  ck_assert_int_ge(stalled_at, 261);
-  ck_assert_int_le(stalled_at, 263);
+  ck_assert_int_eq(stalled_at, (int)ceil(t_stall / 1e-3));
   dg_sim_free(sim);
   dg_graph_free(g);
 
