@@ -365,6 +365,17 @@ static void run_variant(const dg_batch_options *o, const dg_batch_variant *v, un
     goto done;
   }
   const dg_scenario *scn = o->scenario;
+  {
+    /* the steps keep what the run reads: the work (its energy figures),
+     * the angles only for a final value or a stop condition that reads one */
+    unsigned keep = DG_KEEP_WORK | dg_scenario_keep(scn, sim);
+    for (int k = 0; k < o->n_signals; k++)
+      keep |= dg_sim_signal_keep(sim, dg_sim_signal_find(sim, o->signals[k]));
+    if (dg_sim_set_keep(sim, keep, &err) != DG_OK) {
+      result_fail(r, &err);
+      goto done;
+    }
+  }
   if (scn) {
     drv = dg_driver_new(scn, sim, &err);
     if (!drv) {
