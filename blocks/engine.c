@@ -155,103 +155,64 @@ static const dg_param_def engine_params_table[] = {
     DG_NUMBER(engine_params, redline_rpm, .unit = "rpm", .required = true,
               .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
               .doc = "rev limiter cuts the throttle at this speed (located inside the step)"),
-    {.key = "torque_map",
-     .kind = DG_PARAM_TABLE2D,
-     .offset = offsetof(engine_params, torque_map),
+    {.key = "torque_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, torque_map),
      .unit = "N*m",
      .doc = "torque over rpm and throttle, one row per throttle breakpoint (lowest row: closed "
             "throttle, negative for engine braking)",
-     .axis = {"rpm", "throttle", "torque"},
-     .flags = DG_P_DYNAMICS},
-    {.key = "full_load",
-     .kind = DG_PARAM_TABLE1D,
-     .offset = offsetof(engine_params, full_load),
-     .unit = "N*m",
-     .doc = "full-throttle torque over rpm (instead of torque_map)",
-     .axis = {"rpm", "torque"},
-     .flags = DG_P_DYNAMICS},
-    {.key = "closed_throttle",
-     .kind = DG_PARAM_TABLE1D,
-     .offset = offsetof(engine_params, closed_throttle),
-     .unit = "N*m",
+     .axis = {"rpm", "throttle", "torque"}, .flags = DG_P_DYNAMICS},
+    {.key = "full_load", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, full_load),
+     .unit = "N*m", .doc = "full-throttle torque over rpm (instead of torque_map)",
+     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
+    {.key = "closed_throttle", .kind = DG_PARAM_TABLE1D,
+     .offset = offsetof(engine_params, closed_throttle), .unit = "N*m",
      .doc = "closed-throttle torque over rpm, with full_load (default 0)",
-     .axis = {"rpm", "torque"},
-     .flags = DG_P_DYNAMICS},
-    {.key = "friction",
-     .kind = DG_PARAM_TABLE1D,
-     .offset = offsetof(engine_params, friction),
-     .unit = "N*m",
-     .doc = "friction torque over rpm, subtracted (opposes rotation)",
-     .flags = DG_P_MIN | DG_P_DYNAMICS,
-     .min = 0,
-     .axis = {"rpm", "torque"}},
+     .axis = {"rpm", "torque"}, .flags = DG_P_DYNAMICS},
+    {.key = "friction", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, friction),
+     .unit = "N*m", .doc = "friction torque over rpm, subtracted (opposes rotation)",
+     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0, .axis = {"rpm", "torque"}},
     DG_NUMBER(engine_params, limiter_hysteresis_rpm, .unit = "rpm", .def = 100.0,
               .flags = DG_P_MIN | DG_P_DYNAMICS,
               .doc = "rev limiter releases at redline_rpm minus this (located inside the step)"),
     DG_NUMBER(engine_params, idle_gain, .unit = "1/rpm", .def = 0.02,
               .flags = DG_P_MIN | DG_P_DYNAMICS,
               .doc = "idle controller throttle per rpm below idle_rpm (0: off)"),
-    DG_NUMBER(
-        engine_params, stall_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
-        .doc = "the engine stalls for good on falling to this speed, once above it (0: never)"),
-    {.key = "fuel_map",
-     .kind = DG_PARAM_TABLE2D,
-     .offset = offsetof(engine_params, fuel_map),
+    DG_NUMBER(engine_params, stall_rpm, .unit = "rpm", .flags = DG_P_MIN | DG_P_DYNAMICS,
+              .doc = "the engine stalls for good on falling to this speed, once above it "
+                     "(0: never)"),
+    {.key = "fuel_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, fuel_map),
      .unit = "g/s",
      .doc = "fuel rate over rpm and net torque, one row per torque breakpoint (or give bsfc_map or "
             "efficiency)",
-     .axis = {"rpm", "torque", "fuel_rate"},
-     .flags = DG_P_MIN | DG_P_DYNAMICS,
-     .min = 0},
-    {.key = "bsfc_map",
-     .kind = DG_PARAM_TABLE2D,
-     .offset = offsetof(engine_params, bsfc_map),
+     .axis = {"rpm", "torque", "fuel_rate"}, .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0},
+    {.key = "bsfc_map", .kind = DG_PARAM_TABLE2D, .offset = offsetof(engine_params, bsfc_map),
      .unit = "g/kWh",
      .doc = "brake-specific fuel consumption over rpm and net torque: fuel rate = bsfc x brake "
             "power (or give fuel_map or efficiency)",
-     .axis = {"rpm", "torque", "bsfc"},
-     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
-     .min = 0},
-    {.key = "efficiency",
-     .kind = DG_PARAM_TABLE1D,
-     .offset = offsetof(engine_params, efficiency),
+     .axis = {"rpm", "torque", "bsfc"}, .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0},
+    {.key = "efficiency", .kind = DG_PARAM_TABLE1D, .offset = offsetof(engine_params, efficiency),
      .unit = "",
      .doc = "brake efficiency over the fraction of rated_power (FASTSim's fc_eff_map over "
             "fc_pwr_out_perc): fuel power = brake power / efficiency",
      .axis = {"power_fraction", "efficiency"},
-     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS,
-     .min = 0,
-     .max = 1},
-    {.key = "rated_power",
-     .kind = DG_PARAM_NUMBER,
-     .offset = offsetof(engine_params, rated_power),
-     .unit = "W",
-     .doc = "rated power the efficiency table's power fractions refer to",
-     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
-     .min = 0,
+     .flags = DG_P_MIN_EXCL | DG_P_MAX | DG_P_DYNAMICS, .min = 0, .max = 1},
+    {.key = "rated_power", .kind = DG_PARAM_NUMBER, .offset = offsetof(engine_params, rated_power),
+     .unit = "W", .doc = "rated power the efficiency table's power fractions refer to",
+     .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(engine_params, has_rated_power)},
     DG_NUMBER(engine_params, accessory_power, .unit = "W", .flags = DG_P_MIN | DG_P_DYNAMICS,
-              .doc =
-                  "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
-                  "on a conventional car), fuelled at the efficiency of brake + accessory power; "
-                  "their energy leaves as heat, the shaft does not carry it"),
+              .doc = "efficiency form: accessories driven at this constant power (FASTSim's aux_kw "
+                     "on a conventional car), fuelled at the efficiency of brake + accessory power; "
+                     "their energy leaves as heat, the shaft does not carry it"),
     DG_NUMBER(engine_params, idle_fuel_rate, .unit = "g/s", .flags = DG_P_MIN | DG_P_DYNAMICS,
               .doc = "least fuel rate while fuelled (the fuel at no load; FASTSim's idle_fc_kw / "
                      "heating value)"),
-    {.key = "fuel_cut",
-     .kind = DG_PARAM_BOOL,
-     .offset = offsetof(engine_params, fuel_cut),
-     .unit = "",
-     .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm",
-     .def = 1,
+    {.key = "fuel_cut", .kind = DG_PARAM_BOOL, .offset = offsetof(engine_params, fuel_cut),
+     .unit = "", .doc = "no fuel on overrun: effective throttle 0 above fuel_cut_rpm", .def = 1,
      .flags = DG_P_DYNAMICS},
-    {.key = "fuel_cut_rpm",
-     .kind = DG_PARAM_NUMBER,
-     .offset = offsetof(engine_params, fuel_cut_rpm),
-     .unit = "rpm",
+    {.key = "fuel_cut_rpm", .kind = DG_PARAM_NUMBER,
+     .offset = offsetof(engine_params, fuel_cut_rpm), .unit = "rpm",
      .doc = "the fuel is cut above this speed (default idle_rpm)",
-     .flags = DG_P_MIN | DG_P_DYNAMICS,
-     .min = 0,
+     .flags = DG_P_MIN | DG_P_DYNAMICS, .min = 0,
      .present = DG_PRESENT(engine_params, has_fuel_cut_rpm)},
     DG_NUMBER(engine_params, heating_value, .unit = "J/kg", .def = 43.0e6,
               .flags = DG_P_MIN_EXCL | DG_P_DYNAMICS,
@@ -497,13 +458,10 @@ static void engine_decide(const engine_params *p, engine_data *d, double rpm) {
     d->limiter = false;
 }
 
-/* At a step's start (speeds a host or dg_sim_set_initial set since the
- * last segment) and at each segment's end (a located crossing). */
-static void engine_pre_step(dg_block *self, dg_ctx *ctx) {
-  engine_decide(self->params, self->data, dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S);
-}
-
-static void engine_post_step(dg_block *self, dg_ctx *ctx) {
+/* The pre_step and the post_step: at a step's start (speeds a host or
+ * dg_sim_set_initial set since the last segment) and at each segment's end
+ * (a located crossing). */
+static void engine_step_hook(dg_block *self, dg_ctx *ctx) {
   engine_decide(self->params, self->data, dg_port_speed(ctx, self, PORT_OUT) * DG_RPM_PER_RAD_S);
 }
 
@@ -655,8 +613,8 @@ const dg_block_class dg_block_engine = {
     .num_states = 2, /* fuel used (kg), heat (J) */
     .check = engine_check,
     .init = engine_init,
-    .pre_step = engine_pre_step,
-    .post_step = engine_post_step,
+    .pre_step = engine_step_hook,
+    .post_step = engine_step_hook,
     .num_events = 3,
     .event_values = engine_event_values,
     .state_upstream = engine_state_upstream,

@@ -124,6 +124,20 @@ static char *edited_graph(const char *base, int i) {
   return t2;
 }
 
+/* The options of a batch of the sedan baseline's variants (base: its
+ * text) over SECONDS at DT, on `threads` threads, with n final signals. */
+static void sedan_options(dg_batch_options *o, const char *base, int threads, int n,
+                          const char *const *signals) {
+  dg_batch_options_init(o);
+  o->graph_json = base;
+  o->graph_name = "sedan_baseline.json";
+  o->duration = SECONDS;
+  o->dt = DT;
+  o->threads = threads;
+  o->n_signals = n;
+  o->signals = signals;
+}
+
 static const int thread_counts[] = {1, 2, 3, 8};
 
 START_TEST(test_batch_equals_single_runs) {
@@ -132,14 +146,7 @@ START_TEST(test_batch_equals_single_runs) {
   dg_batch_variant v[4];
   make_variants(ov, v);
   dg_batch_options o;
-  dg_batch_options_init(&o);
-  o.graph_json = base;
-  o.graph_name = "sedan_baseline.json";
-  o.duration = SECONDS;
-  o.dt = DT;
-  o.threads = thread_counts[_i];
-  o.n_signals = 3;
-  o.signals = final_signals;
+  sedan_options(&o, base, thread_counts[_i], 3, final_signals);
   dg_batch_result res[4];
   double finals[4 * 3];
   dg_error err;
@@ -176,14 +183,7 @@ START_TEST(test_batch_angle_final) {
   make_variants(ov, v);
   static const char *const sig[] = {"engine.out.angle", "body.speed"};
   dg_batch_options o;
-  dg_batch_options_init(&o);
-  o.graph_json = base;
-  o.graph_name = "sedan_baseline.json";
-  o.duration = SECONDS;
-  o.dt = DT;
-  o.threads = 2;
-  o.n_signals = 2;
-  o.signals = sig;
+  sedan_options(&o, base, 2, 2, sig);
   dg_batch_result res[2];
   double finals[2 * 2];
   dg_error err;
@@ -530,14 +530,7 @@ START_TEST(test_reuse_equals_single_runs) {
     v[i] = (dg_batch_variant){3, ov[i]};
   }
   dg_batch_options o;
-  dg_batch_options_init(&o);
-  o.graph_json = base;
-  o.graph_name = "sedan_baseline.json";
-  o.duration = SECONDS;
-  o.dt = DT;
-  o.threads = 2;
-  o.n_signals = 3;
-  o.signals = final_signals;
+  sedan_options(&o, base, 2, 3, final_signals);
   dg_batch_result res[N];
   double finals[N * 3];
   dg_error err;

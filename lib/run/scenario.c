@@ -618,11 +618,10 @@ int dg_scenario_check(const dg_scenario *scn, const dg_sim *sim, dg_diag_fn fn, 
                  dg_sim_signal_name);
   }
   if (scn->stop_kind != STOP_NONE) {
-    int id = dg_sim_signal_find(sim, scn->stop_signal);
-    if (id < 0)
+    if (dg_sim_signal_find(sim, scn->stop_signal) < 0)
       unknown_name(&d, sim, "/stop/signal", scn->stop_signal, "signal", dg_sim_signal_count(sim),
                    dg_sim_signal_name);
-    else if (dg_sim_signal_keep(sim, id) & ~dg_sim_keep(sim))
+    else if (dg_scenario_keep(scn, sim) & ~dg_sim_keep(sim))
       dgp_diag_add(&d, DG_ERR_USAGE, "/stop/signal",
                    "the stop condition reads \"%s\", a shaft's angle, but the simulation keeps "
                    "no angles (dg_sim_set_keep without DG_KEEP_ANGLES): it could never stop",
